@@ -1,0 +1,72 @@
+# osd_add_library(NAME <name> SOURCES ... [PUBLIC_LIBS ...] [PRIVATE_LIBS ...]
+#                 PC_DESCRIPTION <text> [PC_REQUIRES ...] [PC_REQUIRES_PRIVATE ...])
+#
+# Builds <name> three ways from one object library: <name>_obj (for tests and
+# fuzzers, which reach internals), a shared library with hidden symbols and a
+# versioned SONAME, and a static library. Installs both, exports them to the
+# osd:: namespace, and generates lib<name>.pc.
+function(osd_add_library)
+  cmake_parse_arguments(A "" "NAME;PC_DESCRIPTION;VERSION_SCRIPT"
+    "SOURCES;PUBLIC_LIBS;PRIVATE_LIBS;PC_REQUIRES;PC_REQUIRES_PRIVATE;PC_LIBS_PRIVATE" ${ARGN})
+  set(n ${A_NAME})
+  if(NOT A_SOURCES)
+    message(FATAL_ERROR "library ${n} has no sources")
+  endif()
+  add_library(${n}_obj OBJECT ${A_SOURCES})
+  target_include_directories(${n}_obj PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_definitions(${n}_obj PRIVATE OSD_BUILDING_LIBRARY _GNU_SOURCE)
+  target_link_libraries(${n}_obj PUBLIC ${A_PUBLIC_LIBS} PRIVATE ${A_PRIVATE_LIBS})
+
+  add_library(${n} SHARED $<TARGET_OBJECTS:${n}_obj>)
+  add_library(${n}_static STATIC $<TARGET_OBJECTS:${n}_obj>)
+  foreach(t ${n} ${n}_static)
+    target_include_directories(${t} PUBLIC
+      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    target_link_libraries(${t} PUBLIC ${A_PUBLIC_LIBS} PRIVATE ${A_PRIVATE_LIBS})
+    set_target_properties(${t} PROPERTIES OUTPUT_NAME ${n})
+  endforeach()
+  set_target_properties(${n} PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${OSD_SOVERSION})
+  if(A_VERSION_SCRIPT)
+    target_link_options(${n} PRIVATE -Wl,--version-script=${A_VERSION_SCRIPT})
+    set_target_properties(${n} PROPERTIES LINK_DEPENDS ${A_VERSION_SCRIPT})
+  endif()
+  add_library(osd::${n} ALIAS ${n})
+  install(TARGETS ${n} ${n}_static EXPORT osdTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+  set(PC_NAME lib${n})
+  set(PC_LIB ${n})
+  set(PC_DESCRIPTION "${A_PC_DESCRIPTION}")
+  string(REPLACE ";" ", " PC_REQUIRES "${A_PC_REQUIRES}")
+  string(REPLACE ";" ", " PC_REQUIRES_PRIVATE "${A_PC_REQUIRES_PRIVATE}")
+  string(REPLACE ";" " " PC_LIBS_PRIVATE "${A_PC_LIBS_PRIVATE}")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/pkgconfig.pc.in
+    ${PROJECT_BINARY_DIR}/lib${n}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/lib${n}.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endfunction()
+
+# osd_add_check_test(NAME <name> SOURCES ... LIBS ... [TIMEOUT s] [LABELS ...])
+function(osd_add_check_test)
+  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${A_NAME} ${A_SOURCES})
+  target_link_libraries(${A_NAME} PRIVATE ${A_LIBS} PkgConfig::CHECK Threads::Threads)
+  target_compile_definitions(${A_NAME} PRIVATE _GNU_SOURCE)
+  target_include_directories(${A_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
+  add_test(NAME ${A_NAME} COMMAND ${A_NAME})
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 300)
+  endif()
+  set_tests_properties(${A_NAME} PROPERTIES TIMEOUT ${A_TIMEOUT}
+    ENVIRONMENT "CK_DEFAULT_TIMEOUT=${A_TIMEOUT};OSD_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    SKIP_RETURN_CODE 77)
+  if(A_LABELS)
+    set_tests_properties(${A_NAME} PROPERTIES LABELS "${A_LABELS}")
+  endif()
+endfunction()

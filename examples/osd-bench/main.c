@@ -1,0 +1,78 @@
+/* osd-bench: one command, several benchmark modes (see bench.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <osd/types.h>
+#include "bench.h"
+
+struct mode {
+	const char *flag;
+	int (*run)(int argc, char **argv);
+	const char *what;
+};
+
+static const struct mode modes[] = {
+#ifndef OSD_BENCH_NO_PROTO
+	{ "--proto", osd_bench_proto, "CDB encode/decode/sign cost per command" },
+#endif
+#ifndef OSD_BENCH_NO_TARGET
+	{ "--target", osd_bench_target, "software target through the loopback transport" },
+#endif
+#ifndef OSD_BENCH_NO_FS
+	{ "--fs", osd_bench_fs, "osdfs on the mem backend and on the software target" },
+#endif
+};
+
+#define NUM_MODES (sizeof(modes) / sizeof(modes[0]))
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: osd-bench MODE [options]\n\nmodes:\n");
+	for (size_t i = 0; i < NUM_MODES; i++)
+		fprintf(f, "  %-10s %s\n", modes[i].flag, modes[i].what);
+	fprintf(f, "\nosd-bench MODE --help lists the options of a mode.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("osd-bench %s\n", osd_version_string());
+		return 0;
+	}
+	for (size_t i = 0; i < NUM_MODES; i++)
+		if (!strcmp(argv[1], modes[i].flag))
+			return modes[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "osd-bench: unknown mode '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

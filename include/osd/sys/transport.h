@@ -1,0 +1,84 @@
+/**
+ * @file osd/sys/transport.h
+ * @brief The transport interface: how libosd hands a SCSI command to a device.
+ *
+ * A transport carries one command exchange (CDB, data-out, data-in, status,
+ * sense) to an OSD. libosd ships an iSCSI transport; the software target
+ * (osdtarget) provides an in-process loopback transport; applications may
+ * write their own.
+ *
+ * @defgroup osd_transport Transport interface
+ * @{
+ */
+#ifndef OSD_SYS_TRANSPORT_H
+#define OSD_SYS_TRANSPORT_H
+
+#include <osd/types.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OSD_STATUS_GOOD 0x00            /**< SCSI GOOD */
+#define OSD_STATUS_CHECK_CONDITION 0x02 /**< SCSI CHECK CONDITION: sense is valid */
+#define OSD_STATUS_BUSY 0x08            /**< SCSI BUSY */
+
+/**
+ * One command exchange. The submitter owns it and everything it points to
+ * until @ref done has been called.
+ */
+struct osd_xfer {
+	/* Filled by the submitter */
+	const uint8_t *cdb;           /**< 200 or 236 bytes (or a shorter SCSI CDB) */
+	size_t cdb_len;               /**< CDB length */
+	const struct iovec *out_iov;  /**< data-out buffers, NULL if none */
+	int out_iovcnt;               /**< number of data-out buffers */
+	size_t out_len;               /**< total data-out bytes */
+	const struct iovec *in_iov;   /**< data-in buffers, NULL if none */
+	int in_iovcnt;                /**< number of data-in buffers */
+	size_t in_len;                /**< total data-in bytes expected (allocation) */
+	/** Completion: @p err is 0 when the device answered (see status) or a
+	 *  negative errno when the transport failed (nothing is known). May run
+	 *  on any thread, and inside submit() itself. */
+	void (*done)(struct osd_xfer *xfer, int err);
+	void *priv;                   /**< for the submitter */
+	/* Filled by the transport before done() */
+	uint8_t status;               /**< SCSI status */
+	uint8_t sense_len;            /**< bytes valid in sense */
+	uint8_t sense[252];           /**< sense data (CHECK CONDITION) */
+	size_t in_xferred;            /**< data-in bytes actually transferred */
+};
+
+/** Transport operations. Set @ref version to OSD_TRANSPORT_VERSION. */
+struct osd_transport_ops {
+	int version;                  /**< OSD_TRANSPORT_VERSION */
+	/** Queue @p xfer. Returns 0 (done() will be or was called) or a negative
+	 *  errno (done() is never called). Thread-safe. */
+	int (*submit)(void *impl, struct osd_xfer *xfer);
+	/** Optional: the fd to poll for an event loop, or -1. */
+	int (*get_fd)(void *impl);
+	/** Optional: poll events wanted on that fd (POLLIN/POLLOUT). */
+	int (*which_events)(void *impl);
+	/** Optional: make progress after poll() reported @p revents
+	 *  (or with 0 to drive timeouts). Completions run from here. */
+	int (*service)(void *impl, int revents);
+	/** Optional: the channel's security token (CAPKEY). Returns its length. */
+	size_t (*security_token)(void *impl, uint8_t *buf, size_t len);
+	/** Release the transport. */
+	void (*destroy)(void *impl);
+};
+
+#define OSD_TRANSPORT_VERSION 1 /**< current struct osd_transport_ops version */
+
+/** A transport: operations plus their private state. */
+struct osd_transport {
+	const struct osd_transport_ops *ops; /**< operations */
+	void *impl;                          /**< implementation state */
+};
+
+#ifdef __cplusplus
+}
+#endif
+/** @} */
+#endif

@@ -1,0 +1,84 @@
+/**
+ * @file osdtarget/target.h
+ * @brief The software OSD target: executes OSD-1 and OSD-2 commands on a
+ *        durable store in a local directory.
+ *
+ * @defgroup osd_target Software OSD target
+ * @{
+ */
+#ifndef OSDTARGET_TARGET_H
+#define OSDTARGET_TARGET_H
+
+#include <osd/types.h>
+#include <osd/sys/transport.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A target serving one logical unit from one directory (opaque). */
+typedef struct osd_target osd_target;
+
+/** Open options. Initialise with OSD_TARGET_OPTIONS_INIT. */
+struct osd_target_options {
+	int version;          /**< OSD_TARGET_OPTIONS_VERSION */
+	int create;           /**< create the store if the directory is empty/missing */
+	uint64_t capacity;    /**< total capacity in bytes reported; 0 = the filesystem's */
+	int sync_writes;      /**< 1: every command is durable when it completes (as FUA) */
+};
+
+#define OSD_TARGET_OPTIONS_VERSION 1 /**< current options version */
+/** Default options: create if missing, FLUSH/FUA-level durability. */
+#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0 }
+
+/**
+ * Open (and with opts->create, create) the store in @p dir. Only one process
+ * may open a store at a time (an fcntl lock); a second open gets -EBUSY.
+ * @param[out] out the target, closed with osd_target_close()
+ * @param opts NULL for defaults
+ * @return 0, -EBUSY, -ENOENT (no store and create = 0), -EUCLEAN (store
+ *         damaged beyond recovery), or another -errno.
+ */
+OSD_EXTERN int osd_target_open(osd_target **out, const char *dir,
+			       const struct osd_target_options *opts);
+
+/** Flush everything and close. NULL is allowed. */
+OSD_EXTERN void osd_target_close(osd_target *tgt);
+
+/** The last error message of this target (per handle; valid until the next call). */
+OSD_EXTERN const char *osd_target_error(osd_target *tgt);
+
+/**
+ * Execute one command synchronously: @p xfer's CDB and data-out are read,
+ * data-in, status, sense and in_xferred are written; xfer->done is NOT
+ * called. Thread-safe: many threads may execute at once.
+ * @param token security token of the channel the command came on (CAPKEY), may be NULL
+ * @return 0 when a status was produced (GOOD or CHECK CONDITION), or -errno
+ *         if the target could not run at all.
+ */
+OSD_EXTERN int osd_target_execute(osd_target *tgt, struct osd_xfer *xfer,
+				  const uint8_t *token, size_t token_len);
+
+/** The OSD SYSTEM ID (root information attribute 3). */
+OSD_EXTERN void osd_target_system_id(osd_target *tgt, uint8_t id[OSD_SYSTEM_ID_LEN]);
+
+/**
+ * Administrative bootstrap of the root key (what SET MASTER KEY and SET KEY
+ * would establish), stored durably with the store. Out-of-band: for the
+ * target's owner, not reachable over a transport.
+ */
+OSD_EXTERN int osd_target_set_root_key(osd_target *tgt, const uint8_t key[20]);
+
+/**
+ * An in-process loopback transport to @p tgt: submit() executes the command
+ * in the calling thread and calls done() before returning.
+ * @param[out] out filled with ops and impl; destroy it with out->ops->destroy(out->impl).
+ *             The target must outlive the transport.
+ */
+OSD_EXTERN int osd_target_loopback(osd_target *tgt, struct osd_transport *out);
+
+#ifdef __cplusplus
+}
+#endif
+/** @} */
+#endif
