@@ -41,12 +41,12 @@ struct osd_attr {
 
 /** Builds one attribute list into a caller-owned buffer. Members are private. */
 struct osd_attr_writer {
-	enum osd_version version;
-	enum osd_list_type type;
-	uint8_t *buf;
-	size_t cap;
-	size_t len;
-	int err;
+	enum osd_version version; /**< list layout */
+	enum osd_list_type type;  /**< list type being written */
+	uint8_t *buf;             /**< caller's buffer */
+	size_t cap;               /**< size of @ref buf */
+	size_t len;               /**< bytes written so far */
+	int err;                  /**< first error, sticky */
 };
 
 /** Header size of a list: 4 (OSD-1) or 8 (OSD-2). */
@@ -70,7 +70,10 @@ OSD_EXTERN int osd_attr_writer_init(struct osd_attr_writer *w, enum osd_version 
 /**
  * Append an entry: page/number for OSD_LIST_GET; page/number/value for
  * OSD_LIST_SET (length 0 deletes the attribute when set); for multi-object
- * lists @p a->object_id too.
+ * lists @p a->object_id too. A set/retrieved entry with length
+ * OSD_ATTR_LEN_UNDEFINED and value NULL is written as "undefined" (0xFFFF in
+ * OSD-1, length 0 in OSD-2). 0Eh entries go into per-object groups (object
+ * id, object type 80h, list length) that start whenever object_id changes.
  * @return 0, -ENOBUFS when full (the writer then stays in error), -EINVAL for
  *         a value longer than OSD_ATTR_MAX_LEN.
  */
@@ -85,11 +88,11 @@ OSD_EXTERN long osd_attr_writer_finish(struct osd_attr_writer *w);
 
 /** Iterates over a received list. Members are private. */
 struct osd_attr_reader {
-	enum osd_version version;
-	enum osd_list_type type;
-	const uint8_t *buf;
-	size_t pos;
-	size_t end;
+	enum osd_version version; /**< list layout */
+	enum osd_list_type type;  /**< list type from the header */
+	const uint8_t *buf;       /**< the list */
+	size_t pos;               /**< next byte to read */
+	size_t end;               /**< end of the readable list */
 	uint32_t list_length; /**< LIST LENGTH as the sender wrote it */
 	uint64_t cur_object;  /**< multi-object lists: object of the current group */
 	size_t group_end;     /**< multi-object lists: end of the current group */
@@ -106,6 +109,7 @@ OSD_EXTERN int osd_attr_reader_init(struct osd_attr_reader *r, enum osd_version 
 
 /**
  * Next entry.
+ * @param r the reader
  * @param[out] a the entry; value points into the list buffer
  * @return 1 for an entry, 0 at the end, -EBADMSG for a malformed entry
  *         (truncated header, value past the end, bad padding).

@@ -16,17 +16,17 @@ extern "C" {
 
 /** @name Permission bits (capability bytes 49-50 read as one big-endian 16-bit value) */
 /** @{ */
-#define OSD_PERM_READ 0x8000u
-#define OSD_PERM_WRITE 0x4000u
-#define OSD_PERM_GET_ATTR 0x2000u
-#define OSD_PERM_SET_ATTR 0x1000u
-#define OSD_PERM_CREATE 0x0800u
-#define OSD_PERM_REMOVE 0x0400u
-#define OSD_PERM_OBJ_MGMT 0x0200u
-#define OSD_PERM_APPEND 0x0100u
-#define OSD_PERM_DEV_MGMT 0x0080u
-#define OSD_PERM_GLOBAL 0x0040u
-#define OSD_PERM_POL_SEC 0x0020u
+#define OSD_PERM_READ 0x8000u /**< READ (byte 49 bit 7) */
+#define OSD_PERM_WRITE 0x4000u /**< WRITE */
+#define OSD_PERM_GET_ATTR 0x2000u /**< GET_ATTR */
+#define OSD_PERM_SET_ATTR 0x1000u /**< SET_ATTR */
+#define OSD_PERM_CREATE 0x0800u /**< CREATE */
+#define OSD_PERM_REMOVE 0x0400u /**< REMOVE */
+#define OSD_PERM_OBJ_MGMT 0x0200u /**< OBJ_MGMT (object management) */
+#define OSD_PERM_APPEND 0x0100u /**< APPEND (byte 49 bit 0) */
+#define OSD_PERM_DEV_MGMT 0x0080u /**< DEV_MGMT (device management, byte 50 bit 7) */
+#define OSD_PERM_GLOBAL 0x0040u /**< GLOBAL */
+#define OSD_PERM_POL_SEC 0x0020u /**< POL/SEC (policy/security) */
 #define OSD_PERM_M_OBJECT 0x0010u /**< OSD-2 */
 #define OSD_PERM_QUERY 0x0008u    /**< OSD-2 */
 #define OSD_PERM_GBL_REM 0x0004u  /**< OSD-2 */
@@ -73,9 +73,13 @@ struct osd_capability {
 /**
  * Encode @p cap in the layout of @p version (format byte forced to 1 for
  * OSD-1 and 2 for OSD-2 when @p cap->format is non-zero).
+ * @param      version layout to use
+ * @param      cap     the capability
  * @param[out] out    OSD_CAP_V1_LEN or OSD_CAP_V2_LEN bytes
  * @param      outlen size of @p out
- * @return bytes written (80 or 104), -ENOBUFS if @p outlen is too small.
+ * @return bytes written (80 or 104), -ENOBUFS if @p outlen is too small,
+ *         -EINVAL for a field out of range (a 4-bit field above 15, a
+ *         timestamp above 48 bits) or an unknown version.
  */
 OSD_EXTERN int osd_capability_encode(enum osd_version version,
 				     const struct osd_capability *cap,
@@ -83,6 +87,9 @@ OSD_EXTERN int osd_capability_encode(enum osd_version version,
 
 /**
  * Decode a capability of @p version from @p in.
+ * @param version layout to read
+ * @param in      the capability bytes
+ * @param len     bytes available at @p in
  * @param[out] cap decoded fields
  * @return 0, -EBADMSG if @p len is short or the format byte is inconsistent.
  */

@@ -14,6 +14,7 @@
 
 #include <osd/types.h>
 #include <osd/capability.h>
+#include <osd/offset.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,12 +29,12 @@ enum osd_attr_mode {
 };
 
 /** Byte 10 option bits. */
-#define OSD_OPT_DPO 0x10
-#define OSD_OPT_FUA 0x08
+#define OSD_OPT_DPO 0x10 /**< disable page out */
+#define OSD_OPT_FUA 0x08 /**< force unit access */
 
 /** TIMESTAMPS CONTROL values (byte 12). */
-#define OSD_TIMESTAMPS_NORMAL 0x00
-#define OSD_TIMESTAMPS_BYPASS 0x7F
+#define OSD_TIMESTAMPS_NORMAL 0x00 /**< update timestamps as usual */
+#define OSD_TIMESTAMPS_BYPASS 0x7F /**< do not update timestamps */
 
 /** Key to set (SET KEY, byte 11 bits 1-0). */
 enum osd_key_to_set {
@@ -122,6 +123,7 @@ OSD_EXTERN void osd_cdb_init(struct osd_cdb *cdb, enum osd_version version,
 
 /**
  * Encode @p cdb.
+ * @param      cdb    the fields to encode
  * @param[out] out    receives 200 (v1) or 236 (v2) bytes
  * @param      outlen size of @p out
  * @return the CDB length, -ENOBUFS if @p outlen is short, -ENOTSUP if the
@@ -132,6 +134,8 @@ OSD_EXTERN int osd_cdb_encode(const struct osd_cdb *cdb, uint8_t *out, size_t ou
 
 /**
  * Decode and validate a CDB of either version.
+ * @param in  the CDB bytes
+ * @param len bytes at @p in: exactly 200 or 236
  * @param[out] cdb the decoded fields
  * @param[out] field_offset on -EBADMSG, the byte offset of the offending field
  *                          (for the sense FIELD POINTER); may be NULL

@@ -41,7 +41,9 @@ struct osd_list_result {
 /**
  * Decode LIST or LIST COLLECTION data-in of @p len bytes (ids-only formats).
  * num_ids is bounded by both ADDITIONAL LENGTH and the bytes present.
- * @return 0, -EBADMSG if shorter than the header or misaligned.
+ * @return 0, -EBADMSG if shorter than the header, misaligned (ADDITIONAL
+ *         LENGTH not 16 + 8n, unless saturated at all-ones) or (v2) an unknown
+ *         object descriptor format; -ENOTSUP for a v2 format with attributes.
  */
 OSD_EXTERN int osd_list_decode(enum osd_version version, const uint8_t *buf, size_t len,
 			       struct osd_list_result *res);
@@ -52,7 +54,10 @@ OSD_EXTERN uint64_t osd_list_id(const struct osd_list_result *res, size_t i);
 /**
  * Encode a LIST result (target side): header for @p total_ids ids of which
  * the first @p n are written from @p ids, as far as @p len allows.
- * @return bytes written, -ENOBUFS if @p len < OSD_LIST_HEADER_LEN.
+ * @p format is the v2 object descriptor format (ignored in v1); @p root_bit
+ * the v1 ROOT/COLTN bit (ignored in v2).
+ * @return bytes written, -ENOBUFS if @p len < OSD_LIST_HEADER_LEN, -EINVAL if
+ *         @p n > @p total_ids or @p format does not fit in 6 bits.
  */
 OSD_EXTERN int osd_list_encode(enum osd_version version, uint8_t format, int root_bit,
 			       uint64_t continuation_id, uint32_t list_id,
@@ -62,11 +67,17 @@ OSD_EXTERN int osd_list_encode(enum osd_version version, uint8_t format, int roo
 /**
  * Decode QUERY data-in (v2): ADDITIONAL LENGTH (8), reserved, format byte at 11,
  * then 8-byte ids from byte 12 (the header choice is documented in docs/).
+ * @return 0, -EBADMSG if shorter than 12 bytes, the format is not 21h or
+ *         ADDITIONAL LENGTH is not 4 + 8n.
  */
 OSD_EXTERN int osd_query_result_decode(const uint8_t *buf, size_t len,
 				       struct osd_list_result *res);
 
-/** Encode QUERY data-in (target side). @return bytes written or -ENOBUFS. */
+/**
+ * Encode QUERY data-in (target side): the first @p n of @p total_ids ids, as
+ * far as @p len allows.
+ * @return bytes written, -ENOBUFS if @p len < 12, -EINVAL if @p n > @p total_ids.
+ */
 OSD_EXTERN int osd_query_result_encode(const uint64_t *ids, size_t n, size_t total_ids,
 				       uint8_t *buf, size_t len);
 

@@ -22,6 +22,8 @@ extern "C" {
 
 /**
  * Encode @p offset, rounding up to the next encodable offset if needed.
+ * @param version  OSD-1 (unsigned exponent) or OSD-2 (signed exponent)
+ * @param offset   byte offset
  * @param[out] encoded the 32-bit field value (host order)
  * @param[out] rounded the byte offset the encoding actually designates (>= @p offset);
  *                     may be NULL
@@ -32,6 +34,8 @@ OSD_EXTERN int osd_offset_encode(enum osd_version version, uint64_t offset,
 
 /**
  * Decode a 32-bit offset field.
+ * @param version OSD-1 or OSD-2 rules
+ * @param encoded the field value (host order)
  * @param[out] offset byte offset, or OSD_OFFSET_NONE for 0xFFFFFFFF
  * @return 0, -EBADMSG for an exponent the version does not allow.
  */

@@ -29,33 +29,38 @@ enum osd_sense_key {
 
 /** @name ASC/ASCQ pairs as (ASC << 8 | ASCQ) */
 /** @{ */
-#define OSD_ASC_NONE 0x0000
-#define OSD_ASC_INVALID_OPCODE 0x2000
-#define OSD_ASC_INVALID_FIELD_IN_CDB 0x2400
-#define OSD_ASC_SECURITY_AUDIT_FROZEN 0x2404
-#define OSD_ASC_SECURITY_WORKING_KEY_FROZEN 0x2405
-#define OSD_ASC_NONCE_NOT_UNIQUE 0x2406
-#define OSD_ASC_NONCE_TIMESTAMP_OUT_OF_RANGE 0x2407
-#define OSD_ASC_INVALID_FIELD_IN_PARAM_LIST 0x2600
-#define OSD_ASC_INVALID_DATA_OUT_ICV 0x260F
-#define OSD_ASC_PARAM_LIST_LENGTH_ERROR 0x1A00
-#define OSD_ASC_PARTITION_OR_COLLECTION_NOT_EMPTY 0x2C0A
-#define OSD_ASC_READ_PAST_END_OF_OBJECT 0x3B17
-#define OSD_ASC_QUOTA_ERROR 0x5507
-#define OSD_ASC_SYSTEM_RESOURCE_FAILURE 0x5500
-#define OSD_ASC_FORMAT_IN_PROGRESS 0x0404
-#define OSD_ASC_POWER_ON_RESET 0x2900
+#define OSD_ASC_NONE 0x0000 /**< no additional sense information */
+#define OSD_ASC_INVALID_OPCODE 0x2000 /**< INVALID COMMAND OPERATION CODE */
+#define OSD_ASC_INVALID_FIELD_IN_CDB 0x2400 /**< INVALID FIELD IN CDB */
+#define OSD_ASC_SECURITY_AUDIT_FROZEN 0x2404 /**< SECURITY AUDIT VALUE FROZEN */
+#define OSD_ASC_SECURITY_WORKING_KEY_FROZEN 0x2405 /**< SECURITY WORKING KEY FROZEN */
+#define OSD_ASC_NONCE_NOT_UNIQUE 0x2406 /**< NONCE NOT UNIQUE */
+#define OSD_ASC_NONCE_TIMESTAMP_OUT_OF_RANGE 0x2407 /**< NONCE TIMESTAMP OUT OF RANGE */
+#define OSD_ASC_INVALID_FIELD_IN_PARAM_LIST 0x2600 /**< INVALID FIELD IN PARAMETER LIST */
+#define OSD_ASC_INVALID_DATA_OUT_ICV 0x260F /**< INVALID DATA-OUT BUFFER INTEGRITY CHECK VALUE */
+#define OSD_ASC_PARAM_LIST_LENGTH_ERROR 0x1A00 /**< PARAMETER LIST LENGTH ERROR */
+#define OSD_ASC_PARTITION_OR_COLLECTION_NOT_EMPTY 0x2C0A /**< PARTITION OR COLLECTION CONTAINS USER OBJECTS */
+#define OSD_ASC_READ_PAST_END_OF_OBJECT 0x3B17 /**< READ PAST END OF USER OBJECT */
+#define OSD_ASC_QUOTA_ERROR 0x5507 /**< QUOTA ERROR */
+#define OSD_ASC_SYSTEM_RESOURCE_FAILURE 0x5500 /**< SYSTEM RESOURCE FAILURE */
+#define OSD_ASC_FORMAT_IN_PROGRESS 0x0404 /**< LOGICAL UNIT NOT READY, FORMAT IN PROGRESS */
+#define OSD_ASC_POWER_ON_RESET 0x2900 /**< POWER ON, RESET, OR BUS DEVICE RESET OCCURRED */
 /** @} */
 
-/** Command-function bits of the OSD object identification descriptor. */
-#define OSD_CFUNC_VALIDATION 0x80000000u
-#define OSD_CFUNC_CMD_CAP_V 0x20000000u
-#define OSD_CFUNC_COMMAND 0x10000000u
-#define OSD_CFUNC_IMP_ST_ATT 0x00100000u
-#define OSD_CFUNC_SA_CAP_V 0x00002000u
-#define OSD_CFUNC_SET_ATT 0x00001000u
-#define OSD_CFUNC_GA_CAP_V 0x00000020u
-#define OSD_CFUNC_GET_ATT 0x00000010u
+/**
+ * @name Command-function bits of the OSD object identification descriptor
+ * Bytes 8-11 / 12-15 of descriptor 06h read as a big-endian 32-bit value.
+ */
+/** @{ */
+#define OSD_CFUNC_VALIDATION 0x80000000u /**< validation (byte 8 bit 7) */
+#define OSD_CFUNC_CMD_CAP_V 0x20000000u /**< command capability verified (byte 8 bit 5) */
+#define OSD_CFUNC_COMMAND 0x10000000u /**< the command itself (byte 8 bit 4) */
+#define OSD_CFUNC_IMP_ST_ATT 0x00100000u /**< implicit/standard attribute updates (byte 9 bit 4) */
+#define OSD_CFUNC_SA_CAP_V 0x00002000u /**< set-attributes capability verified (byte 10 bit 5) */
+#define OSD_CFUNC_SET_ATT 0x00001000u /**< set attributes (byte 10 bit 4) */
+#define OSD_CFUNC_GA_CAP_V 0x00000020u /**< get-attributes capability verified (byte 11 bit 5) */
+#define OSD_CFUNC_GET_ATT 0x00000010u /**< get attributes (byte 11 bit 4) */
+/** @} */
 
 #define OSD_SENSE_MAX_ATTRS 16 /**< attribute ids kept from descriptor 08h */
 
@@ -99,12 +104,32 @@ OSD_EXTERN int osd_sense_decode(const uint8_t *buf, size_t len, struct osd_sense
  * -EEXIST for CREATE of an existing id; -ENOTEMPTY for 2Ch/0Ah;
  * -ENOSPC for QUOTA ERROR; -EINVAL for other ILLEGAL REQUESTs; -ENOTSUP for
  * invalid opcodes; -EAGAIN for UNIT ATTENTION / NOT READY; else -EIO.
+ * Sense data alone cannot tell a missing object from an existing one named
+ * by a CREATE; this function reports -ENOENT for both and
+ * osd_sense_errno_cmd() turns it into -EEXIST for the CREATE family.
+ * "Missing object" means 24h/00h with a field pointer at PARTITION_ID (16) or
+ * the object id (24), or, without a field pointer, an object identification
+ * descriptor (06h); a field pointer into the capability or request ICV gives
+ * -EACCES.
  */
 OSD_EXTERN int osd_sense_errno(const struct osd_sense *sense);
 
 /**
- * A human-readable description, e.g. "ILLEGAL REQUEST: invalid field in CDB:
- * object 0x10005 in partition 0x10000 does not exist".
+ * osd_sense_errno() for the command that received @p sense: -EEXIST instead
+ * of -ENOENT when @p action is CREATE, CREATE AND WRITE, CREATE PARTITION,
+ * CREATE COLLECTION or CREATE USER TRACKING COLLECTION.
+ */
+OSD_EXTERN int osd_sense_errno_cmd(const struct osd_sense *sense, enum osd_action action);
+
+/**
+ * A human-readable description, e.g. "ILLEGAL REQUEST: INVALID FIELD IN CDB:
+ * object 0x10005 in partition 0x10000 does not exist": sense key, ASC text
+ * (or "ASC xxh ASCQ yyh" when unknown), then the object, field pointer,
+ * attributes and command-specific information the descriptors carry.
+ * @param sense the decoded sense
+ * @param buf   receives the NUL-terminated message, truncated to @p len; may
+ *              be NULL when @p len is 0
+ * @param len   size of @p buf
  * @return the length the full message needs (like snprintf).
  */
 OSD_EXTERN int osd_sense_describe(const struct osd_sense *sense, char *buf, size_t len);

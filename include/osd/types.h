@@ -24,7 +24,7 @@
 /** Marks a function exported from the shared library (hidden is the default). */
 #define OSD_EXTERN __attribute__((visibility("default")))
 #else
-#define OSD_EXTERN
+#define OSD_EXTERN /**< no visibility control on this compiler */
 #endif
 
 #ifdef __cplusplus
@@ -130,6 +130,7 @@ OSD_EXTERN int osd_action_code(enum osd_version version, enum osd_action action)
 
 /**
  * The action for a service-action code and the version that code belongs to.
+ * @param code the SERVICE ACTION field (CDB bytes 8-9)
  * @param[out] action  the action (OSD-2 code value)
  * @param[out] version the version the code belongs to
  * @return 0, or -EBADMSG for an unknown code.
