@@ -133,6 +133,9 @@ typedef struct osdfs_backend osdfs_backend;
  * Wrap an implementation as a backend.
  * @param[out] out the backend, released with osdfs_backend_free() (which calls
  *                 ops->destroy(impl)), or handed to osdfs_mount() which then owns it
+ * @param ops  the operations (copied; the table need not outlive the call)
+ * @param impl the implementation's state, passed to every operation; owned by
+ *             the backend on success, still the caller's on failure
  * @param name short name for messages, e.g. "mem" (copied)
  * @return 0, -EINVAL for a wrong version or a missing required member, -ENOMEM.
  */
