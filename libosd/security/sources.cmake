@@ -1,0 +1,10 @@
+list(APPEND LIBOSD_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/key.c
+  ${CMAKE_CURRENT_LIST_DIR}/derive.c
+  ${CMAKE_CURRENT_LIST_DIR}/cdb_icv.c
+  ${CMAKE_CURRENT_LIST_DIR}/nonce.c
+  ${CMAKE_CURRENT_LIST_DIR}/nonce_cache.c
+  ${CMAKE_CURRENT_LIST_DIR}/permissions.c
+  ${CMAKE_CURRENT_LIST_DIR}/integrity.c
+  ${CMAKE_CURRENT_LIST_DIR}/response.c
+  ${CMAKE_CURRENT_LIST_DIR}/issuer.c)
