@@ -1,0 +1,165 @@
+/*
+ * Attributes of any object, kept per object in an array sorted by
+ * (page, number) so gets are a binary search and iteration is in order.
+ * Every change is logged as an OSD__REC_ATTR record (empty value = delete).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/byteorder.h"
+#include "store/internal.h"
+
+static int attr_cmp(const struct osd__attr *a, uint32_t page, uint32_t num)
+{
+	if (a->page != page)
+		return a->page < page ? -1 : 1;
+	if (a->num != num)
+		return a->num < num ? -1 : 1;
+	return 0;
+}
+
+/* Index of the first attribute >= (page, num). */
+static size_t attr_lower(const struct osd__obj *obj, uint32_t page, uint32_t num)
+{
+	size_t lo = 0, hi = obj->nattrs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (attr_cmp(&obj->attrs[mid], page, num) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Set or (len 0) delete an attribute. Caller holds obj->mu or owns obj. */
+int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
+		  const void *val, size_t len)
+{
+	if (len > OSD_STORE_ATTR_MAX)
+		return -EINVAL;
+	size_t i = attr_lower(obj, page, num);
+	int found = i < obj->nattrs && attr_cmp(&obj->attrs[i], page, num) == 0;
+	if (len == 0) {
+		if (found) {
+			free(obj->attrs[i].val);
+			memmove(&obj->attrs[i], &obj->attrs[i + 1],
+				(obj->nattrs - i - 1) * sizeof(*obj->attrs));
+			obj->nattrs--;
+		}
+		return 0;
+	}
+	uint8_t *v = malloc(len);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, val, len);
+	if (found) {
+		free(obj->attrs[i].val);
+	} else {
+		if (obj->nattrs == obj->attrs_cap) {
+			size_t cap = obj->attrs_cap ? obj->attrs_cap * 2 : 4;
+			struct osd__attr *a = realloc(obj->attrs, cap * sizeof(*a));
+			if (!a) {
+				free(v);
+				return -ENOMEM;
+			}
+			obj->attrs = a;
+			obj->attrs_cap = cap;
+		}
+		memmove(&obj->attrs[i + 1], &obj->attrs[i],
+			(obj->nattrs - i) * sizeof(*obj->attrs));
+		obj->nattrs++;
+		obj->attrs[i].page = page;
+		obj->attrs[i].num = num;
+	}
+	obj->attrs[i].val = v;
+	obj->attrs[i].len = (uint32_t)len;
+	return 0;
+}
+
+void osd__attr_free_all(struct osd__obj *obj)
+{
+	for (size_t i = 0; i < obj->nattrs; i++)
+		free(obj->attrs[i].val);
+	free(obj->attrs);
+	obj->attrs = NULL;
+	obj->nattrs = obj->attrs_cap = 0;
+}
+
+int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
+		       uint32_t page, uint32_t num, void *buf, size_t bufsize,
+		       size_t *len)
+{
+	int r = -ENODATA;
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (!o) {
+		pthread_rwlock_unlock(&st->ns);
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&o->mu);
+	size_t i = attr_lower(o, page, num);
+	if (i < o->nattrs && attr_cmp(&o->attrs[i], page, num) == 0) {
+		size_t l = o->attrs[i].len;
+		if (buf && bufsize)
+			memcpy(buf, o->attrs[i].val, l < bufsize ? l : bufsize);
+		if (len)
+			*len = l;
+		r = 0;
+	}
+	pthread_mutex_unlock(&o->mu);
+	pthread_rwlock_unlock(&st->ns);
+	return r;
+}
+
+int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
+		       uint32_t page, uint32_t num, const void *val, size_t len,
+		       unsigned flags)
+{
+	uint8_t h[24];
+	uint64_t pos = 0;
+	if (len > OSD_STORE_ATTR_MAX || (len && !val))
+		return -EINVAL;
+	osd__put_be64(h, pid);
+	osd__put_be64(h + 8, oid);
+	osd__put_be32(h + 16, page);
+	osd__put_be32(h + 20, num);
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (!o) {
+		pthread_rwlock_unlock(&st->ns);
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&o->mu);
+	int r = osd__attr_put(o, page, num, val, len);
+	/* Logged under obj->mu so records of one object are in apply order. */
+	if (!r)
+		r = osd__log_append(&st->log, OSD__REC_ATTR, h, 24, val, len, &pos);
+	pthread_mutex_unlock(&o->mu);
+	pthread_rwlock_unlock(&st->ns);
+	return r ? r : osd__store_commit(st, pos, flags);
+}
+
+int osd_store_attr_iterate(struct osd_store *st, uint64_t pid, uint64_t oid,
+			   uint32_t page, osd_store_attr_cb cb, void *payload)
+{
+	int r = 0;
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (!o) {
+		pthread_rwlock_unlock(&st->ns);
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&o->mu);
+	size_t i = page == OSD_STORE_ALL_PAGES ? 0 : attr_lower(o, page, 0);
+	for (; i < o->nattrs && !r; i++) {
+		const struct osd__attr *a = &o->attrs[i];
+		if (page != OSD_STORE_ALL_PAGES && a->page != page)
+			break;
+		r = cb(a->page, a->num, a->val, a->len, payload);
+	}
+	pthread_mutex_unlock(&o->mu);
+	pthread_rwlock_unlock(&st->ns);
+	return r;
+}

@@ -1,0 +1,739 @@
+/*
+ * User object data: one sparse file per object, named by a generation
+ * number that is never reused (so a removed object's file can outlive it
+ * until its removal is durable), under 256 fan-out directories
+ * (data/<gen & 0xff>/<gen>). The file
+ * size is the logical length, so data writes need no metadata record.
+ * Open descriptors are cached in an LRU; objects with unflushed data sit on
+ * a dirty list that FLUSH walks.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/internal.h"
+
+void osd__data_path(uint64_t gen, char name[32], unsigned *dir)
+{
+	*dir = (unsigned)(gen & (OSD__FANOUT - 1));
+	snprintf(name, 32, "%02x/%016" PRIx64, *dir, gen);
+}
+
+static void fd_evict_to(struct osd_store *st, int keep);
+
+int osd__data_open_dir(struct osd_store *st, unsigned dir)
+{
+	char name[4];
+	snprintf(name, sizeof(name), "%02x", dir);
+	int fd = openat(st->datafd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		fd_evict_to(st, -1); /* give back cached data descriptors */
+		fd = openat(st->datafd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	return fd >= 0 ? fd : -errno;
+}
+
+/* ---- descriptor cache -------------------------------------------------------- */
+
+static void lru_unlink(struct osd_store *st, struct osd__obj *o)
+{
+	if (o->lru_prev)
+		o->lru_prev->lru_next = o->lru_next;
+	else
+		st->lru_head = o->lru_next;
+	if (o->lru_next)
+		o->lru_next->lru_prev = o->lru_prev;
+	else
+		st->lru_tail = o->lru_prev;
+	o->lru_prev = o->lru_next = NULL;
+}
+
+static void lru_push(struct osd_store *st, struct osd__obj *o)
+{
+	o->lru_prev = NULL;
+	o->lru_next = st->lru_head;
+	if (st->lru_head)
+		st->lru_head->lru_prev = o;
+	else
+		st->lru_tail = o;
+	st->lru_head = o;
+}
+
+/* Close an idle cached fd. obj->mu held. @return 1 if the LRU reference must be dropped. */
+static int fd_close_locked(struct osd_store *st, struct osd__obj *o)
+{
+	if (o->fd < 0 || o->fd_users)
+		return 0;
+	close(o->fd);
+	o->fd = -1;
+	pthread_mutex_lock(&st->lru_mu);
+	lru_unlink(st, o);
+	st->nfds--;
+	pthread_mutex_unlock(&st->lru_mu);
+	return 1;
+}
+
+void osd__data_close_fd(struct osd_store *st, struct osd__obj *obj)
+{
+	pthread_mutex_lock(&obj->mu);
+	int drop = fd_close_locked(st, obj);
+	pthread_mutex_unlock(&obj->mu);
+	if (drop)
+		osd__obj_put(st, obj);
+}
+
+/* Close least recently used idle descriptors until at most @p keep are
+ * open (-1: half of those open now). */
+static void fd_evict_to(struct osd_store *st, int keep)
+{
+	/* Victims are collected in a local array: once off the LRU and
+	 * unlocked, another thread may reopen the object and relink it. */
+	struct osd__obj *victims[64];
+	size_t n = 0;
+	pthread_mutex_lock(&st->lru_mu);
+	if (keep < 0)
+		keep = st->nfds / 2;
+	struct osd__obj *o = st->lru_tail;
+	while (st->nfds > keep && o && n < 64) {
+		struct osd__obj *prev = o->lru_prev;
+		/* trylock: the usual order is obj->mu before lru_mu */
+		if (pthread_mutex_trylock(&o->mu) == 0) {
+			if (o->fd >= 0 && !o->fd_users) {
+				close(o->fd);
+				o->fd = -1;
+				lru_unlink(st, o);
+				st->nfds--;
+				victims[n++] = o;
+			}
+			pthread_mutex_unlock(&o->mu);
+		}
+		o = prev;
+	}
+	pthread_mutex_unlock(&st->lru_mu);
+	for (size_t i = 0; i < n; i++)
+		osd__obj_put(st, victims[i]); /* the LRU's reference */
+}
+
+static void fd_evict(struct osd_store *st)
+{
+	fd_evict_to(st, st->max_fds);
+}
+
+/*
+ * Get the object's data fd for I/O (obj->mu held). Without @p create an
+ * object that has no file yet gets *fd = -1. Pair with fd_put().
+ */
+static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, int *fd,
+			 int *need_evict)
+{
+	*fd = -1;
+	if (o->fd < 0) {
+		if (!o->has_file && !create)
+			return 0;
+		char name[32];
+		unsigned dir;
+		osd__data_path(o->gen, name, &dir);
+		int flags = O_RDWR | O_CLOEXEC | (o->has_file ? 0 : O_CREAT);
+		int f = openat(st->datafd, name, flags, 0644);
+		if (f < 0 && (errno == EMFILE || errno == ENFILE)) {
+			/* Out of descriptors: give back half of the cache and retry.
+			 * Safe under obj->mu: eviction only trylocks objects. */
+			fd_evict_to(st, -1);
+			f = openat(st->datafd, name, flags, 0644);
+		}
+		if (f < 0)
+			return -errno;
+		if (!o->has_file) {
+			o->has_file = 1;
+			atomic_store(&o->dir_dirty, 1);
+			atomic_fetch_or(&st->dirs_dirty[dir / 64], 1ULL << (dir % 64));
+		}
+		o->fd = f;
+		atomic_fetch_add(&o->refs, 1); /* held by the LRU while the fd is open */
+		pthread_mutex_lock(&st->lru_mu);
+		lru_push(st, o);
+		*need_evict = ++st->nfds > st->max_fds;
+		pthread_mutex_unlock(&st->lru_mu);
+	} else {
+		pthread_mutex_lock(&st->lru_mu);
+		if (st->lru_head != o) {
+			lru_unlink(st, o);
+			lru_push(st, o);
+		}
+		pthread_mutex_unlock(&st->lru_mu);
+	}
+	o->fd_users++;
+	*fd = o->fd;
+	return 0;
+}
+
+static void fd_put(struct osd_store *st, struct osd__obj *o)
+{
+	pthread_mutex_lock(&o->mu);
+	o->fd_users--;
+	int drop = o->removed ? fd_close_locked(st, o) : 0;
+	pthread_mutex_unlock(&o->mu);
+	if (drop)
+		osd__obj_put(st, o);
+}
+
+/* ---- accounting --------------------------------------------------------------- */
+
+void osd__data_account(struct osd_store *st, struct osd__obj *obj, uint64_t used)
+{
+	/* Only the removal itself (under st->ns, partition alive) may zero a
+	 * removed object's usage; late I/O must not touch the totals. */
+	if (obj->removed && (used || !obj->used))
+		return;
+	uint64_t delta = used - obj->used; /* modular: also right when shrinking */
+	obj->used = used;
+	if (obj->part)
+		atomic_fetch_add(&obj->part->used, delta);
+	atomic_fetch_add(&st->used, delta);
+}
+
+static void account_fd_locked(struct osd_store *st, struct osd__obj *o, int fd)
+{
+	struct stat sb;
+	if (fstat(fd, &sb) == 0) {
+		o->length = (uint64_t)sb.st_size;
+		osd__data_account(st, o, (uint64_t)sb.st_blocks * 512);
+	}
+}
+
+/*
+ * -ENOSPC if growing the object to @p end would exceed the store capacity,
+ * the partition quota or the object quota. obj->mu held. Growth is counted
+ * as bytes past the logical length (overwrites and hole fills are free).
+ */
+static int space_check_locked(struct osd_store *st, struct osd__obj *o, uint64_t end)
+{
+	if (end <= o->length)
+		return 0;
+	uint64_t grow = end - o->length;
+	if (atomic_load(&st->used) + grow > osd__store_capacity(st) ||
+	    o->used + grow > o->quota)
+		return -ENOSPC;
+	struct osd__obj *po = o->part->obj;
+	pthread_mutex_lock(&po->mu);
+	uint64_t pq = po->quota;
+	pthread_mutex_unlock(&po->mu);
+	if (atomic_load(&o->part->used) + grow > pq)
+		return -ENOSPC;
+	return 0;
+}
+
+/* ---- dirty tracking and flush ---------------------------------------------------- */
+
+static void mark_dirty(struct osd_store *st, struct osd__obj *o)
+{
+	if (atomic_exchange(&o->dirty, 1))
+		return;
+	pthread_mutex_lock(&st->dirty_mu);
+	if (!o->on_dirty_list) {
+		o->on_dirty_list = 1;
+		atomic_fetch_add(&o->refs, 1);
+		o->dirty_next = st->dirty;
+		st->dirty = o;
+	}
+	pthread_mutex_unlock(&st->dirty_mu);
+}
+
+static int fsync_dir(struct osd_store *st, unsigned dir)
+{
+	atomic_fetch_and(&st->dirs_dirty[dir / 64], ~(1ULL << (dir % 64)));
+	int fd = osd__data_open_dir(st, dir);
+	if (fd < 0)
+		return fd;
+	int r = fsync(fd) == 0 ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+/* fdatasync the object's data (and its directory entry if new). */
+int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
+{
+	int r = 0, fd, evict = 0;
+	if (atomic_exchange(&obj->dirty, 0)) {
+		pthread_mutex_lock(&obj->mu);
+		r = obj->removed ? 0 : fd_get_locked(st, obj, 0, &fd, &evict);
+		if (obj->removed)
+			fd = -1;
+		pthread_mutex_unlock(&obj->mu);
+		if (!r && fd >= 0) {
+			if (fdatasync(fd) != 0) {
+				r = -errno;
+				mark_dirty(st, obj); /* keep it for a retry */
+			}
+			fd_put(st, obj);
+		}
+		if (evict)
+			fd_evict(st);
+	}
+	if (!r && atomic_exchange(&obj->dir_dirty, 0)) {
+		unsigned dir;
+		char name[32];
+		osd__data_path(obj->gen, name, &dir);
+		r = fsync_dir(st, dir);
+		if (r)
+			atomic_store(&obj->dir_dirty, 1);
+	}
+	return r;
+}
+
+/* Flush dirty objects of partition @p pid (or all of them). */
+int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all)
+{
+	/* Detach into an array: once off the list an object may be re-marked
+	 * dirty (and relinked through dirty_next) by a concurrent writer. */
+	size_t n = 0, cap = 0;
+	struct osd__obj **mine = NULL;
+	pthread_mutex_lock(&st->dirty_mu);
+	for (struct osd__obj *o = st->dirty; o; o = o->dirty_next)
+		cap += all || o->pid == pid;
+	if (cap && !(mine = malloc(cap * sizeof(*mine)))) {
+		pthread_mutex_unlock(&st->dirty_mu);
+		return -ENOMEM;
+	}
+	struct osd__obj **pp = &st->dirty;
+	while (*pp) {
+		struct osd__obj *o = *pp;
+		if (all || o->pid == pid) {
+			*pp = o->dirty_next;
+			o->on_dirty_list = 0;
+			o->dirty_next = NULL;
+			mine[n++] = o; /* keeps the list's reference */
+		} else {
+			pp = &o->dirty_next;
+		}
+	}
+	pthread_mutex_unlock(&st->dirty_mu);
+	int r = 0;
+	for (size_t i = 0; i < n; i++) {
+		int e = osd__data_flush_obj(st, mine[i]);
+		if (e && !r)
+			r = e;
+		osd__obj_put(st, mine[i]);
+	}
+	free(mine);
+	return r;
+}
+
+/* fsync every fan-out directory that gained a file since its last fsync. */
+int osd__data_sync_dirs(struct osd_store *st)
+{
+	int r = 0;
+	for (unsigned d = 0; d < OSD__FANOUT; d++)
+		if (atomic_load(&st->dirs_dirty[d / 64]) & (1ULL << (d % 64))) {
+			int e = fsync_dir(st, d);
+			if (e && !r)
+				r = e;
+		}
+	return r;
+}
+
+/* ---- deferred unlink of removed objects' files ----------------------------------- */
+
+void osd__data_unlink_later(struct osd_store *st, struct osd__obj *obj, uint64_t pos)
+{
+	struct osd__unlink *u = malloc(sizeof(*u));
+	if (!u)
+		return; /* the file becomes an orphan, removed at the next open */
+	u->gen = obj->gen;
+	u->pos = pos;
+	u->next = NULL;
+	pthread_mutex_lock(&st->unlink_mu);
+	*st->unlinks_tail = u;
+	st->unlinks_tail = &u->next;
+	pthread_mutex_unlock(&st->unlink_mu);
+}
+
+/* Unlink files whose REMOVE record is durable (log position <= @p synced). */
+void osd__data_unlink_done(struct osd_store *st, uint64_t synced)
+{
+	struct osd__unlink *done = NULL, **tail = &done;
+	pthread_mutex_lock(&st->unlink_mu);
+	while (st->unlinks && st->unlinks->pos <= synced) {
+		struct osd__unlink *u = st->unlinks;
+		st->unlinks = u->next;
+		u->next = NULL;
+		*tail = u;
+		tail = &u->next;
+	}
+	if (!st->unlinks)
+		st->unlinks_tail = &st->unlinks;
+	pthread_mutex_unlock(&st->unlink_mu);
+	while (done) {
+		struct osd__unlink *next = done->next;
+		char name[32];
+		unsigned dir;
+		osd__data_path(done->gen, name, &dir);
+		(void)unlinkat(st->datafd, name, 0);
+		free(done);
+		done = next;
+	}
+}
+
+/* ---- open-time scan -------------------------------------------------------------- */
+
+struct gen_ent {
+	uint64_t gen;
+	struct osd__obj *obj;
+};
+
+static int gen_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct gen_ent *)a)->gen, y = ((const struct gen_ent *)b)->gen;
+	return x < y ? -1 : x > y;
+}
+
+static int parse_gen(const char *name, uint64_t *gen)
+{
+	uint64_t g = 0;
+	size_t i;
+	for (i = 0; name[i]; i++) {
+		char c = name[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (v < 0 || i >= 16)
+			return -1;
+		g = g << 4 | (uint64_t)v;
+	}
+	*gen = g;
+	return i == 16 ? 0 : -1;
+}
+
+/*
+ * Attach every data file to its object (length and used bytes from the
+ * file) and delete files no object refers to: leftovers of removals whose
+ * file unlink or of creations whose record did not survive a crash.
+ */
+int osd__data_scan(struct osd_store *st)
+{
+	struct gen_ent *map = malloc((st->nobjs + 1) * sizeof(*map));
+	size_t n = 0;
+	if (!map)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->hash_size; i++)
+		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext)
+			if (o->type == OSD_OBJ_USER)
+				map[n++] = (struct gen_ent){ o->gen, o };
+	qsort(map, n, sizeof(*map), gen_cmp);
+	int r = 0, orphans = 0;
+	for (unsigned d = 0; d < OSD__FANOUT && !r; d++) {
+		int dfd = osd__data_open_dir(st, d);
+		DIR *dh = dfd >= 0 ? fdopendir(dfd) : NULL;
+		if (!dh) {
+			r = dfd < 0 ? dfd : -errno;
+			if (dfd >= 0)
+				close(dfd);
+			break;
+		}
+		struct dirent *de;
+		while ((de = readdir(dh)) != NULL) {
+			struct gen_ent key, *hit;
+			if (parse_gen(de->d_name, &key.gen) != 0)
+				continue;
+			hit = bsearch(&key, map, n, sizeof(*map), gen_cmp);
+			if (!hit) {
+				(void)unlinkat(dfd, de->d_name, 0);
+				orphans++;
+				continue;
+			}
+			struct stat sb;
+			if (fstatat(dfd, de->d_name, &sb, 0) != 0) {
+				r = -errno;
+				break;
+			}
+			hit->obj->has_file = 1;
+			hit->obj->length = (uint64_t)sb.st_size;
+			osd__data_account(st, hit->obj, (uint64_t)sb.st_blocks * 512);
+		}
+		closedir(dh);
+	}
+	free(map);
+	if (orphans)
+		osd__store_msg(st, "removed %d orphaned data file(s)", orphans);
+	return r;
+}
+
+/* ---- public API ------------------------------------------------------------------- */
+
+/* A referenced user object, or -ENOENT / -EINVAL. */
+static int user_obj(struct osd_store *st, uint64_t pid, uint64_t oid, struct osd__obj **out)
+{
+	struct osd__obj *o = osd__ns_get(st, pid, oid);
+	if (!o)
+		return -ENOENT;
+	if (o->type != OSD_OBJ_USER) {
+		osd__obj_put(st, o);
+		return -EINVAL;
+	}
+	*out = o;
+	return 0;
+}
+
+static int iov_total(const struct iovec *iov, int iovcnt, uint64_t *total)
+{
+	uint64_t t = 0;
+	if (iovcnt < 0 || (iovcnt && !iov))
+		return -EINVAL;
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > INT64_MAX - t)
+			return -EINVAL;
+		t += iov[i].iov_len;
+	}
+	*total = t;
+	return 0;
+}
+
+/* Make a data change durable now when asked to (FUA or sync_writes). */
+static int data_commit(struct osd_store *st, struct osd__obj *o, unsigned flags)
+{
+	if (!(flags & OSD_STORE_FUA) && !st->sync_writes)
+		return 0;
+	int r = osd__data_flush_obj(st, o);
+	/* The object's CREATE record must be durable for its data to be found. */
+	return r ? r : osd__store_commit(st, UINT64_MAX, OSD_STORE_FUA);
+}
+
+static int pwrite_all(int fd, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	for (int i = 0; i < iovcnt; i++) {
+		const uint8_t *p = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+		while (left) {
+			ssize_t n = pwrite(fd, p, left, (off_t)off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return n < 0 ? -errno : -EIO;
+			p += n;
+			off += (uint64_t)n;
+			left -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* Write at @p off with obj->mu held for the length/quota bookkeeping. */
+static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint64_t off,
+		      const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *where)
+{
+	int fd, evict = 0, r;
+	pthread_mutex_lock(&o->mu);
+	if (append)
+		off = o->length;
+	if (off > (uint64_t)INT64_MAX - total) {
+		pthread_mutex_unlock(&o->mu);
+		return -EFBIG;
+	}
+	r = o->removed ? -ENOENT : space_check_locked(st, o, off + total);
+	if (!r)
+		r = fd_get_locked(st, o, 1, &fd, &evict);
+	if (!append)
+		pthread_mutex_unlock(&o->mu); /* plain writes run in parallel */
+	if (!r) {
+		r = pwrite_all(fd, iov, iovcnt, off);
+		if (!append)
+			pthread_mutex_lock(&o->mu);
+		account_fd_locked(st, o, fd);
+		pthread_mutex_unlock(&o->mu);
+		fd_put(st, o);
+		mark_dirty(st, o);
+	} else if (append) {
+		pthread_mutex_unlock(&o->mu);
+	}
+	if (evict)
+		fd_evict(st);
+	if (where)
+		*where = off;
+	return r;
+}
+
+int osd_store_write(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t offset,
+		    const struct iovec *iov, int iovcnt, unsigned flags)
+{
+	struct osd__obj *o;
+	uint64_t total;
+	int r = iov_total(iov, iovcnt, &total);
+	if (!r)
+		r = user_obj(st, pid, oid, &o);
+	if (r)
+		return r;
+	if (total)
+		r = data_write(st, o, 0, offset, iov, iovcnt, total, NULL);
+	if (!r)
+		r = data_commit(st, o, flags);
+	osd__obj_put(st, o);
+	return r;
+}
+
+int osd_store_append(struct osd_store *st, uint64_t pid, uint64_t oid,
+		     const struct iovec *iov, int iovcnt, unsigned flags, uint64_t *offset)
+{
+	struct osd__obj *o;
+	uint64_t total, where = 0;
+	int r = iov_total(iov, iovcnt, &total);
+	if (!r)
+		r = user_obj(st, pid, oid, &o);
+	if (r)
+		return r;
+	r = data_write(st, o, 1, 0, iov, iovcnt, total, &where);
+	if (!r)
+		r = data_commit(st, o, flags);
+	if (!r && offset)
+		*offset = where;
+	osd__obj_put(st, o);
+	return r;
+}
+
+int osd_store_read(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t offset,
+		   const struct iovec *iov, int iovcnt, size_t *nread)
+{
+	struct osd__obj *o;
+	uint64_t total;
+	int fd = -1, evict = 0;
+	*nread = 0;
+	int r = iov_total(iov, iovcnt, &total);
+	if (!r)
+		r = user_obj(st, pid, oid, &o);
+	if (r)
+		return r;
+	pthread_mutex_lock(&o->mu);
+	uint64_t len = o->length;
+	if (offset < len && total)
+		r = fd_get_locked(st, o, 0, &fd, &evict);
+	pthread_mutex_unlock(&o->mu);
+	if (evict)
+		fd_evict(st);
+	if (r || fd < 0) {
+		osd__obj_put(st, o);
+		return r;
+	}
+	uint64_t want = len - offset < total ? len - offset : total, got = 0;
+	for (int i = 0; i < iovcnt && got < want && !r; i++) {
+		uint8_t *p = iov[i].iov_base;
+		size_t left = iov[i].iov_len < want - got ? iov[i].iov_len : (size_t)(want - got);
+		while (left) {
+			ssize_t n = pread(fd, p, left, (off_t)(offset + got));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				r = -errno;
+			if (n <= 0)
+				break; /* EOF: truncated meanwhile; a short read */
+			p += n;
+			got += (uint64_t)n;
+			left -= (size_t)n;
+		}
+		if (left)
+			break;
+	}
+	fd_put(st, o);
+	osd__obj_put(st, o);
+	*nread = (size_t)got;
+	return r;
+}
+
+int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t length,
+		       unsigned flags)
+{
+	struct osd__obj *o;
+	int fd = -1, evict = 0;
+	if (length > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	int r = user_obj(st, pid, oid, &o);
+	if (r)
+		return r;
+	pthread_mutex_lock(&o->mu);
+	r = o->removed ? -ENOENT : space_check_locked(st, o, length);
+	if (!r && length != o->length)
+		r = fd_get_locked(st, o, 1, &fd, &evict);
+	if (!r && fd >= 0) {
+		if (ftruncate(fd, (off_t)length) != 0)
+			r = -errno;
+		account_fd_locked(st, o, fd);
+	}
+	pthread_mutex_unlock(&o->mu);
+	if (fd >= 0) {
+		fd_put(st, o);
+		mark_dirty(st, o);
+	}
+	if (evict)
+		fd_evict(st);
+	if (!r)
+		r = data_commit(st, o, flags);
+	osd__obj_put(st, o);
+	return r;
+}
+
+int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t offset,
+		    uint64_t len, unsigned flags)
+{
+	struct osd__obj *o;
+	int fd = -1, evict = 0;
+	int r = user_obj(st, pid, oid, &o);
+	if (r)
+		return r;
+	pthread_mutex_lock(&o->mu);
+	uint64_t end = len > o->length - offset ? o->length : offset + len;
+	if (offset < o->length && len)
+		r = fd_get_locked(st, o, 0, &fd, &evict);
+	if (!r && fd >= 0) {
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,
+			      (off_t)(end - offset)) != 0)
+			r = -errno;
+		account_fd_locked(st, o, fd);
+	}
+	pthread_mutex_unlock(&o->mu);
+	if (fd >= 0) {
+		fd_put(st, o);
+		mark_dirty(st, o);
+	}
+	if (evict)
+		fd_evict(st);
+	if (!r)
+		r = data_commit(st, o, flags);
+	osd__obj_put(st, o);
+	return r;
+}
+
+int osd_store_length(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *length)
+{
+	struct osd__obj *o;
+	int r = user_obj(st, pid, oid, &o);
+	if (r)
+		return r;
+	pthread_mutex_lock(&o->mu);
+	*length = o->length;
+	pthread_mutex_unlock(&o->mu);
+	osd__obj_put(st, o);
+	return 0;
+}
+
+int osd_store_used(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *used)
+{
+	struct osd__obj *o = osd__ns_get(st, pid, oid);
+	if (!o)
+		return -ENOENT;
+	if (o->type == OSD_OBJ_ROOT) {
+		*used = atomic_load(&st->used);
+	} else if (o->type == OSD_OBJ_PARTITION) {
+		pthread_rwlock_rdlock(&st->ns);
+		struct osd__part *p = osd__ns_part(st, pid);
+		*used = p ? atomic_load(&p->used) : 0;
+		pthread_rwlock_unlock(&st->ns);
+	} else {
+		pthread_mutex_lock(&o->mu);
+		*used = o->used;
+		pthread_mutex_unlock(&o->mu);
+	}
+	osd__obj_put(st, o);
+	return 0;
+}

@@ -1,0 +1,155 @@
+/*
+ * Shared internals of the store: the in-memory namespace and the functions
+ * the store's source files call in each other. Not for the exec engine,
+ * which uses store.h only.
+ *
+ * Locking order: st->ns (rwlock) -> obj->mu -> st->log.mu / st->lru_mu /
+ * st->dirty_mu / st->unlink_mu. Metadata mutations hold st->ns (read for
+ * attributes and quotas, write for create/remove) while they append their
+ * log record, so a checkpoint taken under the write lock sees a state that
+ * matches a log position exactly. Data I/O holds only an object reference.
+ */
+#ifndef OSDTARGET_STORE_INTERNAL_H
+#define OSDTARGET_STORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "store/log.h"
+#include "store/store.h"
+
+/* Data files live in data/<gen & 0xFF as 2 hex>/<gen as 16 hex>. */
+#define OSD__FANOUT 256
+
+struct osd__attr {
+	uint32_t page, num;
+	uint32_t len;
+	uint8_t *val;
+};
+
+struct osd__part;
+
+struct osd__obj {
+	uint64_t pid, oid;
+	enum osd_obj_type type;
+	uint64_t gen;              /* data file generation (user objects) */
+	struct osd__obj *hnext;    /* hash chain */
+	atomic_int refs;           /* 1 for the namespace + 1 per holder */
+	struct osd__part *part;    /* owning partition (NULL for root and partitions) */
+
+	pthread_mutex_t mu;        /* everything below */
+	struct osd__attr *attrs;   /* sorted by (page, num) */
+	size_t nattrs, attrs_cap;
+	uint64_t length;           /* logical length = data file size */
+	uint64_t used;             /* allocated data bytes */
+	uint64_t quota;
+	int has_file;
+	int removed;
+	int fd;                    /* cached data fd or -1 */
+	int fd_users;              /* I/O in progress on fd */
+	struct osd__obj *lru_prev, *lru_next; /* fd LRU (st->lru_mu) */
+	atomic_int dirty;          /* unflushed data: on st->dirty list */
+	atomic_int dir_dirty;      /* data file created, directory not yet fsynced */
+	struct osd__obj *dirty_next; /* st->dirty list (st->dirty_mu) */
+	int on_dirty_list;         /* st->dirty_mu */
+};
+
+struct osd__id {
+	uint64_t id;
+	uint8_t type;
+};
+
+struct osd__part {
+	uint64_t pid;
+	struct osd__obj *obj;      /* the partition object (P,0) */
+	struct osd__id *ids;       /* member objects, sorted by id */
+	size_t nids, ids_cap;
+	_Atomic uint64_t used;
+};
+
+struct osd__unlink {
+	uint64_t gen;
+	uint64_t pos;              /* log position of the REMOVE record */
+	struct osd__unlink *next;
+};
+
+struct osd_store {
+	int dirfd;
+	int lockfd;
+	int datafd;
+	int sync_writes;
+	char *path;
+
+	pthread_rwlock_t ns;
+	struct osd__obj **hash;
+	size_t hash_size, nobjs;
+	struct osd__obj *root;
+	struct osd__part **parts;  /* sorted by pid */
+	size_t nparts, parts_cap;
+	uint64_t next_gen;
+	_Atomic uint64_t capacity_set; /* persisted (set_capacity/format); 0 = none */
+	uint64_t capacity_opt;     /* from the open options; 0 = none */
+	uint64_t fs_size;
+	_Atomic uint64_t used;
+	uint64_t epoch;
+	_Atomic uint64_t ckpt_size; /* bytes of the last checkpoint */
+
+	struct osd__log log;
+
+	pthread_mutex_t lru_mu;
+	struct osd__obj *lru_head, *lru_tail;
+	int nfds, max_fds;
+
+	pthread_mutex_t dirty_mu;
+	struct osd__obj *dirty;
+	_Atomic uint64_t dirs_dirty[OSD__FANOUT / 64];
+
+	pthread_mutex_t unlink_mu;
+	struct osd__unlink *unlinks, **unlinks_tail;
+
+	atomic_int compacting;
+	pthread_mutex_t msg_mu;
+	char msg[512];
+};
+
+/* store.c */
+void osd__store_msg(struct osd_store *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+uint64_t osd__store_capacity(struct osd_store *st);
+int osd__store_commit(struct osd_store *st, uint64_t pos, unsigned flags);
+void osd__store_maybe_compact(struct osd_store *st);
+/* Write a checkpoint and start a new log now (tests; normally automatic). */
+int osd__store_compact(struct osd_store *st);
+
+/* namespace.c */
+int osd__ns_init(struct osd_store *st);
+void osd__ns_free(struct osd_store *st);
+struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid);
+struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid);
+void osd__obj_put(struct osd_store *st, struct osd__obj *obj);
+struct osd__part *osd__ns_part(struct osd_store *st, uint64_t pid);
+int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec);
+int osd__ns_checkpoint(struct osd_store *st, int fd, uint64_t *size);
+
+/* attr.c */
+int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
+		  const void *val, size_t len);
+void osd__attr_free_all(struct osd__obj *obj);
+
+/* data.c */
+/* Path of a data file relative to st->datafd, and its fan-out directory. */
+void osd__data_path(uint64_t gen, char name[32], unsigned *dir);
+/* Open fan-out directory @p dir; returns an fd or -errno. */
+int osd__data_open_dir(struct osd_store *st, unsigned dir);
+void osd__data_close_fd(struct osd_store *st, struct osd__obj *obj);
+int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj);
+int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all);
+int osd__data_sync_dirs(struct osd_store *st);
+/* Set obj->used and adjust partition and store totals; obj->mu held. */
+void osd__data_account(struct osd_store *st, struct osd__obj *obj, uint64_t used);
+int osd__data_scan(struct osd_store *st);
+void osd__data_unlink_later(struct osd_store *st, struct osd__obj *obj, uint64_t pos);
+void osd__data_unlink_done(struct osd_store *st, uint64_t synced);
+
+#endif

@@ -1,0 +1,193 @@
+/* Metadata records and the group-committed metadata log (see log.h). */
+#include "store/log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/byteorder.h"
+#include "store/crc32c.h"
+
+/* Records are written out once this much is buffered, even without a sync. */
+#define LOG_WRITE_CHUNK (1u << 20)
+
+size_t osd__rec_parse(const uint8_t *buf, size_t avail, struct osd__rec *rec)
+{
+	if (avail < OSD__REC_HDR)
+		return 0;
+	uint32_t len = osd__get_be32(buf + 4);
+	if (len > OSD__REC_MAX_PAYLOAD || avail - OSD__REC_HDR < len)
+		return 0;
+	if (osd__crc32c(0, buf + 4, 5 + (size_t)len) != osd__get_be32(buf))
+		return 0;
+	rec->type = buf[8];
+	rec->len = len;
+	rec->payload = buf + OSD__REC_HDR;
+	return OSD__REC_HDR + (size_t)len;
+}
+
+void osd__rec_encode(uint8_t *dst, uint8_t type, const void *p1, size_t l1,
+		     const void *p2, size_t l2)
+{
+	osd__put_be32(dst + 4, (uint32_t)(l1 + l2));
+	dst[8] = type;
+	if (l1)
+		memcpy(dst + OSD__REC_HDR, p1, l1);
+	if (l2)
+		memcpy(dst + OSD__REC_HDR + l1, p2, l2);
+	osd__put_be32(dst, osd__crc32c(0, dst + 4, 5 + l1 + l2));
+}
+
+void osd__file_hdr_put(uint8_t hdr[OSD__FILE_HDR], const char magic[8], uint64_t epoch)
+{
+	memset(hdr, 0, OSD__FILE_HDR);
+	memcpy(hdr, magic, 8);
+	osd__put_be32(hdr + 8, OSD__FORMAT_VERSION);
+	osd__put_be64(hdr + 16, epoch);
+	osd__put_be32(hdr + 28, osd__crc32c(0, hdr, 28));
+}
+
+int osd__file_hdr_get(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],
+		      uint64_t *epoch)
+{
+	if (memcmp(hdr, magic, 8) != 0 || osd__get_be32(hdr + 8) != OSD__FORMAT_VERSION ||
+	    osd__get_be32(hdr + 28) != osd__crc32c(0, hdr, 28))
+		return -EUCLEAN;
+	*epoch = osd__get_be64(hdr + 16);
+	return 0;
+}
+
+int osd__log_init(struct osd__log *lg, int fd, uint64_t end)
+{
+	memset(lg, 0, sizeof(*lg));
+	lg->cap = LOG_WRITE_CHUNK + OSD__REC_HDR + OSD__REC_MAX_PAYLOAD;
+	lg->buf = malloc(lg->cap);
+	if (!lg->buf)
+		return -ENOMEM;
+	pthread_mutex_init(&lg->mu, NULL);
+	pthread_cond_init(&lg->cv, NULL);
+	lg->fd = fd;
+	lg->file_end = end;
+	lg->synced = end;
+	return 0;
+}
+
+void osd__log_destroy(struct osd__log *lg)
+{
+	if (lg->fd >= 0)
+		close(lg->fd);
+	free(lg->buf);
+	pthread_mutex_destroy(&lg->mu);
+	pthread_cond_destroy(&lg->cv);
+	lg->buf = NULL;
+	lg->fd = -1;
+}
+
+/* Write the buffer to the file. Called with mu held. */
+static int log_write_out(struct osd__log *lg)
+{
+	size_t done = 0;
+	while (done < lg->len) {
+		ssize_t n = pwrite(lg->fd, lg->buf + done, lg->len - done,
+				   (off_t)(lg->file_end + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? -errno : -EIO;
+			/* Keep what was not written; the log is now unusable. */
+			memmove(lg->buf, lg->buf + done, lg->len - done);
+			lg->len -= done;
+			lg->file_end += done;
+			lg->err = e;
+			return e;
+		}
+		done += (size_t)n;
+	}
+	lg->file_end += lg->len;
+	lg->len = 0;
+	return 0;
+}
+
+int osd__log_append(struct osd__log *lg, uint8_t type, const void *p1, size_t l1,
+		    const void *p2, size_t l2, uint64_t *pos)
+{
+	size_t need = OSD__REC_HDR + l1 + l2;
+	if (l1 + l2 > OSD__REC_MAX_PAYLOAD)
+		return -EINVAL;
+	pthread_mutex_lock(&lg->mu);
+	int r = lg->err;
+	if (!r && lg->len + need > lg->cap)
+		r = log_write_out(lg);
+	if (!r) {
+		osd__rec_encode(lg->buf + lg->len, type, p1, l1, p2, l2);
+		lg->len += need;
+		if (pos)
+			*pos = lg->base + lg->file_end + lg->len;
+		if (lg->len >= LOG_WRITE_CHUNK)
+			(void)log_write_out(lg); /* error is sticky, seen by the next sync */
+	}
+	pthread_mutex_unlock(&lg->mu);
+	return r;
+}
+
+uint64_t osd__log_end(struct osd__log *lg)
+{
+	pthread_mutex_lock(&lg->mu);
+	uint64_t end = lg->base + lg->file_end + lg->len;
+	pthread_mutex_unlock(&lg->mu);
+	return end;
+}
+
+int osd__log_sync(struct osd__log *lg, uint64_t pos)
+{
+	int r = 0;
+	pthread_mutex_lock(&lg->mu);
+	if (pos == UINT64_MAX)
+		pos = lg->base + lg->file_end + lg->len;
+	while (lg->synced < pos) {
+		if (lg->err) {
+			r = lg->err;
+			break;
+		}
+		if (lg->syncing) {
+			pthread_cond_wait(&lg->cv, &lg->mu);
+			continue;
+		}
+		/* Become the committer for everything appended so far. */
+		lg->syncing = 1;
+		r = log_write_out(lg);
+		uint64_t goal = lg->base + lg->file_end;
+		int fd = lg->fd;
+		pthread_mutex_unlock(&lg->mu);
+		if (!r && fdatasync(fd) != 0)
+			r = -errno;
+		pthread_mutex_lock(&lg->mu);
+		lg->syncing = 0;
+		if (r)
+			lg->err = r;
+		else if (goal > lg->synced)
+			lg->synced = goal;
+		pthread_cond_broadcast(&lg->cv);
+	}
+	pthread_mutex_unlock(&lg->mu);
+	return r;
+}
+
+void osd__log_switch(struct osd__log *lg, int fd, uint64_t end)
+{
+	pthread_mutex_lock(&lg->mu);
+	while (lg->syncing)
+		pthread_cond_wait(&lg->cv, &lg->mu);
+	uint64_t logical_end = lg->base + lg->file_end + lg->len;
+	if (lg->fd >= 0)
+		close(lg->fd);
+	lg->fd = fd;
+	lg->len = 0;
+	lg->base = logical_end > end ? logical_end - end : 0;
+	lg->file_end = end;
+	lg->synced = lg->base + end;
+	lg->err = 0;
+	pthread_cond_broadcast(&lg->cv);
+	pthread_mutex_unlock(&lg->mu);
+}

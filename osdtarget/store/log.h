@@ -1,0 +1,98 @@
+/*
+ * Metadata records and the append-only metadata log of the store.
+ *
+ * A record is: CRC32C (4, big-endian) | payload length (4) | type (1) |
+ * payload. The CRC covers length, type and payload. The same record stream
+ * makes up the checkpoint file; both files start with a 32-byte header
+ * carrying a magic, a format version and an epoch (docs/target-store.md).
+ *
+ * The log buffers appended records in memory and writes them out in large
+ * chunks. osd__log_sync() is a group commit: one fdatasync covers every
+ * record any thread appended before it started.
+ */
+#ifndef OSDTARGET_STORE_LOG_H
+#define OSDTARGET_STORE_LOG_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum osd__rec_type {
+	OSD__REC_PART_CREATE = 1, /* pid */
+	OSD__REC_PART_REMOVE = 2, /* pid */
+	OSD__REC_OBJ_CREATE = 3,  /* pid, oid, gen, type(1) */
+	OSD__REC_OBJ_REMOVE = 4,  /* pid, oid */
+	OSD__REC_ATTR = 5,        /* pid, oid, page(4), num(4), value (empty = delete) */
+	OSD__REC_CAPACITY = 6,    /* total(8) */
+	OSD__REC_QUOTA = 7,       /* pid, oid, quota(8) */
+	OSD__REC_NEXT_GEN = 8,    /* next data-file generation(8); checkpoint only */
+	OSD__REC_END = 9          /* record count(8); ends a checkpoint */
+};
+
+#define OSD__REC_HDR 9u
+#define OSD__REC_MAX_PAYLOAD (24u + 0xFFFEu)
+#define OSD__FILE_HDR 32u
+#define OSD__FORMAT_VERSION 1u
+
+/** A parsed record; payload points into the parsed buffer. */
+struct osd__rec {
+	uint8_t type;
+	uint32_t len;
+	const uint8_t *payload;
+};
+
+/**
+ * Parse the record at @p buf. @return its total size, or 0 if the bytes do
+ * not hold a whole, intact record (short, impossible length, bad CRC).
+ */
+size_t osd__rec_parse(const uint8_t *buf, size_t avail, struct osd__rec *rec);
+
+/** Encode a record with payload p1|p2 into @p dst (OSD__REC_HDR + l1 + l2 bytes). */
+void osd__rec_encode(uint8_t *dst, uint8_t type, const void *p1, size_t l1,
+		     const void *p2, size_t l2);
+
+/** Fill a file header. */
+void osd__file_hdr_put(uint8_t hdr[OSD__FILE_HDR], const char magic[8], uint64_t epoch);
+
+/** Check a file header. @return 0 or -EUCLEAN (bad magic, version or CRC). */
+int osd__file_hdr_get(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],
+		      uint64_t *epoch);
+
+struct osd__log {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int fd;
+	uint8_t *buf;       /* records appended but not yet written to fd */
+	size_t len, cap;
+	uint64_t base;      /* logical position of file offset 0 (grows across switches) */
+	uint64_t file_end;  /* bytes written to fd */
+	uint64_t synced;    /* logical position known durable */
+	int syncing;        /* a thread is in fdatasync */
+	int err;            /* sticky write/sync failure */
+};
+
+int osd__log_init(struct osd__log *lg, int fd, uint64_t end);
+void osd__log_destroy(struct osd__log *lg);
+
+/**
+ * Append one record (payload p1|p2).
+ * @param[out] pos logical log position just past the record (may be NULL).
+ *             Logical positions only grow, also across osd__log_switch().
+ */
+int osd__log_append(struct osd__log *lg, uint8_t type, const void *p1, size_t l1,
+		    const void *p2, size_t l2, uint64_t *pos);
+
+/** Logical position past the last appended record. */
+uint64_t osd__log_end(struct osd__log *lg);
+
+/** Make everything up to logical @p pos durable (UINT64_MAX: everything appended so far). */
+int osd__log_sync(struct osd__log *lg, uint64_t pos);
+
+/**
+ * Switch to a new, already durable log file of @p end bytes (after a
+ * checkpoint made everything so far durable). Waits for an in-progress sync; the caller guarantees no
+ * concurrent appends. Closes the old fd.
+ */
+void osd__log_switch(struct osd__log *lg, int fd, uint64_t end);
+
+#endif

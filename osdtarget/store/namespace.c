@@ -1,0 +1,670 @@
+/*
+ * The in-memory namespace of the store: a hash of every object keyed by
+ * (partition, object id), a sorted array of partitions and, per partition,
+ * a sorted array of member ids (LIST walks it in order). Mutations here are
+ * logged as metadata records; replay feeds the same records back through
+ * osd__ns_apply().
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/byteorder.h"
+#include "store/internal.h"
+
+/* ---- hash of objects ---------------------------------------------------- */
+
+static size_t ns_slot(const struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	uint64_t h = pid * 0x9E3779B97F4A7C15ULL ^ oid;
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ULL;
+	h ^= h >> 32;
+	return (size_t)h & (st->hash_size - 1);
+}
+
+static int ns_grow(struct osd_store *st)
+{
+	if (st->nobjs < st->hash_size)
+		return 0;
+	size_t old = st->hash_size;
+	struct osd__obj **oldh = st->hash;
+	struct osd__obj **h = calloc(old * 2, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	st->hash = h;
+	st->hash_size = old * 2;
+	for (size_t i = 0; i < old; i++) {
+		struct osd__obj *o = oldh[i];
+		while (o) {
+			struct osd__obj *next = o->hnext;
+			size_t s = ns_slot(st, o->pid, o->oid);
+			o->hnext = h[s];
+			h[s] = o;
+			o = next;
+		}
+	}
+	free(oldh);
+	return 0;
+}
+
+struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	for (struct osd__obj *o = st->hash[ns_slot(st, pid, oid)]; o; o = o->hnext)
+		if (o->pid == pid && o->oid == oid)
+			return o;
+	return NULL;
+}
+
+struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (o)
+		atomic_fetch_add(&o->refs, 1);
+	pthread_rwlock_unlock(&st->ns);
+	return o;
+}
+
+static void obj_free(struct osd__obj *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	osd__attr_free_all(o);
+	pthread_mutex_destroy(&o->mu);
+	free(o);
+}
+
+void osd__obj_put(struct osd_store *st, struct osd__obj *obj)
+{
+	(void)st;
+	if (obj && atomic_fetch_sub(&obj->refs, 1) == 1)
+		obj_free(obj);
+}
+
+static struct osd__obj *obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type type)
+{
+	struct osd__obj *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->pid = pid;
+	o->oid = oid;
+	o->type = type;
+	o->fd = -1;
+	o->quota = OSD_STORE_NO_QUOTA;
+	atomic_init(&o->refs, 1);
+	pthread_mutex_init(&o->mu, NULL);
+	return o;
+}
+
+static void ns_insert(struct osd_store *st, struct osd__obj *o)
+{
+	size_t s = ns_slot(st, o->pid, o->oid);
+	o->hnext = st->hash[s];
+	st->hash[s] = o;
+	st->nobjs++;
+}
+
+static void ns_unlink(struct osd_store *st, struct osd__obj *o)
+{
+	struct osd__obj **pp = &st->hash[ns_slot(st, o->pid, o->oid)];
+	while (*pp != o)
+		pp = &(*pp)->hnext;
+	*pp = o->hnext;
+	st->nobjs--;
+}
+
+/* ---- sorted arrays -------------------------------------------------------- */
+
+/* Index of the first partition with pid >= @p pid. */
+static size_t part_lower(const struct osd_store *st, uint64_t pid)
+{
+	size_t lo = 0, hi = st->nparts;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (st->parts[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct osd__part *osd__ns_part(struct osd_store *st, uint64_t pid)
+{
+	size_t i = part_lower(st, pid);
+	return i < st->nparts && st->parts[i]->pid == pid ? st->parts[i] : NULL;
+}
+
+static size_t id_lower(const struct osd__part *p, uint64_t id)
+{
+	/* Fast path for the common "create max+1" pattern. */
+	if (p->nids == 0 || p->ids[p->nids - 1].id < id)
+		return p->nids;
+	size_t lo = 0, hi = p->nids;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 16;
+	while (n < need)
+		n *= 2;
+	void *a = realloc(*arr, n * elem);
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	*cap = n;
+	return 0;
+}
+
+/* ---- mutations (shared by the API and replay) ------------------------------ */
+
+static void put_ids(uint8_t *b, uint64_t pid, uint64_t oid)
+{
+	osd__put_be64(b, pid);
+	osd__put_be64(b + 8, oid);
+}
+
+static int ns_part_create(struct osd_store *st, uint64_t pid)
+{
+	if (pid == 0)
+		return -EINVAL;
+	size_t i = part_lower(st, pid);
+	if (i < st->nparts && st->parts[i]->pid == pid)
+		return -EEXIST;
+	if (grow_array((void **)&st->parts, &st->parts_cap, st->nparts + 1, sizeof(*st->parts)) ||
+	    ns_grow(st))
+		return -ENOMEM;
+	struct osd__part *p = calloc(1, sizeof(*p));
+	struct osd__obj *o = obj_new(pid, 0, OSD_OBJ_PARTITION);
+	if (!p || !o) {
+		free(p);
+		if (o)
+			obj_free(o);
+		return -ENOMEM;
+	}
+	p->pid = pid;
+	p->obj = o;
+	memmove(&st->parts[i + 1], &st->parts[i], (st->nparts - i) * sizeof(*st->parts));
+	st->parts[i] = p;
+	st->nparts++;
+	ns_insert(st, o);
+	return 0;
+}
+
+static int ns_part_remove(struct osd_store *st, uint64_t pid)
+{
+	size_t i = part_lower(st, pid);
+	if (pid == 0 || i >= st->nparts || st->parts[i]->pid != pid)
+		return -ENOENT;
+	struct osd__part *p = st->parts[i];
+	if (p->nids)
+		return -ENOTEMPTY;
+	memmove(&st->parts[i], &st->parts[i + 1], (st->nparts - i - 1) * sizeof(*st->parts));
+	st->nparts--;
+	ns_unlink(st, p->obj);
+	pthread_mutex_lock(&p->obj->mu);
+	p->obj->removed = 1;
+	pthread_mutex_unlock(&p->obj->mu);
+	osd__obj_put(st, p->obj);
+	free(p->ids);
+	free(p);
+	return 0;
+}
+
+static int ns_obj_create(struct osd_store *st, uint64_t pid, uint64_t oid,
+			 enum osd_obj_type type, uint64_t gen)
+{
+	if (oid == 0 || (type != OSD_OBJ_USER && type != OSD_OBJ_COLLECTION))
+		return -EINVAL;
+	struct osd__part *p = osd__ns_part(st, pid);
+	if (!p)
+		return -ENOENT;
+	size_t i = id_lower(p, oid);
+	if (i < p->nids && p->ids[i].id == oid)
+		return -EEXIST;
+	if (grow_array((void **)&p->ids, &p->ids_cap, p->nids + 1, sizeof(*p->ids)) ||
+	    ns_grow(st))
+		return -ENOMEM;
+	struct osd__obj *o = obj_new(pid, oid, type);
+	if (!o)
+		return -ENOMEM;
+	o->gen = gen;
+	o->part = p;
+	memmove(&p->ids[i + 1], &p->ids[i], (p->nids - i) * sizeof(*p->ids));
+	p->ids[i].id = oid;
+	p->ids[i].type = (uint8_t)type;
+	p->nids++;
+	ns_insert(st, o);
+	if (gen >= st->next_gen)
+		st->next_gen = gen + 1;
+	return 0;
+}
+
+/* Take the object out of the namespace; returns it with the namespace's reference. */
+static struct osd__obj *ns_obj_remove(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	if (oid == 0)
+		return NULL;
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (!o)
+		return NULL;
+	struct osd__part *p = o->part;
+	size_t i = id_lower(p, oid);
+	memmove(&p->ids[i], &p->ids[i + 1], (p->nids - i - 1) * sizeof(*p->ids));
+	p->nids--;
+	ns_unlink(st, o);
+	return o;
+}
+
+static int ns_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t quota)
+{
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (!o)
+		return -ENOENT;
+	if (o->type != OSD_OBJ_PARTITION && o->type != OSD_OBJ_USER)
+		return -EINVAL;
+	pthread_mutex_lock(&o->mu);
+	o->quota = quota;
+	pthread_mutex_unlock(&o->mu);
+	return 0;
+}
+
+int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)
+{
+	const uint8_t *b = rec->payload;
+	uint32_t n = rec->len;
+	struct osd__obj *o;
+
+	switch (rec->type) {
+	case OSD__REC_PART_CREATE:
+		return n == 8 ? ns_part_create(st, osd__get_be64(b)) : -EBADMSG;
+	case OSD__REC_PART_REMOVE:
+		return n == 8 ? ns_part_remove(st, osd__get_be64(b)) : -EBADMSG;
+	case OSD__REC_OBJ_CREATE:
+		if (n != 25)
+			return -EBADMSG;
+		return ns_obj_create(st, osd__get_be64(b), osd__get_be64(b + 8),
+				     (enum osd_obj_type)b[24], osd__get_be64(b + 16));
+	case OSD__REC_OBJ_REMOVE:
+		if (n != 16)
+			return -EBADMSG;
+		o = ns_obj_remove(st, osd__get_be64(b), osd__get_be64(b + 8));
+		if (!o)
+			return -ENOENT;
+		o->removed = 1;
+		osd__obj_put(st, o);
+		return 0;
+	case OSD__REC_ATTR:
+		if (n < 24)
+			return -EBADMSG;
+		o = osd__ns_find(st, osd__get_be64(b), osd__get_be64(b + 8));
+		if (!o)
+			return -ENOENT;
+		return osd__attr_put(o, osd__get_be32(b + 16), osd__get_be32(b + 20),
+				     b + 24, n - 24);
+	case OSD__REC_CAPACITY:
+		if (n != 8)
+			return -EBADMSG;
+		st->capacity_set = osd__get_be64(b);
+		return 0;
+	case OSD__REC_QUOTA:
+		if (n != 24)
+			return -EBADMSG;
+		return ns_set_quota(st, osd__get_be64(b), osd__get_be64(b + 8),
+				    osd__get_be64(b + 16));
+	case OSD__REC_NEXT_GEN:
+		if (n != 8)
+			return -EBADMSG;
+		if (osd__get_be64(b) > st->next_gen)
+			st->next_gen = osd__get_be64(b);
+		return 0;
+	default:
+		return -EBADMSG;
+	}
+}
+
+int osd__ns_init(struct osd_store *st)
+{
+	st->hash_size = 1024;
+	st->hash = calloc(st->hash_size, sizeof(*st->hash));
+	st->root = obj_new(0, 0, OSD_OBJ_ROOT);
+	if (!st->hash || !st->root)
+		return -ENOMEM;
+	ns_insert(st, st->root);
+	st->next_gen = 1;
+	return 0;
+}
+
+/* Drop every object (close/format). Caller holds the namespace exclusively. */
+void osd__ns_free(struct osd_store *st)
+{
+	for (size_t i = 0; st->hash && i < st->hash_size; i++) {
+		struct osd__obj *o = st->hash[i];
+		while (o) {
+			struct osd__obj *next = o->hnext;
+			pthread_mutex_lock(&o->mu);
+			o->removed = 1;
+			pthread_mutex_unlock(&o->mu);
+			osd__obj_put(st, o);
+			o = next;
+		}
+	}
+	for (size_t i = 0; i < st->nparts; i++) {
+		free(st->parts[i]->ids);
+		free(st->parts[i]);
+	}
+	free(st->parts);
+	free(st->hash);
+	st->parts = NULL;
+	st->nparts = st->parts_cap = 0;
+	st->hash = NULL;
+	st->hash_size = st->nobjs = 0;
+	st->root = NULL;
+}
+
+/* ---- checkpoint ------------------------------------------------------------- */
+
+struct ckpt_writer {
+	int fd;
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t off;
+	uint64_t count;
+	int err;
+};
+
+static void ckw_flush(struct ckpt_writer *w)
+{
+	size_t done = 0;
+	while (!w->err && done < w->len) {
+		ssize_t n = pwrite(w->fd, w->buf + done, w->len - done, (off_t)(w->off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			w->err = n < 0 ? -errno : -EIO;
+		else
+			done += (size_t)n;
+	}
+	w->off += w->len;
+	w->len = 0;
+}
+
+static void ckw_rec(struct ckpt_writer *w, uint8_t type, const void *p1, size_t l1,
+		    const void *p2, size_t l2)
+{
+	if (w->len + OSD__REC_HDR + l1 + l2 > w->cap)
+		ckw_flush(w);
+	osd__rec_encode(w->buf + w->len, type, p1, l1, p2, l2);
+	w->len += OSD__REC_HDR + l1 + l2;
+	w->count++;
+}
+
+static void ckw_obj(struct ckpt_writer *w, const struct osd__obj *o)
+{
+	uint8_t b[25];
+	put_ids(b, o->pid, o->oid);
+	if (o->type == OSD_OBJ_PARTITION) {
+		ckw_rec(w, OSD__REC_PART_CREATE, b, 8, NULL, 0);
+	} else if (o->type != OSD_OBJ_ROOT) {
+		osd__put_be64(b + 16, o->gen);
+		b[24] = (uint8_t)o->type;
+		ckw_rec(w, OSD__REC_OBJ_CREATE, b, 25, NULL, 0);
+	}
+	if (o->quota != OSD_STORE_NO_QUOTA) {
+		osd__put_be64(b + 16, o->quota);
+		ckw_rec(w, OSD__REC_QUOTA, b, 24, NULL, 0);
+	}
+	for (size_t i = 0; i < o->nattrs; i++) {
+		uint8_t h[24];
+		put_ids(h, o->pid, o->oid);
+		osd__put_be32(h + 16, o->attrs[i].page);
+		osd__put_be32(h + 20, o->attrs[i].num);
+		ckw_rec(w, OSD__REC_ATTR, h, 24, o->attrs[i].val, o->attrs[i].len);
+	}
+}
+
+/*
+ * Write the whole namespace as records after the header already at the
+ * start of @p fd. Caller holds st->ns for writing (no metadata mutation).
+ */
+int osd__ns_checkpoint(struct osd_store *st, int fd, uint64_t *size)
+{
+	struct ckpt_writer w = { .fd = fd, .off = OSD__FILE_HDR };
+	w.cap = 1u << 20;
+	w.buf = malloc(w.cap);
+	if (!w.buf)
+		return -ENOMEM;
+	uint8_t b[8];
+	osd__put_be64(b, st->capacity_set);
+	ckw_rec(&w, OSD__REC_CAPACITY, b, 8, NULL, 0);
+	osd__put_be64(b, st->next_gen);
+	ckw_rec(&w, OSD__REC_NEXT_GEN, b, 8, NULL, 0);
+	ckw_obj(&w, st->root);
+	for (size_t i = 0; i < st->nparts; i++) {
+		const struct osd__part *p = st->parts[i];
+		ckw_obj(&w, p->obj);
+		for (size_t k = 0; k < p->nids; k++)
+			ckw_obj(&w, osd__ns_find(st, p->pid, p->ids[k].id));
+	}
+	osd__put_be64(b, w.count);
+	ckw_rec(&w, OSD__REC_END, b, 8, NULL, 0);
+	ckw_flush(&w);
+	free(w.buf);
+	*size = w.off;
+	return w.err;
+}
+
+/* ---- public API: partitions ------------------------------------------------- */
+
+int osd_store_partition_create(struct osd_store *st, uint64_t pid, unsigned flags)
+{
+	uint8_t b[8];
+	uint64_t pos = 0;
+	osd__put_be64(b, pid);
+	pthread_rwlock_wrlock(&st->ns);
+	int r = ns_part_create(st, pid);
+	if (!r)
+		r = osd__log_append(&st->log, OSD__REC_PART_CREATE, b, 8, NULL, 0, &pos);
+	pthread_rwlock_unlock(&st->ns);
+	return r ? r : osd__store_commit(st, pos, flags);
+}
+
+int osd_store_partition_remove(struct osd_store *st, uint64_t pid, unsigned flags)
+{
+	uint8_t b[8];
+	uint64_t pos = 0;
+	osd__put_be64(b, pid);
+	pthread_rwlock_wrlock(&st->ns);
+	int r = ns_part_remove(st, pid);
+	if (!r)
+		r = osd__log_append(&st->log, OSD__REC_PART_REMOVE, b, 8, NULL, 0, &pos);
+	pthread_rwlock_unlock(&st->ns);
+	return r ? r : osd__store_commit(st, pos, flags);
+}
+
+int osd_store_partition_exists(struct osd_store *st, uint64_t pid)
+{
+	pthread_rwlock_rdlock(&st->ns);
+	int r = pid != 0 && osd__ns_part(st, pid) != NULL;
+	pthread_rwlock_unlock(&st->ns);
+	return r;
+}
+
+int osd_store_partition_list(struct osd_store *st, uint64_t start, uint64_t *ids,
+			     size_t max, size_t *count, uint64_t *next)
+{
+	size_t n = 0;
+	pthread_rwlock_rdlock(&st->ns);
+	size_t i = part_lower(st, start);
+	for (; i < st->nparts && n < max; i++)
+		ids[n++] = st->parts[i]->pid;
+	uint64_t nx = i < st->nparts ? st->parts[i]->pid : 0;
+	pthread_rwlock_unlock(&st->ns);
+	*count = n;
+	if (next)
+		*next = nx;
+	return 0;
+}
+
+int osd_store_partition_stats(struct osd_store *st, uint64_t *count, uint64_t *max_id)
+{
+	pthread_rwlock_rdlock(&st->ns);
+	if (count)
+		*count = st->nparts;
+	if (max_id)
+		*max_id = st->nparts ? st->parts[st->nparts - 1]->pid : 0;
+	pthread_rwlock_unlock(&st->ns);
+	return 0;
+}
+
+/* ---- public API: objects ---------------------------------------------------- */
+
+int osd_store_object_create(struct osd_store *st, uint64_t pid, uint64_t oid,
+			    enum osd_obj_type type, unsigned flags)
+{
+	uint8_t b[25];
+	uint64_t pos = 0;
+	put_ids(b, pid, oid);
+	b[24] = (uint8_t)type;
+	pthread_rwlock_wrlock(&st->ns);
+	uint64_t gen = st->next_gen;
+	int r = ns_obj_create(st, pid, oid, type, gen);
+	if (!r) {
+		osd__put_be64(b + 16, gen);
+		r = osd__log_append(&st->log, OSD__REC_OBJ_CREATE, b, 25, NULL, 0, &pos);
+	}
+	pthread_rwlock_unlock(&st->ns);
+	return r ? r : osd__store_commit(st, pos, flags);
+}
+
+int osd_store_object_remove(struct osd_store *st, uint64_t pid, uint64_t oid,
+			    unsigned flags)
+{
+	uint8_t b[16];
+	uint64_t pos = 0;
+	int r = 0;
+	put_ids(b, pid, oid);
+	if (oid == 0)
+		return -EINVAL;
+	int had_file = 0;
+	pthread_rwlock_wrlock(&st->ns);
+	struct osd__obj *o = ns_obj_remove(st, pid, oid);
+	if (!o) {
+		r = -ENOENT;
+	} else {
+		/* Under st->ns: the partition (o->part) cannot go away meanwhile. */
+		pthread_mutex_lock(&o->mu);
+		o->removed = 1;
+		had_file = o->has_file;
+		osd__data_account(st, o, 0);
+		pthread_mutex_unlock(&o->mu);
+		r = osd__log_append(&st->log, OSD__REC_OBJ_REMOVE, b, 16, NULL, 0, &pos);
+	}
+	pthread_rwlock_unlock(&st->ns);
+	if (!o)
+		return r;
+	osd__data_close_fd(st, o);
+	if (had_file)
+		osd__data_unlink_later(st, o, pos);
+	osd__obj_put(st, o);
+	return r ? r : osd__store_commit(st, pos, flags);
+}
+
+int osd_store_object_type(struct osd_store *st, uint64_t pid, uint64_t oid,
+			  enum osd_obj_type *type)
+{
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (o && type)
+		*type = o->type;
+	pthread_rwlock_unlock(&st->ns);
+	return o ? 0 : -ENOENT;
+}
+
+int osd_store_object_list(struct osd_store *st, uint64_t pid, uint64_t start,
+			  enum osd_obj_type type, uint64_t *ids, size_t max,
+			  size_t *count, uint64_t *next)
+{
+	size_t n = 0;
+	uint64_t nx = 0;
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__part *p = osd__ns_part(st, pid);
+	if (!p || pid == 0) {
+		pthread_rwlock_unlock(&st->ns);
+		return -ENOENT;
+	}
+	for (size_t i = id_lower(p, start ? start : 1); i < p->nids; i++) {
+		if (type && p->ids[i].type != (uint8_t)type)
+			continue;
+		if (n == max) {
+			nx = p->ids[i].id;
+			break;
+		}
+		ids[n++] = p->ids[i].id;
+	}
+	pthread_rwlock_unlock(&st->ns);
+	*count = n;
+	if (next)
+		*next = nx;
+	return 0;
+}
+
+int osd_store_object_stats(struct osd_store *st, uint64_t pid, uint64_t *count,
+			   uint64_t *max_id)
+{
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__part *p = pid ? osd__ns_part(st, pid) : NULL;
+	if (p) {
+		if (count)
+			*count = p->nids;
+		if (max_id)
+			*max_id = p->nids ? p->ids[p->nids - 1].id : 0;
+	}
+	pthread_rwlock_unlock(&st->ns);
+	return p ? 0 : -ENOENT;
+}
+
+int osd_store_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid,
+			uint64_t quota, unsigned flags)
+{
+	uint8_t b[24];
+	uint64_t pos = 0;
+	put_ids(b, pid, oid);
+	osd__put_be64(b + 16, quota);
+	pthread_rwlock_rdlock(&st->ns);
+	int r = ns_set_quota(st, pid, oid, quota);
+	if (!r)
+		r = osd__log_append(&st->log, OSD__REC_QUOTA, b, 24, NULL, 0, &pos);
+	pthread_rwlock_unlock(&st->ns);
+	return r ? r : osd__store_commit(st, pos, flags);
+}
+
+int osd_store_get_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *quota)
+{
+	int r = 0;
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (!o) {
+		r = -ENOENT;
+	} else if (o->type != OSD_OBJ_PARTITION && o->type != OSD_OBJ_USER) {
+		r = -EINVAL;
+	} else {
+		pthread_mutex_lock(&o->mu);
+		*quota = o->quota;
+		pthread_mutex_unlock(&o->mu);
+	}
+	pthread_rwlock_unlock(&st->ns);
+	return r;
+}

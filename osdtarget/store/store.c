@@ -1,0 +1,645 @@
+/*
+ * Store lifetime: the directory layout, the superblock, the process lock,
+ * loading the checkpoint and replaying the metadata log at open, writing
+ * checkpoints (log compaction), FORMAT, flushes and capacity.
+ *
+ * Directory layout (docs/target-store.md):
+ *   superblock   32-byte header "OSDSTORE"; written last when formatting
+ *   lock         fcntl OFD lock held while open
+ *   checkpoint   header "OSDCKPT1" + records + END record
+ *   log          header "OSDLOG01" + records appended since the checkpoint
+ *   data/00..ff  one sparse file per user object with data
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/internal.h"
+
+#define SB_MAGIC "OSDSTORE"
+#define CKPT_MAGIC "OSDCKPT1"
+#define LOG_MAGIC "OSDLOG01"
+/* Compact once the log exceeds this and twice the last checkpoint. */
+#define COMPACT_MIN_LOG (64ull << 20)
+
+void osd__store_msg(struct osd_store *st, const char *fmt, ...)
+{
+	va_list ap;
+	pthread_mutex_lock(&st->msg_mu);
+	va_start(ap, fmt);
+	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&st->msg_mu);
+}
+
+const char *osd_store_error(struct osd_store *st)
+{
+	return st ? st->msg : "no store";
+}
+
+uint64_t osd__store_capacity(struct osd_store *st)
+{
+	uint64_t c = atomic_load(&st->capacity_set);
+	return c ? c : st->capacity_opt ? st->capacity_opt : st->fs_size;
+}
+
+/* ---- small file helpers ------------------------------------------------------ */
+
+static int write_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		off += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read a whole file into a malloc'ed buffer. */
+static int read_file(int dirfd, const char *name, uint8_t **out, size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat sb;
+	uint8_t *buf = NULL;
+	int r = fstat(fd, &sb) == 0 ? 0 : -errno;
+	if (!r && !(buf = malloc((size_t)sb.st_size + 1)))
+		r = -ENOMEM;
+	size_t got = 0;
+	while (!r && got < (size_t)sb.st_size) {
+		ssize_t n = pread(fd, buf + got, (size_t)sb.st_size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (r) {
+		free(buf);
+		return r;
+	}
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+/*
+ * Atomically install file @p name holding a header and, via @p body, more
+ * content: write NAME.tmp, fsync, rename, fsync the directory. With @p keep
+ * the new fd is returned open (for the log).
+ */
+static int install_file(struct osd_store *st, const char *name, const char *magic,
+			uint64_t epoch, int body, int *keep, uint64_t *size)
+{
+	char tmp[64];
+	uint8_t hdr[OSD__FILE_HDR];
+	uint64_t sz = OSD__FILE_HDR;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	int fd = openat(st->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	osd__file_hdr_put(hdr, magic, epoch);
+	int r = write_all(fd, hdr, sizeof(hdr), 0);
+	if (!r && body)
+		r = osd__ns_checkpoint(st, fd, &sz);
+	if (!r && fsync(fd) != 0)
+		r = -errno;
+	if (!r && renameat(st->dirfd, tmp, st->dirfd, name) != 0)
+		r = -errno;
+	if (!r && fsync(st->dirfd) != 0)
+		r = -errno;
+	if (r) {
+		close(fd);
+		(void)unlinkat(st->dirfd, tmp, 0);
+		return r;
+	}
+	if (keep)
+		*keep = fd;
+	else
+		close(fd);
+	if (size)
+		*size = sz;
+	return 0;
+}
+
+/*
+ * Write a checkpoint of the current namespace and start an empty log, both
+ * under a new epoch. Caller holds st->ns for writing. A crash between the
+ * two renames leaves a log of the old epoch, which open then ignores: the
+ * checkpoint already holds everything it had.
+ */
+static int store_checkpoint(struct osd_store *st)
+{
+	uint64_t epoch = st->epoch + 1, size = 0;
+	int logfd = -1;
+	int r = install_file(st, "checkpoint", CKPT_MAGIC, epoch, 1, NULL, &size);
+	if (!r)
+		r = install_file(st, "log", LOG_MAGIC, epoch, 0, &logfd, NULL);
+	if (r) {
+		osd__store_msg(st, "writing checkpoint failed: %s", strerror(-r));
+		return r;
+	}
+	st->epoch = epoch;
+	st->ckpt_size = size;
+	osd__log_switch(&st->log, logfd, OSD__FILE_HDR);
+	return 0;
+}
+
+void osd__store_maybe_compact(struct osd_store *st)
+{
+	uint64_t logsz;
+	pthread_mutex_lock(&st->log.mu);
+	logsz = st->log.file_end + st->log.len;
+	pthread_mutex_unlock(&st->log.mu);
+	if (logsz < COMPACT_MIN_LOG || logsz < 2 * st->ckpt_size)
+		return;
+	if (atomic_exchange(&st->compacting, 1))
+		return;
+	pthread_rwlock_wrlock(&st->ns);
+	int r = store_checkpoint(st);
+	pthread_rwlock_unlock(&st->ns);
+	if (!r)
+		osd__data_unlink_done(st, osd__log_end(&st->log));
+	atomic_store(&st->compacting, 0);
+}
+
+int osd__store_compact(struct osd_store *st)
+{
+	pthread_rwlock_wrlock(&st->ns);
+	int r = store_checkpoint(st);
+	pthread_rwlock_unlock(&st->ns);
+	if (!r)
+		osd__data_unlink_done(st, osd__log_end(&st->log));
+	return r;
+}
+
+int osd__store_commit(struct osd_store *st, uint64_t pos, unsigned flags)
+{
+	int r = 0;
+	if ((flags & OSD_STORE_FUA) || st->sync_writes) {
+		if (pos == UINT64_MAX)
+			pos = osd__log_end(&st->log);
+		r = osd__log_sync(&st->log, pos);
+		if (!r)
+			osd__data_unlink_done(st, pos);
+	}
+	osd__store_maybe_compact(st);
+	return r;
+}
+
+/* ---- flush --------------------------------------------------------------------- */
+
+static int log_sync_all(struct osd_store *st)
+{
+	uint64_t end = osd__log_end(&st->log);
+	int r = osd__log_sync(&st->log, end);
+	if (!r)
+		osd__data_unlink_done(st, end);
+	return r;
+}
+
+int osd_store_flush_object(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	struct osd__obj *o = osd__ns_get(st, pid, oid);
+	if (!o)
+		return -ENOENT;
+	int r = o->type == OSD_OBJ_USER ? osd__data_flush_obj(st, o) : 0;
+	osd__obj_put(st, o);
+	return r ? r : log_sync_all(st);
+}
+
+int osd_store_flush_partition(struct osd_store *st, uint64_t pid)
+{
+	if (!osd_store_partition_exists(st, pid))
+		return -ENOENT;
+	int r = osd__data_flush_dirty(st, pid, 0);
+	return r ? r : log_sync_all(st);
+}
+
+int osd_store_flush_all(struct osd_store *st)
+{
+	int r = osd__data_flush_dirty(st, 0, 1);
+	if (!r)
+		r = osd__data_sync_dirs(st);
+	return r ? r : log_sync_all(st);
+}
+
+/* ---- capacity ------------------------------------------------------------------- */
+
+int osd_store_capacity(struct osd_store *st, uint64_t *total, uint64_t *used)
+{
+	if (total)
+		*total = osd__store_capacity(st);
+	if (used)
+		*used = atomic_load(&st->used);
+	return 0;
+}
+
+int osd_store_set_capacity(struct osd_store *st, uint64_t total, unsigned flags)
+{
+	uint8_t b[8];
+	uint64_t pos = 0;
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(total >> (56 - 8 * i));
+	pthread_rwlock_wrlock(&st->ns);
+	atomic_store(&st->capacity_set, total);
+	int r = osd__log_append(&st->log, OSD__REC_CAPACITY, b, 8, NULL, 0, &pos);
+	pthread_rwlock_unlock(&st->ns);
+	return r ? r : osd__store_commit(st, pos, flags);
+}
+
+static void fs_size(struct osd_store *st)
+{
+	struct statvfs sv;
+	st->fs_size = fstatvfs(st->dirfd, &sv) == 0 ? (uint64_t)sv.f_blocks * sv.f_frsize : 0;
+}
+
+/* ---- open ------------------------------------------------------------------------ */
+
+static int open_fanout(struct osd_store *st, int create)
+{
+	if (create && mkdirat(st->dirfd, "data", 0755) != 0 && errno != EEXIST)
+		return -errno;
+	st->datafd = openat(st->dirfd, "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (st->datafd < 0)
+		return -errno;
+	for (unsigned d = 0; d < OSD__FANOUT; d++) {
+		char name[4];
+		struct stat sb;
+		snprintf(name, sizeof(name), "%02x", d);
+		if (create && mkdirat(st->datafd, name, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		if (fstatat(st->datafd, name, &sb, 0) != 0)
+			return -errno;
+		if (!S_ISDIR(sb.st_mode))
+			return -ENOTDIR;
+	}
+	if (create && (fsync(st->datafd) != 0 || fsync(st->dirfd) != 0))
+		return -errno;
+	return 0;
+}
+
+/* Format an empty directory: data dirs, checkpoint, log, superblock last. */
+static int store_create(struct osd_store *st)
+{
+	int r = open_fanout(st, 1);
+	if (!r)
+		r = osd__log_init(&st->log, -1, 0);
+	if (r)
+		return r;
+	r = store_checkpoint(st);
+	if (r)
+		return r;
+	/* The checkpoint installed a log and switched to it; the superblock makes the store valid. */
+	return install_file(st, "superblock", SB_MAGIC, (uint64_t)time(NULL), 0, NULL, NULL);
+}
+
+/* Apply the checkpoint; any damage there is fatal (-EUCLEAN). */
+static int load_checkpoint(struct osd_store *st)
+{
+	uint8_t *buf;
+	size_t len, off = OSD__FILE_HDR;
+	uint64_t count = 0;
+	int r = read_file(st->dirfd, "checkpoint", &buf, &len);
+	if (r) {
+		osd__store_msg(st, "cannot read checkpoint: %s", strerror(-r));
+		return r == -ENOENT ? -EUCLEAN : r;
+	}
+	if (len < OSD__FILE_HDR || osd__file_hdr_get(buf, CKPT_MAGIC, &st->epoch)) {
+		free(buf);
+		osd__store_msg(st, "checkpoint header is damaged");
+		return -EUCLEAN;
+	}
+	for (;;) {
+		struct osd__rec rec;
+		size_t n = osd__rec_parse(buf + off, len - off, &rec);
+		if (!n) {
+			r = -EUCLEAN;
+			break;
+		}
+		off += n;
+		if (rec.type == OSD__REC_END) {
+			uint64_t c = 0;
+			for (unsigned i = 0; rec.len == 8 && i < 8; i++)
+				c = c << 8 | rec.payload[i];
+			r = rec.len == 8 && c == count && off == len ? 0 : -EUCLEAN;
+			break;
+		}
+		if (osd__ns_apply(st, &rec) != 0) {
+			r = -EUCLEAN;
+			break;
+		}
+		count++;
+	}
+	free(buf);
+	st->ckpt_size = len;
+	if (r)
+		osd__store_msg(st, "checkpoint is damaged at byte %zu", off);
+	return r;
+}
+
+/* Replay the log, cutting a torn or corrupt tail. Leaves the log open in st->log. */
+static int replay_log(struct osd_store *st)
+{
+	uint8_t *buf;
+	size_t len, off = OSD__FILE_HDR;
+	uint64_t epoch;
+	int r = read_file(st->dirfd, "log", &buf, &len);
+	if (r == -ENOENT || (!r && len >= OSD__FILE_HDR &&
+			     !osd__file_hdr_get(buf, LOG_MAGIC, &epoch) && epoch < st->epoch)) {
+		/* Missing, or older than the checkpoint (crash during compaction). */
+		if (!r)
+			free(buf);
+		int fd;
+		r = install_file(st, "log", LOG_MAGIC, st->epoch, 0, &fd, NULL);
+		return r ? r : osd__log_init(&st->log, fd, OSD__FILE_HDR);
+	}
+	if (r)
+		return r;
+	if (len < OSD__FILE_HDR || osd__file_hdr_get(buf, LOG_MAGIC, &epoch) ||
+	    epoch != st->epoch) {
+		free(buf);
+		osd__store_msg(st, "metadata log header is damaged or from another epoch");
+		return -EUCLEAN;
+	}
+	size_t nrec = 0;
+	for (;;) {
+		struct osd__rec rec;
+		size_t n = osd__rec_parse(buf + off, len - off, &rec);
+		if (!n || osd__ns_apply(st, &rec) != 0)
+			break;
+		off += n;
+		nrec++;
+	}
+	free(buf);
+	int fd = openat(st->dirfd, "log", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (off < len) {
+		/* Cut the tail so new records follow the last good one. */
+		if (ftruncate(fd, (off_t)off) != 0 || fdatasync(fd) != 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		osd__store_msg(st, "metadata log: replayed %zu records, cut %zu bytes of torn or "
+			       "corrupt tail at offset %zu", nrec, len - off, off);
+	}
+	return osd__log_init(&st->log, fd, off);
+}
+
+static int store_lock(struct osd_store *st)
+{
+	st->lockfd = openat(st->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (st->lockfd < 0)
+		return -errno;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	/* OFD locks conflict between handles of one process too. */
+	if (fcntl(st->lockfd, F_OFD_SETLK, &fl) != 0) {
+		int e = errno;
+		if (e == EAGAIN || e == EACCES) {
+			osd__store_msg(st, "store %s is already open", st->path);
+			return -EBUSY;
+		}
+		return -e;
+	}
+	return 0;
+}
+
+static int store_init(struct osd_store *st, const char *dir, const struct osd_store_options *o)
+{
+	st->dirfd = st->lockfd = st->datafd = -1;
+	st->log.fd = -1;
+	st->path = strdup(dir);
+	st->sync_writes = o->sync_writes;
+	st->unlinks_tail = &st->unlinks;
+	/* Cache at most a quarter of the descriptor limit, 16..1024. */
+	struct rlimit rl;
+	st->max_fds = 1024;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 4 < (rlim_t)st->max_fds)
+		st->max_fds = rl.rlim_cur / 4 < 16 ? 16 : (int)(rl.rlim_cur / 4);
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	/* Writers (create, remove, checkpoint) must not starve behind lookups. */
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&st->ns, &ra);
+	pthread_rwlockattr_destroy(&ra);
+	pthread_mutex_init(&st->lru_mu, NULL);
+	pthread_mutex_init(&st->dirty_mu, NULL);
+	pthread_mutex_init(&st->unlink_mu, NULL);
+	pthread_mutex_init(&st->msg_mu, NULL);
+	return st->path ? osd__ns_init(st) : -ENOMEM;
+}
+
+/* Make a newly created store directory's own entry durable. */
+static int fsync_parent(const char *dir)
+{
+	char *copy = strdup(dir);
+	if (!copy)
+		return -ENOMEM;
+	size_t n = strlen(copy);
+	while (n > 1 && copy[n - 1] == '/')
+		copy[--n] = 0;
+	char *slash = strrchr(copy, '/');
+	const char *parent = !slash ? "." : slash == copy ? "/" : (*slash = 0, copy);
+	int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = fd < 0 || fsync(fd) != 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+	return r;
+}
+
+static int store_open(struct osd_store *st, const char *dir, const struct osd_store_options *o)
+{
+	int r = store_init(st, dir, o);
+	if (r)
+		return r;
+	st->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (st->dirfd < 0 && errno == ENOENT && o->create) {
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		if ((r = fsync_parent(dir)) != 0)
+			return r;
+		st->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (st->dirfd < 0) {
+		r = -errno;
+		osd__store_msg(st, "cannot open %s: %s", dir, strerror(-r));
+		return r;
+	}
+	fs_size(st);
+	st->capacity_opt = o->capacity;
+	if ((r = store_lock(st)) != 0)
+		return r;
+
+	uint8_t *sb;
+	size_t sblen;
+	uint64_t created;
+	r = read_file(st->dirfd, "superblock", &sb, &sblen);
+	if (r == -ENOENT) {
+		if (!o->create) {
+			osd__store_msg(st, "no store in %s", dir);
+			return -ENOENT;
+		}
+		return store_create(st);
+	}
+	if (r)
+		return r;
+	r = sblen == OSD__FILE_HDR ? osd__file_hdr_get(sb, SB_MAGIC, &created) : -EUCLEAN;
+	free(sb);
+	if (r) {
+		osd__store_msg(st, "%s: superblock damaged (bad magic, version or checksum); "
+			       "not an OSD store of this format", dir);
+		return -EUCLEAN;
+	}
+	if ((r = open_fanout(st, 0)) != 0) {
+		osd__store_msg(st, "%s: data directories missing or unreadable", dir);
+		return r == -ENOENT ? -EUCLEAN : r;
+	}
+	if ((r = load_checkpoint(st)) != 0 || (r = replay_log(st)) != 0)
+		return r;
+	if ((r = osd__data_scan(st)) != 0)
+		return r;
+	return 0;
+}
+
+int osd_store_open(struct osd_store **out, const char *dir,
+		   const struct osd_store_options *opts, char *err, size_t errlen)
+{
+	struct osd_store_options def = { 0 };
+	struct osd_store *st = calloc(1, sizeof(*st));
+	*out = NULL;
+	if (!st)
+		return -ENOMEM;
+	int r = store_open(st, dir, opts ? opts : &def);
+	if (r) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", st->msg[0] ? st->msg : strerror(-r));
+		osd_store_close(st);
+		return r;
+	}
+	*out = st;
+	return 0;
+}
+
+/* ---- close and format --------------------------------------------------------------- */
+
+/* Close every cached data fd (objects in I/O close theirs when done). */
+static void close_all_fds(struct osd_store *st)
+{
+	for (;;) {
+		pthread_mutex_lock(&st->lru_mu);
+		struct osd__obj *o = st->lru_tail;
+		while (o && o->fd_users)
+			o = o->lru_prev;
+		if (o)
+			atomic_fetch_add(&o->refs, 1);
+		pthread_mutex_unlock(&st->lru_mu);
+		if (!o)
+			return;
+		osd__data_close_fd(st, o);
+		osd__obj_put(st, o);
+	}
+}
+
+static void drop_unlinks(struct osd_store *st)
+{
+	while (st->unlinks) {
+		struct osd__unlink *u = st->unlinks;
+		st->unlinks = u->next;
+		free(u);
+	}
+	st->unlinks_tail = &st->unlinks;
+}
+
+void osd_store_close(struct osd_store *st)
+{
+	if (!st)
+		return;
+	if (st->log.buf) {
+		if (osd_store_flush_all(st) != 0)
+			(void)osd__data_flush_dirty(st, 0, 1); /* still drop list references */
+	}
+	close_all_fds(st);
+	osd__ns_free(st);
+	drop_unlinks(st);
+	if (st->log.buf)
+		osd__log_destroy(&st->log);
+	if (st->datafd >= 0)
+		close(st->datafd);
+	if (st->lockfd >= 0)
+		close(st->lockfd); /* releases the OFD lock */
+	if (st->dirfd >= 0)
+		close(st->dirfd);
+	pthread_rwlock_destroy(&st->ns);
+	pthread_mutex_destroy(&st->lru_mu);
+	pthread_mutex_destroy(&st->dirty_mu);
+	pthread_mutex_destroy(&st->unlink_mu);
+	pthread_mutex_destroy(&st->msg_mu);
+	free(st->path);
+	free(st);
+}
+
+/* Unlink every data file (FORMAT). */
+static void wipe_data(struct osd_store *st)
+{
+	for (unsigned d = 0; d < OSD__FANOUT; d++) {
+		int dfd = osd__data_open_dir(st, d);
+		DIR *dh = dfd >= 0 ? fdopendir(dfd) : NULL;
+		if (!dh) {
+			if (dfd >= 0)
+				close(dfd);
+			continue;
+		}
+		struct dirent *de;
+		while ((de = readdir(dh)) != NULL)
+			if (de->d_name[0] != '.')
+				(void)unlinkat(dfd, de->d_name, 0);
+		closedir(dh);
+	}
+}
+
+int osd_store_format(struct osd_store *st, uint64_t capacity)
+{
+	pthread_rwlock_wrlock(&st->ns);
+	(void)osd__data_flush_dirty(st, 0, 1); /* drops dirty-list references */
+	uint64_t next_gen = st->next_gen;
+	osd__ns_free(st);
+	close_all_fds(st);
+	int r = osd__ns_init(st);
+	if (!r) {
+		/* Generations are never reused, so late I/O cannot hit a new object's file. */
+		st->next_gen = next_gen;
+		if (capacity)
+			atomic_store(&st->capacity_set, capacity);
+		r = store_checkpoint(st);
+	}
+	if (!r) {
+		pthread_mutex_lock(&st->unlink_mu);
+		drop_unlinks(st);
+		pthread_mutex_unlock(&st->unlink_mu);
+		wipe_data(st);
+		atomic_store(&st->used, 0);
+	}
+	pthread_rwlock_unlock(&st->ns);
+	return r;
+}

@@ -1,0 +1,275 @@
+/*
+ * The durable object store under the software OSD target (internal API).
+ *
+ * A store lives in one directory and holds the OSD namespace: the root object
+ * (0,0), partitions (P,0) and, inside each partition, user objects and
+ * collections sharing one id space (P,O). Every object may carry attributes
+ * addressed by (page, number); user objects also carry data.
+ *
+ * Conventions:
+ * - Every function returns 0 (or the documented non-negative value) on
+ *   success and a negative errno value on failure; errno is never used.
+ * - All functions are thread-safe: any number of threads may call into one
+ *   store at once. Only one process may open a store (-EBUSY otherwise).
+ * - Durability: a mutation is durable once a flush covering it returns
+ *   (osd_store_flush_object/_partition/_all), or when it returns if it was
+ *   called with OSD_STORE_FUA or the store was opened with sync_writes.
+ *   What a flush acknowledged survives kill -9 and a machine crash.
+ *   Without a flush, a crash leaves a consistent earlier state.
+ * - Object ids are not range-checked here (the exec engine enforces the
+ *   0x10000 lower bound); only id 0 is special (root/partition object).
+ *
+ * Design and on-disk format: docs/target-store.md.
+ */
+#ifndef OSDTARGET_STORE_STORE_H
+#define OSDTARGET_STORE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <osd/types.h>
+
+/** A store opened on one directory (opaque). */
+struct osd_store;
+
+/** Options for osd_store_open(). Zero-initialise, then set fields. */
+struct osd_store_options {
+	int create;          /* create (format) the store if the directory has none */
+	uint64_t capacity;   /* total capacity in bytes, used unless one was set with
+				osd_store_set_capacity()/osd_store_format(); 0 = the
+				filesystem's size. Not persisted. */
+	int sync_writes;     /* 1: every mutation is durable on return (as FUA) */
+};
+
+/** Flag for mutating calls: durable before the call returns. */
+#define OSD_STORE_FUA 0x1u
+
+/** Largest attribute value length (OSD: 0xFFFF means "undefined"). */
+#define OSD_STORE_ATTR_MAX 0xFFFEu
+
+/** osd_store_attr_iterate() page value meaning "every page". */
+#define OSD_STORE_ALL_PAGES 0xFFFFFFFFu
+
+/** Quota value meaning "no limit" (the OSD default quota). */
+#define OSD_STORE_NO_QUOTA UINT64_MAX
+
+/* ---- lifetime ---------------------------------------------------------- */
+
+/**
+ * Open the store in @p dir (creating the directory and formatting a new store
+ * when opts->create is set and no store exists there).
+ * @param[out] out the store, closed with osd_store_close()
+ * @param opts NULL for defaults (create = 0, capacity = fs size, no sync)
+ * @param err if not NULL, receives a NUL-terminated message on failure
+ * @return 0; -ENOENT (no store and create = 0); -EBUSY (opened by another
+ *         process or handle); -EUCLEAN (damaged: bad superblock/checkpoint);
+ *         or another -errno. A torn or corrupt metadata-log tail is not an
+ *         error: it is cut off and reported by osd_store_error().
+ */
+int osd_store_open(struct osd_store **out, const char *dir,
+		   const struct osd_store_options *opts, char *err, size_t errlen);
+
+/** Make everything durable, release the lock and free @p st. NULL allowed. */
+void osd_store_close(struct osd_store *st);
+
+/**
+ * The last notable message of @p st (recovery notes, last error detail).
+ * Informational; the string is owned by the store, stable until close,
+ * and may be overwritten by a later call from any thread.
+ */
+const char *osd_store_error(struct osd_store *st);
+
+/**
+ * FORMAT OSD: remove every partition, object, data byte and attribute
+ * (root attributes included) and set the capacity (0 = keep the current one).
+ * Durable on return. Concurrent calls on the store wait for it.
+ */
+int osd_store_format(struct osd_store *st, uint64_t capacity);
+
+/* ---- partitions -------------------------------------------------------- */
+
+/** Create partition @p pid (> 0). @return 0, -EINVAL, -EEXIST, -ENOMEM. */
+int osd_store_partition_create(struct osd_store *st, uint64_t pid, unsigned flags);
+
+/** Remove an empty partition and its attributes. @return 0, -ENOENT, -ENOTEMPTY. */
+int osd_store_partition_remove(struct osd_store *st, uint64_t pid, unsigned flags);
+
+/** @return 1 if partition @p pid exists, 0 if not. */
+int osd_store_partition_exists(struct osd_store *st, uint64_t pid);
+
+/**
+ * List partition ids >= @p start in ascending order.
+ * @param[out] ids up to @p max ids
+ * @param[out] count number written
+ * @param[out] next the id to pass as @p start to continue, 0 when the list
+ *             is complete (may be NULL)
+ */
+int osd_store_partition_list(struct osd_store *st, uint64_t start, uint64_t *ids,
+			     size_t max, size_t *count, uint64_t *next);
+
+/** Number of partitions, and the highest partition id (0 if none); either may be NULL. */
+int osd_store_partition_stats(struct osd_store *st, uint64_t *count, uint64_t *max_id);
+
+/* ---- objects (user objects and collections) ---------------------------- */
+
+/**
+ * Create object (pid, oid) of @p type OSD_OBJ_USER or OSD_OBJ_COLLECTION.
+ * @return 0, -EINVAL (oid 0 or bad type), -ENOENT (no partition), -EEXIST,
+ *         -ENOMEM.
+ */
+int osd_store_object_create(struct osd_store *st, uint64_t pid, uint64_t oid,
+			    enum osd_obj_type type, unsigned flags);
+
+/**
+ * Remove a user object or collection with its data and attributes
+ * (its space is released when the removal is durable).
+ * @return 0, -EINVAL (oid 0), -ENOENT.
+ */
+int osd_store_object_remove(struct osd_store *st, uint64_t pid, uint64_t oid,
+			    unsigned flags);
+
+/**
+ * Type of any object: (0,0) root, (P,0) partition, (P,O) user object or
+ * collection. @p type may be NULL (existence check).
+ * @return 0 or -ENOENT.
+ */
+int osd_store_object_type(struct osd_store *st, uint64_t pid, uint64_t oid,
+			  enum osd_obj_type *type);
+
+/**
+ * List object ids >= @p start (and >= 1) of partition @p pid in ascending
+ * order; @p type 0 lists both kinds, OSD_OBJ_USER or OSD_OBJ_COLLECTION one.
+ * @param[out] next the id to continue from, 0 when complete (may be NULL)
+ * @return 0 or -ENOENT (no partition).
+ */
+int osd_store_object_list(struct osd_store *st, uint64_t pid, uint64_t start,
+			  enum osd_obj_type type, uint64_t *ids, size_t max,
+			  size_t *count, uint64_t *next);
+
+/**
+ * Number of objects (both kinds) in @p pid and the highest object id there
+ * (0 if none); either may be NULL. @return 0 or -ENOENT.
+ */
+int osd_store_object_stats(struct osd_store *st, uint64_t pid, uint64_t *count,
+			   uint64_t *max_id);
+
+/* ---- user object data -------------------------------------------------- */
+/* Data calls need a user object: -ENOENT if missing, -EINVAL for other types. */
+
+/**
+ * Read from @p offset into the iovecs. Bytes beyond the logical length are
+ * not returned (short read); holes read as zeros.
+ * @param[out] nread bytes read
+ */
+int osd_store_read(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t offset,
+		   const struct iovec *iov, int iovcnt, size_t *nread);
+
+/**
+ * Write all iovec bytes at @p offset, extending the logical length if needed.
+ * @return 0, -ENOSPC (capacity/quota), -EFBIG, or an I/O -errno.
+ */
+int osd_store_write(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t offset,
+		    const struct iovec *iov, int iovcnt, unsigned flags);
+
+/**
+ * Append at the logical length (atomically with respect to other appends).
+ * @param[out] offset where the data went (may be NULL)
+ */
+int osd_store_append(struct osd_store *st, uint64_t pid, uint64_t oid,
+		     const struct iovec *iov, int iovcnt, unsigned flags,
+		     uint64_t *offset);
+
+/** Set the logical length (shrinking discards data, extending reads zeros). */
+int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid,
+		       uint64_t length, unsigned flags);
+
+/**
+ * Deallocate [offset, offset+len) clipped to the logical length; it reads as
+ * zeros afterwards and the logical length does not change.
+ */
+int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid,
+		    uint64_t offset, uint64_t len, unsigned flags);
+
+/** Logical length in bytes. */
+int osd_store_length(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *length);
+
+/**
+ * Used capacity in bytes of any object: for a user object its allocated data
+ * bytes, for a partition the sum over its objects, for the root the total.
+ */
+int osd_store_used(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *used);
+
+/* ---- attributes (of any object, including root and partitions) ---------- */
+
+/**
+ * Get attribute (@p page, @p num) of object (pid, oid).
+ * Copies min(len, bufsize) bytes into @p buf (may be NULL with bufsize 0).
+ * @param[out] len the full value length
+ * @return 0; -ENOENT if the object does not exist; -ENODATA if the attribute
+ *         is not set.
+ */
+int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
+		       uint32_t page, uint32_t num, void *buf, size_t bufsize,
+		       size_t *len);
+
+/**
+ * Set attribute (@p page, @p num) to @p len bytes; @p len 0 deletes it.
+ * @return 0, -ENOENT (no object), -EINVAL (len > OSD_STORE_ATTR_MAX), -ENOMEM.
+ */
+int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
+		       uint32_t page, uint32_t num, const void *val, size_t len,
+		       unsigned flags);
+
+/**
+ * Called for each attribute; return 0 to continue, anything else stops the
+ * iteration and becomes osd_store_attr_iterate()'s return value. The value
+ * pointer is valid only during the call. The callback must not call into
+ * the store.
+ */
+typedef int (*osd_store_attr_cb)(uint32_t page, uint32_t num, const void *val,
+				 size_t len, void *payload);
+
+/**
+ * Visit the attributes of one page (or OSD_STORE_ALL_PAGES) of an object in
+ * ascending (page, number) order.
+ * @return 0, -ENOENT (no object), or the callback's non-zero value.
+ */
+int osd_store_attr_iterate(struct osd_store *st, uint64_t pid, uint64_t oid,
+			   uint32_t page, osd_store_attr_cb cb, void *payload);
+
+/* ---- durability ---------------------------------------------------------- */
+
+/** Make the data and attributes of one object durable. -ENOENT if missing. */
+int osd_store_flush_object(struct osd_store *st, uint64_t pid, uint64_t oid);
+
+/** Make partition @p pid and everything in it durable. */
+int osd_store_flush_partition(struct osd_store *st, uint64_t pid);
+
+/** Make everything durable (FLUSH OSD). */
+int osd_store_flush_all(struct osd_store *st);
+
+/* ---- capacity -------------------------------------------------------------- */
+
+/** Total capacity and used bytes of the store; either may be NULL. */
+int osd_store_capacity(struct osd_store *st, uint64_t *total, uint64_t *used);
+
+/**
+ * Set the persisted total capacity (0 = none: the open option, else the
+ * filesystem's size). Durable with the next flush.
+ */
+int osd_store_set_capacity(struct osd_store *st, uint64_t total, unsigned flags);
+
+/**
+ * Set the quota of a partition (oid 0) or user object (OSD_STORE_NO_QUOTA
+ * = unlimited, the default). Writes that would make the used capacity exceed
+ * a quota fail with -ENOSPC. @return 0, -ENOENT, -EINVAL (root).
+ */
+int osd_store_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid,
+			uint64_t quota, unsigned flags);
+
+/** Current quota of a partition or user object. */
+int osd_store_get_quota(struct osd_store *st, uint64_t pid, uint64_t oid,
+			uint64_t *quota);
+
+#endif

@@ -1,0 +1,71 @@
+/* Shared helpers of the store tests (see store_helpers.h). */
+#include "store_helpers.h"
+
+#include <check.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *th_mkdtemp(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *p = malloc(4096);
+	ck_assert_ptr_nonnull(p);
+	snprintf(p, 4096, "%s/osdstore-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(p));
+	return p;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void th_rmtree(char *path)
+{
+	if (path)
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(path);
+}
+
+struct osd_store *th_open(const char *dir)
+{
+	struct osd_store *st = NULL;
+	struct osd_store_options o = { .create = 1 };
+	char err[256] = "";
+	int r = osd_store_open(&st, dir, &o, err, sizeof(err));
+	ck_assert_msg(r == 0, "open %s: %d %s", dir, r, err);
+	return st;
+}
+
+static uint8_t th_byte(uint64_t seed, uint64_t off)
+{
+	uint64_t x = (seed + 1) * 0x9E3779B97F4A7C15ULL + off * 0xBF58476D1CE4E5B9ULL;
+	x ^= x >> 31;
+	x *= 0x94D049BB133111EBULL;
+	return (uint8_t)(x >> 56);
+}
+
+void th_fill(uint8_t *buf, size_t len, uint64_t seed, uint64_t off)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = th_byte(seed, off + i);
+}
+
+int th_check(const uint8_t *buf, size_t len, uint64_t seed, uint64_t off)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != th_byte(seed, off + i))
+			return 0;
+	return 1;
+}
+
+void th_path(char *out, size_t outlen, const char *dir, const char *name)
+{
+	snprintf(out, outlen, "%s/%s", dir, name);
+}

@@ -1,0 +1,23 @@
+/* Shared helpers of the store tests: temporary directories and patterns. */
+#ifndef TESTS_TARGET_STORE_HELPERS_H
+#define TESTS_TARGET_STORE_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/** Make a fresh directory under $TMPDIR; returns a malloc'ed path. */
+char *th_mkdtemp(void);
+/** Remove a directory tree and free the path. */
+void th_rmtree(char *path);
+/** Open (create) a store or fail the test. */
+struct osd_store *th_open(const char *dir);
+/** Deterministic bytes for (seed, offset). */
+void th_fill(uint8_t *buf, size_t len, uint64_t seed, uint64_t off);
+/** 1 if buf matches th_fill(seed, off). */
+int th_check(const uint8_t *buf, size_t len, uint64_t seed, uint64_t off);
+/** Path of a file inside dir (static buffer per call site use). */
+void th_path(char *out, size_t outlen, const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,1057 @@
+/* Tests of the target's durable object store: every operation, its errors,
+ * persistence, recovery, locking and concurrency. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store/crc32c.h"
+#include "store/internal.h"
+#include "store_helpers.h"
+
+#define P1 0x10000ULL
+#define P2 0x10001ULL
+#define O1 0x10000ULL
+
+static char *dir;
+static struct osd_store *st;
+
+static void setup(void)
+{
+	dir = th_mkdtemp();
+	st = th_open(dir);
+}
+
+static void teardown(void)
+{
+	osd_store_close(st);
+	st = NULL;
+	th_rmtree(dir);
+	dir = NULL;
+}
+
+static void reopen(void)
+{
+	osd_store_close(st);
+	st = th_open(dir);
+}
+
+/* 1 if buf[0..len) is all zero (one assertion instead of one per byte). */
+static int all_zero(const uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i])
+			return 0;
+	return 1;
+}
+
+static int wr(uint64_t pid, uint64_t oid, uint64_t off, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+	return osd_store_write(st, pid, oid, off, &iov, 1, 0);
+}
+
+static size_t rd(uint64_t pid, uint64_t oid, uint64_t off, void *buf, size_t len)
+{
+	struct iovec iov = { buf, len };
+	size_t n = 0;
+	ck_assert_int_eq(osd_store_read(st, pid, oid, off, &iov, 1, &n), 0);
+	return n;
+}
+
+/* ---- CRC32C ---- */
+
+START_TEST(t_crc32c)
+{
+	ck_assert_uint_eq(osd__crc32c(0, "123456789", 9), 0xE3069283u);
+	ck_assert_uint_eq(osd__crc32c_table(0, "123456789", 9), 0xE3069283u);
+	ck_assert_uint_eq(osd__crc32c(0, "", 0), 0);
+	uint8_t buf[1000];
+	th_fill(buf, sizeof(buf), 7, 0);
+	for (size_t len = 0; len < sizeof(buf); len += 37) {
+		uint32_t a = osd__crc32c(0, buf + 3, len - (len ? 3 : 0));
+		ck_assert_uint_eq(a, osd__crc32c_table(0, buf + 3, len - (len ? 3 : 0)));
+	}
+	/* Continuation equals one pass. */
+	ck_assert_uint_eq(osd__crc32c(osd__crc32c(0, buf, 100), buf + 100, 900),
+			  osd__crc32c(0, buf, 1000));
+}
+END_TEST
+
+START_TEST(t_record_bytes)
+{
+	/* Hand-written record: crc | len=8 | type 1 | pid 0x10000 big-endian. */
+	uint8_t exp[17] = { 0, 0, 0, 0, 0, 0, 0, 8, 1, 0, 0, 0, 0, 0, 1, 0, 0 };
+	uint32_t crc = osd__crc32c(0, exp + 4, 13);
+	exp[0] = (uint8_t)(crc >> 24);
+	exp[1] = (uint8_t)(crc >> 16);
+	exp[2] = (uint8_t)(crc >> 8);
+	exp[3] = (uint8_t)crc;
+	uint8_t pl[8] = { 0, 0, 0, 0, 0, 1, 0, 0 }, got[17];
+	osd__rec_encode(got, OSD__REC_PART_CREATE, pl, 8, NULL, 0);
+	ck_assert_mem_eq(got, exp, 17);
+	struct osd__rec rec;
+	ck_assert_uint_eq(osd__rec_parse(got, 17, &rec), 17);
+	ck_assert_uint_eq(rec.type, 1);
+	ck_assert_uint_eq(rec.len, 8);
+	ck_assert_uint_eq(osd__rec_parse(got, 16, &rec), 0); /* short */
+	got[12] ^= 1;
+	ck_assert_uint_eq(osd__rec_parse(got, 17, &rec), 0); /* bad CRC */
+	uint8_t huge[9] = { 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 5 };
+	ck_assert_uint_eq(osd__rec_parse(huge, 9, &rec), 0); /* impossible length */
+}
+END_TEST
+
+/* ---- open ---- */
+
+START_TEST(t_open_missing)
+{
+	char *d = th_mkdtemp();
+	char sub[4200], err[256] = "";
+	struct osd_store *s = (void *)1;
+	snprintf(sub, sizeof(sub), "%s/none", d);
+	struct osd_store_options o = { .create = 0 };
+	ck_assert_int_eq(osd_store_open(&s, sub, &o, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(osd_store_open(&s, d, NULL, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "no store"));
+	o.create = 1;
+	ck_assert_int_eq(osd_store_open(&s, sub, &o, err, sizeof(err)), 0);
+	osd_store_close(s);
+	ck_assert_int_eq(osd_store_open(&s, sub, NULL, err, sizeof(err)), 0);
+	osd_store_close(s);
+	th_rmtree(d);
+}
+END_TEST
+
+START_TEST(t_busy)
+{
+	struct osd_store *s2 = NULL;
+	char err[256] = "";
+	ck_assert_int_eq(osd_store_open(&s2, dir, NULL, err, sizeof(err)), -EBUSY);
+	ck_assert_ptr_nonnull(strstr(err, "already open"));
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) /* another process */
+		_exit(osd_store_open(&s2, dir, NULL, NULL, 0) == -EBUSY ? 0 : 1);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	osd_store_close(st);
+	ck_assert_int_eq(osd_store_open(&st, dir, NULL, err, sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(t_damaged_superblock)
+{
+	char p[4200], err[256] = "";
+	osd_store_close(st);
+	st = NULL;
+	th_path(p, sizeof(p), dir, "superblock");
+	int fd = open(p, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "X", 1, 0), 1);
+	close(fd);
+	ck_assert_int_eq(osd_store_open(&st, dir, NULL, err, sizeof(err)), -EUCLEAN);
+	ck_assert_ptr_null(st);
+	ck_assert_ptr_nonnull(strstr(err, "superblock damaged"));
+	/* A wrong length is damage too; create=1 must not reformat it. */
+	fd = open(p, O_WRONLY | O_TRUNC);
+	ck_assert_int_eq(write(fd, "OSDSTORE", 8), 8);
+	close(fd);
+	struct osd_store_options o = { .create = 1 };
+	ck_assert_int_eq(osd_store_open(&st, dir, &o, err, sizeof(err)), -EUCLEAN);
+}
+END_TEST
+
+START_TEST(t_damaged_checkpoint)
+{
+	char p[4200], err[256] = "";
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	osd_store_close(st);
+	st = NULL;
+	th_path(p, sizeof(p), dir, "checkpoint");
+	int fd = open(p, O_RDWR);
+	struct stat sb;
+	fstat(fd, &sb);
+	uint8_t b;
+	ck_assert_int_eq(pread(fd, &b, 1, sb.st_size - 3), 1);
+	b ^= 0x40;
+	ck_assert_int_eq(pwrite(fd, &b, 1, sb.st_size - 3), 1);
+	close(fd);
+	ck_assert_int_eq(osd_store_open(&st, dir, NULL, err, sizeof(err)), -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(err, "checkpoint"));
+}
+END_TEST
+
+/* ---- partitions ---- */
+
+START_TEST(t_partitions)
+{
+	uint64_t ids[8], next, n64, max;
+	size_t n;
+	ck_assert_int_eq(osd_store_partition_create(st, 0, 0), -EINVAL);
+	ck_assert_int_eq(osd_store_partition_create(st, P2, 0), 0);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), -EEXIST);
+	ck_assert_int_eq(osd_store_partition_create(st, 0x20000, OSD_STORE_FUA), 0);
+	ck_assert_int_eq(osd_store_partition_exists(st, P1), 1);
+	ck_assert_int_eq(osd_store_partition_exists(st, 0), 0);
+	ck_assert_int_eq(osd_store_partition_exists(st, 5), 0);
+	ck_assert_int_eq(osd_store_partition_list(st, 0, ids, 2, &n, &next), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(ids[0], P1);
+	ck_assert_uint_eq(ids[1], P2);
+	ck_assert_uint_eq(next, 0x20000);
+	ck_assert_int_eq(osd_store_partition_list(st, next, ids, 8, &n, &next), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ids[0], 0x20000);
+	ck_assert_uint_eq(next, 0);
+	ck_assert_int_eq(osd_store_partition_stats(st, &n64, &max), 0);
+	ck_assert_uint_eq(n64, 3);
+	ck_assert_uint_eq(max, 0x20000);
+	ck_assert_int_eq(osd_store_object_type(st, P1, 0, NULL), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_partition_remove(st, P1, 0), -ENOTEMPTY);
+	ck_assert_int_eq(osd_store_partition_remove(st, 0x30000, 0), -ENOENT);
+	ck_assert_int_eq(osd_store_partition_remove(st, P2, 0), 0);
+	ck_assert_int_eq(osd_store_partition_exists(st, P2), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P2, 0, 1, 1, "x", 1, 0), -ENOENT);
+	ck_assert_int_eq(osd_store_object_remove(st, P1, O1, 0), 0);
+	ck_assert_int_eq(osd_store_partition_remove(st, P1, 0), 0);
+	reopen();
+	ck_assert_int_eq(osd_store_partition_list(st, 0, ids, 8, &n, &next), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ids[0], 0x20000);
+}
+END_TEST
+
+/* ---- objects ---- */
+
+START_TEST(t_objects)
+{
+	enum osd_obj_type t;
+	uint64_t ids[16], next, cnt, max;
+	size_t n;
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), -ENOENT);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, 0, OSD_OBJ_USER, 0), -EINVAL);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_PARTITION, 0), -EINVAL);
+	for (uint64_t i = 0; i < 10; i++)
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 9 - i,
+							 i % 3 ? OSD_OBJ_USER : OSD_OBJ_COLLECTION, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 4, OSD_OBJ_COLLECTION, 0), -EEXIST);
+	ck_assert_int_eq(osd_store_object_type(st, 0, 0, &t), 0);
+	ck_assert_int_eq(t, OSD_OBJ_ROOT);
+	ck_assert_int_eq(osd_store_object_type(st, P1, 0, &t), 0);
+	ck_assert_int_eq(t, OSD_OBJ_PARTITION);
+	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 9, &t), 0); /* i = 0 */
+	ck_assert_int_eq(t, OSD_OBJ_COLLECTION);
+	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 8, &t), 0);
+	ck_assert_int_eq(t, OSD_OBJ_USER);
+	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 10, &t), -ENOENT);
+	ck_assert_int_eq(osd_store_object_stats(st, P1, &cnt, &max), 0);
+	ck_assert_uint_eq(cnt, 10);
+	ck_assert_uint_eq(max, O1 + 9);
+	ck_assert_int_eq(osd_store_object_stats(st, P2, &cnt, &max), -ENOENT);
+	/* Full list in pages of 4 from start O1+1. */
+	ck_assert_int_eq(osd_store_object_list(st, P1, O1 + 1, 0, ids, 4, &n, &next), 0);
+	ck_assert_uint_eq(n, 4);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_uint_eq(ids[i], O1 + 1 + i);
+	ck_assert_uint_eq(next, O1 + 5);
+	ck_assert_int_eq(osd_store_object_list(st, P1, next, 0, ids, 16, &n, &next), 0);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_uint_eq(next, 0);
+	/* Collections only: i = 0,3,6,9 -> ids O1+9, O1+6, O1+3, O1+0. */
+	ck_assert_int_eq(osd_store_object_list(st, P1, 0, OSD_OBJ_COLLECTION, ids, 16, &n, &next), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(ids[0], O1);
+	ck_assert_uint_eq(ids[3], O1 + 9);
+	ck_assert_int_eq(osd_store_object_list(st, P1, 0, OSD_OBJ_USER, ids, 16, &n, &next), 0);
+	ck_assert_uint_eq(n, 6);
+	ck_assert_int_eq(osd_store_object_list(st, P2, 0, 0, ids, 16, &n, &next), -ENOENT);
+	ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + 3, 0), 0);
+	ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + 3, 0), -ENOENT);
+	ck_assert_int_eq(osd_store_object_remove(st, P1, 0, 0), -EINVAL);
+	reopen();
+	ck_assert_int_eq(osd_store_object_list(st, P1, 0, 0, ids, 16, &n, &next), 0);
+	ck_assert_uint_eq(n, 9);
+	ck_assert_uint_eq(ids[2], O1 + 2);
+	ck_assert_uint_eq(ids[3], O1 + 4);
+	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 9, &t), 0);
+	ck_assert_int_eq(t, OSD_OBJ_COLLECTION);
+}
+END_TEST
+
+/* ---- data ---- */
+
+START_TEST(t_data)
+{
+	uint8_t a[8192], b[8192];
+	uint64_t len, used, off;
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_COLLECTION, 0), 0);
+	ck_assert_int_eq(wr(P1, O1 + 1, 0, "x", 1), -EINVAL);
+	ck_assert_int_eq(wr(P1, O1 + 2, 0, "x", 1), -ENOENT);
+	ck_assert_int_eq(osd_store_length(st, P1, O1, &len), 0);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_uint_eq(rd(P1, O1, 0, b, 10), 0);
+	/* Two iovecs at offset 100. */
+	th_fill(a, sizeof(a), 1, 0);
+	struct iovec iov[2] = { { a, 1000 }, { a + 1000, 3000 } };
+	ck_assert_int_eq(osd_store_write(st, P1, O1, 100, iov, 2, 0), 0);
+	ck_assert_int_eq(osd_store_length(st, P1, O1, &len), 0);
+	ck_assert_uint_eq(len, 4100);
+	memset(b, 0xEE, sizeof(b));
+	ck_assert_uint_eq(rd(P1, O1, 0, b, sizeof(b)), 4100); /* short at the length */
+	ck_assert(all_zero(b, 100)); /* leading hole */
+	ck_assert_mem_eq(b + 100, a, 4000);
+	ck_assert_uint_eq(b[4100], 0xEE);
+	struct iovec riov[2] = { { b, 7 }, { b + 7, 50 } };
+	size_t n;
+	ck_assert_int_eq(osd_store_read(st, P1, O1, 150, riov, 2, &n), 0);
+	ck_assert_uint_eq(n, 57);
+	ck_assert_mem_eq(b, a + 50, 57);
+	ck_assert_uint_eq(rd(P1, O1, 5000, b, 10), 0);
+	/* Append. */
+	ck_assert_int_eq(osd_store_append(st, P1, O1, iov, 1, 0, &off), 0);
+	ck_assert_uint_eq(off, 4100);
+	ck_assert_int_eq(osd_store_append(st, P1, O1, iov, 1, OSD_STORE_FUA, &off), 0);
+	ck_assert_uint_eq(off, 5100);
+	ck_assert_int_eq(osd_store_length(st, P1, O1, &len), 0);
+	ck_assert_uint_eq(len, 6100);
+	/* Truncate down, then up: the extension reads zeros. */
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 200, 0), 0);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 300, 0), 0);
+	ck_assert_uint_eq(rd(P1, O1, 0, b, sizeof(b)), 300);
+	ck_assert_mem_eq(b + 100, a, 100);
+	ck_assert(all_zero(b + 200, 100));
+	/* Punch a large region: it reads zeros, length unchanged, used drops. */
+	uint8_t *big = malloc(1 << 20);
+	th_fill(big, 1 << 20, 2, 0);
+	struct iovec biov = { big, 1 << 20 };
+	ck_assert_int_eq(osd_store_write(st, P1, O1, 0, &biov, 1, 0), 0);
+	ck_assert_int_eq(osd_store_used(st, P1, O1, &used), 0);
+	ck_assert_uint_ge(used, 1 << 20);
+	ck_assert_int_eq(osd_store_punch(st, P1, O1, 4096, (1 << 20) - 8192, 0), 0);
+	uint64_t used2, pused, rused;
+	ck_assert_int_eq(osd_store_used(st, P1, O1, &used2), 0);
+	ck_assert_uint_le(used2, 16384);
+	ck_assert_int_eq(osd_store_used(st, P1, 0, &pused), 0);
+	ck_assert_int_eq(osd_store_used(st, 0, 0, &rused), 0);
+	ck_assert_uint_eq(pused, used2);
+	ck_assert_uint_eq(rused, used2);
+	ck_assert_int_eq(osd_store_length(st, P1, O1, &len), 0);
+	ck_assert_uint_eq(len, 1 << 20);
+	ck_assert_uint_eq(rd(P1, O1, 0, big, 1 << 20), 1 << 20);
+	ck_assert(th_check(big, 4096, 2, 0));
+	ck_assert(all_zero(big + 4096, (1 << 20) - 8192));
+	ck_assert(th_check(big + (1 << 20) - 4096, 4096, 2, (1 << 20) - 4096));
+	/* Punch past the length is clipped; the length does not change. */
+	ck_assert_int_eq(osd_store_punch(st, P1, O1, (1 << 20) - 10, 1000, 0), 0);
+	ck_assert_int_eq(osd_store_length(st, P1, O1, &len), 0);
+	ck_assert_uint_eq(len, 1 << 20);
+	ck_assert_int_eq(osd_store_flush_object(st, P1, O1), 0);
+	reopen();
+	ck_assert_int_eq(osd_store_length(st, P1, O1, &len), 0);
+	ck_assert_uint_eq(len, 1 << 20);
+	ck_assert_uint_eq(rd(P1, O1, 0, big, 1 << 20), 1 << 20);
+	ck_assert(th_check(big, 4096, 2, 0));
+	ck_assert(all_zero(big + (1 << 20) - 10, 10));
+	ck_assert_int_eq(osd_store_used(st, P1, 0, &pused), 0);
+	ck_assert_int_eq(osd_store_used(st, P1, O1, &used2), 0);
+	ck_assert_uint_eq(pused, used2);
+	free(big);
+}
+END_TEST
+
+START_TEST(t_remove_recreate)
+{
+	uint8_t a[5000], b[5000];
+	uint64_t len, used;
+	th_fill(a, sizeof(a), 3, 0);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(wr(P1, O1, 0, a, sizeof(a)), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x10000, 1, "v", 1, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_eq(osd_store_object_remove(st, P1, O1, 0), 0);
+	ck_assert_int_eq(osd_store_used(st, P1, 0, &used), 0);
+	ck_assert_uint_eq(used, 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_length(st, P1, O1, &len), 0);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x10000, 1, NULL, 0, NULL), -ENODATA);
+	ck_assert_int_eq(wr(P1, O1, 10, "new", 3), 0);
+	reopen();
+	ck_assert_int_eq(osd_store_length(st, P1, O1, &len), 0);
+	ck_assert_uint_eq(len, 13);
+	ck_assert_uint_eq(rd(P1, O1, 0, b, sizeof(b)), 13);
+	ck_assert_mem_eq(b + 10, "new", 3);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x10000, 1, NULL, 0, NULL), -ENODATA);
+	/* Exactly one data file remains: the removed object's file is gone. */
+	int files = 0;
+	for (unsigned d = 0; d < 256; d++) {
+		char p[4300];
+		snprintf(p, sizeof(p), "%s/data/%02x", dir, d);
+		DIR *dh = opendir(p);
+		ck_assert_ptr_nonnull(dh);
+		struct dirent *de;
+		while ((de = readdir(dh)))
+			files += de->d_name[0] != '.';
+		closedir(dh);
+	}
+	ck_assert_int_eq(files, 1);
+}
+END_TEST
+
+/* ---- attributes ---- */
+
+struct seen {
+	uint32_t page[16], num[16];
+	size_t len[16];
+	int n, stop_at;
+};
+
+static int collect(uint32_t page, uint32_t num, const void *val, size_t len, void *payload)
+{
+	struct seen *s = payload;
+	(void)val;
+	if (s->n == s->stop_at)
+		return 42;
+	s->page[s->n] = page;
+	s->num[s->n] = num;
+	s->len[s->n] = len;
+	s->n++;
+	return 0;
+}
+
+START_TEST(t_attrs)
+{
+	uint8_t buf[0x10000], v[0xFFFF];
+	size_t len;
+	th_fill(v, sizeof(v), 4, 0);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1 + 1, 1, 1, buf, 10, &len), -ENOENT);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 1, 1, buf, 10, &len), -ENODATA);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + 1, 1, 1, "a", 1, 0), -ENOENT);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 1, 1, v, 0xFFFF, 0), -EINVAL);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x30000, 9, v, 0xFFFE, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x30000, 2, "two", 3, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x20000, 7, "seven", 5, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x30000, 2, "TWO!", 4, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x40000, 1, "gone", 4, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x40000, 1, NULL, 0, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x40000, 5, NULL, 0, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, 0, 0, 0x10000, 1, "root", 4, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, 0, 0x10000, 1, "part", 4, OSD_STORE_FUA), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x30000, 2, buf, 2, &len), 0);
+		ck_assert_uint_eq(len, 4);
+		ck_assert_mem_eq(buf, "TW", 2); /* truncated copy, full length */
+		ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x30000, 9, buf, sizeof(buf), &len), 0);
+		ck_assert_uint_eq(len, 0xFFFE);
+		ck_assert_mem_eq(buf, v, 0xFFFE);
+		ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x40000, 1, buf, 10, &len), -ENODATA);
+		ck_assert_int_eq(osd_store_attr_get(st, 0, 0, 0x10000, 1, buf, 10, &len), 0);
+		ck_assert_mem_eq(buf, "root", 4);
+		ck_assert_int_eq(osd_store_attr_get(st, P1, 0, 0x10000, 1, buf, 10, &len), 0);
+		ck_assert_mem_eq(buf, "part", 4);
+		struct seen s = { .stop_at = -1 };
+		ck_assert_int_eq(osd_store_attr_iterate(st, P1, O1, OSD_STORE_ALL_PAGES, collect, &s), 0);
+		ck_assert_int_eq(s.n, 3);
+		ck_assert_uint_eq(s.page[0], 0x20000);
+		ck_assert_uint_eq(s.num[0], 7);
+		ck_assert_uint_eq(s.page[1], 0x30000);
+		ck_assert_uint_eq(s.num[1], 2);
+		ck_assert_uint_eq(s.len[1], 4);
+		ck_assert_uint_eq(s.num[2], 9);
+		struct seen s2 = { .stop_at = -1 };
+		ck_assert_int_eq(osd_store_attr_iterate(st, P1, O1, 0x30000, collect, &s2), 0);
+		ck_assert_int_eq(s2.n, 2);
+		ck_assert_uint_eq(s2.num[0], 2);
+		struct seen s3 = { .stop_at = 1 };
+		ck_assert_int_eq(osd_store_attr_iterate(st, P1, O1, OSD_STORE_ALL_PAGES, collect, &s3), 42);
+		struct seen s4 = { .stop_at = -1 };
+		ck_assert_int_eq(osd_store_attr_iterate(st, P1, O1, 0x25000, collect, &s4), 0);
+		ck_assert_int_eq(s4.n, 0);
+		ck_assert_int_eq(osd_store_attr_iterate(st, P1, O1 + 5, 0, collect, &s4), -ENOENT);
+		reopen();
+	}
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	reopen();
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x30000, 9, buf, sizeof(buf), &len), 0);
+	ck_assert_mem_eq(buf, v, 0xFFFE);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x30000, 2, buf, sizeof(buf), &len), 0);
+	ck_assert_uint_eq(len, 4);
+}
+END_TEST
+
+/* ---- capacity and quotas ---- */
+
+START_TEST(t_capacity)
+{
+	uint8_t a[8192];
+	uint64_t total, used, q;
+	th_fill(a, sizeof(a), 5, 0);
+	ck_assert_int_eq(osd_store_capacity(st, &total, &used), 0);
+	ck_assert_uint_gt(total, 0);
+	ck_assert_uint_eq(used, 0);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_set_capacity(st, 64 * 1024, 0), 0);
+	ck_assert_int_eq(wr(P1, O1, 0, a, 8192), 0);
+	ck_assert_int_eq(wr(P1, O1, 60 * 1024, a, 8192), -ENOSPC);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 1 << 20, 0), -ENOSPC);
+	ck_assert_int_eq(wr(P1, O1, 0, a, 8192), 0); /* overwrite is free */
+	ck_assert_int_eq(osd_store_set_capacity(st, 0, 0), 0);
+	ck_assert_int_eq(osd_store_get_quota(st, P1, 0, &q), 0);
+	ck_assert_uint_eq(q, OSD_STORE_NO_QUOTA);
+	ck_assert_int_eq(osd_store_set_quota(st, 0, 0, 5, 0), -EINVAL);
+	ck_assert_int_eq(osd_store_set_quota(st, P2, 0, 5, 0), -ENOENT);
+	ck_assert_int_eq(osd_store_set_quota(st, P1, 0, 20000, 0), 0);
+	ck_assert_int_eq(wr(P1, O1 + 1, 0, a, 8192), 0);
+	ck_assert_int_eq(wr(P1, O1 + 1, 8192, a, 8192), -ENOSPC); /* 8192 used + 8192 + 8192 */
+	ck_assert_int_eq(osd_store_set_quota(st, P1, 0, OSD_STORE_NO_QUOTA, 0), 0);
+	ck_assert_int_eq(osd_store_set_quota(st, P1, O1 + 1, 9000, 0), 0);
+	ck_assert_int_eq(wr(P1, O1 + 1, 8192, a, 4096), -ENOSPC);
+	ck_assert_int_eq(wr(P1, O1, 8192, a, 4096), 0);
+	ck_assert_int_eq(osd_store_capacity(st, NULL, &used), 0);
+	ck_assert_uint_eq(used, 8192 + 4096 + 8192);
+	ck_assert_int_eq(osd_store_set_capacity(st, 123456789, 0), 0);
+	reopen();
+	ck_assert_int_eq(osd_store_capacity(st, &total, &used), 0);
+	ck_assert_uint_eq(total, 123456789);
+	ck_assert_uint_eq(used, 8192 + 4096 + 8192);
+	ck_assert_int_eq(osd_store_get_quota(st, P1, O1 + 1, &q), 0);
+	ck_assert_uint_eq(q, 9000);
+	ck_assert_int_eq(osd_store_get_quota(st, P1, 0, &q), 0);
+	ck_assert_uint_eq(q, OSD_STORE_NO_QUOTA);
+}
+END_TEST
+
+
+START_TEST(t_capacity_option)
+{
+	struct osd_store_options o = { .create = 0, .capacity = 1 << 20 };
+	uint64_t total;
+	osd_store_close(st);
+	ck_assert_int_eq(osd_store_open(&st, dir, &o, NULL, 0), 0);
+	ck_assert_int_eq(osd_store_capacity(st, &total, NULL), 0);
+	ck_assert_uint_eq(total, 1 << 20);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 2 << 20, 0), -ENOSPC);
+	ck_assert_int_eq(osd_store_set_capacity(st, 4 << 20, 0), 0);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 2 << 20, 0), 0);
+	osd_store_close(st);
+	/* The persisted capacity wins over the option; the option is not persisted. */
+	ck_assert_int_eq(osd_store_open(&st, dir, &o, NULL, 0), 0);
+	ck_assert_int_eq(osd_store_capacity(st, &total, NULL), 0);
+	ck_assert_uint_eq(total, 4 << 20);
+	ck_assert_int_eq(osd_store_set_capacity(st, 0, 0), 0);
+	ck_assert_int_eq(osd_store_capacity(st, &total, NULL), 0);
+	ck_assert_uint_eq(total, 1 << 20);
+	reopen();
+	ck_assert_int_eq(osd_store_capacity(st, &total, NULL), 0);
+	ck_assert_uint_gt(total, 4 << 20); /* the filesystem's size */
+}
+END_TEST
+
+START_TEST(t_format)
+{
+	uint64_t n, total, used;
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(wr(P1, O1, 0, "data", 4), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, 0, 0, 1, 1, "r", 1, 0), 0);
+	ck_assert_int_eq(osd_store_format(st, 1 << 30), 0);
+	ck_assert_int_eq(osd_store_partition_stats(st, &n, NULL), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(osd_store_attr_get(st, 0, 0, 1, 1, NULL, 0, NULL), -ENODATA);
+	ck_assert_int_eq(osd_store_capacity(st, &total, &used), 0);
+	ck_assert_uint_eq(total, 1 << 30);
+	ck_assert_uint_eq(used, 0);
+	ck_assert_int_eq(osd_store_partition_create(st, P2, 0), 0);
+	reopen();
+	ck_assert_int_eq(osd_store_partition_exists(st, P1), 0);
+	ck_assert_int_eq(osd_store_partition_exists(st, P2), 1);
+	ck_assert_int_eq(osd_store_capacity(st, &total, NULL), 0);
+	ck_assert_uint_eq(total, 1 << 30);
+}
+END_TEST
+
+/* ---- recovery ---- */
+
+static void populate(int count)
+{
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	for (int i = 0; i < count; i++) {
+		uint32_t v = (uint32_t)i * 3;
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + (uint64_t)i, OSD_OBJ_USER, 0), 0);
+		ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + (uint64_t)i, 0x10000, 1, &v, 4, 0), 0);
+	}
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+}
+
+static int count_valid(int count)
+{
+	int ok = 0;
+	for (int i = 0; i < count; i++) {
+		uint32_t v = 0;
+		size_t len;
+		if (osd_store_attr_get(st, P1, O1 + (uint64_t)i, 0x10000, 1, &v, 4, &len) == 0) {
+			ck_assert_uint_eq(len, 4);
+			ck_assert_uint_eq(v, (uint32_t)i * 3);
+			ok++;
+		}
+	}
+	return ok;
+}
+
+static off_t log_size(void)
+{
+	char p[4200];
+	struct stat sb;
+	th_path(p, sizeof(p), dir, "log");
+	ck_assert_int_eq(stat(p, &sb), 0);
+	return sb.st_size;
+}
+
+START_TEST(t_torn_log)
+{
+	char p[4200];
+	populate(50);
+	osd_store_close(st);
+	st = NULL;
+	th_path(p, sizeof(p), dir, "log");
+	off_t sz = log_size();
+	/* Tear the last record (an ATTR record of 24 + 4 bytes payload). */
+	ck_assert_int_eq(truncate(p, sz - 5), 0);
+	st = th_open(dir);
+	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "cut"));
+	ck_assert_int_eq(count_valid(50), 49);
+	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 49, NULL), 0); /* create survived */
+	ck_assert_int_eq(log_size(), sz - 9 - 28);
+	/* New records go after the last good one and survive. */
+	uint32_t v = 49 * 3;
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + 49, 0x10000, 1, &v, 4, 0), 0);
+	reopen();
+	ck_assert_int_eq(count_valid(50), 50);
+	ck_assert_str_eq(osd_store_error(st), "");
+}
+END_TEST
+
+START_TEST(t_garbage_log)
+{
+	char p[4200];
+	populate(40);
+	osd_store_close(st);
+	st = NULL;
+	th_path(p, sizeof(p), dir, "log");
+	off_t sz = log_size();
+	uint8_t junk[3000];
+	th_fill(junk, sizeof(junk), 9, 0);
+	int fd = open(p, O_WRONLY | O_APPEND);
+	ck_assert_int_eq(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	/* A well-formed header with an impossible length, then a valid-looking CRC
+	 * over an unknown type: both must end replay without harm. */
+	uint8_t rec[OSD__REC_HDR + 4];
+	osd__rec_encode(rec, 200, "abcd", 4, NULL, 0);
+	ck_assert_int_eq(write(fd, rec, sizeof(rec)), (ssize_t)sizeof(rec));
+	close(fd);
+	st = th_open(dir);
+	ck_assert_int_eq(count_valid(40), 40);
+	ck_assert_int_eq(log_size(), sz);
+	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "cut"));
+	/* Unknown type right after valid records is cut as well. */
+	osd_store_close(st);
+	fd = open(p, O_WRONLY | O_APPEND);
+	ck_assert_int_eq(write(fd, rec, sizeof(rec)), (ssize_t)sizeof(rec));
+	close(fd);
+	st = th_open(dir);
+	ck_assert_int_eq(log_size(), sz);
+	ck_assert_int_eq(count_valid(40), 40);
+}
+END_TEST
+
+START_TEST(t_compaction)
+{
+	populate(100);
+	for (int i = 0; i < 100; i += 2)
+		ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + (uint64_t)i, 0), 0);
+	ck_assert_int_eq(wr(P1, O1 + 1, 0, "abc", 3), 0);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	ck_assert_int_eq(log_size(), OSD__FILE_HDR);
+	uint32_t v = 3;
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + 1, 0x10000, 1, &v, 4, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1000, OSD_OBJ_COLLECTION, 0), 0);
+	reopen();
+	ck_assert_int_eq(count_valid(100), 50);
+	enum osd_obj_type t;
+	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 1000, &t), 0);
+	ck_assert_int_eq(t, OSD_OBJ_COLLECTION);
+	uint8_t b[8];
+	ck_assert_uint_eq(rd(P1, O1 + 1, 0, b, 8), 3);
+	ck_assert_mem_eq(b, "abc", 3);
+	/* A log older than the checkpoint (crash between the two renames) is ignored. */
+	char p[4200], q[4200];
+	th_path(p, sizeof(p), dir, "log");
+	th_path(q, sizeof(q), dir, "log.old");
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	/* Save the current log, compact, put the old-epoch log back. */
+	int in = open(p, O_RDONLY), out = open(q, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	osd_store_close(st);
+	st = NULL;
+	ck_assert_int_eq(rename(q, p), 0);
+	st = th_open(dir);
+	ck_assert_int_eq(count_valid(100), 50);
+	ck_assert_int_eq(log_size(), OSD__FILE_HDR);
+}
+END_TEST
+
+
+/* ---- damaged metadata never crashes and replays a prefix ---- */
+
+static void copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char buf[65536];
+	ssize_t n;
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_ge(out, 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+}
+
+START_TEST(t_damage_fuzz)
+{
+	char logp[4200], saved[4200], ckp[4200], cksaved[4200];
+	const int count = 30;
+	populate(count);
+	ck_assert_int_eq(osd__store_compact(st), 0); /* checkpoint holds the partition */
+	for (int i = 0; i < count; i++)
+		ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + (uint64_t)i, 0x10000, 2, "x", 1, 0), 0);
+	for (int i = count; i < 2 * count; i++) {
+		uint32_t v = (uint32_t)i * 3;
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + (uint64_t)i, OSD_OBJ_USER, 0), 0);
+		ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + (uint64_t)i, 0x10000, 1, &v, 4, 0), 0);
+	}
+	osd_store_close(st);
+	st = NULL;
+	th_path(logp, sizeof(logp), dir, "log");
+	th_path(saved, sizeof(saved), dir, "log.saved");
+	th_path(ckp, sizeof(ckp), dir, "checkpoint");
+	th_path(cksaved, sizeof(cksaved), dir, "checkpoint.saved");
+	copy_file(logp, saved);
+	copy_file(ckp, cksaved);
+	struct stat sb, cb;
+	ck_assert_int_eq(stat(saved, &sb), 0);
+	ck_assert_int_eq(stat(cksaved, &cb), 0);
+	unsigned seed = 99;
+	for (int round = 0; round < 60; round++) {
+		int damage_ckpt = round % 5 == 4;
+		const char *victim = damage_ckpt ? ckp : logp;
+		off_t size = damage_ckpt ? cb.st_size : sb.st_size;
+		copy_file(saved, logp);
+		copy_file(cksaved, ckp);
+		int fd = open(victim, O_RDWR);
+		off_t pos = (off_t)(rand_r(&seed) % (unsigned)size);
+		if (round % 3 == 0 && !damage_ckpt) {
+			ck_assert_int_eq(ftruncate(fd, pos), 0);
+		} else {
+			uint8_t b;
+			ck_assert_int_eq(pread(fd, &b, 1, pos), 1);
+			b ^= (uint8_t)(1 + rand_r(&seed) % 255);
+			ck_assert_int_eq(pwrite(fd, &b, 1, pos), 1);
+		}
+		close(fd);
+		char err[256];
+		int r = osd_store_open(&st, dir, NULL, err, sizeof(err));
+		if (damage_ckpt || pos < OSD__FILE_HDR) {
+			/* Header or checkpoint damage is reported, never replayed. */
+			ck_assert_msg(r == -EUCLEAN || (r == 0 && round % 3 == 0),
+				      "round %d: %d %s", round, r, err);
+			if (r == 0)
+				osd_store_close(st);
+			st = NULL;
+			continue;
+		}
+		ck_assert_msg(r == 0, "round %d: %d %s", round, r, err);
+		/* Replay is a prefix: the surviving objects are 0..m-1. */
+		int m = count_valid(2 * count);
+		for (int i = 0; i < 2 * count; i++) {
+			int exists = osd_store_object_type(st, P1, O1 + (uint64_t)i, NULL) == 0;
+			if (i != m) /* object m may exist without its attribute */
+				ck_assert_int_eq(exists, i < m);
+		}
+		ck_assert_int_ge(m, count);
+		osd_store_close(st);
+		st = NULL;
+	}
+	copy_file(saved, logp);
+	copy_file(cksaved, ckp);
+	st = th_open(dir);
+	ck_assert_int_eq(count_valid(2 * count), 2 * count);
+}
+END_TEST
+
+/* ---- concurrency ---- */
+
+#define NTHREADS 4
+#define PER_THREAD 300
+#define SHARED O1
+
+static void *worker(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	uint8_t buf[3000];
+	for (int i = 0; i < PER_THREAD; i++) {
+		uint64_t oid = 0x100000 + (uint64_t)t * 100000 + (uint64_t)i;
+		size_t len = 1 + (size_t)((i * 131 + t * 17) % 3000);
+		th_fill(buf, len, oid, 0);
+		if (osd_store_object_create(st, P1, oid, OSD_OBJ_USER, 0) ||
+		    wr(P1, oid, 0, buf, len) ||
+		    osd_store_attr_set(st, P1, oid, 0x10000, (uint32_t)i, &oid, 8, 0))
+			return (void *)1;
+		/* Shared object: each thread owns the 64-byte slots i*NTHREADS+t. */
+		uint64_t slot = (uint64_t)i * NTHREADS + (uint64_t)t;
+		th_fill(buf, 64, 777, slot * 64);
+		if (wr(P1, SHARED, slot * 64, buf, 64) ||
+		    osd_store_attr_set(st, P1, SHARED, 0x20000 + (uint32_t)t, (uint32_t)i, &slot, 8, 0))
+			return (void *)1;
+		if (i % 100 == 0 && osd_store_flush_all(st))
+			return (void *)1;
+		size_t n;
+		uint8_t chk[8];
+		if (osd_store_attr_get(st, P1, SHARED, 0x20000 + (uint32_t)t, (uint32_t)i, chk, 8, &n) ||
+		    n != 8 || memcmp(chk, &slot, 8))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void verify_concurrent(void)
+{
+	uint8_t buf[3000];
+	for (int t = 0; t < NTHREADS; t++)
+		for (int i = 0; i < PER_THREAD; i++) {
+			uint64_t oid = 0x100000 + (uint64_t)t * 100000 + (uint64_t)i, v = 0;
+			size_t len = 1 + (size_t)((i * 131 + t * 17) % 3000), n;
+			ck_assert_uint_eq(rd(P1, oid, 0, buf, sizeof(buf)), len);
+			ck_assert(th_check(buf, len, oid, 0));
+			ck_assert_int_eq(osd_store_attr_get(st, P1, oid, 0x10000, (uint32_t)i, &v, 8, &n), 0);
+			ck_assert_uint_eq(v, oid);
+			uint64_t slot = (uint64_t)i * NTHREADS + (uint64_t)t;
+			ck_assert_int_eq(osd_store_attr_get(st, P1, SHARED, 0x20000 + (uint32_t)t,
+							    (uint32_t)i, &v, 8, &n), 0);
+			ck_assert_uint_eq(v, slot);
+		}
+	size_t total = (size_t)PER_THREAD * NTHREADS * 64;
+	uint8_t *all = malloc(total);
+	ck_assert_uint_eq(rd(P1, SHARED, 0, all, total), total);
+	ck_assert(th_check(all, total, 777, 0));
+	free(all);
+	uint64_t cnt;
+	ck_assert_int_eq(osd_store_object_stats(st, P1, &cnt, NULL), 0);
+	ck_assert_uint_eq(cnt, 1 + NTHREADS * PER_THREAD);
+}
+
+START_TEST(t_concurrency)
+{
+	pthread_t th[NTHREADS];
+	st->max_fds = 64; /* exercise descriptor eviction under load */
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, SHARED, OSD_OBJ_USER, 0), 0);
+	for (int t = 0; t < NTHREADS; t++)
+		ck_assert_int_eq(pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t), 0);
+	for (int t = 0; t < NTHREADS; t++) {
+		void *ret;
+		pthread_join(th[t], &ret);
+		ck_assert_ptr_null(ret);
+	}
+	verify_concurrent();
+	reopen();
+	verify_concurrent();
+}
+END_TEST
+
+
+/* ---- churn: racing create/write/remove/flush/compact on a shared id range ---- */
+
+#define CHURN_IDS 64
+#define CHURN_OPS 3000
+
+static void *churner(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	uint8_t buf[4096];
+	for (int i = 0; i < CHURN_OPS; i++) {
+		uint64_t oid = O1 + (uint64_t)(rand_r(&seed) % CHURN_IDS);
+		int op = rand_r(&seed) % 10;
+		int r = 0;
+		th_fill(buf, sizeof(buf), oid, 0);
+		switch (op) {
+		case 0: case 1:
+			r = osd_store_object_create(st, P1, oid, OSD_OBJ_USER, 0);
+			r = r == -EEXIST ? 0 : r;
+			break;
+		case 2:
+			r = osd_store_object_remove(st, P1, oid, 0);
+			r = r == -ENOENT ? 0 : r;
+			break;
+		case 3: case 4: case 5:
+			r = wr(P1, oid, (uint64_t)(rand_r(&seed) % 8) * 4096, buf, sizeof(buf));
+			r = r == -ENOENT ? 0 : r;
+			break;
+		case 6:
+			r = osd_store_attr_set(st, P1, oid, 0x10000, 1, &oid, 8, 0);
+			r = r == -ENOENT ? 0 : r;
+			break;
+		case 7:
+			r = osd_store_punch(st, P1, oid, 0, 4096, 0);
+			r = r == -ENOENT ? 0 : r;
+			break;
+		case 8:
+			if (i % 3)
+				break; /* flush on ~3% of operations */
+			r = i % 2 ? osd_store_flush_all(st) : osd_store_flush_object(st, P1, oid);
+			r = r == -ENOENT ? 0 : r;
+			break;
+		default:
+			r = i % 500 == 9 ? osd__store_compact(st) : osd_store_truncate(st, P1, oid, 100, 0);
+			r = r == -ENOENT ? 0 : r;
+			break;
+		}
+		if (r)
+			return (void *)(intptr_t)(1000 + op);
+	}
+	return NULL;
+}
+
+struct snap {
+	int exists[CHURN_IDS];
+	uint64_t len[CHURN_IDS];
+	uint64_t attr[CHURN_IDS];
+	uint64_t used_sum, part_used, total_used;
+};
+
+static void snapshot(struct snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	uint8_t buf[8 * 4096 + 4096];
+	for (int i = 0; i < CHURN_IDS; i++) {
+		uint64_t oid = O1 + (uint64_t)i, u = 0;
+		size_t n;
+		if (osd_store_object_type(st, P1, oid, NULL) != 0)
+			continue;
+		s->exists[i] = 1;
+		ck_assert_int_eq(osd_store_length(st, P1, oid, &s->len[i]), 0);
+		ck_assert_uint_eq(rd(P1, oid, 0, buf, sizeof(buf)), s->len[i]);
+		/* Every byte is either zero (hole/punch/extension) or the pattern. */
+		uint8_t pat[4096];
+		th_fill(pat, sizeof(pat), oid, 0);
+		size_t bad = SIZE_MAX;
+		for (size_t k = 0; k < s->len[i] && bad == SIZE_MAX; k++)
+			if (buf[k] && buf[k] != pat[k % 4096])
+				bad = k;
+		ck_assert_msg(bad == SIZE_MAX, "object %d byte %zu wrong", i, bad);
+		if (osd_store_attr_get(st, P1, oid, 0x10000, 1, &s->attr[i], 8, &n) == 0)
+			ck_assert_uint_eq(s->attr[i], oid);
+		ck_assert_int_eq(osd_store_used(st, P1, oid, &u), 0);
+		s->used_sum += u;
+	}
+	ck_assert_int_eq(osd_store_used(st, P1, 0, &s->part_used), 0);
+	ck_assert_int_eq(osd_store_used(st, 0, 0, &s->total_used), 0);
+}
+
+START_TEST(t_churn)
+{
+	pthread_t th[3];
+	st->max_fds = 8;
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	for (int t = 0; t < 3; t++)
+		ck_assert_int_eq(pthread_create(&th[t], NULL, churner, (void *)(uintptr_t)(t + 1)), 0);
+	for (int t = 0; t < 3; t++) {
+		void *ret;
+		pthread_join(th[t], &ret);
+		ck_assert_msg(ret == NULL, "churner failed at op %d", (int)(intptr_t)ret - 1000);
+	}
+	struct snap a, b;
+	snapshot(&a);
+	ck_assert_uint_eq(a.used_sum, a.part_used);
+	ck_assert_uint_eq(a.used_sum, a.total_used);
+	reopen();
+	snapshot(&b);
+	ck_assert_mem_eq(a.exists, b.exists, sizeof(a.exists));
+	ck_assert_mem_eq(a.len, b.len, sizeof(a.len));
+	ck_assert_mem_eq(a.attr, b.attr, sizeof(a.attr));
+	/* Used bytes come from st_blocks, which the filesystem may settle
+	 * differently after writeback; totals must still add up. */
+	ck_assert_uint_eq(b.used_sum, b.part_used);
+	ck_assert_uint_eq(b.used_sum, b.total_used);
+}
+END_TEST
+
+static Suite *store_suite(void)
+{
+	Suite *s = suite_create("store");
+	TCase *tc = tcase_create("unit");
+	tcase_add_test(tc, t_crc32c);
+	tcase_add_test(tc, t_record_bytes);
+	tcase_add_test(tc, t_open_missing);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("ops");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, t_busy);
+	tcase_add_test(tc, t_damaged_superblock);
+	tcase_add_test(tc, t_damaged_checkpoint);
+	tcase_add_test(tc, t_partitions);
+	tcase_add_test(tc, t_objects);
+	tcase_add_test(tc, t_data);
+	tcase_add_test(tc, t_remove_recreate);
+	tcase_add_test(tc, t_attrs);
+	tcase_add_test(tc, t_capacity);
+	tcase_add_test(tc, t_capacity_option);
+	tcase_add_test(tc, t_format);
+	tcase_add_test(tc, t_torn_log);
+	tcase_add_test(tc, t_garbage_log);
+	tcase_add_test(tc, t_compaction);
+	tcase_add_test(tc, t_damage_fuzz);
+	tcase_add_test(tc, t_concurrency);
+	tcase_add_test(tc, t_churn);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(store_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
