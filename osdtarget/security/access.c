@@ -1,0 +1,517 @@
+/*
+ * The security checks of docs/security.md section 5, in that order, plus the
+ * ALLDATA data-out / data-in integrity blocks and the response ICV.
+ */
+#include "security/access.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/attr_pages.h"
+#include "proto/byteorder.h"
+#include "response.h"
+#include "security/keystore.h"
+
+#define CAP_FORMAT_BYTE 0
+#define CAP_KEY_VERSION_BYTE 1
+#define CAP_METHOD_BYTE 2
+#define CAP_EXPIRATION 4
+#define CAP_CREATED 42
+#define CAP_OBJECT_TYPE 48
+#define CAP_PERMISSIONS 49
+#define CAP_DESC_TYPE 55
+#define CAP_ATTR_ACCESS_V2 56
+#define CAP_TAG_V1 56
+#define CAP_TAG_V2 60
+#define CAP_BOOT_EPOCH_V2 64
+#define CAP_RANGE_V2 88
+#define DOUT_BLOCK_COUNTS 24
+#define DIN_BLOCK_COUNTS 16
+#define CONT_ICV_AT 8
+#define CONT_ICV_LEN 32
+#define DEFAULT_OLDEST 60000
+#define DEFAULT_NEWEST 10000
+#define DEFAULT_DEPTH 1024
+#define FLUSH_SCOPE_RANGE 2
+
+static int cap_fail(struct osd__cmd *c, size_t cap_field)
+{
+	return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, OSD__FP_CAP + cap_field);
+}
+
+/* The object the capability must describe (docs/security.md section 1). */
+static struct osd_obj_id described(const struct osd__cmd *c)
+{
+	struct osd_obj_id root = { 0, 0 }, part = { c->cdb.obj.partition, 0 };
+
+	switch (c->cdb.action) {
+	case OSD_ACT_FORMAT_OSD:
+	case OSD_ACT_OBJECT_STRUCTURE_CHECK:
+	case OSD_ACT_CREATE_PARTITION:
+	case OSD_ACT_FLUSH_OSD:
+	case OSD_ACT_SET_MASTER_KEY:
+	case OSD_ACT_PERFORM_SCSI_COMMAND:
+	case OSD_ACT_PERFORM_TASK_MGMT:
+		return root;
+	case OSD_ACT_SET_KEY:
+		return (c->cdb.cmd_options & 3) == OSD_KEY_ROOT ? root : part;
+	case OSD_ACT_REMOVE_PARTITION:
+	case OSD_ACT_CREATE:
+	case OSD_ACT_CREATE_COLLECTION:
+	case OSD_ACT_CREATE_USER_TRACKING_COLLECTION:
+	case OSD_ACT_CREATE_AND_WRITE:
+	case OSD_ACT_FLUSH_PARTITION:
+	case OSD_ACT_LIST:
+		return part;
+	case OSD_ACT_LIST_COLLECTION:
+		return c->cdb.obj.id ? c->cdb.obj : part;
+	default:
+		return c->cdb.obj;
+	}
+}
+
+/* Read a stored numeric attribute of @p len bytes; @p dflt if absent. */
+static uint64_t attr_num(struct osd__cmd *c, uint64_t pid, uint64_t oid, uint32_t page,
+			 uint32_t num, size_t len, uint64_t dflt)
+{
+	uint8_t v[8];
+	size_t got = 0;
+	uint64_t r = 0;
+
+	if (osd_store_attr_get(c->st, pid, oid, page, num, v, sizeof(v), &got) < 0 || got != len)
+		return dflt;
+	for (size_t i = 0; i < len; i++)
+		r = r << 8 | v[i];
+	return r;
+}
+
+static uint8_t required_method(struct osd__cmd *c, const struct osd_obj_id *d)
+{
+	if (!d->partition)
+		return (uint8_t)attr_num(c, 0, 0, OSD_APAGE_ROOT_BASE + OSD_APAGE_POLICY_SECURITY,
+					 OSD_ATTR_PS_DEFAULT_METHOD, 1, OSD_SEC_NOSEC);
+	return (uint8_t)attr_num(c, d->partition, 0,
+				 OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY,
+				 OSD_ATTR_PS_DEFAULT_METHOD, 1, OSD_SEC_NOSEC);
+}
+
+/* Secret selection of docs/security.md 2.2. */
+static int select_secret(struct osd__cmd *c, uint8_t key[OSD_HMAC_LEN])
+{
+	const struct osd_capability *cap = &c->cdb.cap;
+	uint64_t pid = c->cdb.obj.partition;
+
+	if (cap->object_type == OSD_OBJ_ROOT)
+		return osd__key_load(c->st, 0, OSD_KEY_ROOT, 0, key);
+	if (c->cdb.action == OSD_ACT_SET_KEY) {
+		switch (c->cdb.cmd_options & 3) {
+		case OSD_KEY_PARTITION:
+			return osd__key_load(c->st, 0, OSD_KEY_ROOT, 0, key);
+		case OSD_KEY_WORKING:
+			return osd__key_load(c->st, pid, OSD_KEY_PARTITION, 0, key);
+		default:
+			break;
+		}
+	}
+	if (!pid)
+		return -ENOKEY;
+	return osd__key_load(c->st, pid, OSD_KEY_WORKING, cap->key_version, key);
+}
+
+static int make_capkey(struct osd__cmd *c)
+{
+	uint8_t secret[OSD_HMAC_LEN], ck[OSD_HMAC_LEN];
+	osd_key *sk = NULL;
+	int rc;
+
+	if (select_secret(c, secret) < 0)
+		return cap_fail(c, CAP_KEY_VERSION_BYTE);
+	rc = osd_key_new(&sk, secret, OSD_HMAC_LEN);
+	if (rc == 0)
+		rc = osd_capability_key(sk, c->ver, &c->cdb.cap, c->tgt->system_id, ck);
+	osd_key_free(sk);
+	if (rc == 0)
+		rc = osd_key_new(&c->capkey, ck, OSD_HMAC_LEN);
+	memset(secret, 0, sizeof(secret));
+	memset(ck, 0, sizeof(ck));
+	return rc < 0 ? osd__fail(c, OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE) : 0;
+}
+
+static const uint8_t *request_icv(const struct osd__cmd *c)
+{
+	return c->raw + osd_cdb_icv_offset(c->ver);
+}
+
+/* An ICV field holds the 20 HMAC bytes left-justified and zeros after. */
+static int icv_field_ok(const uint8_t *field, size_t len, const uint8_t mac[OSD_HMAC_LEN])
+{
+	uint8_t diff = 0;
+
+	for (size_t i = 0; i < len; i++)
+		diff |= field[i] ^ (i < OSD_HMAC_LEN ? mac[i] : 0);
+	return diff == 0;
+}
+
+/* CMDRSP/ALLDATA: the CDB continuation segment carries its own ICV. */
+static int check_continuation_icv(struct osd__cmd *c)
+{
+	uint8_t *seg, mac[OSD_HMAC_LEN], field[CONT_ICV_LEN];
+	int rc, ok;
+
+	if (!c->cont_len)
+		return 0;
+	rc = osd__dout_copy(c, 0, c->cont_len, &seg);
+	if (rc)
+		return rc;
+	memcpy(field, seg + CONT_ICV_AT, CONT_ICV_LEN);
+	memset(seg + CONT_ICV_AT, 0, CONT_ICV_LEN);
+	struct iovec iov = { seg, c->cont_len };
+
+	ok = osd_sec_bound_icv(c->capkey, OSD_ICV_CONTINUATION, request_icv(c), &iov, 1, mac) == 0 &&
+	     icv_field_ok(field, CONT_ICV_LEN, mac);
+	free(seg);
+	return ok ? 0 : osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, 48);
+}
+
+static int check_signature(struct osd__cmd *c, const uint8_t *token, size_t token_len)
+{
+	uint8_t method = c->cdb.cap.security_method;
+
+	if (osd_sec_verify_cdb(c->capkey, method, c->raw, c->raw_len, token, token_len) != 0)
+		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, osd_cdb_icv_offset(c->ver));
+	if (method >= OSD_SEC_CMDRSP)
+		return check_continuation_icv(c);
+	return 0;
+}
+
+static int check_nonce(struct osd__cmd *c, const struct osd_obj_id *d)
+{
+	uint32_t rpol = OSD_APAGE_ROOT_BASE + OSD_APAGE_POLICY_SECURITY;
+	uint64_t oldest = attr_num(c, 0, 0, rpol, OSD_ATTR_PS_OLDEST_NONCE, 6, DEFAULT_OLDEST);
+	uint64_t newest = attr_num(c, 0, 0, rpol, OSD_ATTR_PS_NEWEST_NONCE, 6, DEFAULT_NEWEST);
+	uint64_t depth = DEFAULT_DEPTH;
+
+	if (d->partition)
+		depth = attr_num(c, d->partition, 0,
+				 OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY,
+				 OSD_ATTR_PS_NONCE_LIST_DEPTH, 2, DEFAULT_DEPTH);
+	switch (osd__nonce_check(&c->tgt->nonces, d->partition, c->cdb.nonce, c->now, oldest,
+				 newest, (size_t)depth)) {
+	case OSD__NONCE_OK:
+		return 0;
+	case OSD__NONCE_REPLAY:
+		return osd__fail(c, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_NONCE_NOT_UNIQUE);
+	default:
+		return osd__fail(c, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_NONCE_TIMESTAMP_OUT_OF_RANGE);
+	}
+}
+
+static enum osd_obj_type actual_type(struct osd__cmd *c, const struct osd_obj_id *d, int *exists)
+{
+	enum osd_obj_type t = osd_obj_type_of(d);
+
+	*exists = osd_store_object_type(c->st, d->partition, d->id, &t) == 0;
+	return t;
+}
+
+/* Check 9: the descriptor names the described object. */
+static int check_object(struct osd__cmd *c, const struct osd_obj_id *d)
+{
+	const struct osd_capability *cap = &c->cdb.cap;
+	int exists, global = (cap->permissions & OSD_PERM_GLOBAL) != 0;
+	enum osd_obj_type t = actual_type(c, d, &exists);
+	uint8_t par_type = cap->allowed_partition ? OSD_OBJ_PARTITION : OSD_OBJ_ROOT;
+
+	switch (cap->desc_type) {
+	case OSD_CAP_DESC_PAR:
+		if (cap->object_type != par_type)
+			return cap_fail(c, CAP_OBJECT_TYPE);
+		if (!cap->allowed_partition && global)
+			return 0; /* root PAR + GLOBAL: every object of the OSD */
+		if (cap->allowed_partition != d->partition)
+			return cap_fail(c, CAP_DESC_TYPE);
+		if (d->id && !global)
+			return cap_fail(c, CAP_DESC_TYPE);
+		return 0;
+	case OSD_CAP_DESC_USER:
+	case OSD_CAP_DESC_COL:
+		if (!d->id || cap->allowed_partition != d->partition || cap->allowed_object != d->id)
+			return cap_fail(c, CAP_DESC_TYPE);
+		if (c->ver == OSD_V2 && cap->desc_type == OSD_CAP_DESC_USER &&
+		    cap->object_type != OSD_OBJ_USER)
+			return cap_fail(c, CAP_OBJECT_TYPE);
+		if (cap->desc_type == OSD_CAP_DESC_COL &&
+		    (c->ver == OSD_V1 || cap->object_type != OSD_OBJ_COLLECTION))
+			return cap_fail(c, CAP_DESC_TYPE);
+		if (exists && cap->object_type != t)
+			return cap_fail(c, CAP_OBJECT_TYPE);
+		return 0;
+	default:
+		return cap_fail(c, CAP_DESC_TYPE);
+	}
+}
+
+/* Checks 10 and 11: created time and policy/access tag of the described object. */
+static int check_incarnation(struct osd__cmd *c, const struct osd_obj_id *d)
+{
+	const struct osd_capability *cap = &c->cdb.cap;
+	int exists;
+	enum osd_obj_type t = actual_type(c, d, &exists);
+
+	if (cap->object_created &&
+	    attr_num(c, d->partition, d->id, osd__page_base(t) + OSD_APAGE_TIMESTAMPS,
+		     OSD_ATTR_TS_CREATED, 6, 0) != cap->object_created)
+		return cap_fail(c, CAP_CREATED);
+	if (cap->policy_access_tag &&
+	    attr_num(c, d->partition, d->id, osd__page_base(t) + OSD_APAGE_POLICY_SECURITY,
+		     OSD_ATTR_PS_POLICY_ACCESS_TAG, 4, 0) != cap->policy_access_tag)
+		return cap_fail(c, c->ver == OSD_V1 ? CAP_TAG_V1 : CAP_TAG_V2);
+	return 0;
+}
+
+static uint16_t required_permissions(const struct osd__cmd *c)
+{
+	const struct osd_cdb *cdb = &c->cdb;
+	uint16_t req = osd_sec_required_permissions(cdb->action);
+
+	switch (cdb->attr_mode) {
+	case OSD_ATTR_MODE_LIST:
+		if (cdb->attr.list.get_list_length)
+			req |= OSD_PERM_GET_ATTR;
+		if (cdb->attr.list.set_list_length)
+			req |= OSD_PERM_SET_ATTR;
+		break;
+	case OSD_ATTR_MODE_PAGE:
+		if (cdb->attr.page.get_page)
+			req |= OSD_PERM_GET_ATTR;
+		if (cdb->attr.page.set_page)
+			req |= OSD_PERM_SET_ATTR;
+		break;
+	case OSD_ATTR_MODE_CDB:
+		req |= OSD_PERM_SET_ATTR;
+		break;
+	default:
+		break;
+	}
+	if ((cdb->action == OSD_ACT_LIST || cdb->action == OSD_ACT_LIST_COLLECTION) &&
+	    (cdb->cmd_options & 0x40))
+		req |= OSD_PERM_GET_ATTR;
+	return req;
+}
+
+static int in_range(const struct osd_capability *cap, uint64_t start, uint64_t len)
+{
+	uint64_t end = cap->range_start + cap->range_length;
+
+	if (end < cap->range_start)
+		end = UINT64_MAX;
+	return start >= cap->range_start && len <= end - start && start <= end;
+}
+
+/* Check 13 (v2): the byte range a data command touches. */
+static int check_range(struct osd__cmd *c)
+{
+	const struct osd_capability *cap = &c->cdb.cap;
+	int ranged;
+
+	if (c->ver != OSD_V2 || !cap->range_length)
+		return 0;
+	switch (c->cdb.action) {
+	case OSD_ACT_APPEND:
+		return cap_fail(c, CAP_RANGE_V2);
+	case OSD_ACT_FLUSH:
+		ranged = c->cdb.flush_scope == FLUSH_SCOPE_RANGE;
+		break;
+	case OSD_ACT_READ:
+	case OSD_ACT_WRITE:
+	case OSD_ACT_CLEAR:
+	case OSD_ACT_PUNCH:
+	case OSD_ACT_CREATE_AND_WRITE:
+		ranged = 1;
+		break;
+	default:
+		return 0;
+	}
+	if (!ranged)
+		return 0;
+	if (c->sg) {
+		for (size_t i = 0; i < c->nsg; i++)
+			if (!in_range(cap, c->sg[i].offset, c->sg[i].length))
+				return cap_fail(c, CAP_RANGE_V2);
+		return 0;
+	}
+	return in_range(cap, c->cdb.start, c->cdb.length) ? 0 : cap_fail(c, CAP_RANGE_V2);
+}
+
+/* Checks 7-14 (also under NOSEC). */
+static int check_capability(struct osd__cmd *c, const struct osd_obj_id *d)
+{
+	const struct osd_capability *cap = &c->cdb.cap;
+	uint16_t req = required_permissions(c);
+	int rc;
+
+	if (cap->expiration && cap->expiration < c->now)
+		return cap_fail(c, CAP_EXPIRATION);
+	if (c->ver == OSD_V2 && cap->boot_epoch && cap->boot_epoch != c->tgt->boot_epoch)
+		return cap_fail(c, CAP_BOOT_EPOCH_V2);
+	if ((rc = check_object(c, d)) || (rc = check_incarnation(c, d)))
+		return rc;
+	if ((cap->permissions & req) != req)
+		return cap_fail(c, CAP_PERMISSIONS);
+	if ((rc = check_range(c)))
+		return rc;
+	if (c->ver == OSD_V2 && cap->allowed_attr_access)
+		return cap_fail(c, CAP_ATTR_ACCESS_V2);
+	return 0;
+}
+
+/* Bytes of payload, set list and get list the CDB describes. */
+static void data_out_counts(const struct osd__cmd *c, uint64_t *data, uint64_t *set, uint64_t *get)
+{
+	const struct osd_cdb *cdb = &c->cdb;
+
+	*data = *set = *get = 0;
+	if (cdb->action == OSD_ACT_WRITE || cdb->action == OSD_ACT_CREATE_AND_WRITE ||
+	    cdb->action == OSD_ACT_APPEND)
+		*data = cdb->length;
+	if (cdb->attr_mode == OSD_ATTR_MODE_LIST) {
+		*set = cdb->attr.list.set_list_length;
+		*get = cdb->attr.list.get_list_length;
+	} else if (cdb->attr_mode == OSD_ATTR_MODE_PAGE && cdb->attr.page.set_page) {
+		*set = cdb->attr.page.set_length;
+	}
+}
+
+/* Append a data-out slice to @p v (bounded by what data-out holds). */
+static int add_slice(const struct osd__cmd *c, struct iovec *v, int *n, uint64_t off,
+		     uint64_t len)
+{
+	size_t got;
+
+	if (!len)
+		return 0;
+	if (off == OSD_OFFSET_NONE || off > c->x->out_len || len > c->x->out_len - off)
+		return -1;
+	*n += osd__iov_slice(c->x->out_iov, c->x->out_iovcnt, (size_t)off, (size_t)len, v + *n,
+			     &got);
+	return got == len ? 0 : -1;
+}
+
+/* ALLDATA: the data-out integrity block. */
+static int check_data_out(struct osd__cmd *c)
+{
+	const struct osd_cdb *cdb = &c->cdb;
+	size_t icv_len = osd_cdb_icv_len(c->ver), blen = DOUT_BLOCK_COUNTS + icv_len;
+	uint64_t data, set, get;
+	uint8_t *block = NULL, mac[OSD_HMAC_LEN];
+	int max = 3 * (c->x->out_iovcnt > 0 ? c->x->out_iovcnt : 1) + 1, n = 1, ok = 0;
+	struct iovec *v = calloc((size_t)max, sizeof(*v));
+
+	data_out_counts(c, &data, &set, &get);
+	if (v && cdb->data_out_icv_offset != OSD_OFFSET_NONE &&
+	    osd__dout_copy(c, cdb->data_out_icv_offset, blen, &block) == 0 &&
+	    osd__get_be64(block) == data && osd__get_be64(block + 8) == set &&
+	    osd__get_be64(block + 16) == get) {
+		uint64_t set_off = cdb->attr_mode == OSD_ATTR_MODE_LIST ? cdb->attr.list.set_list_offset
+									: cdb->attr.page.set_offset;
+
+		v[0].iov_base = block;
+		v[0].iov_len = DOUT_BLOCK_COUNTS;
+		ok = add_slice(c, v, &n, c->cont_len, data) == 0 &&
+		     add_slice(c, v, &n, set_off, set) == 0 &&
+		     add_slice(c, v, &n, cdb->attr.list.get_list_offset, get) == 0 &&
+		     osd_sec_bound_icv(c->capkey, OSD_ICV_DATA_OUT, request_icv(c), v, n, mac) == 0 &&
+		     icv_field_ok(block + DOUT_BLOCK_COUNTS, icv_len, mac);
+	}
+	free(block);
+	free(v);
+	if (!ok)
+		return osd__fail(c, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_INVALID_DATA_OUT_ICV);
+	return 0;
+}
+
+int osd__sec_check(struct osd__cmd *c, const uint8_t *token, size_t token_len)
+{
+	const struct osd_capability *cap = &c->cdb.cap;
+	struct osd_obj_id d = described(c);
+	uint8_t required = required_method(c, &d);
+	uint8_t format = c->raw[OSD__FP_CAP + CAP_FORMAT_BYTE] & 0x0F;
+	int rc;
+
+	c->method = OSD_SEC_NOSEC;
+	/* 1. Format; "no capability" only where NOSEC is required. */
+	if (format == 0 && required == OSD_SEC_NOSEC)
+		return 0;
+	if (format != (c->ver == OSD_V1 ? 1 : 2))
+		return cap_fail(c, CAP_FORMAT_BYTE);
+	/* 2. Method. */
+	if (cap->security_method > OSD_SEC_ALLDATA || cap->security_method < required)
+		return cap_fail(c, CAP_METHOD_BYTE);
+	c->method = cap->security_method;
+	if (c->method != OSD_SEC_NOSEC) {
+		/* 3. Algorithm, 4. key, 5. signature, 6. nonce. */
+		if (cap->icv_algorithm != OSD_ICV_ALG_HMAC_SHA1)
+			return cap_fail(c, CAP_KEY_VERSION_BYTE);
+		if ((rc = make_capkey(c)))
+			return rc;
+		if ((rc = check_signature(c, token, token_len))) {
+			/* An unverified request gets no response ICV. */
+			osd_key_free(c->capkey);
+			c->capkey = NULL;
+			return rc;
+		}
+		if (c->method >= OSD_SEC_CMDRSP && (rc = check_nonce(c, &d)))
+			return rc;
+	}
+	if ((rc = check_capability(c, &d)))
+		return rc;
+	if (c->method == OSD_SEC_ALLDATA)
+		return check_data_out(c);
+	return 0;
+}
+
+int osd__sec_response_icv(struct osd__cmd *c, uint8_t status, const uint8_t *sense,
+			  size_t sense_len, uint8_t icv[OSD_HMAC_LEN])
+{
+	struct iovec v[2] = { { &status, 1 }, { (void *)sense, sense_len } };
+
+	if (!c->capkey || c->method < OSD_SEC_CMDRSP)
+		return -ENOKEY;
+	return osd_sec_bound_icv(c->capkey, OSD_ICV_RESPONSE, request_icv(c), v,
+				 sense_len ? 2 : 1, icv);
+}
+
+void osd__sec_datain_block(struct osd__cmd *c)
+{
+	struct osd_xfer *x = c->x;
+	size_t icv_len = osd_cdb_icv_len(c->ver);
+	uint64_t off = c->cdb.data_in_icv_offset;
+	size_t data = c->data_len < x->in_len ? c->data_len : x->in_len;
+	int max = 2 * (x->in_iovcnt > 0 ? x->in_iovcnt : 1) + 1, n = 1;
+	struct iovec *v;
+	uint8_t block[DIN_BLOCK_COUNTS + OSD_ICV_MAX_LEN] = { 0 }, mac[OSD_HMAC_LEN];
+	size_t got;
+
+	if (off == OSD_OFFSET_NONE || off > x->in_len || icv_len + DIN_BLOCK_COUNTS > x->in_len - off)
+		return;
+	v = calloc((size_t)max, sizeof(*v));
+	if (!v)
+		return;
+	osd__put_be64(block, data);
+	osd__put_be64(block + 8, c->attr_len);
+	v[0].iov_base = block;
+	v[0].iov_len = DIN_BLOCK_COUNTS;
+	n += osd__iov_slice(x->in_iov, x->in_iovcnt, 0, data, v + n, &got);
+	if (c->attr_len)
+		n += osd__iov_slice(x->in_iov, x->in_iovcnt, (size_t)c->attr_off, c->attr_len,
+				    v + n, &got);
+	if (osd_sec_bound_icv(c->capkey, OSD_ICV_DATA_IN, request_icv(c), v, n, mac) == 0) {
+		memcpy(block + DIN_BLOCK_COUNTS, mac, OSD_HMAC_LEN);
+		size_t end = c->attr_len ? (size_t)c->attr_off + c->attr_len : data;
+
+		osd__resp_zero(x, end, (size_t)off);
+		osd__resp_data(x, (size_t)off, block, DIN_BLOCK_COUNTS + icv_len);
+	}
+	free(v);
+}
