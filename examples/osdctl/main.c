@@ -1,0 +1,284 @@
+/*
+ * osdctl: command-line access to an OSD.
+ *
+ *   osdctl [global options] COMMAND [options] [arguments]
+ *
+ * Options may appear before or after the command. Exit codes: 0 success,
+ * 1 the operation failed, 2 usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "osdctl.h"
+
+enum {
+	OPT_TARGET = 't', OPT_HELP = 'h', OPT_VERSION = 'V', OPT_JSON = 'j',
+	OPT_OSD_VERSION = 256, OPT_SECURITY, OPT_KEY_FILE, OPT_INPUT, OPT_OUTPUT,
+	OPT_OFFSET, OPT_LENGTH, OPT_CAPACITY, OPT_COUNT, OPT_TEXT, OPT_SIZE,
+	OPT_KEY_VERSION, OPT_SCOPE
+};
+
+static const struct option long_opts[] = {
+	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "osd-version", required_argument, NULL, OPT_OSD_VERSION },
+	{ "security", required_argument, NULL, OPT_SECURITY },
+	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "input", required_argument, NULL, OPT_INPUT },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "offset", required_argument, NULL, OPT_OFFSET },
+	{ "length", required_argument, NULL, OPT_LENGTH },
+	{ "capacity", required_argument, NULL, OPT_CAPACITY },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "text", no_argument, NULL, OPT_TEXT },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "key-version", required_argument, NULL, OPT_KEY_VERSION },
+	{ "scope", required_argument, NULL, OPT_SCOPE },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char global_help[] =
+	"Global options:\n"
+	"  -t, --target DIR       use the embedded software target stored in DIR\n"
+	"      --osd-version V    1, 2 or auto (default auto)\n"
+	"      --security M       nosec, capkey, cmdrsp or alldata (default nosec)\n"
+	"      --key-file FILE    the root key (20 bytes or 40 hex digits); required\n"
+	"                         with a security method other than nosec\n"
+	"  -j, --json             machine-readable output\n"
+	"  -h, --help             this help (after a command: that command's help)\n"
+	"  -V, --version          print the version\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: osdctl [options] COMMAND [command options] [arguments]\n\nCommands:\n");
+	for (unsigned i = 0; i < ctl_num_commands; i++) {
+		char head[64];
+
+		snprintf(head, sizeof(head), "%s %s", ctl_commands[i].name, ctl_commands[i].args);
+		fprintf(f, "  %-34s %s\n", head, ctl_commands[i].summary);
+	}
+	fprintf(f, "\n%s\nExit status: 0 success, 1 the operation failed, 2 usage error.\n",
+		global_help);
+}
+
+static void command_help(const struct ctl_command *c)
+{
+	printf("usage: osdctl [options] %s %s\n\n%s.\n", c->name, c->args, c->summary);
+	if (*c->options)
+		printf("\nOptions:\n%s", c->options);
+	printf("\n%s", global_help);
+}
+
+static const struct ctl_command *find_command(const char *name)
+{
+	for (unsigned i = 0; i < ctl_num_commands; i++)
+		if (!strcmp(ctl_commands[i].name, name))
+			return &ctl_commands[i];
+	return NULL;
+}
+
+/* Command-specific options are accepted only by commands that document them. */
+static int option_allowed(const struct ctl_command *c, const char *name)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "--%s ", name);
+	return c && strstr(c->options, key) != NULL;
+}
+
+static int bad(const char *cmd, const char *msg, const char *arg)
+{
+	fprintf(stderr, "osdctl%s%s: %s%s%s\n", cmd ? " " : "", cmd ? cmd : "", msg,
+		arg ? ": " : "", arg ? arg : "");
+	fprintf(stderr, "Try 'osdctl %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+	return EXIT_USAGE;
+}
+
+static int num_opt(const char *cmd, const char *name, const char *arg, uint64_t *v)
+{
+	if (ctl_parse_u64(arg, v)) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "invalid --%s", name);
+		return bad(cmd, msg, arg);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctl_opts o = { .osd_version = OSD_VERSION_AUTO, .security = OSD_SEC_NOSEC };
+	const struct ctl_command *cmd = NULL;
+	const char *cmdname = NULL;
+	int want_help = 0, want_version = 0, c, idx, rc;
+	int nargs = 0;
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	uint64_t v;
+
+	if (!args)
+		return EXIT_FAILED;
+	opterr = 0;
+	/* '-' keeps operands in order: the first is the command, the rest its arguments. */
+	while ((c = getopt_long(argc, argv, "-t:jhV", long_opts, &idx)) != -1) {
+		const char *name = NULL;
+
+		for (const struct option *lo = long_opts; lo->name; lo++)
+			if (lo->val == c)
+				name = lo->name;
+		if (c >= OPT_INPUT && name && !option_allowed(cmd, name)) {
+			rc = bad(cmdname, "option not accepted here", argv[optind - 1]);
+			goto out;
+		}
+		switch (c) {
+		case 1:
+			if (!cmd) {
+				cmdname = optarg;
+				cmd = find_command(optarg);
+				if (!cmd) {
+					rc = bad(NULL, "unknown command", optarg);
+					goto out;
+				}
+			} else {
+				args[nargs++] = optarg;
+			}
+			break;
+		case OPT_TARGET: o.target_dir = optarg; break;
+		case OPT_JSON: o.json = 1; break;
+		case OPT_HELP: want_help = 1; break;
+		case OPT_VERSION: want_version = 1; break;
+		case OPT_OSD_VERSION:
+			if (!strcmp(optarg, "1"))
+				o.osd_version = OSD_VERSION_1;
+			else if (!strcmp(optarg, "2"))
+				o.osd_version = OSD_VERSION_2;
+			else if (!strcmp(optarg, "auto"))
+				o.osd_version = OSD_VERSION_AUTO;
+			else {
+				rc = bad(cmdname, "--osd-version is 1, 2 or auto", optarg);
+				goto out;
+			}
+			break;
+		case OPT_SECURITY: {
+			static const char *const m[] = { "nosec", "capkey", "cmdrsp", "alldata" };
+			int found = -1;
+
+			for (int i = 0; i < 4; i++)
+				if (!strcmp(optarg, m[i]))
+					found = i;
+			if (found < 0) {
+				rc = bad(cmdname, "--security is nosec, capkey, cmdrsp or alldata", optarg);
+				goto out;
+			}
+			o.security = (enum osd_sec_method)found;
+			break;
+		}
+		case OPT_KEY_FILE: o.key_file = optarg; break;
+		case OPT_INPUT: o.input = optarg; break;
+		case OPT_OUTPUT: o.output = optarg; break;
+		case OPT_TEXT: o.text = 1; break;
+		case OPT_OFFSET:
+		case OPT_LENGTH:
+		case OPT_CAPACITY:
+		case OPT_COUNT:
+		case OPT_SIZE:
+		case OPT_KEY_VERSION:
+		case OPT_SCOPE:
+			if (num_opt(cmdname, name, optarg, &v)) {
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			if (c == OPT_OFFSET)
+				o.offset = v;
+			else if (c == OPT_LENGTH) {
+				o.length = v;
+				o.have_length = 1;
+			} else if (c == OPT_CAPACITY)
+				o.capacity = v;
+			else if (c == OPT_COUNT && v >= 1 && v <= 0xFFFF)
+				o.count = (unsigned)v;
+			else if (c == OPT_SIZE && (v == 1 || v == 2 || v == 4 || v == 8))
+				o.size = (unsigned)v;
+			else if (c == OPT_KEY_VERSION && v <= 15)
+				o.key_version = (unsigned)v;
+			else if (c == OPT_SCOPE && v <= 2)
+				o.scope = (int)v;
+			else {
+				rc = bad(cmdname, "value out of range", argv[optind - 1]);
+				goto out;
+			}
+			break;
+		default:
+			rc = bad(cmdname, "unknown or incomplete option", argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (want_version) {
+		printf("osdctl %s\n", osd_version_string());
+		rc = EXIT_OK;
+		goto out;
+	}
+	if (want_help) {
+		if (cmd)
+			command_help(cmd);
+		else
+			usage(stdout);
+		rc = EXIT_OK;
+		goto out;
+	}
+	if (!cmd) {
+		usage(stderr);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (nargs < cmd->min_args || nargs > cmd->max_args) {
+		rc = bad(cmd->name, nargs < cmd->min_args ? "missing arguments" : "too many arguments",
+			 NULL);
+		goto out;
+	}
+	for (int i = 0; i < nargs; i++) {
+		uint8_t val[OSD_ATTR_MAX_LEN];
+		size_t vlen;
+		char kind = cmd->kinds[i];
+
+		if ((kind == 'p' || kind == 'o') && ctl_parse_u64(args[i], &v)) {
+			rc = bad(cmd->name, kind == 'p' ? "invalid partition id" : "invalid object id",
+				 args[i]);
+			goto out;
+		}
+		if (kind == 'a' && strcmp(args[i], "all") &&
+		    (ctl_parse_u64(args[i], &v) || v > UINT32_MAX)) {
+			rc = bad(cmd->name, "invalid attribute page or number", args[i]);
+			goto out;
+		}
+		if (kind == 'v' && ctl_parse_value(args[i], o.text, o.size, val, sizeof(val), &vlen)) {
+			rc = bad(cmd->name, "invalid value (0x<hex bytes>, a number that fits --size, or --text)",
+				 args[i]);
+			goto out;
+		}
+	}
+	if (!o.target_dir) {
+		rc = bad(cmd->name, "--target DIR is required (the embedded software target is the only transport)", NULL);
+		goto out;
+	}
+	if (o.security != OSD_SEC_NOSEC && !o.key_file) {
+		rc = bad(cmd->name, "--key-file is required with --security other than nosec", NULL);
+		goto out;
+	}
+	{
+		struct ctl_session s;
+
+		rc = ctl_open(&s, &o, cmd->creates_store);
+		if (rc) {
+			rc = EXIT_FAILED;
+			goto out;
+		}
+		rc = cmd->run(&s, &o, nargs, args);
+		ctl_close(&s);
+	}
+out:
+	free(args);
+	return rc;
+}

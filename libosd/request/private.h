@@ -1,0 +1,178 @@
+/*
+ * Internal state of osd_dev and osd_req, shared by the files of the request
+ * layer (dev.c, cred_cache.c, req_build.c, req_layout.c, req_exec.c,
+ * req_result.c, sync_helpers.c).
+ */
+#ifndef OSD_REQUEST_PRIVATE_H
+#define OSD_REQUEST_PRIVATE_H
+
+#include <pthread.h>
+#include <osd/request.h>
+#include <osd/cdb.h>
+#include "request/arena.h"
+
+#define OSD__ERR_LEN 512
+#define OSD__TOKEN_MAX 64
+
+/* A capability key's HMAC context, shared by the cache and the requests
+ * signed with it; freed when the last holder lets go (under dev->lock, which
+ * also serialises its use since an osd_key is single-threaded). */
+struct osd__keyref {
+	osd_key *key;
+	unsigned refs;
+};
+
+/* One cached credential with its HMAC context. */
+struct osd__cred_entry {
+	struct osd__cred_entry *next;
+	struct osd_obj_id obj;
+	struct osd_credential cred;
+	struct osd__keyref *key;
+};
+
+struct osd__cred_cache {
+	struct osd__cred_entry **buckets;
+	unsigned nbuckets;
+	unsigned count;
+	unsigned max;           /* 0 = unbounded */
+	unsigned evict_cursor;  /* next bucket to evict from when full */
+	int have_default;
+	struct osd_credential dflt;
+	struct osd__keyref *dflt_key;
+};
+
+struct osd_dev {
+	struct osd_transport tp;
+	struct osd_dev_options opts;
+	enum osd_version version;
+	pthread_mutex_t lock;   /* in-flight count, cache, error text */
+	pthread_cond_t cond;    /* signalled on every completion */
+	unsigned inflight;
+	char err[OSD__ERR_LEN];
+	uint8_t system_id[OSD_SYSTEM_ID_LEN];
+	int have_system_id;
+	int64_t clock_offset;   /* OSD clock - osd_now_ms(), learned by the probe */
+	uint8_t token[OSD__TOKEN_MAX];
+	size_t token_len;
+	struct osd__cred_cache cache;
+};
+
+enum osd__req_state { OSD__REQ_BUILDING, OSD__REQ_INFLIGHT, OSD__REQ_DONE };
+
+/* Attribute to get or set, value copied into the arena. */
+struct osd__attr_vec {
+	struct osd_attr *v;
+	unsigned n, cap;
+};
+
+struct osd_req {
+	osd_dev *dev;
+	struct osd__arena arena;
+	struct osd_cdb cdb;
+	uint8_t cdb_buf[OSD_CDB_MAX_LEN];
+	int is_collection;          /* the addressed object is a collection */
+	unsigned flags;             /* OSD_REQ_* */
+	uint16_t perms;             /* osd_sec_required_permissions() of the action */
+	struct osd_obj_id cap_obj;  /* the object the capability must describe */
+	int cap_is_collection;
+
+	/* Command data */
+	const struct iovec *out_data; /* payload (arena copy of the caller's iovecs) */
+	int out_data_cnt;
+	uint64_t out_data_len;
+	const struct iovec *in_data;  /* data-in buffers for the command's data */
+	int in_data_cnt;
+	uint64_t in_data_len;
+	uint8_t *in_buf;              /* arena buffer when the request owns data-in */
+	uint8_t *cont;                /* v2 CDB continuation segment */
+	size_t cont_len;
+
+	/* Piggy-backed attributes */
+	struct osd__attr_vec gets, sets;
+	int page_mode;
+	uint32_t get_page, get_page_alloc;
+	uint32_t get_alloc;           /* override of the retrieved list allocation */
+	unsigned auto_gets;           /* current-command attributes added for results */
+	uint32_t cc_auto, cc_user;    /* current-command numbers we / the caller asked for */
+
+	/* Credential */
+	int has_cred;
+	struct osd_credential cred;
+
+	/* The exchange, built at submit */
+	struct osd_xfer xfer;
+	struct iovec *out_iov, *in_iov;
+	uint8_t *set_list, *get_list, *attr_in, *icv_out, *icv_in;
+	size_t set_list_len, get_list_len, attr_in_len, icv_in_len, icv_out_len;
+	uint64_t attr_in_off, icv_in_off;
+	struct osd__keyref *key;      /* reference held while the request lives */
+
+	/* State and completion */
+	enum osd__req_state state;
+	int detached;
+	osd_req_cb cb;
+	void *cb_data;
+
+	/* Results */
+	int result;
+	int has_sense;
+	struct osd_sense sense;
+	char *errmsg;
+	uint64_t bytes_read;
+	int is_short;
+	struct osd_attr_reader rd;
+	int rd_state;                 /* 0 not started, 1 ready, <0 error */
+};
+
+/* dev.c */
+void osd__dev_set_error(osd_dev *dev, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void osd__dev_copy_req_error(osd_dev *dev, const osd_req *req);
+/* The OSD clock in ms (for nonces). */
+uint64_t osd__dev_clock(const osd_dev *dev);
+
+/* req_build.c */
+int osd__req_new(osd_req **out, osd_dev *dev, enum osd_action action,
+		 const struct osd_obj_id *obj);
+int osd__req_set_out_iov(osd_req *req, const struct iovec *iov, int iovcnt);
+int osd__req_set_in_iov(osd_req *req, const struct iovec *iov, int iovcnt);
+int osd__req_own_in_buf(osd_req *req, size_t len);
+
+/* req_layout.c: lay out data-out/data-in, fill and encode the CDB. */
+int osd__req_layout(osd_req *req);
+/* ALLDATA: fill the data-out integrity block (after layout, with the key). */
+int osd__req_sign_data_out(osd_req *req);
+/* ALLDATA: check the data-in integrity block after completion. */
+int osd__req_verify_data_in(osd_req *req);
+/* CMDRSP/ALLDATA: check a response ICV (sense descriptor 07h or
+ * current-command attribute 1); -EBADMSG on mismatch. Needs dev->lock. */
+int osd__req_verify_response(osd_req *req, const uint8_t *sense, size_t sense_len,
+			     const uint8_t *ricv, size_t ricv_len);
+
+/* cred_cache.c */
+void osd__cred_cache_init(struct osd__cred_cache *c);
+void osd__cred_cache_destroy(struct osd__cred_cache *c);
+/* Find or fetch the credential for req, put its capability into req->cdb.cap
+ * and take a reference to its key in req->key (NULL for NOSEC). Called without dev->lock held. */
+int osd__cred_prepare(osd_req *req);
+/* Drop a key reference; takes dev->lock. */
+void osd__keyref_release(osd_dev *dev, struct osd__keyref *k);
+
+/* req_exec.c */
+int osd__req_submit(osd_req *req, osd_req_cb cb, void *data);
+int osd__req_wait(osd_req *req, unsigned timeout_ms);
+/* With dev->lock held: make progress for up to @p slice_ms (poll + service
+ * the transport, or sleep on the completion condition). */
+void osd__dev_wait_step(osd_dev *dev, unsigned slice_ms);
+void osd__req_destroy(osd_req *req);
+int osd__errmsg(osd_req *req, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* req_build.c: ask for current-command attribute @p number for our own use
+ * (hidden from osd_req_next_attr() unless the caller asks for it too). */
+int osd__req_add_cc_get(osd_req *req, uint32_t number);
+
+/* req_result.c */
+void osd__req_complete(osd_req *req, int err);
+
+#endif

@@ -1,0 +1,268 @@
+/* Sending requests: credential, layout and signature at submit time, the
+ * transport's completion, synchronous waiting, and freeing. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <osd/attributes.h>
+#include "request/private.h"
+
+#define SERVICE_SLICE_MS 10 /* poll period for transports without an fd */
+
+int osd__errmsg(osd_req *req, const char *fmt, ...)
+{
+	char buf[OSD__ERR_LEN];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	req->errmsg = osd__arena_dup(&req->arena, buf, strlen(buf) + 1);
+	return n;
+}
+
+void osd__req_destroy(osd_req *req)
+{
+	if (!req)
+		return;
+	osd__keyref_release(req->dev, req->key);
+	osd__arena_release(&req->arena);
+	free(req);
+}
+
+static void xfer_done(struct osd_xfer *xfer, int err)
+{
+	osd_req *req = xfer->priv;
+	osd_dev *dev = req->dev;
+	osd_req_cb cb;
+	void *data;
+	int detached, result;
+
+	osd__req_complete(req, err);
+	pthread_mutex_lock(&dev->lock);
+	req->state = OSD__REQ_DONE;
+	dev->inflight--;
+	detached = req->detached;
+	cb = req->cb;
+	data = req->cb_data;
+	result = req->result;
+	pthread_cond_broadcast(&dev->cond);
+	pthread_mutex_unlock(&dev->lock);
+	/* A synchronous waiter may free the request as soon as the lock drops:
+	 * touch nothing of it below unless it is ours to finish. */
+	if (detached)
+		osd__req_destroy(req);
+	else if (cb)
+		cb(req, result, data);
+}
+
+static int sign(osd_req *req)
+{
+	osd_dev *dev = req->dev;
+	int rc;
+
+	if (!req->key)
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	rc = osd_sec_sign_cdb(req->key->key, req->cdb.cap.security_method, req->cdb_buf,
+			      req->xfer.cdb_len, dev->token_len ? dev->token : NULL,
+			      dev->token_len, osd__dev_clock(dev));
+	if (rc == 0)
+		rc = osd__req_sign_data_out(req);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+/* Under CMDRSP/ALLDATA a request that retrieves attributes anyway also asks
+ * for the response ICV (current-command attribute 1): no extra permission,
+ * and a GOOD answer becomes verifiable. */
+static int want_response_icv(osd_req *req)
+{
+	if (req->cdb.cap.security_method < OSD_SEC_CMDRSP || req->page_mode || !req->gets.n)
+		return 0;
+	return osd__req_add_cc_get(req, OSD_ATTR_CC_RESPONSE_ICV);
+}
+
+int osd__req_submit(osd_req *req, osd_req_cb cb, void *data)
+{
+	osd_dev *dev = req->dev;
+	const char *what = "credential";
+	int rc;
+
+	if (req->state != OSD__REQ_BUILDING)
+		return -EBUSY;
+	rc = osd__cred_prepare(req);
+	if (rc == 0)
+		rc = want_response_icv(req);
+	if (rc == 0) {
+		what = "layout";
+		rc = osd__req_layout(req);
+	}
+	if (rc == 0) {
+		what = "signature";
+		rc = sign(req);
+	}
+	if (rc) {
+		/* Keep a credential message already written; otherwise say what failed. */
+		if (!req->errmsg)
+			osd__errmsg(req, "%s of 0x%llx/0x%llx: cannot build the request (%s: %s)",
+				    osd_action_name(req->cdb.action),
+				    (unsigned long long)req->cdb.obj.partition,
+				    (unsigned long long)req->cdb.obj.id, what, strerror(-rc));
+		osd__dev_copy_req_error(dev, req);
+		osd__keyref_release(dev, req->key);
+		req->key = NULL;
+		return rc;
+	}
+	req->xfer.done = xfer_done;
+	req->xfer.priv = req;
+	req->cb = cb;
+	req->cb_data = data;
+	pthread_mutex_lock(&dev->lock);
+	req->state = OSD__REQ_INFLIGHT;
+	dev->inflight++;
+	pthread_mutex_unlock(&dev->lock);
+	rc = dev->tp.ops->submit(dev->tp.impl, &req->xfer);
+	if (rc < 0) {
+		/* done() never runs: undo and let the caller retry or free. */
+		pthread_mutex_lock(&dev->lock);
+		req->state = OSD__REQ_BUILDING;
+		dev->inflight--;
+		pthread_mutex_unlock(&dev->lock);
+		osd__keyref_release(dev, req->key);
+		req->key = NULL;
+		osd__dev_set_error(dev, "%s: the transport refused the command: %s",
+				   osd_action_name(req->cdb.action), strerror(-rc));
+		return rc;
+	}
+	/* From here the request may already be complete and even freed by cb. */
+	return 0;
+}
+
+int osd_req_submit(osd_req *req, osd_req_cb cb, void *private_data)
+{
+	if (!req || !cb)
+		return -EINVAL;
+	return osd__req_submit(req, cb, private_data);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void deadline_ts(struct timespec *ts, unsigned ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* One step of waiting: poll the transport's fd, service a fd-less transport
+ * that has a service hook, or sleep on the completion condition. */
+void osd__dev_wait_step(osd_dev *dev, unsigned slice_ms)
+{
+	const struct osd_transport_ops *ops = dev->tp.ops;
+	int fd = ops->get_fd ? ops->get_fd(dev->tp.impl) : -1;
+
+	if (fd >= 0) {
+		struct pollfd pfd = { .fd = fd, .events = (short)osd_dev_which_events(dev) };
+
+		pthread_mutex_unlock(&dev->lock);
+		if (poll(&pfd, 1, (int)slice_ms) < 0)
+			pfd.revents = 0;
+		if (ops->service)
+			ops->service(dev->tp.impl, pfd.revents);
+		pthread_mutex_lock(&dev->lock);
+		return;
+	}
+	if (ops->service) {
+		pthread_mutex_unlock(&dev->lock);
+		ops->service(dev->tp.impl, 0);
+		pthread_mutex_lock(&dev->lock);
+		if (slice_ms > SERVICE_SLICE_MS)
+			slice_ms = SERVICE_SLICE_MS;
+	}
+	struct timespec ts;
+
+	deadline_ts(&ts, slice_ms);
+	pthread_cond_timedwait(&dev->cond, &dev->lock, &ts);
+}
+
+int osd__req_wait(osd_req *req, unsigned timeout_ms)
+{
+	osd_dev *dev = req->dev;
+	uint64_t end = timeout_ms ? mono_ms() + timeout_ms : 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	while (req->state != OSD__REQ_DONE) {
+		unsigned slice = 1000;
+
+		if (end) {
+			uint64_t now = mono_ms();
+
+			if (now >= end) {
+				rc = -ETIMEDOUT;
+				break;
+			}
+			if (end - now < slice)
+				slice = (unsigned)(end - now);
+		}
+		osd__dev_wait_step(dev, slice);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (rc) {
+		osd__dev_set_error(dev, "%s: no answer within %u ms", osd_action_name(req->cdb.action),
+				   timeout_ms);
+		return rc;
+	}
+	return req->result;
+}
+
+int osd_req_execute(osd_req *req)
+{
+	unsigned timeout;
+	int rc;
+
+	if (!req)
+		return -EINVAL;
+	timeout = req->cdb.action == OSD_ACT_FORMAT_OSD ? req->dev->opts.format_timeout_ms
+							: req->dev->opts.timeout_ms;
+	rc = osd__req_submit(req, NULL, NULL);
+	if (rc)
+		return rc;
+	rc = osd__req_wait(req, timeout);
+	if (rc < 0 && req->state == OSD__REQ_DONE)
+		osd__dev_copy_req_error(req->dev, req);
+	return rc;
+}
+
+void osd_req_free(osd_req *req)
+{
+	osd_dev *dev;
+
+	if (!req)
+		return;
+	dev = req->dev;
+	pthread_mutex_lock(&dev->lock);
+	if (req->state == OSD__REQ_INFLIGHT) {
+		req->detached = 1;
+		req->cb = NULL;
+		pthread_mutex_unlock(&dev->lock);
+		return;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	osd__req_destroy(req);
+}
