@@ -1,0 +1,848 @@
+/*
+ * Directories: an extendible hash of fixed-size blocks of ext2-style
+ * records (docs/osdfs-format.md). A name's 55-bit keyed hash selects a
+ * table slot (its top "depth" bits), the slot names a block of the
+ * directory object, and the block holds the entry. Lookup, insert and
+ * remove touch one block; a full block is split in two.
+ *
+ * The table is the only authority on where a hash lives: a record found in
+ * a block the table does not route its hash to is stale (left by an
+ * interrupted split) and is ignored. readdir walks the hash space in order,
+ * and a cookie is the hash (plus a per-name collision byte) of the next
+ * entry, so listings are stable across concurrent creates, unlinks and
+ * splits. Every record is validated before use: a bad block yields
+ * -EUCLEAN, never a loop.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fs.h"
+#include "core/lebytes.h"
+
+#define HBITS OSDFS__HASH_BITS
+#define HLIMIT (1ULL << HBITS)
+#define REC_NEED(nl) ((OSDFS__REC_HDR_LEN + (size_t)(nl) + 7u) & ~(size_t)7u)
+#define SPLIT_BATCH 64
+
+struct rec {
+	uint64_t ino;
+	uint16_t rec_len;
+	uint8_t name_len, ft, coll;
+	const char *name;
+};
+
+static void rec_get(struct rec *r, const uint8_t *p)
+{
+	r->ino = osdfs__get_le64(p);
+	r->rec_len = osdfs__get_le16(p + 8);
+	r->name_len = p[10];
+	r->ft = p[11];
+	r->coll = p[12];
+	r->name = (const char *)p + OSDFS__REC_HDR_LEN;
+}
+
+static void rec_put(uint8_t *p, uint64_t ino, uint16_t rec_len, const char *name,
+		    uint8_t name_len, uint8_t ft, uint8_t coll)
+{
+	osdfs__put_le64(p, ino);
+	osdfs__put_le16(p + 8, rec_len);
+	p[10] = name_len;
+	p[11] = ft;
+	p[12] = coll;
+	p[13] = p[14] = p[15] = 0;
+	if (name_len)
+		memmove(p + OSDFS__REC_HDR_LEN, name, name_len);
+}
+
+static uint64_t name_hash(const osdfs *fs, const char *name, size_t len)
+{
+	return osdfs__siphash(fs->sb.hash_k0, fs->sb.hash_k1, name, len) >> (64 - HBITS);
+}
+
+static uint32_t slot_of(const struct osdfs__inode *dp, uint64_t h)
+{
+	return (uint32_t)(h >> (HBITS - dp->dh.depth));
+}
+
+static uint32_t chunk_attr(unsigned int depth, uint32_t chunk)
+{
+	return OSDFS__ATTR_DIRTAB0 + (depth << 12) + chunk;
+}
+
+static void blk_init(const osdfs *fs, const struct osdfs__inode *dp, uint8_t *buf)
+{
+	memset(buf, 0, fs->bsize);
+	osdfs__put_le32(buf, OSDFS__BLOCK_MAGIC);
+	buf[4] = 1;
+	osdfs__put_le64(buf + 8, dp->ino);
+	rec_put(buf + OSDFS__BLOCK_HDR_LEN, 0, (uint16_t)(fs->bsize - OSDFS__BLOCK_HDR_LEN),
+		NULL, 0, 0, 0);
+}
+
+static int bad_block(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, size_t off,
+		     const char *why)
+{
+	return osdfs__fail(fs, -EUCLEAN, "directory %llu block %u offset %zu: %s",
+			   (unsigned long long)dp->ino, blk, off, why);
+}
+
+static int blk_check(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, const uint8_t *buf)
+{
+	size_t off = OSDFS__BLOCK_HDR_LEN;
+
+	if (osdfs__get_le32(buf) != OSDFS__BLOCK_MAGIC || buf[4] != 1)
+		return bad_block(fs, dp, blk, 0, "bad block magic or version");
+	if (osdfs__get_le64(buf + 8) != dp->ino)
+		return bad_block(fs, dp, blk, 8, "block belongs to another directory");
+	while (off < fs->bsize) {
+		struct rec r;
+
+		rec_get(&r, buf + off);
+		if (r.rec_len < OSDFS__REC_HDR_LEN || r.rec_len % 8 || r.rec_len > fs->bsize - off)
+			return bad_block(fs, dp, blk, off, "bad record length");
+		if (r.ino) {
+			if (r.name_len == 0 || REC_NEED(r.name_len) > r.rec_len)
+				return bad_block(fs, dp, blk, off, "bad name length");
+			if (r.ft > OSDFS__FT_MAX || r.ino > OSDFS__MAX_INO)
+				return bad_block(fs, dp, blk, off, "bad inode number or type");
+			if (memchr(r.name, '/', r.name_len) || memchr(r.name, 0, r.name_len) ||
+			    (r.name[0] == '.' && (r.name_len == 1 ||
+						  (r.name_len == 2 && r.name[1] == '.'))))
+				return bad_block(fs, dp, blk, off, "bad name");
+		}
+		off += r.rec_len;
+	}
+	return 0;
+}
+
+static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *buf)
+{
+	int rc;
+
+	if (blk >= dp->dh.nblocks)
+		return osdfs__fail(fs, -EUCLEAN, "directory %llu: table names block %u of %u",
+				   (unsigned long long)dp->ino, blk, dp->dh.nblocks);
+	rc = osdfs__bcache_read(fs, dp->ino, blk, buf);
+	if (rc == 1)
+		return 0;
+	if (rc == 0)
+		rc = blk_check(fs, dp, blk, buf);
+	if (rc == 0)
+		osdfs__bcache_store(fs, dp->ino, blk, buf);
+	return rc;
+}
+
+/* Is the live record r routed to block blk by the table? */
+static int rec_owned(const osdfs *fs, const struct osdfs__inode *dp, const struct rec *r,
+		     uint32_t blk, uint64_t *h)
+{
+	*h = name_hash(fs, r->name, r->name_len);
+	return dp->table[slot_of(dp, *h)] == blk;
+}
+
+static int table_load(osdfs *fs, struct osdfs__inode *dp)
+{
+	size_t n = (size_t)1 << dp->dh.depth;
+	uint32_t nchunks = (uint32_t)((n + OSDFS__DIRTAB_CHUNK - 1) / OSDFS__DIRTAB_CHUNK);
+	uint8_t *buf = malloc(OSDFS__DIRTAB_CHUNK * 4);
+	int rc = 0;
+
+	dp->table = malloc(n * sizeof(uint32_t));
+	if (!buf || !dp->table) {
+		free(buf);
+		return -ENOMEM;
+	}
+	for (uint32_t c = 0; c < nchunks && rc == 0; c++) {
+		size_t cnt = n - (size_t)c * OSDFS__DIRTAB_CHUNK;
+		struct osdfs_attr a = { OSDFS__PAGE_DIR, chunk_attr(dp->dh.depth, c), buf,
+					OSDFS__DIRTAB_CHUNK * 4 };
+
+		if (cnt > OSDFS__DIRTAB_CHUNK)
+			cnt = OSDFS__DIRTAB_CHUNK;
+		rc = fs->ops->get_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, &a, 1);
+		if (rc < 0)
+			break;
+		if (a.len != cnt * 4) {
+			rc = osdfs__fail(fs, -EUCLEAN, "directory %llu: table chunk %u has %u bytes",
+					 (unsigned long long)dp->ino, c, a.len);
+			break;
+		}
+		for (size_t i = 0; i < cnt; i++) {
+			uint32_t b = osdfs__get_le32(buf + 4 * i);
+
+			if (b >= dp->dh.nblocks) {
+				rc = osdfs__fail(fs, -EUCLEAN, "directory %llu: table names block %u",
+						 (unsigned long long)dp->ino, b);
+				break;
+			}
+			dp->table[(size_t)c * OSDFS__DIRTAB_CHUNK + i] = b;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+static int dir_load(osdfs *fs, struct osdfs__inode *dp)
+{
+	uint8_t buf[OSDFS__DIRHDR_LEN];
+	struct osdfs_attr a = { OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, buf, sizeof(buf) };
+	int rc = 0;
+
+	if (!OSDFS__IS_DIR(dp))
+		return -ENOTDIR;
+	pthread_mutex_lock(&dp->mu);
+	if (dp->dir_loaded)
+		goto out;
+	if (dp->deleted) {
+		rc = -ENOENT;
+		goto out;
+	}
+	rc = fs->ops->get_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, &a, 1);
+	if (rc < 0) {
+		rc = osdfs__fail(fs, rc, "directory %llu: reading index: %s",
+				 (unsigned long long)dp->ino, strerror(-rc));
+		goto out;
+	}
+	if (a.len > sizeof(buf) || osdfs__dirhdr_decode(&dp->dh, buf, a.len) < 0) {
+		rc = osdfs__fail(fs, -EUCLEAN, "directory %llu: corrupt index header",
+				 (unsigned long long)dp->ino);
+		goto out;
+	}
+	rc = table_load(fs, dp);
+	if (rc < 0) {
+		free(dp->table);
+		dp->table = NULL;
+		goto out;
+	}
+	dp->dir_loaded = 1;
+out:
+	pthread_mutex_unlock(&dp->mu);
+	return rc;
+}
+
+void osdfs__dir_unload(osdfs *fs, struct osdfs__inode *dp)
+{
+	pthread_mutex_lock(&dp->mu);
+	if (dp->dir_loaded)
+		for (uint32_t b = 0; b < dp->dh.nblocks; b++)
+			osdfs__bcache_forget(fs, dp->ino, b);
+	free(dp->table);
+	dp->table = NULL;
+	dp->dir_loaded = 0;
+	pthread_mutex_unlock(&dp->mu);
+}
+
+/* Writes a block with nothing piggy-backed (new blocks nothing points at yet). */
+static int blk_write(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, const uint8_t *buf)
+{
+	struct iovec iov = { (void *)buf, fs->bsize };
+	ssize_t n = fs->ops->write(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)blk * fs->bsize,
+				   &iov, 1, NULL, 0);
+
+	return n < 0 ? (int)n : (size_t)n == fs->bsize ? 0 : -EIO;
+}
+
+static void dirhdr_attr(const struct osdfs__inode *dp, struct osdfs_attr *a,
+			uint8_t buf[OSDFS__DIRHDR_LEN])
+{
+	osdfs__dirhdr_encode(buf, &dp->dh);
+	a->page = OSDFS__PAGE_DIR;
+	a->number = OSDFS__ATTR_DIRHDR;
+	a->value = buf;
+	a->len = OSDFS__DIRHDR_LEN;
+}
+
+/*
+ * Writes block blk with the directory header and inode (new size, times)
+ * in the same backend operation. On failure the in-memory index may be
+ * ahead of the backend, so it is dropped and reloaded on next use.
+ */
+static int blk_commit(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, const uint8_t *buf)
+{
+	uint8_t hbuf[OSDFS__DIRHDR_LEN], ibuf[OSDFS__INODE_MAX_LEN];
+	struct osdfs_attr a[2];
+	struct iovec iov = { (void *)buf, fs->bsize };
+	ssize_t n;
+
+	osdfs__now(&dp->d.mtime);
+	dp->d.ctime = dp->d.mtime;
+	dp->d.size = (uint64_t)dp->dh.nblocks * fs->bsize;
+	dirhdr_attr(dp, &a[0], hbuf);
+	osdfs__inode_attr(dp, &a[1], ibuf);
+	n = fs->ops->write(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)blk * fs->bsize,
+			   &iov, 1, a, 2);
+	if (n >= 0 && (size_t)n != fs->bsize)
+		n = -EIO;
+	if (n < 0) {
+		osdfs__bcache_forget(fs, dp->ino, blk);
+		osdfs__dir_unload(fs, dp);
+		return osdfs__fail(fs, (int)n, "directory %llu: writing block %u: %s",
+				   (unsigned long long)dp->ino, blk, strerror((int)-n));
+	}
+	dp->dirty = 0;
+	osdfs__bcache_store(fs, dp->ino, blk, buf);
+	return 0;
+}
+
+int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp)
+{
+	uint8_t hbuf[OSDFS__DIRHDR_LEN], ibuf[OSDFS__INODE_MAX_LEN], tbuf[4] = { 0 };
+	struct osdfs_attr a[3];
+	uint8_t *buf = malloc(fs->bsize);
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	dp->table = calloc(1, sizeof(uint32_t));
+	if (!dp->table) {
+		free(buf);
+		return -ENOMEM;
+	}
+	dp->dh.depth = 0;
+	dp->dh.nblocks = 1;
+	dp->dh.nentries = 0;
+	dp->d.size = fs->bsize;
+	dirhdr_attr(dp, &a[0], hbuf);
+	osdfs__inode_attr(dp, &a[1], ibuf);
+	a[2] = (struct osdfs_attr){ OSDFS__PAGE_DIR, chunk_attr(0, 0), tbuf, sizeof(tbuf) };
+	rc = fs->ops->create(fs->impl, OSDFS__OID_BASE + dp->ino, a, 3);
+	if (rc == 0) {
+		blk_init(fs, dp, buf);
+		rc = blk_write(fs, dp, 0, buf);
+		if (rc < 0)
+			fs->ops->remove(fs->impl, OSDFS__OID_BASE + dp->ino);
+		else
+			osdfs__bcache_store(fs, dp->ino, 0, buf);
+	}
+	free(buf);
+	if (rc < 0) {
+		free(dp->table);
+		dp->table = NULL;
+		return osdfs__fail(fs, rc, "creating directory %llu: %s",
+				   (unsigned long long)dp->ino, strerror(-rc));
+	}
+	dp->dir_loaded = 1;
+	return 0;
+}
+
+/* Offset of the record named name in buf (its owner block), or -ENOENT. */
+static long blk_find(const uint8_t *buf, size_t bsize, const char *name, size_t len, long *prev)
+{
+	size_t off = OSDFS__BLOCK_HDR_LEN;
+	long last = -1;
+
+	while (off < bsize) {
+		struct rec r;
+
+		rec_get(&r, buf + off);
+		if (r.ino && r.name_len == len && memcmp(r.name, name, len) == 0) {
+			if (prev)
+				*prev = last;
+			return (long)off;
+		}
+		last = (long)off;
+		off += r.rec_len;
+	}
+	return -ENOENT;
+}
+
+/* Loads dp's index and reads the block name hashes to. */
+static int dir_locate(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
+		      uint8_t *buf, uint32_t *blk, uint64_t *h)
+{
+	int rc = dir_load(fs, dp);
+
+	if (rc < 0)
+		return rc;
+	*h = name_hash(fs, name, len);
+	*blk = dp->table[slot_of(dp, *h)];
+	return blk_read(fs, dp, *blk, buf);
+}
+
+int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
+		      uint64_t *ino, uint8_t *ft)
+{
+	uint8_t *buf = malloc(fs->bsize);
+	uint32_t blk;
+	uint64_t h;
+	long off;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = dir_locate(fs, dp, name, len, buf, &blk, &h);
+	if (rc == 0) {
+		off = blk_find(buf, fs->bsize, name, len, NULL);
+		if (off < 0) {
+			rc = -ENOENT;
+		} else {
+			struct rec r;
+
+			rec_get(&r, buf + off);
+			*ino = r.ino;
+			if (ft)
+				*ft = r.ft;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/* Appends a record to a block being rebuilt; *last is the previous record. */
+static void blk_append(const osdfs *fs, uint8_t *buf, size_t *off, long *last,
+		       const struct rec *r)
+{
+	size_t need = REC_NEED(r->name_len);
+
+	rec_put(buf + *off, r->ino, (uint16_t)(fs->bsize - *off), r->name, r->name_len,
+		r->ft, r->coll);
+	if (*last >= 0)
+		osdfs__put_le16(buf + *last + 8, (uint16_t)(*off - (size_t)*last));
+	*last = (long)*off;
+	*off += need;
+}
+
+/* Writes the table slots [s, e) (or all of a new-depth table) and the header. */
+static int table_write(osdfs *fs, struct osdfs__inode *dp, const uint32_t *table,
+		       const struct osdfs__dirhdr *dh, size_t s, size_t e)
+{
+	uint32_t c0 = (uint32_t)(s / OSDFS__DIRTAB_CHUNK);
+	uint32_t c1 = (uint32_t)((e + OSDFS__DIRTAB_CHUNK - 1) / OSDFS__DIRTAB_CHUNK);
+	size_t n = (size_t)1 << dh->depth;
+	uint8_t *buf = malloc((size_t)SPLIT_BATCH * OSDFS__DIRTAB_CHUNK * 4);
+	struct osdfs_attr a[SPLIT_BATCH];
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	if (c1 > (n + OSDFS__DIRTAB_CHUNK - 1) / OSDFS__DIRTAB_CHUNK)
+		c1 = (uint32_t)((n + OSDFS__DIRTAB_CHUNK - 1) / OSDFS__DIRTAB_CHUNK);
+	for (uint32_t c = c0; c < c1 && rc == 0;) {
+		int k = 0;
+
+		for (; k < SPLIT_BATCH && c < c1; k++, c++) {
+			size_t first = (size_t)c * OSDFS__DIRTAB_CHUNK, cnt = n - first;
+			uint8_t *p = buf + (size_t)k * OSDFS__DIRTAB_CHUNK * 4;
+
+			if (cnt > OSDFS__DIRTAB_CHUNK)
+				cnt = OSDFS__DIRTAB_CHUNK;
+			for (size_t i = 0; i < cnt; i++)
+				osdfs__put_le32(p + 4 * i, table[first + i]);
+			a[k] = (struct osdfs_attr){ OSDFS__PAGE_DIR, chunk_attr(dh->depth, c), p,
+						    (uint32_t)(cnt * 4) };
+		}
+		rc = fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, a, k);
+	}
+	if (rc == 0) {
+		uint8_t hbuf[OSDFS__DIRHDR_LEN];
+
+		osdfs__dirhdr_encode(hbuf, dh);
+		a[0] = (struct osdfs_attr){ OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, hbuf, sizeof(hbuf) };
+		rc = fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, a, 1);
+	}
+	free(buf);
+	return rc;
+}
+
+/* Deletes the table chunks of an abandoned depth (best effort: garbage only). */
+static void table_drop(osdfs *fs, struct osdfs__inode *dp, unsigned int depth)
+{
+	uint32_t nchunks = (uint32_t)((((size_t)1 << depth) + OSDFS__DIRTAB_CHUNK - 1) /
+				      OSDFS__DIRTAB_CHUNK);
+
+	for (uint32_t c = 0; c < nchunks; c++) {
+		struct osdfs_attr a = { OSDFS__PAGE_DIR, chunk_attr(depth, c), NULL, 0 };
+
+		fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, &a, 1);
+	}
+}
+
+/*
+ * Rebuilds the records of block `old` into nbuf (those the new table routes
+ * to block nb) and obuf (those it routes to blk); stale records are dropped.
+ */
+static void split_move(const osdfs *fs, const struct osdfs__inode *dp, const uint32_t *table,
+		       unsigned int depth, uint32_t blk, uint32_t nb, const uint8_t *old,
+		       uint8_t *nbuf, uint8_t *obuf)
+{
+	size_t noff = OSDFS__BLOCK_HDR_LEN, ooff = OSDFS__BLOCK_HDR_LEN, off;
+	long nlast = -1, olast = -1;
+
+	blk_init(fs, dp, nbuf);
+	blk_init(fs, dp, obuf);
+	for (off = OSDFS__BLOCK_HDR_LEN; off < fs->bsize;) {
+		struct rec r;
+		uint32_t to;
+
+		rec_get(&r, old + off);
+		off += r.rec_len;
+		if (!r.ino)
+			continue;
+		to = table[name_hash(fs, r.name, r.name_len) >> (HBITS - depth)];
+		if (to == nb)
+			blk_append(fs, nbuf, &noff, &nlast, &r);
+		else if (to == blk)
+			blk_append(fs, obuf, &ooff, &olast, &r);
+	}
+}
+
+/*
+ * Splits the block serving slot `slot`: the upper half of its run of table
+ * slots moves to a new block (doubling the table first if the run is one
+ * slot). Order: new block, then table and header, then the rewritten old
+ * block, so an interruption leaves every entry reachable.
+ */
+static int dir_split(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint32_t slot,
+		     const uint8_t *old)
+{
+	struct osdfs__dirhdr dh = dp->dh;
+	size_t s = slot, e = slot + 1, n = (size_t)1 << dh.depth, mid;
+	uint32_t nb = dh.nblocks, *table;
+	uint8_t *nbuf, *obuf;
+	int rc, doubled = 0;
+
+	while (s > 0 && dp->table[s - 1] == blk)
+		s--;
+	while (e < n && dp->table[e] == blk)
+		e++;
+	if (e - s == 1) {
+		if (dh.depth >= OSDFS__DIR_MAX_DEPTH)
+			return osdfs__fail(fs, -ENOSPC, "directory %llu: hash index is full",
+					   (unsigned long long)dp->ino);
+		dh.depth++;
+		doubled = 1;
+		s *= 2;
+		e = s + 2;
+	}
+	if (nb == UINT32_MAX || (uint64_t)(nb + 1) * fs->bsize > (1ULL << 62))
+		return osdfs__fail(fs, -EFBIG, "directory %llu is too large",
+				   (unsigned long long)dp->ino);
+	table = malloc(((size_t)1 << dh.depth) * sizeof(uint32_t));
+	nbuf = malloc(2 * (size_t)fs->bsize);
+	if (!table || !nbuf) {
+		free(table);
+		free(nbuf);
+		return -ENOMEM;
+	}
+	obuf = nbuf + fs->bsize;
+	for (size_t i = 0; i < ((size_t)1 << dh.depth); i++)
+		table[i] = doubled ? dp->table[i >> 1] : dp->table[i];
+	mid = s + (e - s) / 2;
+	for (size_t i = mid; i < e; i++)
+		table[i] = nb;
+	dh.nblocks = nb + 1;
+
+	split_move(fs, dp, table, dh.depth, blk, nb, old, nbuf, obuf);
+	rc = blk_write(fs, dp, nb, nbuf);
+	if (rc == 0)
+		rc = table_write(fs, dp, table, &dh, doubled ? 0 : mid,
+				 doubled ? (size_t)1 << dh.depth : e);
+	if (rc < 0) {
+		free(table);
+		free(nbuf);
+		osdfs__dir_unload(fs, dp);
+		return osdfs__fail(fs, rc, "directory %llu: splitting block %u: %s",
+				   (unsigned long long)dp->ino, blk, strerror(-rc));
+	}
+	if (doubled)
+		table_drop(fs, dp, dp->dh.depth);
+	free(dp->table);
+	dp->table = table;
+	dp->dh = dh;
+	osdfs__bcache_store(fs, dp->ino, nb, nbuf);
+	rc = blk_commit(fs, dp, blk, obuf);
+	free(nbuf);
+	return rc;
+}
+
+/* Finds room for a record of `need` bytes; returns its offset or -1. */
+static long blk_room(osdfs *fs, const struct osdfs__inode *dp, uint8_t *buf, uint32_t blk,
+		     size_t need)
+{
+	size_t off = OSDFS__BLOCK_HDR_LEN;
+
+	while (off < fs->bsize) {
+		struct rec r;
+		uint64_t h;
+
+		rec_get(&r, buf + off);
+		if (!r.ino || !rec_owned(fs, dp, &r, blk, &h)) {
+			if (r.rec_len >= need)
+				return (long)off;
+		} else if (r.rec_len - REC_NEED(r.name_len) >= need) {
+			size_t used = REC_NEED(r.name_len);
+
+			rec_put(buf + off + used, 0, (uint16_t)(r.rec_len - used), NULL, 0, 0, 0);
+			osdfs__put_le16(buf + off + 8, (uint16_t)used);
+			return (long)(off + used);
+		}
+		off += r.rec_len;
+	}
+	return -1;
+}
+
+/* Smallest collision byte not used by another name with hash h, or -1. */
+static int free_coll(osdfs *fs, const struct osdfs__inode *dp, const uint8_t *buf,
+		     uint32_t blk, uint64_t h)
+{
+	uint8_t used[32] = { 0 };
+	size_t off = OSDFS__BLOCK_HDR_LEN;
+
+	while (off < fs->bsize) {
+		struct rec r;
+		uint64_t rh;
+
+		rec_get(&r, buf + off);
+		if (r.ino && rec_owned(fs, dp, &r, blk, &rh) && rh == h)
+			used[r.coll / 8] |= (uint8_t)(1u << (r.coll % 8));
+		off += r.rec_len;
+	}
+	for (int c = 0; c < 256; c++)
+		if (!(used[c / 8] & (1u << (c % 8))))
+			return c;
+	return -1;
+}
+
+int osdfs__dir_add(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
+		   uint64_t ino, uint8_t ft)
+{
+	uint8_t *buf = malloc(fs->bsize);
+	int rc = -ENOSPC;
+
+	if (!buf)
+		return -ENOMEM;
+	for (int tries = 0; tries <= (int)OSDFS__DIR_MAX_DEPTH + 2; tries++) {
+		uint32_t blk;
+		uint64_t h;
+		long off;
+		int coll;
+
+		rc = dir_locate(fs, dp, name, len, buf, &blk, &h);
+		if (rc < 0)
+			break;
+		if (blk_find(buf, fs->bsize, name, len, NULL) >= 0) {
+			rc = -EEXIST;
+			break;
+		}
+		coll = free_coll(fs, dp, buf, blk, h);
+		if (coll < 0) {
+			rc = osdfs__fail(fs, -ENOSPC, "directory %llu: too many hash collisions",
+					 (unsigned long long)dp->ino);
+			break;
+		}
+		off = blk_room(fs, dp, buf, blk, REC_NEED(len));
+		if (off < 0) {
+			rc = dir_split(fs, dp, blk, slot_of(dp, h), buf);
+			if (rc < 0)
+				break;
+			rc = -ENOSPC;
+			continue;
+		}
+		rec_put(buf + off, ino, osdfs__get_le16(buf + off + 8), name, (uint8_t)len, ft,
+			(uint8_t)coll);
+		dp->dh.nentries++;
+		rc = blk_commit(fs, dp, blk, buf);
+		break;
+	}
+	free(buf);
+	return rc;
+}
+
+int osdfs__dir_remove(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len)
+{
+	uint8_t *buf = malloc(fs->bsize);
+	uint32_t blk;
+	uint64_t h;
+	long off, prev;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = dir_locate(fs, dp, name, len, buf, &blk, &h);
+	if (rc == 0 && (off = blk_find(buf, fs->bsize, name, len, &prev)) < 0)
+		rc = -ENOENT;
+	if (rc == 0) {
+		uint16_t rl = osdfs__get_le16(buf + off + 8);
+
+		if (prev >= 0) {
+			uint16_t pl = osdfs__get_le16(buf + prev + 8);
+
+			osdfs__put_le16(buf + prev + 8, (uint16_t)(pl + rl));
+			memset(buf + off, 0, rl);
+		} else {
+			memset(buf + off, 0, rl);
+			rec_put(buf + off, 0, rl, NULL, 0, 0, 0);
+		}
+		if (dp->dh.nentries > 0)
+			dp->dh.nentries--;
+		rc = blk_commit(fs, dp, blk, buf);
+	}
+	free(buf);
+	return rc;
+}
+
+int osdfs__dir_set(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
+		   uint64_t ino, uint8_t ft)
+{
+	uint8_t *buf = malloc(fs->bsize);
+	uint32_t blk;
+	uint64_t h;
+	long off;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = dir_locate(fs, dp, name, len, buf, &blk, &h);
+	if (rc == 0 && (off = blk_find(buf, fs->bsize, name, len, NULL)) < 0)
+		rc = -ENOENT;
+	if (rc == 0) {
+		osdfs__put_le64(buf + off, ino);
+		buf[off + 11] = ft;
+		rc = blk_commit(fs, dp, blk, buf);
+	}
+	free(buf);
+	return rc;
+}
+
+int osdfs__dir_is_empty(osdfs *fs, struct osdfs__inode *dp)
+{
+	uint8_t *buf;
+	int rc = dir_load(fs, dp);
+
+	if (rc < 0)
+		return rc;
+	if (dp->dh.nentries > 0)
+		return 0;
+	buf = malloc(fs->bsize);
+	if (!buf)
+		return -ENOMEM;
+	rc = 1;
+	for (size_t i = 0; i < ((size_t)1 << dp->dh.depth) && rc == 1; i++) {
+		uint32_t blk = dp->table[i];
+
+		if (i > 0 && dp->table[i - 1] == blk)
+			continue;
+		rc = blk_read(fs, dp, blk, buf);
+		if (rc < 0)
+			break;
+		rc = 1;
+		for (size_t off = OSDFS__BLOCK_HDR_LEN; off < fs->bsize;) {
+			struct rec r;
+			uint64_t h;
+
+			rec_get(&r, buf + off);
+			if (r.ino && rec_owned(fs, dp, &r, blk, &h)) {
+				rc = 0;
+				break;
+			}
+			off += r.rec_len;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+struct sorted_rec {
+	uint64_t key;
+	size_t off;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct sorted_rec *)a)->key, y = ((const struct sorted_rec *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+static int emit(osdfs_readdir_cb cb, void *payload, uint64_t ino, const char *name,
+		size_t len, unsigned int type, uint64_t next)
+{
+	char nm[OSDFS_NAME_MAX + 1];
+	struct osdfs_dirent ent = { ino, next, nm, len, type };
+
+	memcpy(nm, name, len);
+	nm[len] = '\0';
+	return cb(&ent, payload);
+}
+
+/*
+ * Emits the entries of one run of table slots with keys in [key, end):
+ * returns 1 if the callback stopped, 0 to continue, or an error.
+ */
+static int readdir_run(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint64_t key,
+		       uint64_t end, uint8_t *buf, struct sorted_rec *v,
+		       osdfs_readdir_cb cb, void *payload)
+{
+	size_t n = 0;
+	int rc = blk_read(fs, dp, blk, buf);
+
+	if (rc < 0)
+		return rc;
+	for (size_t off = OSDFS__BLOCK_HDR_LEN; off < fs->bsize;) {
+		struct rec r;
+		uint64_t h, k;
+
+		rec_get(&r, buf + off);
+		if (r.ino && rec_owned(fs, dp, &r, blk, &h)) {
+			k = h << 8 | r.coll;
+			if (k >= key && k < end)
+				v[n++] = (struct sorted_rec){ k, off };
+		}
+		off += r.rec_len;
+	}
+	qsort(v, n, sizeof(*v), key_cmp);
+	for (size_t i = 0; i < n; i++) {
+		struct rec r;
+
+		rec_get(&r, buf + v[i].off);
+		if (emit(cb, payload, r.ino, r.name, r.name_len, osdfs__dt_of_ft(r.ft),
+			 v[i].key + 3))
+			return 1;
+	}
+	return 0;
+}
+
+int osdfs__dir_readdir(osdfs *fs, struct osdfs__inode *dp, uint64_t cookie,
+		       osdfs_readdir_cb cb, void *payload)
+{
+	struct sorted_rec *v;
+	uint8_t *buf;
+	uint64_t key;
+	int rc = dir_load(fs, dp);
+
+	if (rc < 0)
+		return rc;
+	if (cookie == 0 && emit(cb, payload, dp->ino, ".", 1, osdfs__dt_of_ft(OSDFS__FT_DIR), 1))
+		return 0;
+	if (cookie <= 1 && emit(cb, payload, dp->d.parent ? dp->d.parent : dp->ino, "..", 2,
+				osdfs__dt_of_ft(OSDFS__FT_DIR), 2))
+		return 0;
+	if (cookie > (HLIMIT << 8) + 1)
+		return 0;
+	key = cookie < 2 ? 0 : cookie - 2;
+	buf = malloc(fs->bsize);
+	v = malloc(fs->bsize / OSDFS__REC_HDR_LEN * sizeof(*v));
+	if (!buf || !v) {
+		free(buf);
+		free(v);
+		return -ENOMEM;
+	}
+	while (key < (HLIMIT << 8)) {
+		unsigned int shift = HBITS - dp->dh.depth;
+		size_t n = (size_t)1 << dp->dh.depth, e = (size_t)((key >> 8) >> shift) + 1;
+		uint32_t blk = dp->table[e - 1];
+		uint64_t end;
+
+		while (e < n && dp->table[e] == blk)
+			e++;
+		end = e == n ? HLIMIT << 8 : ((uint64_t)e << shift) << 8;
+		rc = readdir_run(fs, dp, blk, key, end, buf, v, cb, payload);
+		if (rc != 0)
+			break;
+		key = end;
+	}
+	free(buf);
+	free(v);
+	return rc < 0 ? rc : 0;
+}

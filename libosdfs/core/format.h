@@ -1,0 +1,123 @@
+/*
+ * The osdfs on-object format (docs/osdfs-format.md): object ids, attribute
+ * pages, and encoders/decoders between host-order structures and the
+ * little-endian byte images stored in the backend.
+ */
+#ifndef OSDFS_CORE_FORMAT_H
+#define OSDFS_CORE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Object ids: inode number N lives in object OSDFS__OID_BASE + N. */
+#define OSDFS__OID_BASE 0x10000ULL
+#define OSDFS__SUPER_OID OSDFS__OID_BASE   /* "inode 0" is the superblock */
+#define OSDFS__FIRST_INO 2ULL              /* first inode number mkfs hands out */
+#define OSDFS__MAX_INO (UINT64_MAX - OSDFS__OID_BASE)
+
+/* Attribute pages (application-client range of user objects). */
+#define OSDFS__PAGE_SUPER 0x10000u /* on the superblock object */
+#define OSDFS__ATTR_SUPER 1u
+#define OSDFS__ATTR_MOUNT 2u
+#define OSDFS__ATTR_COUNTERS 3u
+#define OSDFS__ATTR_ORPHANS 4u
+#define OSDFS__PAGE_INODE 0x10001u
+#define OSDFS__ATTR_INODE 1u
+#define OSDFS__PAGE_DIR 0x10002u
+#define OSDFS__ATTR_DIRHDR 1u
+#define OSDFS__ATTR_DIRTAB0 2u     /* table chunk i is attribute 2 + i */
+#define OSDFS__PAGE_XATTR 0x10003u
+#define OSDFS__ATTR_XATTR 1u
+
+#define OSDFS__FORMAT_VERSION 1u
+#define OSDFS__MAGIC "OSDFS\x1a\n"   /* 8 bytes with the NUL */
+#define OSDFS__INCOMPAT_HASHDIR 0x1ULL
+#define OSDFS__INCOMPAT_KNOWN OSDFS__INCOMPAT_HASHDIR
+#define OSDFS__RO_COMPAT_KNOWN 0ULL
+
+#define OSDFS__SUPER_LEN 160u
+#define OSDFS__COUNTERS_LEN 24u
+#define OSDFS__MOUNT_LEN 96u
+#define OSDFS__INODE_FIXED_LEN 112u
+#define OSDFS__INLINE_MAX 160u
+#define OSDFS__INODE_MAX_LEN (OSDFS__INODE_FIXED_LEN + OSDFS__INLINE_MAX)
+#define OSDFS__DIRHDR_LEN 24u
+#define OSDFS__DIRTAB_CHUNK 1024u  /* table entries per chunk attribute */
+#define OSDFS__DIR_MAX_DEPTH 20u
+#define OSDFS__HASH_BITS 54u
+#define OSDFS__BLOCK_HDR_LEN 16u
+#define OSDFS__BLOCK_MAGIC 0x4B4C4244u /* "DBLK" */
+#define OSDFS__REC_HDR_LEN 16u
+
+/* ext2 directory file types. */
+enum {
+	OSDFS__FT_UNKNOWN, OSDFS__FT_REG, OSDFS__FT_DIR, OSDFS__FT_CHR,
+	OSDFS__FT_BLK, OSDFS__FT_FIFO, OSDFS__FT_SOCK, OSDFS__FT_LNK,
+	OSDFS__FT_MAX = OSDFS__FT_LNK
+};
+
+struct osdfs__super {
+	uint32_t version;
+	uint32_t block_size;
+	uint64_t compat, ro_compat, incompat;
+	uint8_t uuid[16];
+	uint64_t hash_k0, hash_k1;
+	uint64_t root_ino;
+	int64_t mkfs_sec;
+	uint32_t mkfs_nsec;
+	char label[64]; /* NUL terminated */
+};
+
+struct osdfs__counters {
+	uint64_t next_ino;
+	uint64_t next_gen;
+};
+
+struct osdfs__mount_rec {
+	uint64_t mount_id;
+	int64_t time_sec;
+	uint32_t pid;
+	char host[65];
+};
+
+struct osdfs__ts {
+	int64_t sec;
+	uint32_t nsec;
+};
+
+struct osdfs__dinode {
+	uint32_t mode, uid, gid, nlink, flags;
+	uint64_t size, generation;
+	uint32_t rdev_major, rdev_minor;
+	struct osdfs__ts atime, mtime, ctime, crtime;
+	uint64_t parent;
+	uint16_t inline_len;
+	uint8_t inline_data[OSDFS__INLINE_MAX];
+};
+
+struct osdfs__dirhdr {
+	uint8_t depth;
+	uint32_t nblocks;
+	uint64_t nentries;
+};
+
+void osdfs__super_encode(uint8_t out[OSDFS__SUPER_LEN], const struct osdfs__super *sb);
+int osdfs__super_decode(struct osdfs__super *sb, const uint8_t *in, size_t len);
+void osdfs__counters_encode(uint8_t out[OSDFS__COUNTERS_LEN], const struct osdfs__counters *c);
+int osdfs__counters_decode(struct osdfs__counters *c, const uint8_t *in, size_t len);
+void osdfs__mount_encode(uint8_t out[OSDFS__MOUNT_LEN], const struct osdfs__mount_rec *m);
+int osdfs__mount_decode(struct osdfs__mount_rec *m, const uint8_t *in, size_t len);
+/* Returns the encoded length. */
+size_t osdfs__inode_encode(uint8_t out[OSDFS__INODE_MAX_LEN], const struct osdfs__dinode *di);
+int osdfs__inode_decode(struct osdfs__dinode *di, const uint8_t *in, size_t len);
+void osdfs__dirhdr_encode(uint8_t out[OSDFS__DIRHDR_LEN], const struct osdfs__dirhdr *h);
+int osdfs__dirhdr_decode(struct osdfs__dirhdr *h, const uint8_t *in, size_t len);
+
+/* File type of a mode for directory records, and the DT_ value of a record type. */
+uint8_t osdfs__ft_of_mode(uint32_t mode);
+unsigned int osdfs__dt_of_ft(uint8_t ft);
+
+/* Keyed 64-bit SipHash-2-4 of a name (directory hashing). */
+uint64_t osdfs__siphash(uint64_t k0, uint64_t k1, const void *data, size_t len);
+
+#endif

@@ -1,0 +1,147 @@
+/*
+ * Internal state of a mounted osdfs and the functions the core's files
+ * share. Locking: fs->lock is taken shared by queries (lookup, getattr,
+ * readdir, read, ...) and exclusive by namespace and attribute changes (data
+ * writes and fsync take it shared, see below); fs->cache_lock guards
+ * the inode table, the directory block cache and the inode allocator, which
+ * queries under the shared lock also touch; inode->mu guards a directory's
+ * lazily loaded hash table, and serialises data writes and fsync of one
+ * inode, which run under fs->lock held shared.
+ */
+#ifndef OSDFS_CORE_FS_H
+#define OSDFS_CORE_FS_H
+
+#include <pthread.h>
+#include <osdfs/osdfs.h>
+
+#include "core/format.h"
+
+struct osdfs__inode {
+	uint64_t ino;
+	struct osdfs__dinode d;
+	unsigned int refs;      /* handles and calls using it */
+	unsigned int opens;     /* open files */
+	int dirty;              /* d differs from the backend */
+	int deleted;            /* object removed; drop when refs reaches 0 */
+	struct osdfs__inode *hnext, *lprev, *lnext;
+	pthread_mutex_t mu;
+	/* directories: hash index, loaded on first use */
+	int dir_loaded;
+	struct osdfs__dirhdr dh;
+	uint32_t *table;        /* 1 << dh.depth block numbers */
+};
+
+struct osdfs__block {
+	uint64_t ino;
+	uint32_t blk;
+	struct osdfs__block *hnext, *lprev, *lnext;
+	uint8_t data[];
+};
+
+struct osdfs_file {
+	struct osdfs__inode *ip;
+	int flags;
+};
+
+struct osdfs {
+	osdfs_backend *be;
+	const struct osdfs_backend_ops *ops;
+	void *impl;
+	unsigned int flags;
+	int readonly;
+	int taken_over;
+	struct osdfs__super sb;
+	uint32_t bsize;
+	uint64_t mount_id;
+
+	pthread_rwlock_t lock;
+	pthread_mutex_t cache_lock;
+	pthread_mutex_t err_lock;
+	char err[256];
+
+	/* inode allocator: numbers [next_ino, ino_limit) are reserved on disk */
+	uint64_t next_ino, ino_limit, next_gen, gen_limit;
+
+	struct osdfs__inode **itab;
+	size_t itab_mask, icount, icache_max;
+	struct osdfs__inode *ilru_head, *ilru_tail;
+
+	/* inodes unlinked while open (orphan.c); changed under fs->lock exclusive */
+	uint64_t *orphans;
+	size_t norphans;
+
+	struct osdfs__block **btab;
+	size_t btab_mask, bcount, bcache_max;
+	struct osdfs__block *blru_head, *blru_tail;
+};
+
+/* error.c-style helpers (mount.c) */
+int osdfs__fail(osdfs *fs, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void osdfs__now(struct osdfs__ts *ts);
+/* Public entry points call begin() first and return through end(), which
+ * records a generic message if nothing more specific was recorded. */
+void osdfs__begin(void);
+int osdfs__end(osdfs *fs, int rc, const char *op);
+
+/* inode.c */
+int osdfs__icache_init(osdfs *fs, size_t max);
+void osdfs__icache_destroy(osdfs *fs);
+int osdfs__iget(osdfs *fs, uint64_t ino, struct osdfs__inode **out);
+void osdfs__iref(osdfs *fs, struct osdfs__inode *ip);
+void osdfs__iput(osdfs *fs, struct osdfs__inode *ip);
+void osdfs__inode_attr(const struct osdfs__inode *ip, struct osdfs_attr *a,
+		       uint8_t buf[OSDFS__INODE_MAX_LEN]);
+int osdfs__iwrite(osdfs *fs, struct osdfs__inode *ip);
+int osdfs__ialloc(osdfs *fs, uint32_t mode, const struct osdfs_cred *cred,
+		  const struct osdfs__inode *parent, struct osdfs__inode **out);
+void osdfs__iabandon(osdfs *fs, struct osdfs__inode *ip);
+int osdfs__ifree(osdfs *fs, struct osdfs__inode *ip);
+int osdfs__idrop_link(osdfs *fs, struct osdfs__inode *ip);
+void osdfs__stat_fill(const osdfs *fs, const struct osdfs__inode *ip, struct osdfs_stat *st);
+/* The same under ip->mu, for callers holding fs->lock shared (data writes
+ * change size and times under the shared lock plus ip->mu). */
+void osdfs__stat_fill_locked(const osdfs *fs, struct osdfs__inode *ip, struct osdfs_stat *st);
+int osdfs__sync_inodes(osdfs *fs);
+int osdfs__counters_write(osdfs *fs, uint64_t next_ino, uint64_t next_gen);
+
+/* orphan.c */
+void osdfs__orphan_add(osdfs *fs, uint64_t ino);
+void osdfs__orphan_remove(osdfs *fs, uint64_t ino);
+int osdfs__orphan_recover(osdfs *fs);
+
+/* bcache.c: copies of validated directory blocks */
+int osdfs__bcache_init(osdfs *fs, size_t max);
+void osdfs__bcache_destroy(osdfs *fs);
+int osdfs__bcache_read(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf);
+void osdfs__bcache_store(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf);
+void osdfs__bcache_forget(osdfs *fs, uint64_t ino, uint32_t blk);
+
+/* dir.c */
+int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp);
+int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
+		      uint64_t *ino, uint8_t *ft);
+int osdfs__dir_add(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
+		   uint64_t ino, uint8_t ft);
+int osdfs__dir_remove(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len);
+int osdfs__dir_set(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
+		   uint64_t ino, uint8_t ft);
+int osdfs__dir_is_empty(osdfs *fs, struct osdfs__inode *dp);
+int osdfs__dir_readdir(osdfs *fs, struct osdfs__inode *dp, uint64_t cookie,
+		       osdfs_readdir_cb cb, void *payload);
+void osdfs__dir_unload(osdfs *fs, struct osdfs__inode *dp);
+
+/* namei.c */
+int osdfs__check_name(osdfs *fs, const char *name, size_t *len);
+int osdfs__lookup_ino(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
+		      uint64_t *ino, uint8_t *ft);
+
+/* file.c: opens an inode the caller holds a reference to (exclusive lock held) */
+int osdfs__open_inode(osdfs *fs, struct osdfs__inode *ip, int flags, osdfs_file **fh);
+
+/* path.c: a symlink's target, NUL terminated, into buf of OSDFS_SYMLINK_MAX + 1 bytes */
+int osdfs__read_link(osdfs *fs, struct osdfs__inode *ip, char *buf);
+
+#define OSDFS__IS_DIR(ip) (((ip)->d.mode & 0170000) == 0040000)
+
+#endif

@@ -1,0 +1,346 @@
+/*
+ * I/O errors injected into the backend at every step of a workload: each
+ * call must fail cleanly with a negative errno (never crash or hang), and
+ * the filesystem left behind must mount again with no dangling entry and no
+ * corrupt directory (what an interrupted operation may leave is an
+ * unreferenced object or a link count one too high, for fsck).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <check.h>
+
+#include <osdfs/backends.h>
+
+#include "fs_fixture.h"
+
+#define ROOT OSDFS_ROOT_INO
+
+struct fault {
+	const struct osdfs_backend_ops *ops;
+	void *impl;
+	long countdown; /* fail the operation that brings it to 0 */
+	int sticky;     /* keep failing after the first failure */
+	int failed;
+	long count;
+};
+
+static int tick(struct fault *f)
+{
+	f->count++;
+	if (f->failed && f->sticky)
+		return 1;
+	if (f->countdown > 0 && --f->countdown == 0) {
+		f->failed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+#define F ((struct fault *)impl)
+
+static int f_create(void *impl, uint64_t oid, const struct osdfs_attr *a, int n)
+{
+	return tick(F) ? -EIO : F->ops->create(F->impl, oid, a, n);
+}
+
+static int f_remove(void *impl, uint64_t oid)
+{
+	return tick(F) ? -EIO : F->ops->remove(F->impl, oid);
+}
+
+static ssize_t f_read(void *impl, uint64_t oid, uint64_t off, const struct iovec *iov, int c)
+{
+	return tick(F) ? -EIO : F->ops->read(F->impl, oid, off, iov, c);
+}
+
+static ssize_t f_write(void *impl, uint64_t oid, uint64_t off, const struct iovec *iov, int c,
+		       const struct osdfs_attr *a, int n)
+{
+	return tick(F) ? -EIO : F->ops->write(F->impl, oid, off, iov, c, a, n);
+}
+
+static int f_truncate(void *impl, uint64_t oid, uint64_t size)
+{
+	return tick(F) ? -EIO : F->ops->truncate(F->impl, oid, size);
+}
+
+static int f_punch(void *impl, uint64_t oid, uint64_t off, uint64_t len)
+{
+	return tick(F) ? -EIO : F->ops->punch(F->impl, oid, off, len);
+}
+
+static int f_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *a, int n)
+{
+	return tick(F) ? -EIO : F->ops->get_attrs(F->impl, oid, a, n);
+}
+
+static int f_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *a, int n)
+{
+	return tick(F) ? -EIO : F->ops->set_attrs(F->impl, oid, a, n);
+}
+
+static int f_size(void *impl, uint64_t oid, uint64_t *size)
+{
+	return tick(F) ? -EIO : F->ops->size(F->impl, oid, size);
+}
+
+static int f_list(void *impl, uint64_t start, uint64_t *ids, size_t max, size_t *n,
+		  uint64_t *next)
+{
+	return tick(F) ? -EIO : F->ops->list(F->impl, start, ids, max, n, next);
+}
+
+static int f_flush(void *impl, uint64_t oid)
+{
+	return tick(F) ? -EIO : F->ops->flush(F->impl, oid);
+}
+
+static int f_format(void *impl, uint64_t capacity)
+{
+	return F->ops->format(F->impl, capacity);
+}
+
+static int f_statfs(void *impl, struct osdfs_backend_stat *st)
+{
+	return tick(F) ? -EIO : F->ops->statfs(F->impl, st);
+}
+
+static void f_destroy(void *impl)
+{
+	(void)impl;
+}
+
+static const struct osdfs_backend_ops fault_ops = {
+	.version = OSDFS_BACKEND_VERSION,
+	.create = f_create, .remove = f_remove, .read = f_read, .write = f_write,
+	.truncate = f_truncate, .punch = f_punch, .get_attrs = f_get_attrs,
+	.set_attrs = f_set_attrs, .size = f_size, .list = f_list, .flush = f_flush,
+	.format = f_format, .statfs = f_statfs, .destroy = f_destroy,
+};
+
+static void setup(void)
+{
+	fx_start(0);
+	ck_assert_int_eq(osdfs_unmount(fx.fs), 0);
+	fx.fs = NULL;
+}
+
+static void teardown(void)
+{
+	fx_stop();
+}
+
+static void expect_errno(long rc)
+{
+	ck_assert_msg(rc >= 0 || (rc >= -4095 && rc != -EFAULT), "bad return %ld", rc);
+}
+
+/* A workload touching every kind of operation, including directory splits. */
+static void workload(osdfs *fs)
+{
+	static char data[10000];
+	struct osdfs_stat st, set = { 0 };
+	osdfs_file *fh = NULL;
+	char name[32];
+	uint64_t a = 0, b = 0;
+
+	expect_errno(osdfs_mkdir(fs, ROOT, "a", 0755, NULL, &st));
+	if (osdfs_lookup(fs, ROOT, "a", &st) == 0)
+		a = st.ino;
+	expect_errno(osdfs_mkdir(fs, ROOT, "b", 0755, NULL, &st));
+	if (osdfs_lookup(fs, ROOT, "b", &st) == 0)
+		b = st.ino;
+	expect_errno(osdfs_create(fs, a ? a : ROOT, "f", 0644, O_RDWR, NULL, &st, &fh));
+	if (fh) {
+		expect_errno(osdfs_write(fs, fh, data, sizeof(data), 0));
+		expect_errno(osdfs_write(fs, fh, "tail", 4, 1 << 20));
+		expect_errno(osdfs_fallocate(fs, fh, OSDFS_FALLOC_KEEP_SIZE |
+					     OSDFS_FALLOC_PUNCH_HOLE, 0, 4096));
+		expect_errno(osdfs_read(fs, fh, data, sizeof(data), 0));
+		expect_errno(osdfs_release(fs, fh));
+	}
+	expect_errno(osdfs_symlink(fs, ROOT, "fast", "a/f", NULL, NULL));
+	memset(name, 'L', 31);
+	name[31] = '\0';
+	{
+		char slow[400];
+
+		memset(slow, 's', sizeof(slow) - 1);
+		slow[sizeof(slow) - 1] = '\0';
+		expect_errno(osdfs_symlink(fs, ROOT, "slow", slow, NULL, NULL));
+	}
+	for (int i = 0; i < 160; i++) {
+		snprintf(name, sizeof(name), "entry-%03d", i);
+		expect_errno(osdfs_mknod(fs, b ? b : ROOT, name, S_IFREG | 0600, 0, NULL, NULL));
+	}
+	for (int i = 0; i < 160; i += 3) {
+		snprintf(name, sizeof(name), "entry-%03d", i);
+		expect_errno(osdfs_unlink(fs, b ? b : ROOT, name));
+	}
+	if (osdfs_lookup(fs, a ? a : ROOT, "f", &st) == 0) {
+		expect_errno(osdfs_link(fs, st.ino, ROOT, "hard", NULL));
+		set.mode = 0600;
+		set.size = 100;
+		expect_errno(osdfs_setattr(fs, st.ino, &set, OSDFS_SET_MODE | OSDFS_SET_SIZE, NULL));
+		expect_errno(osdfs_setxattr(fs, st.ino, "user.k", "v", 1, 0));
+	}
+	expect_errno(osdfs_rename(fs, a ? a : ROOT, "f", b ? b : ROOT, "entry-001", 0));
+	expect_errno(osdfs_mkdir(fs, a ? a : ROOT, "sub", 0755, NULL, NULL));
+	expect_errno(osdfs_rename(fs, ROOT, "a", b ? b : ROOT, "moved", 0));
+	expect_errno(osdfs_rename(fs, ROOT, "fast", ROOT, "slow", OSDFS_RENAME_EXCHANGE));
+	expect_errno(osdfs_mkdir(fs, ROOT, "empty", 0755, NULL, NULL));
+	expect_errno(osdfs_rmdir(fs, ROOT, "empty"));
+	expect_errno(osdfs_fsync(fs, ROOT, 0));
+	expect_errno(osdfs_sync(fs));
+}
+
+struct walk {
+	uint64_t dir;
+	size_t entries;
+	int bad;
+	char names[512][16];
+	uint64_t inos[512];
+	size_t n;
+};
+
+static int walk_cb(const struct osdfs_dirent *e, void *payload)
+{
+	struct walk *w = payload;
+
+	if (strcmp(e->name, ".") && strcmp(e->name, "..") && w->n < 512) {
+		snprintf(w->names[w->n], sizeof(w->names[0]), "%s", e->name);
+		w->inos[w->n++] = e->ino;
+	}
+	return 0;
+}
+
+/*
+ * Every entry leads to an inode, every directory lists cleanly; with
+ * strict, ".." of every directory is its parent as well (an interrupted
+ * cross-directory rename may leave that to fsck).
+ */
+static size_t check_tree(osdfs *fs, uint64_t dir, int depth, int strict)
+{
+	struct walk *w = calloc(1, sizeof(*w));
+	size_t total = 0;
+
+	ck_assert_int_lt(depth, 10);
+	ck_assert_int_eq(osdfs_readdir(fs, dir, 0, walk_cb, w), 0);
+	for (size_t i = 0; i < w->n; i++) {
+		struct osdfs_stat st;
+		int rc = osdfs_getattr(fs, w->inos[i], &st);
+
+		ck_assert_msg(rc == 0, "entry %s -> inode %llu: %d", w->names[i],
+			      (unsigned long long)w->inos[i], rc);
+		ck_assert_int_eq(osdfs_lookup(fs, dir, w->names[i], &st), 0);
+		ck_assert_uint_eq(st.ino, w->inos[i]);
+		ck_assert_uint_ge(st.nlink, 1);
+		if (S_ISDIR(st.mode)) {
+			struct osdfs_stat up;
+
+			ck_assert_int_eq(osdfs_lookup(fs, st.ino, "..", &up), 0);
+			if (strict)
+				ck_assert_uint_eq(up.ino, dir);
+			total += check_tree(fs, st.ino, depth + 1, strict);
+		}
+		total++;
+	}
+	free(w);
+	return total;
+}
+
+static long run_with_fault(long countdown, int sticky)
+{
+	struct osdfs_mount_options o = fx_mount_options();
+	struct fault f = { osdfs_backend_ops_of(fx.inst.be), osdfs_backend_impl(fx.inst.be),
+			   countdown, sticky, 0, 0 };
+	osdfs_backend *be;
+	osdfs *fs;
+	int rc;
+
+	ck_assert_int_eq(osdfs_mkfs(fx.inst.be, NULL), 0);
+	ck_assert_int_eq(osdfs_backend_new(&be, &fault_ops, &f, "fault"), 0);
+	rc = osdfs_mount(&fs, be, &o);
+	if (rc == 0) {
+		workload(fs);
+		expect_errno(osdfs_unmount(fs));
+	} else {
+		ck_assert_int_eq(rc, -EIO);
+	}
+	osdfs_backend_free(be);
+	/* whatever happened, the filesystem is consistent */
+	o.flags |= OSDFS_MOUNT_FORCE;
+	ck_assert_int_eq(osdfs_mount(&fs, fx.inst.be, &o), 0);
+	check_tree(fs, ROOT, 0, countdown == 0);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	return f.count;
+}
+
+START_TEST(test_every_single_fault)
+{
+	long total = run_with_fault(0, 0);
+
+	ck_assert_uint_gt(total, 400);
+	for (long k = 1; k <= total; k++)
+		run_with_fault(k, 0);
+}
+END_TEST
+
+START_TEST(test_device_dies)
+{
+	long total = run_with_fault(0, 1);
+
+	for (long k = 1; k <= total; k += 11)
+		run_with_fault(k, 1);
+}
+END_TEST
+
+START_TEST(test_clean_run_tree)
+{
+	struct osdfs_mount_options o = fx_mount_options();
+	osdfs *fs;
+
+	run_with_fault(0, 0);
+	ck_assert_int_eq(osdfs_mount(&fs, fx.inst.be, &o), 0);
+	/* root: b, fast, slow, hard; b: 106 entries + moved; moved: sub */
+	ck_assert_uint_eq(check_tree(fs, ROOT, 0, 1), 4 + 107 + 1);
+	{
+		struct osdfs_stat st;
+
+		ck_assert_int_eq(osdfs_lookup(fs, ROOT, "b", &st), 0);
+		ck_assert_uint_ge(st.size, 2 * 4096); /* the workload split a block */
+	}
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+}
+END_TEST
+
+static Suite *fault_suite(void)
+{
+	Suite *s = suite_create("fs_faults");
+	TCase *tc = tcase_create("faults");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 110);
+	tcase_add_test(tc, test_clean_run_tree);
+	tcase_add_test(tc, test_every_single_fault);
+	tcase_add_test(tc, test_device_dies);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	fx_require_backend();
+	sr = srunner_create(fault_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
