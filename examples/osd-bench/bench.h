@@ -4,6 +4,7 @@
 #ifndef OSD_BENCH_H
 #define OSD_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* --proto: CDB encode, decode, encode+sign per command. */
@@ -17,5 +18,10 @@ int osd_bench_fs(int argc, char **argv);
 uint64_t bench_now_ns(void);
 /* Median of n values (sorts v in place). */
 double bench_median(double *v, int n);
+/* Make a fresh directory <base>/<prefix>.XXXXXX into buf. 0 or -errno
+ * (-ENAMETOOLONG when it does not fit). */
+int bench_mkdtemp(const char *base, const char *prefix, char *buf, size_t size);
+/* Remove a directory tree made by bench_mkdtemp. 0 or -errno. */
+int bench_rmtree(const char *dir);
 
 #endif

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <ftw.h>
 #include <osd/osd.h>
 #include <osdtarget/target.h>
 #include "bench.h"
@@ -240,14 +239,6 @@ static void setup(struct bench *b)
 	osd_req_free(req);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: osd-bench --target [--dir DIR] [--runs N] [--mib N] [--quick]\n"
@@ -282,7 +273,7 @@ int osd_bench_target(int argc, char **argv)
 	const char *base = getenv("TMPDIR");
 	double v[7][MAX_RUNS], base_v[MAX_RUNS];
 	uint8_t *small, *big;
-	int c;
+	int c, rc;
 
 	if (!base || !*base)
 		base = "/tmp";
@@ -306,9 +297,8 @@ int osd_bench_target(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	snprintf(b.dir, sizeof(b.dir), "%s/osd-bench.XXXXXX", base);
-	if (!mkdtemp(b.dir))
-		die(base, -errno, NULL);
+	if ((rc = bench_mkdtemp(base, "osd-bench", b.dir, sizeof(b.dir))))
+		die(base, rc, NULL);
 	small = malloc(SMALL);
 	big = malloc(BIG);
 	if (!small || !big)
@@ -332,7 +322,7 @@ int osd_bench_target(int argc, char **argv)
 	close(base_fd);
 	osd_dev_close(b.dev);
 	osd_target_close(b.tgt);
-	nftw(b.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	bench_rmtree(b.dir);
 
 	double bw = bench_median(v[5], b.runs), bbase = bench_median(base_v, b.runs);
 

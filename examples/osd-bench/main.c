@@ -1,4 +1,6 @@
 /* osd-bench: one command, several benchmark modes (see bench.h). */
+#include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +15,9 @@ struct mode {
 };
 
 static const struct mode modes[] = {
-#ifndef OSD_BENCH_NO_PROTO
 	{ "--proto", osd_bench_proto, "CDB encode/decode/sign cost per command" },
-#endif
-#ifndef OSD_BENCH_NO_TARGET
 	{ "--target", osd_bench_target, "software target through the loopback transport" },
-#endif
-#ifndef OSD_BENCH_NO_FS
 	{ "--fs", osd_bench_fs, "osdfs on the mem backend and on the software target" },
-#endif
 };
 
 #define NUM_MODES (sizeof(modes) / sizeof(modes[0]))
@@ -45,6 +41,26 @@ double bench_median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int bench_mkdtemp(const char *base, const char *prefix, char *buf, size_t size)
+{
+	if ((size_t)snprintf(buf, size, "%s/%s.XXXXXX", base, prefix) >= size)
+		return -ENAMETOOLONG;
+	return mkdtemp(buf) ? 0 : -errno;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int bench_rmtree(const char *dir)
+{
+	return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) ? -errno : 0;
 }
 
 static void usage(FILE *f)
