@@ -35,6 +35,7 @@ struct osd_target_options {
  * Open (and with opts->create, create) the store in @p dir. Only one process
  * may open a store at a time (an fcntl lock); a second open gets -EBUSY.
  * @param[out] out the target, closed with osd_target_close()
+ * @param dir the store's directory
  * @param opts NULL for defaults
  * @return 0, -EBUSY, -ENOENT (no store and create = 0), -EUCLEAN (store
  *         damaged beyond recovery), or another -errno.
@@ -52,7 +53,10 @@ OSD_EXTERN const char *osd_target_error(osd_target *tgt);
  * Execute one command synchronously: @p xfer's CDB and data-out are read,
  * data-in, status, sense and in_xferred are written; xfer->done is NOT
  * called. Thread-safe: many threads may execute at once.
+ * @param tgt the target
+ * @param xfer the command exchange
  * @param token security token of the channel the command came on (CAPKEY), may be NULL
+ * @param token_len length of @p token
  * @return 0 when a status was produced (GOOD or CHECK CONDITION), or -errno
  *         if the target could not run at all.
  */
@@ -72,6 +76,7 @@ OSD_EXTERN int osd_target_set_root_key(osd_target *tgt, const uint8_t key[20]);
 /**
  * An in-process loopback transport to @p tgt: submit() executes the command
  * in the calling thread and calls done() before returning.
+ * @param tgt the target to execute commands on
  * @param[out] out filled with ops and impl; destroy it with out->ops->destroy(out->impl).
  *             The target must outlive the transport.
  */
