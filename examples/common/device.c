@@ -1,0 +1,167 @@
+/*
+ * Device options and opening. "--target DIR" runs the software OSD target
+ * in-process on the store in DIR and talks to it through its loopback
+ * transport, so every tool works without a network or a kernel initiator.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "toolcommon.h"
+
+const char tc_device_help[] =
+	"Device options:\n"
+	"  -t, --target DIR       use the embedded software OSD target stored in DIR\n"
+	"      --osd-version V    OSD version to speak: 1, 2 or auto (default auto)\n"
+	"      --security M       nosec, capkey, cmdrsp or alldata (default nosec)\n"
+	"      --key-file FILE    root key file (20 bytes or 40 hex digits)\n";
+
+static int parse_version(const char *v, enum osd_version_select *out)
+{
+	if (strcmp(v, "1") == 0)
+		*out = OSD_VERSION_1;
+	else if (strcmp(v, "2") == 0)
+		*out = OSD_VERSION_2;
+	else if (strcmp(v, "auto") == 0)
+		*out = OSD_VERSION_AUTO;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_security(const char *v, enum osd_sec_method *out)
+{
+	static const struct { const char *name; enum osd_sec_method m; } tab[] = {
+		{ "nosec", OSD_SEC_NOSEC }, { "capkey", OSD_SEC_CAPKEY },
+		{ "cmdrsp", OSD_SEC_CMDRSP }, { "alldata", OSD_SEC_ALLDATA },
+	};
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(v, tab[i].name) == 0) {
+			*out = tab[i].m;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int tc_device_option(struct tc_device_opts *o, const char *name, const char *value)
+{
+	if (strcmp(name, "target") == 0) {
+		if (!*value) {
+			tc_err("--target: empty directory name");
+			return -EINVAL;
+		}
+		o->target_dir = value;
+	} else if (strcmp(name, "osd-version") == 0) {
+		if (parse_version(value, &o->osd_version) < 0) {
+			tc_err("--osd-version: '%s' is not 1, 2 or auto", value);
+			return -EINVAL;
+		}
+	} else if (strcmp(name, "security") == 0) {
+		if (parse_security(value, &o->security) < 0) {
+			tc_err("--security: '%s' is not nosec, capkey, cmdrsp or alldata", value);
+			return -EINVAL;
+		}
+	} else if (strcmp(name, "key-file") == 0) {
+		o->key_file = value;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+int tc_device_check(const struct tc_device_opts *o)
+{
+	if (!o->target_dir) {
+		tc_err("no device given (use --target DIR)");
+		return -EINVAL;
+	}
+	if (o->security != OSD_SEC_NOSEC && !o->key_file) {
+		tc_err("--security other than nosec needs --key-file");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The issuer for the target's system id with the root key; a new store
+ * (create) is given the root key out of band, as its owner would.
+ */
+static int security_setup(struct tc_device *d, int create)
+{
+	uint8_t id[OSD_SYSTEM_ID_LEN];
+	int rc;
+
+	osd_target_system_id(d->tgt, id);
+	rc = osd_cred_issuer_new(&d->iss, id);
+	if (rc == 0 && d->have_key)
+		rc = osd_cred_issuer_set_root_key(d->iss, d->root_key);
+	if (rc == 0 && d->have_key && create)
+		rc = osd_target_set_root_key(d->tgt, d->root_key);
+	return rc;
+}
+
+int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int create)
+{
+	struct osd_target_options to = OSD_TARGET_OPTIONS_INIT;
+	struct osd_dev_options dopt = OSD_DEV_OPTIONS_INIT;
+	struct osd_transport tp;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->method = o->security;
+	if (o->key_file) {
+		rc = tc_read_key_file(o->key_file, d->root_key);
+		if (rc == -EINVAL)
+			return tc_err("%s: a key file holds 20 bytes or 40 hex digits",
+				      o->key_file), rc;
+		if (rc < 0)
+			return tc_err_rc(rc, "%s", o->key_file), rc;
+		d->have_key = 1;
+	}
+	to.create = create;
+	rc = osd_target_open(&d->tgt, o->target_dir, &to);
+	if (rc == -ENOENT && !create)
+		return tc_err("%s: no OSD store here (create one with mkfs)", o->target_dir), rc;
+	if (rc == -EBUSY)
+		return tc_err("%s: the store is in use by another process", o->target_dir), rc;
+	if (rc < 0) {
+		tc_err_rc(rc, "%s: cannot open the OSD store", o->target_dir);
+		return rc;
+	}
+	rc = security_setup(d, create);
+	if (rc < 0) {
+		tc_err_rc(rc, "%s: cannot set up the security manager", o->target_dir);
+		tc_device_close(d);
+		return rc;
+	}
+	rc = osd_target_loopback(d->tgt, &tp);
+	if (rc < 0) {
+		tc_err_rc(rc, "%s: cannot connect to the target", o->target_dir);
+		tc_device_close(d);
+		return rc;
+	}
+	dopt.osd_version = o->osd_version;
+	dopt.security = o->security;
+	dopt.cred_source = tc_issue_credential;
+	dopt.cred_payload = d;
+	rc = osd_dev_open(&d->dev, &tp, &dopt);
+	if (rc < 0) {
+		tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
+		tp.ops->destroy(tp.impl);
+		tc_device_close(d);
+		return rc;
+	}
+	return 0;
+}
+
+void tc_device_close(struct tc_device *d)
+{
+	osd_dev_close(d->dev);
+	osd_target_close(d->tgt);
+	osd_cred_issuer_free(d->iss);
+	memset(d->root_key, 0, sizeof(d->root_key));
+	d->dev = NULL;
+	d->tgt = NULL;
+	d->iss = NULL;
+}

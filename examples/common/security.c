@@ -1,0 +1,168 @@
+/*
+ * The tools as their own security manager. With a root key (--key-file) the
+ * device's credential source issues every credential itself: partition and
+ * working keys are derived from the root key with SET KEY seeds that depend
+ * only on the partition and key version, so any run holding the root key can
+ * recompute them. The convention (seed "osdctl-key" | kind | version |
+ * partition, big-endian) is the one osdctl uses, so stores keyed by either
+ * tool work with both.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "toolcommon.h"
+
+static int hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN])
+{
+	uint8_t buf[2 * OSD_HMAC_LEN + 8];
+	FILE *f = fopen(path, "rb");
+	size_t len;
+
+	if (!f)
+		return -errno;
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+		len--;
+	if (len == OSD_HMAC_LEN) {
+		memcpy(key, buf, OSD_HMAC_LEN);
+		return 0;
+	}
+	if (len != 2 * OSD_HMAC_LEN)
+		return -EINVAL;
+	for (size_t i = 0; i < OSD_HMAC_LEN; i++) {
+		int hi = hex_digit(buf[2 * i]), lo = hex_digit(buf[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		key[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* SET KEY seed and key identifier of key @p kind of @p partition. */
+static void key_seed(uint8_t kind, uint64_t partition, uint8_t version,
+		     uint8_t seed[OSD_SEED_LEN], uint8_t key_id[OSD_KEY_ID_LEN])
+{
+	memset(seed, 0, OSD_SEED_LEN);
+	memcpy(seed, "osdctl-key", 10);
+	seed[10] = kind;
+	seed[11] = version;
+	for (int i = 0; i < 8; i++)
+		seed[12 + i] = (uint8_t)(partition >> (56 - 8 * i));
+	memset(key_id, 0, OSD_KEY_ID_LEN);
+	key_id[0] = kind;
+	for (int i = 0; i < 6; i++)
+		key_id[1 + i] = (uint8_t)(partition >> (40 - 8 * i));
+	key_id[6] = (uint8_t)(key_id[6] ^ version);
+}
+
+/* The partition key and working key @p version of @p partition. */
+static int derive(const struct tc_device *d, uint64_t partition, uint8_t version,
+		  uint8_t pkey[OSD_HMAC_LEN], uint8_t wkey[OSD_HMAC_LEN])
+{
+	uint8_t seed[OSD_SEED_LEN], id[OSD_KEY_ID_LEN];
+	osd_key *root = NULL, *pk = NULL;
+	int rc = osd_key_new(&root, d->root_key, OSD_HMAC_LEN);
+
+	key_seed(OSD_KEY_PARTITION, partition, 0, seed, id);
+	if (rc == 0)
+		rc = osd_key_derive(root, seed, id, OSD_KEY_PARTITION, 0, pkey);
+	if (rc == 0)
+		rc = osd_key_new(&pk, pkey, OSD_HMAC_LEN);
+	key_seed(OSD_KEY_WORKING, partition, version, seed, id);
+	if (rc == 0)
+		rc = osd_key_derive(pk, seed, id, OSD_KEY_WORKING, version, wkey);
+	osd_key_free(pk);
+	osd_key_free(root);
+	return rc;
+}
+
+static int ensure_working_key(struct tc_device *d, uint64_t partition)
+{
+	uint8_t pkey[OSD_HMAC_LEN], wkey[OSD_HMAC_LEN];
+	int rc;
+
+	for (unsigned i = 0; i < d->nkeyed; i++)
+		if (d->keyed[i] == partition)
+			return 0;
+	rc = derive(d, partition, 0, pkey, wkey);
+	if (rc == 0)
+		rc = osd_cred_issuer_set_partition_key(d->iss, partition, pkey);
+	if (rc == 0)
+		rc = osd_cred_issuer_set_working_key(d->iss, partition, 0, wkey);
+	if (rc == 0 && d->nkeyed < sizeof(d->keyed) / sizeof(d->keyed[0]))
+		d->keyed[d->nkeyed++] = partition;
+	memset(pkey, 0, sizeof(pkey));
+	memset(wkey, 0, sizeof(wkey));
+	return rc;
+}
+
+int tc_issue_credential(const struct osd_cred_request *want, struct osd_credential *out,
+			void *payload)
+{
+	struct tc_device *d = payload;
+	int rc;
+
+	if (want->method != OSD_SEC_NOSEC && !d->have_key)
+		return -ENOKEY;
+	if (want->obj.partition && want->method != OSD_SEC_NOSEC &&
+	    (rc = ensure_working_key(d, want->obj.partition)) != 0)
+		return rc;
+	return osd_cred_issue(d->iss, want, out);
+}
+
+static int set_key(struct tc_device *d, uint64_t partition, uint8_t kind, uint8_t version)
+{
+	struct osd_set_key_params p;
+	struct osd_cred_request r;
+	struct osd_credential cr;
+	osd_req *req = NULL;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.version = osd_dev_version(d->dev);
+	r.obj.partition = partition;
+	r.permissions = OSD_PERM_POL_SEC;
+	r.method = d->method;
+	memset(&p, 0, sizeof(p));
+	p.key_to_set = kind;
+	p.partition = partition;
+	p.key_version = version;
+	key_seed(kind, partition, version, p.seed, p.key_id);
+	rc = osd_cred_issue_set_key(d->iss, &r, kind, &cr);
+	if (rc == 0)
+		rc = osd_req_set_key(&req, d->dev, &p);
+	if (rc == 0)
+		rc = osd_req_set_credential(req, &cr);
+	if (rc == 0)
+		rc = osd_req_execute(req);
+	osd_req_free(req);
+	return rc;
+}
+
+int tc_device_set_partition_keys(struct tc_device *d, uint64_t partition)
+{
+	int rc;
+
+	if (d->method == OSD_SEC_NOSEC)
+		return 0;
+	rc = ensure_working_key(d, partition);
+	if (rc == 0)
+		rc = set_key(d, partition, OSD_KEY_PARTITION, 0);
+	if (rc == 0)
+		rc = set_key(d, partition, OSD_KEY_WORKING, 0);
+	return rc;
+}

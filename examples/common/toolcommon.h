@@ -1,0 +1,118 @@
+/*
+ * osd_toolcommon: helpers shared by the command-line tools in examples/.
+ *
+ * Messages go to stderr as "<tool>: <what>: <reason>" (tc_set_prog() names
+ * the tool). Functions return 0 or a negative errno like the libraries.
+ */
+#ifndef OSD_TOOLCOMMON_H
+#define OSD_TOOLCOMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <osd/osd.h>
+#include <osdtarget/target.h>
+
+/* Exit codes shared by the tools. */
+#define TC_EXIT_OK 0
+#define TC_EXIT_FAILED 1
+#define TC_EXIT_USAGE 2
+
+/* ---- messages (report.c) ---- */
+void tc_set_prog(const char *name);
+const char *tc_prog(void);
+/* "<prog>: <formatted>\n" */
+void tc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<prog>: <formatted>: strerror(-rc)\n"; returns TC_EXIT_FAILED. */
+int tc_err_rc(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "<prog>: <formatted>\nTry '<prog> --help'.\n"; returns TC_EXIT_USAGE. */
+int tc_usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Writes s as a JSON string literal (with quotes). */
+void tc_json_string(FILE *f, const char *s);
+
+/* ---- device selection and opening (device.c) ---- */
+struct tc_device_opts {
+	const char *target_dir;               /* --target DIR */
+	enum osd_version_select osd_version;  /* --osd-version */
+	enum osd_sec_method security;         /* --security */
+	const char *key_file;                 /* --key-file */
+};
+#define TC_DEVICE_OPTS_INIT { NULL, OSD_VERSION_AUTO, OSD_SEC_NOSEC, NULL }
+
+/* Help text of the device options, for a tool's --help. */
+extern const char tc_device_help[];
+
+/*
+ * Applies device option @p name ("target", "osd-version", "security",
+ * "key-file") with @p value. Returns 1 if used, 0 if @p name is not a device
+ * option, -EINVAL (message printed) for a bad value.
+ */
+int tc_device_option(struct tc_device_opts *o, const char *name, const char *value);
+
+/* Checks that the options name a device and are consistent (message printed). */
+int tc_device_check(const struct tc_device_opts *o);
+
+/*
+ * An open device: the embedded target (if any), the libosd device and, with
+ * a root key, the credential issuer acting as security manager
+ * (security.c). The device's credential source points at this structure:
+ * it must stay where it is while the device is open.
+ */
+struct tc_device {
+	osd_target *tgt;
+	osd_dev *dev;
+	osd_cred_issuer *iss;
+	enum osd_sec_method method;
+	uint8_t root_key[OSD_HMAC_LEN];
+	int have_key;
+	uint64_t keyed[64];      /* partitions whose keys the issuer holds */
+	unsigned nkeyed;
+};
+
+/*
+ * Opens the device the options name. @p create: create the target store if
+ * the directory is missing or empty (mkfs/format). Prints a message on failure.
+ */
+int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int create);
+void tc_device_close(struct tc_device *d);
+
+/* ---- security manager (security.c) ---- */
+/* Reads a root key file: 20 raw bytes or 40 hex digits (trailing newline ok). */
+int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN]);
+/* The credential source installed by tc_device_open() (payload: the tc_device). */
+int tc_issue_credential(const struct osd_cred_request *want, struct osd_credential *out,
+			void *payload);
+/*
+ * Sets the partition key and working key 0 of @p partition with SET KEY
+ * (after CREATE PARTITION). Does nothing with NOSEC. Returns 0 or -errno.
+ */
+int tc_device_set_partition_keys(struct tc_device *d, uint64_t partition);
+
+/* ---- sizes (size.c) ---- */
+/*
+ * Parses "4096", "10G", "1.5M", "64KiB", "2T" (binary units K, M, G, T, P,
+ * E; optional "i" and "B"). Returns 0 or -EINVAL / -ERANGE.
+ */
+int tc_parse_size(const char *s, uint64_t *out);
+/* Parses an unsigned integer (decimal or 0x hex) into *out. */
+int tc_parse_u64(const char *s, uint64_t *out);
+/* "1.5G"-style rendering (binary units, one decimal under 10). */
+void tc_format_size(uint64_t bytes, char *buf, size_t size);
+
+/* ---- progress line (progress.c) ---- */
+struct tc_progress {
+	int enabled;
+	const char *label;
+	uint64_t files, bytes, total_bytes;
+	struct timespec start, last;
+	int shown;
+};
+/* Enabled when @p force or stderr is a terminal. @p total_bytes 0 = unknown. */
+void tc_progress_init(struct tc_progress *p, const char *label, int force,
+		      uint64_t total_bytes);
+/* Adds work done and redraws at most ten times a second. */
+void tc_progress_add(struct tc_progress *p, uint64_t files, uint64_t bytes);
+/* Erases the line (or, when @p summary, leaves a final summary line). */
+void tc_progress_end(struct tc_progress *p, int summary);
+
+#endif

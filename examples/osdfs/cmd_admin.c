@@ -1,0 +1,159 @@
+/* Commands on the whole partition: mkfs and fsck (neither mounts). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "osdfs_tool.h"
+
+enum { OPT_CAPACITY = 300, OPT_LABEL, OPT_BLOCK_SIZE, OPT_REPAIR };
+
+static int mkfs_opt(struct tool *t, int key, const char *arg, void *ctx)
+{
+	struct osdfs_mkfs_options *mo = ctx;
+	uint64_t v;
+
+	(void)t;
+	switch (key) {
+	case OPT_CAPACITY:
+		if (tc_parse_size(arg, &mo->capacity) < 0)
+			return tc_usage_err("mkfs: --capacity: '%s' is not a size (like 10G)", arg);
+		return 0;
+	case OPT_LABEL:
+		if (strlen(arg) > OSDFS_LABEL_MAX)
+			return tc_usage_err("mkfs: --label: longer than %d bytes", OSDFS_LABEL_MAX);
+		mo->label = arg;
+		return 0;
+	case OPT_BLOCK_SIZE:
+		if (tc_parse_size(arg, &v) < 0 || v < 1024 || v > 32768 || (v & (v - 1)))
+			return tc_usage_err("mkfs: --block-size: '%s' is not a power of two "
+					    "from 1K to 32K", arg);
+		mo->block_size = (uint32_t)v;
+		return 0;
+	default:
+		return TC_EXIT_USAGE;
+	}
+}
+
+int cmd_mkfs(struct tool *t, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "capacity", required_argument, NULL, OPT_CAPACITY },
+		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct osdfs_mkfs_options mo = OSDFS_MKFS_OPTIONS_INIT;
+	int i = tool_getopt(t, tool_find_command("mkfs"), argc, argv, "", longs, mkfs_opt, &mo);
+	int rc;
+
+	if (i <= 0)
+		return -i;
+	if (i < argc)
+		return tc_usage_err("mkfs: unexpected argument '%s'", argv[i]);
+	mo.root_uid = (uint32_t)getuid();
+	mo.root_gid = (uint32_t)getgid();
+	if (tool_backend(t, 1) < 0)
+		return TC_EXIT_FAILED;
+	rc = t->devopts.security == OSD_SEC_NOSEC ? 0 : keyed_backend_wrap(t);
+	if (rc == 0)
+		rc = osdfs_mkfs(t->be, &mo);
+	tool_release_backend(t);
+	if (rc < 0)
+		return tc_err_rc(rc, "mkfs: %s partition 0x%" PRIx64, t->devopts.target_dir,
+				 t->partition);
+	printf("osdfs: created a filesystem on %s partition 0x%" PRIx64 " (block size %u%s%s)\n",
+	       t->devopts.target_dir, t->partition, mo.block_size, mo.label ? ", label " : "",
+	       mo.label ? mo.label : "");
+	return 0;
+}
+
+struct fsck_out {
+	int json;
+	int first;
+};
+
+static void on_finding(enum osdfs_fsck_kind kind, const char *msg, void *p)
+{
+	struct fsck_out *o = p;
+
+	if (o->json) {
+		printf("%s{\"kind\":\"%s\",\"message\":", o->first ? "" : ",", osdfs_fsck_kind_name(kind));
+		tc_json_string(stdout, msg);
+		printf("}");
+		o->first = 0;
+	} else {
+		printf("%s: %s\n", osdfs_fsck_kind_name(kind), msg);
+	}
+}
+
+static int fsck_opt(struct tool *t, int key, const char *arg, void *ctx)
+{
+	(void)t; (void)arg;
+	if (key != OPT_REPAIR)
+		return TC_EXIT_USAGE;
+	*(int *)ctx = 1;
+	return 0;
+}
+
+int cmd_fsck(struct tool *t, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "repair", no_argument, NULL, OPT_REPAIR },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct osdfs_fsck_options fo = OSDFS_FSCK_OPTIONS_INIT;
+	struct osdfs_fsck_report rep;
+	struct fsck_out out = { t->json, 1 };
+	int repair = 0, rc, status;
+	int i = tool_getopt(t, tool_find_command("fsck"), argc, argv, "", longs, fsck_opt, &repair);
+
+	if (i <= 0)
+		return -i;
+	if (i < argc)
+		return tc_usage_err("fsck: unexpected argument '%s'", argv[i]);
+	if (tool_backend(t, 0) < 0)
+		return EXIT_FSCK_ERROR;
+	fo.repair = repair;
+	fo.cb = on_finding;
+	fo.payload = &out;
+	if (t->json)
+		printf("{\"findings\":[");
+	rc = osdfs_fsck(t->be, &fo, &rep);
+	tool_release_backend(t);
+	if (rc < 0 && rc != -EUCLEAN) {
+		if (t->json)
+			printf("]}\n");
+		tc_err_rc(rc, "fsck: %s partition 0x%" PRIx64, t->devopts.target_dir, t->partition);
+		return EXIT_FSCK_ERROR;
+	}
+	status = rep.unrepaired ? EXIT_FSCK_DAMAGED : rep.total ? EXIT_FSCK_REPAIRED : 0;
+	if (t->json) {
+		printf("],\"status\":\"%s\",\"inodes\":%" PRIu64 ",\"directories\":%" PRIu64
+		       ",\"entries\":%" PRIu64 ",\"found\":%" PRIu64 ",\"repaired\":%" PRIu64
+		       ",\"unrepaired\":%" PRIu64 ",\"by_kind\":{",
+		       status == 0 ? "clean" : status == EXIT_FSCK_REPAIRED ? "repaired" : "damaged",
+		       rep.inodes, rep.directories, rep.entries, rep.total, rep.repaired,
+		       rep.unrepaired);
+		for (int k = 0; k < OSDFS_FSCK_KIND_COUNT; k++)
+			printf("%s\"%s\":%" PRIu64, k ? "," : "", osdfs_fsck_kind_name(k), rep.found[k]);
+		printf("}}\n");
+	} else if (status == 0) {
+		printf("clean: %" PRIu64 " inodes, %" PRIu64 " directories, %" PRIu64 " entries\n",
+		       rep.inodes, rep.directories, rep.entries);
+	} else {
+		const char *sep = "by kind: ";
+
+		for (int k = 0; k < OSDFS_FSCK_KIND_COUNT; k++) {
+			if (rep.found[k]) {
+				printf("%s%" PRIu64 " %s", sep, rep.found[k], osdfs_fsck_kind_name(k));
+				sep = ", ";
+			}
+		}
+		printf("\n%" PRIu64 " problems found, %" PRIu64 " repaired, %" PRIu64 " left%s\n",
+		       rep.total, rep.repaired, rep.unrepaired,
+		       rep.unrepaired && !repair ? " (run 'osdfs fsck --repair')" : "");
+	}
+	return status;
+}

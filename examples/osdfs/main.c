@@ -1,0 +1,226 @@
+/*
+ * osdfs: command-line access to an osdfs filesystem on an OSD.
+ *
+ *   osdfs [--target DIR] [--partition ID] [global options] COMMAND [args]
+ *
+ * Every command opens the device, mounts (read-only for queries), does its
+ * work and unmounts. Exit codes: 0 success, 1 the operation failed, 2 usage
+ * error; fsck: 0 clean, 1 damage repaired, 4 damage left, 8 fsck could not
+ * run (docs/osdfs-cli.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "osdfs_tool.h"
+
+static const struct command commands[] = {
+	{ "mkfs", "mkfs [--capacity SIZE] [--label L] [--block-size SIZE]",
+	  "Create an empty filesystem on the partition (creating the target store\n"
+	  "if needed), erasing whatever the partition held.\n"
+	  "  --capacity SIZE    partition quota, e.g. 10G (default: unlimited)\n"
+	  "  --label L          filesystem label (at most 63 bytes)\n"
+	  "  --block-size SIZE  directory block size, 1K..32K (default 4K)\n", cmd_mkfs },
+	{ "ls", "ls [-l] [-a] [-R] [PATH...]",
+	  "List directories (or show files).\n"
+	  "  -l  long format: mode, links, owner, group, size, mtime\n"
+	  "  -a  include names starting with '.', and '.' and '..'\n"
+	  "  -R  list subdirectories recursively\n", cmd_ls },
+	{ "stat", "stat PATH...", "Show every attribute of files (symlinks not followed).\n", cmd_stat },
+	{ "cat", "cat PATH...", "Write files to standard output.\n", cmd_cat },
+	{ "put", "put LOCAL REMOTE",
+	  "Copy one local file into the filesystem (into REMOTE if it is a directory).\n", cmd_put },
+	{ "get", "get REMOTE LOCAL",
+	  "Copy one file out of the filesystem (into LOCAL if it is a directory).\n", cmd_get },
+	{ "cp", "cp [-r] [-a] SRC... DEST",
+	  "Copy into or out of the filesystem. Remote paths start with ':' (\":/dir\"):\n"
+	  "either every SRC is local and DEST remote, or the other way round.\n"
+	  "Modes, times (to the nanosecond), symlinks, hard links and holes are kept.\n"
+	  "  -r  copy directories recursively\n"
+	  "  -a  archive: -r, and keep owner and group (copying out: when root)\n"
+	  "  --progress  show progress on stderr even when it is not a terminal\n", cmd_cp },
+	{ "mkdir", "mkdir [-p] PATH...",
+	  "Create directories.\n  -p  create missing parents; no error if it exists\n", cmd_mkdir },
+	{ "rm", "rm [-r] [-f] PATH...",
+	  "Remove files.\n  -r  remove directories and their contents\n"
+	  "  -f  ignore missing files\n", cmd_rm },
+	{ "mv", "mv SRC DEST", "Rename or move (into DEST if it is a directory).\n", cmd_mv },
+	{ "ln", "ln [-s] TARGET LINKNAME",
+	  "Create a hard link LINKNAME to the remote file TARGET, or with -s a\n"
+	  "symbolic link whose contents are TARGET.\n", cmd_ln },
+	{ "df", "df [-h]", "Show space and inode usage.\n  -h  sizes like 1.5G\n", cmd_df },
+	{ "fsck", "fsck [--repair]",
+	  "Check the (unmounted) filesystem; with --repair fix what is found.\n"
+	  "Exit status: 0 clean, 1 damage repaired, 4 damage left, 8 could not check.\n",
+	  cmd_fsck },
+	{ "tree", "tree [PATH]", "Show a directory tree.\n", cmd_tree },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+enum { OPT_PARTITION = 256, OPT_OSD_VERSION, OPT_SECURITY, OPT_KEY_FILE, OPT_JSON,
+       OPT_PROGRESS, OPT_HELP, OPT_VERSION };
+
+static const struct option global_longs[] = {
+	{ "target", required_argument, NULL, 't' },
+	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "osd-version", required_argument, NULL, OPT_OSD_VERSION },
+	{ "security", required_argument, NULL, OPT_SECURITY },
+	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+#define NGLOBAL (sizeof(global_longs) / sizeof(global_longs[0]) - 1)
+
+static const char global_help[] =
+	"Global options (before or after the command):\n"
+	"      --partition ID     partition holding the filesystem (default 0x10000)\n"
+	"      --json             machine-readable output (ls, stat, df, fsck)\n"
+	"      --progress         progress line on stderr even when not a terminal\n"
+	"      --help             help (after a command: that command's help)\n"
+	"      --version          print the version\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: osdfs [--target DIR] [--partition ID] [options] COMMAND [args]\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %s\n", commands[i].usage);
+	fprintf(f, "\nRemote paths may be written with a leading ':' (cp requires it).\n\n%s%s",
+		tc_device_help, global_help);
+}
+
+const struct command *tool_find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+void tool_command_help(const struct command *c, FILE *f)
+{
+	fprintf(f, "usage: osdfs [global options] %s\n\n%s\n%s%s", c->usage, c->help,
+		tc_device_help, global_help);
+}
+
+/* A global option; returns 0, or an exit code (+1) to stop with. */
+static int global_option(struct tool *t, int key, const char *arg, const struct command *c)
+{
+	const char *name = NULL;
+	int rc;
+
+	switch (key) {
+	case 't': name = "target"; break;
+	case OPT_OSD_VERSION: name = "osd-version"; break;
+	case OPT_SECURITY: name = "security"; break;
+	case OPT_KEY_FILE: name = "key-file"; break;
+	case OPT_PARTITION:
+		if (tc_parse_u64(arg, &t->partition) < 0 || t->partition < OSD_FIRST_ID) {
+			tc_usage_err("--partition: '%s' is not a partition id (at least 0x10000)", arg);
+			return TC_EXIT_USAGE + 1;
+		}
+		return 0;
+	case OPT_JSON: t->json = 1; return 0;
+	case OPT_PROGRESS: t->progress = 1; return 0;
+	case OPT_HELP:
+		if (c)
+			tool_command_help(c, stdout);
+		else
+			usage(stdout);
+		return TC_EXIT_OK + 1;
+	case OPT_VERSION:
+		printf("osdfs %s\n", osd_version_string());
+		return TC_EXIT_OK + 1;
+	default:
+		return -1;
+	}
+	rc = tc_device_option(&t->devopts, name, arg);
+	return rc < 0 ? TC_EXIT_USAGE + 1 : 0;
+}
+
+static int bad_option(struct tool *t, char **argv, int key)
+{
+	const char *where = t->cmd ? t->cmd : "osdfs";
+
+	if (key == ':')
+		return tc_usage_err("%s: option '%s' needs an argument", where, argv[optind - 1]);
+	if (optopt && optopt < 256)
+		return tc_usage_err("%s: unknown option '-%c'", where, optopt);
+	return tc_usage_err("%s: unknown option '%s'", where, argv[optind - 1]);
+}
+
+int tool_no_options(struct tool *t, int key, const char *arg, void *ctx)
+{
+	(void)t; (void)key; (void)arg; (void)ctx;
+	return TC_EXIT_USAGE;
+}
+
+int tool_getopt(struct tool *t, const struct command *c, int argc, char **argv,
+		const char *shorts, const struct option *longs,
+		int (*opt)(struct tool *t, int key, const char *arg, void *ctx), void *ctx)
+{
+	struct option all[32];
+	char sopts[32];
+	size_t n = 0;
+	int key;
+
+	for (; longs && longs[n].name; n++)
+		all[n] = longs[n];
+	for (size_t i = 0; i <= NGLOBAL; i++)
+		all[n++] = global_longs[i];
+	snprintf(sopts, sizeof(sopts), ":%st:", shorts);
+	optind = 0;
+	opterr = 0;
+	while ((key = getopt_long(argc, argv, sopts, all, NULL)) != -1) {
+		int rc;
+
+		if (key == '?' || key == ':')
+			return -bad_option(t, argv, key);
+		rc = global_option(t, key, optarg, c);
+		if (rc > 0)
+			return -(rc - 1);
+		if (rc == 0)
+			continue;
+		rc = opt(t, key, optarg, ctx);
+		if (rc != 0)
+			return -rc;
+	}
+	if (!t->devopts.target_dir)
+		return -tc_usage_err("%s: no device given (use --target DIR)", c->name);
+	if (tc_device_check(&t->devopts) < 0)
+		return -TC_EXIT_USAGE;
+	return optind;
+}
+
+int main(int argc, char **argv)
+{
+	struct tool t;
+	const struct command *c;
+	int key, rc;
+
+	memset(&t, 0, sizeof(t));
+	t.devopts = (struct tc_device_opts)TC_DEVICE_OPTS_INIT;
+	t.partition = DEFAULT_PARTITION;
+	tc_set_prog("osdfs");
+	opterr = 0;
+	while ((key = getopt_long(argc, argv, "+:t:h", global_longs, NULL)) != -1) {
+		if (key == 'h')
+			key = OPT_HELP;
+		if (key == '?' || key == ':')
+			return bad_option(&t, argv, key);
+		rc = global_option(&t, key, optarg, NULL);
+		if (rc > 0)
+			return rc - 1;
+	}
+	if (optind >= argc)
+		return tc_usage_err("no command given");
+	c = tool_find_command(argv[optind]);
+	if (!c)
+		return tc_usage_err("unknown command '%s'", argv[optind]);
+	t.cmd = c->name;
+	return c->run(&t, argc - optind, argv + optind);
+}

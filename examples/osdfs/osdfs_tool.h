@@ -1,0 +1,116 @@
+/* osdfs (the tool): shared declarations of its files. */
+#ifndef OSDFS_TOOL_H
+#define OSDFS_TOOL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <osdfs/osdfs.h>
+#include <osdfs/backends.h>
+#include <osdfs/fsck.h>
+#include "toolcommon.h"
+
+/* fsck exit codes (e2fsck's convention) */
+#define EXIT_FSCK_REPAIRED 1
+#define EXIT_FSCK_DAMAGED 4
+#define EXIT_FSCK_ERROR 8
+
+#define DEFAULT_PARTITION 0x10000ULL
+
+/* Global options and the open filesystem of one run. */
+struct tool {
+	struct tc_device_opts devopts;
+	uint64_t partition;
+	int json;
+	int progress;
+	const char *cmd;        /* running command, for messages */
+	struct tc_device dev;
+	osdfs_backend *be;      /* backend not handed to a mount (mkfs, fsck) */
+	osdfs *fs;
+};
+
+/* A command: name, usage line, help text, handler. */
+struct command {
+	const char *name;
+	const char *usage;
+	const char *help;
+	int (*run)(struct tool *t, int argc, char **argv);
+};
+
+/* session.c */
+int tool_mount(struct tool *t, int readonly);
+int tool_unmount(struct tool *t, int rc);
+int tool_backend(struct tool *t, int create);
+void tool_release_backend(struct tool *t);
+/* "osdfs: <cmd>: <what>: <strerror> [(<detail>)]"; returns TC_EXIT_FAILED. */
+int tool_fail(struct tool *t, int rc, const char *what);
+
+/* Parses a command's options (getopt_long style, short options @p shorts,
+ * long ones @p longs) and the global options; calls @p opt for each of the
+ * command's own. Returns the index of the first operand, or -TC_EXIT_USAGE
+ * / -TC_EXIT_OK (after --help). */
+struct option;
+int tool_getopt(struct tool *t, const struct command *c, int argc, char **argv,
+		const char *shorts, const struct option *longs,
+		int (*opt)(struct tool *t, int key, const char *arg, void *ctx), void *ctx);
+const struct command *tool_find_command(const char *name);
+void tool_command_help(const struct command *c, FILE *f);
+
+/* keyed_backend.c: wraps t->be so format also sets the partition's keys */
+int keyed_backend_wrap(struct tool *t);
+
+/* paths.c */
+int is_remote(const char *arg);
+/* The remote path of an argument with or without the leading ':' */
+const char *remote_path(const char *arg);
+/* Joins dir and name into buf; -ENAMETOOLONG if it does not fit. */
+int path_join(char *buf, size_t size, const char *dir, const char *name);
+const char *path_base(const char *path);
+void format_mode(uint32_t mode, char out[11]);
+void format_time(const struct osdfs_timespec *ts, char *buf, size_t size);
+unsigned dt_of_mode(uint32_t mode);
+const char *type_name(uint32_t mode);
+
+/* Sorted listing of a remote directory (without "." and ".."). */
+struct dir_entry {
+	char *name;
+	uint64_t ino;
+	unsigned type;
+};
+int remote_list(osdfs *fs, uint64_t dir, struct dir_entry **out, size_t *n);
+void dir_entries_free(struct dir_entry *v, size_t n);
+
+/* sparse.c: the next run of non-zero SPARSE_BLOCK-sized blocks at or after
+ * *start: returns 1 with [*start, *end), or 0 if the rest is zero. */
+#define SPARSE_BLOCK 4096u
+int next_data_run(const char *buf, size_t len, size_t *start, size_t *end);
+
+/* main.c: option handler of commands without options of their own */
+int tool_no_options(struct tool *t, int key, const char *arg, void *ctx);
+
+/* copy_in.c / copy_out.c */
+struct copy_opts {
+	int recursive;
+	int archive;   /* owner and group too */
+	int progress;
+};
+int copy_in(struct tool *t, char **srcs, int nsrc, const char *dest, const struct copy_opts *o);
+int copy_out(struct tool *t, char **srcs, int nsrc, const char *dest, const struct copy_opts *o);
+
+/* the commands */
+int cmd_mkfs(struct tool *t, int argc, char **argv);
+int cmd_ls(struct tool *t, int argc, char **argv);
+int cmd_stat(struct tool *t, int argc, char **argv);
+int cmd_cat(struct tool *t, int argc, char **argv);
+int cmd_tree(struct tool *t, int argc, char **argv);
+int cmd_df(struct tool *t, int argc, char **argv);
+int cmd_put(struct tool *t, int argc, char **argv);
+int cmd_get(struct tool *t, int argc, char **argv);
+int cmd_cp(struct tool *t, int argc, char **argv);
+int cmd_mkdir(struct tool *t, int argc, char **argv);
+int cmd_rm(struct tool *t, int argc, char **argv);
+int cmd_mv(struct tool *t, int argc, char **argv);
+int cmd_ln(struct tool *t, int argc, char **argv);
+int cmd_fsck(struct tool *t, int argc, char **argv);
+
+#endif

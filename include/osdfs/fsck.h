@@ -1,0 +1,107 @@
+/**
+ * @file osdfs/fsck.h
+ * @brief Checking and repairing an unmounted osdfs filesystem.
+ *
+ * osdfs_fsck() reads every object of a backend: the superblock, every inode
+ * attribute and every directory, and cross-checks them. With repair it
+ * fixes what it found (see docs/osdfs-cli.md, "fsck", for what each repair
+ * does), then checks again; damage still present afterwards is reported as
+ * unrepaired.
+ *
+ * @defgroup osdfs_fsck Filesystem check
+ * @{
+ */
+#ifndef OSDFS_FSCK_H
+#define OSDFS_FSCK_H
+
+#include <stdint.h>
+#include <osd/types.h>
+#include <osdfs/sys/backend.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Kinds of finding. */
+enum osdfs_fsck_kind {
+	OSDFS_FSCK_SUPERBLOCK,      /**< superblock or root directory missing or
+				         corrupt (not repairable) */
+	OSDFS_FSCK_MOUNT_RECORD,    /**< a mount record left by a crash (cleared) */
+	OSDFS_FSCK_COUNTERS,        /**< next inode number not above every inode in use,
+				         or a directory's entry count wrong */
+	OSDFS_FSCK_BAD_INODE,       /**< an inode attribute that cannot be decoded
+				         (the object is removed) */
+	OSDFS_FSCK_ORPHAN,          /**< an inode no directory reaches from the root
+				         (moved to /lost+found, or removed if empty or
+				         already unlinked) */
+	OSDFS_FSCK_LINK_COUNT,      /**< link count differs from the entries naming it */
+	OSDFS_FSCK_DANGLING_ENTRY,  /**< a directory entry naming a missing inode (removed) */
+	OSDFS_FSCK_BAD_SIZE,        /**< a size that disagrees with the object or index */
+	OSDFS_FSCK_CORRUPT_DIR,     /**< an unreadable directory index or block (the
+				         directory is rebuilt from its valid entries) */
+	OSDFS_FSCK_DUPLICATE_ENTRY, /**< a stored "." or ".." record, a name twice in one
+				         directory, or a directory linked twice (extra
+				         entries dropped) */
+	OSDFS_FSCK_PARENT,          /**< a directory's parent pointer is wrong */
+	OSDFS_FSCK_KIND_COUNT       /**< number of kinds (not a kind) */
+};
+
+/**
+ * Receives one finding.
+ * @param kind what was found
+ * @param message a one-line description naming the inode, directory and entry
+ *                (borrowed for the call)
+ * @param payload the options' @ref osdfs_fsck_options.payload
+ */
+typedef void (*osdfs_fsck_cb)(enum osdfs_fsck_kind kind, const char *message,
+			      void *payload);
+
+/** Version of struct osdfs_fsck_options. */
+#define OSDFS_FSCK_OPTIONS_VERSION 1
+
+/** Options of osdfs_fsck(); initialise with @ref OSDFS_FSCK_OPTIONS_INIT. */
+struct osdfs_fsck_options {
+	unsigned int version;  /**< OSDFS_FSCK_OPTIONS_VERSION */
+	int repair;            /**< non-zero: repair what is found */
+	osdfs_fsck_cb cb;      /**< called for each finding, or NULL */
+	void *payload;         /**< passed to @ref cb */
+};
+
+/** Default fsck options: check only, no callback. */
+#define OSDFS_FSCK_OPTIONS_INIT { OSDFS_FSCK_OPTIONS_VERSION, 0, NULL, NULL }
+
+/** What osdfs_fsck() found and did. */
+struct osdfs_fsck_report {
+	uint64_t found[OSDFS_FSCK_KIND_COUNT]; /**< findings of each kind (first pass) */
+	uint64_t total;       /**< all findings of the first pass */
+	uint64_t repaired;    /**< findings repaired (0 without repair) */
+	uint64_t unrepaired;  /**< findings still present at the end */
+	uint64_t inodes;      /**< inodes examined */
+	uint64_t directories; /**< directories examined */
+	uint64_t entries;     /**< directory entries examined */
+};
+
+/**
+ * Check (and optionally repair) the filesystem on @p be, which must not be
+ * mounted anywhere (a mount record is treated as stale and reported).
+ * @param be the backend (borrowed)
+ * @param opts options, or NULL for the defaults
+ * @param[out] out the report (may be NULL)
+ * @return 0 if the filesystem is clean at the end (nothing found, or every
+ *         finding repaired); -EUCLEAN if damage remains (found without
+ *         repair, or not repairable); -EINVAL for bad options; -ENOMEM or a
+ *         backend error if the check could not run.
+ */
+OSD_EXTERN int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
+			  struct osdfs_fsck_report *out);
+
+/**
+ * A short name of a finding kind ("orphan", "link-count", ...), or "unknown".
+ */
+OSD_EXTERN const char *osdfs_fsck_kind_name(enum osdfs_fsck_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+/** @} */
+#endif

@@ -1,0 +1,158 @@
+/*
+ * osdfs_fsck(): one checking pass over the unmounted backend, the repairs
+ * it planned, and a second pass that verifies the result. Findings of the
+ * first pass are reported; whatever the second pass still finds is counted
+ * as unrepaired.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsck/fsck_state.h"
+
+static const char *const kind_names[OSDFS_FSCK_KIND_COUNT] = {
+	"superblock", "mount-record", "counters", "bad-inode", "orphan", "link-count",
+	"dangling-entry", "bad-size", "corrupt-directory", "duplicate-entry", "parent",
+};
+
+const char *osdfs_fsck_kind_name(enum osdfs_fsck_kind kind)
+{
+	return (unsigned)kind < OSDFS_FSCK_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+void fsck__finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	f->found++;
+	if (f->quiet)
+		return;
+	f->rep->found[kind]++;
+	f->rep->total++;
+	if (!f->opts->cb)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	f->opts->cb(kind, msg, f->opts->payload);
+}
+
+struct fsck_inode *fsck__find(struct fsck *f, uint64_t ino)
+{
+	size_t lo = 0, hi = f->ninodes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->inodes[mid].ino == ino)
+			return &f->inodes[mid];
+		if (f->inodes[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const char *fsck__dir_path(struct fsck *f, const struct fsck_inode *ip, char *buf, size_t size)
+{
+	const char *parts[64];
+	size_t n = 0, len = 0;
+
+	while (ip && ip->ino != f->sb.root_ino && ip->name && n < 64) {
+		parts[n++] = ip->name;
+		ip = fsck__find(f, ip->found_parent);
+	}
+	if (!ip || (ip->ino != f->sb.root_ino)) {
+		len = (size_t)snprintf(buf, size, "#%llu", ip ? (unsigned long long)ip->ino : 0ULL);
+	} else if (n == 0) {
+		snprintf(buf, size, "/");
+		return buf;
+	} else {
+		buf[0] = '\0';
+	}
+	while (n > 0 && len < size)
+		len += (size_t)snprintf(buf + len, size - len, "/%s", parts[--n]);
+	return buf;
+}
+
+static void state_free(struct fsck *f)
+{
+	for (size_t i = 0; i < f->ninodes; i++)
+		free(f->inodes[i].ents);
+	free(f->inodes);
+	f->inodes = NULL;
+	f->ninodes = f->cap = 0;
+}
+
+/* One pass: read everything and plan repairs. */
+static int run_pass(struct fsck *f)
+{
+	int rc = fsck__read_super(f);
+
+	if (rc < 0)
+		return rc;
+	rc = fsck__load_inodes(f);
+	if (rc < 0)
+		return rc;
+	fsck__check(f);
+	return 0;
+}
+
+int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
+	       struct osdfs_fsck_report *out)
+{
+	struct osdfs_fsck_options defaults = OSDFS_FSCK_OPTIONS_INIT;
+	struct osdfs_fsck_report rep, scratch;
+	struct fsck f;
+	int rc;
+
+	if (!be || (opts && opts->version != OSDFS_FSCK_OPTIONS_VERSION))
+		return -EINVAL;
+	memset(&rep, 0, sizeof(rep));
+	memset(&f, 0, sizeof(f));
+	f.be = be;
+	f.ops = osdfs_backend_ops_of(be);
+	f.impl = osdfs_backend_impl(be);
+	f.opts = opts ? opts : &defaults;
+	f.rep = &rep;
+	rc = run_pass(&f);
+	if (rc == 0 && f.found > 0 && f.opts->repair && !f.fatal) {
+		int repair_rc = fsck__repair(&f);
+
+		state_free(&f);
+		{
+			/* verify: a fresh pass whose findings are what is left */
+			struct fsck v;
+
+			memset(&v, 0, sizeof(v));
+			memset(&scratch, 0, sizeof(scratch));
+			v.be = be;
+			v.ops = f.ops;
+			v.impl = f.impl;
+			v.opts = f.opts;
+			v.rep = &scratch;
+			v.quiet = 1;
+			rc = run_pass(&v);
+			rep.unrepaired = v.found;
+			state_free(&v);
+			if (rc == -EUCLEAN)
+				rc = 0;
+			/* a failed repair matters only if it left damage behind */
+			if (rc == 0 && v.found > 0 && repair_rc < 0 && repair_rc != -EUCLEAN)
+				rc = repair_rc;
+		}
+		rep.repaired = rep.total > rep.unrepaired ? rep.total - rep.unrepaired : 0;
+	} else {
+		rep.unrepaired = f.found;
+	}
+	state_free(&f);
+	if (out)
+		*out = rep;
+	if (rc == -EUCLEAN || (rc == 0 && rep.unrepaired > 0))
+		return -EUCLEAN;
+	return rc;
+}

@@ -1,0 +1,111 @@
+/*
+ * fsck pass 1: the superblock attributes and every inode object, read
+ * straight from the backend (the filesystem is not mounted).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsck/fsck_state.h"
+
+int fsck__read_super(struct fsck *f)
+{
+	uint8_t sbuf[512], cbuf[64], mbuf[128];
+	struct osdfs_attr a[3] = {
+		{ OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER, sbuf, sizeof(sbuf) },
+		{ OSDFS__PAGE_SUPER, OSDFS__ATTR_COUNTERS, cbuf, sizeof(cbuf) },
+		{ OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT, mbuf, sizeof(mbuf) },
+	};
+	int rc = f->ops->get_attrs(f->impl, OSDFS__SUPER_OID, a, 3);
+
+	if (rc == -ENOENT || (rc == 0 && (a[0].len == 0 || a[0].len > sizeof(sbuf) ||
+					  osdfs__super_decode(&f->sb, sbuf, a[0].len) < 0))) {
+		fsck__finding(f, OSDFS_FSCK_SUPERBLOCK,
+			      "superblock missing or corrupt: not an osdfs filesystem?");
+		f->unrepairable++;
+		f->fatal = 1;
+		return -EUCLEAN;
+	}
+	if (rc < 0)
+		return rc;
+	f->sb_ok = 1;
+	if (a[1].len > sizeof(cbuf) || osdfs__counters_decode(&f->ctr, cbuf, a[1].len) < 0) {
+		fsck__finding(f, OSDFS_FSCK_COUNTERS, "superblock counters missing or corrupt");
+		memset(&f->ctr, 0, sizeof(f->ctr));
+		f->fix_counters = 1;
+	}
+	if (a[2].len != 0) {
+		struct osdfs__mount_rec m;
+
+		if (a[2].len <= sizeof(mbuf) && osdfs__mount_decode(&m, mbuf, a[2].len) == 0)
+			fsck__finding(f, OSDFS_FSCK_MOUNT_RECORD,
+				      "stale mount record: host '%s' pid %u mount id %016llx",
+				      m.host, m.pid, (unsigned long long)m.mount_id);
+		else
+			fsck__finding(f, OSDFS_FSCK_MOUNT_RECORD, "unreadable mount record");
+		f->mount_rec = 1;
+	}
+	return 0;
+}
+
+static int add_inode(struct fsck *f, uint64_t ino)
+{
+	uint8_t buf[OSDFS__INODE_MAX_LEN];
+	struct osdfs_attr a = { OSDFS__PAGE_INODE, OSDFS__ATTR_INODE, buf, sizeof(buf) };
+	struct fsck_inode *ip;
+	int rc;
+
+	if (f->ninodes == f->cap) {
+		size_t ncap = f->cap ? 2 * f->cap : 1024;
+		struct fsck_inode *n = realloc(f->inodes, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		f->inodes = n;
+		f->cap = ncap;
+	}
+	ip = &f->inodes[f->ninodes];
+	memset(ip, 0, sizeof(*ip));
+	ip->ino = ino;
+	rc = f->ops->get_attrs(f->impl, OSDFS__OID_BASE + ino, &a, 1);
+	if (rc == -ENOENT)
+		return 0; /* removed since the listing */
+	if (rc < 0)
+		return rc;
+	if (a.len == 0 || a.len > sizeof(buf) || osdfs__inode_decode(&ip->d, buf, a.len) < 0)
+		ip->bad = 1;
+	rc = f->ops->size(f->impl, OSDFS__OID_BASE + ino, &ip->objlen);
+	if (rc < 0)
+		return rc;
+	f->ninodes++;
+	if (ino > f->max_ino)
+		f->max_ino = ino;
+	return 0;
+}
+
+int fsck__load_inodes(struct fsck *f)
+{
+	uint64_t ids[256], start = OSDFS__SUPER_OID + 1, next;
+	size_t n;
+	int rc;
+
+	do {
+		rc = f->ops->list(f->impl, start, ids, sizeof(ids) / sizeof(ids[0]), &n, &next);
+		if (rc < 0)
+			return rc;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t last = f->ninodes ? f->inodes[f->ninodes - 1].ino : 0;
+
+			if (ids[i] <= OSDFS__SUPER_OID || ids[i] - OSDFS__OID_BASE <= last)
+				continue; /* not ours, or repeated */
+			rc = add_inode(f, ids[i] - OSDFS__OID_BASE);
+			if (rc < 0)
+				return rc;
+		}
+		if (next != 0 && next <= start)
+			return -EIO; /* a listing that does not advance */
+		start = next;
+	} while (next != 0);
+	f->rep->inodes = f->ninodes;
+	return 0;
+}

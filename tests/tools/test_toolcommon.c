@@ -1,0 +1,100 @@
+/* osd_toolcommon: size parsing and printing, device options. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include "toolcommon.h"
+
+START_TEST(parse_sizes)
+{
+	static const struct { const char *in; uint64_t want; } good[] = {
+		{ "0", 0 }, { "4096", 4096 }, { "10G", 10ULL << 30 }, { "1K", 1024 },
+		{ "1k", 1024 }, { "64KiB", 65536 }, { "2M", 2ULL << 20 }, { "1.5M", 1572864 },
+		{ "3T", 3ULL << 40 }, { "1P", 1ULL << 50 }, { "1E", 1ULL << 60 }, { "512B", 512 },
+		{ "0.5K", 512 },
+	};
+	static const char *bad[] = { "", "G", "-1", "10X", "10GB5", "1.5.5M", " 1", "K1",
+				     "10 G", "1Kix" };
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_msg(tc_parse_size(good[i].in, &v) == 0, "%s", good[i].in);
+		ck_assert_msg(v == good[i].want, "%s: %llu", good[i].in, (unsigned long long)v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(tc_parse_size(bad[i], &v) == -EINVAL, "%s accepted", bad[i]);
+	ck_assert_int_eq(tc_parse_size("16E", &v), -ERANGE);
+	ck_assert_int_eq(tc_parse_size("99999999999999999999", &v), -ERANGE);
+}
+END_TEST
+
+START_TEST(parse_u64)
+{
+	uint64_t v;
+
+	ck_assert_int_eq(tc_parse_u64("0x10000", &v), 0);
+	ck_assert_uint_eq(v, 0x10000);
+	ck_assert_int_eq(tc_parse_u64("65536", &v), 0);
+	ck_assert_uint_eq(v, 65536);
+	ck_assert_int_eq(tc_parse_u64("-1", &v), -EINVAL);
+	ck_assert_int_eq(tc_parse_u64("12z", &v), -EINVAL);
+	ck_assert_int_eq(tc_parse_u64("", &v), -EINVAL);
+}
+END_TEST
+
+START_TEST(format_sizes)
+{
+	char buf[16];
+
+	tc_format_size(0, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "0");
+	tc_format_size(1023, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1023");
+	tc_format_size(1536, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1.5K");
+	tc_format_size(10ULL << 30, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "10G");
+	tc_format_size(UINT64_MAX, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "16E");
+}
+END_TEST
+
+START_TEST(device_options)
+{
+	struct tc_device_opts o = TC_DEVICE_OPTS_INIT;
+
+	ck_assert_int_eq(tc_device_check(&o), -EINVAL); /* no device */
+	ck_assert_int_eq(tc_device_option(&o, "target", "/x"), 1);
+	ck_assert_str_eq(o.target_dir, "/x");
+	ck_assert_int_eq(tc_device_option(&o, "osd-version", "1"), 1);
+	ck_assert_int_eq(o.osd_version, OSD_VERSION_1);
+	ck_assert_int_eq(tc_device_option(&o, "osd-version", "auto"), 1);
+	ck_assert_int_eq(o.osd_version, OSD_VERSION_AUTO);
+	ck_assert_int_eq(tc_device_option(&o, "osd-version", "3"), -EINVAL);
+	ck_assert_int_eq(tc_device_option(&o, "security", "capkey"), 1);
+	ck_assert_int_eq(o.security, OSD_SEC_CAPKEY);
+	ck_assert_int_eq(tc_device_check(&o), -EINVAL); /* capkey without a key file */
+	ck_assert_int_eq(tc_device_option(&o, "security", "none"), -EINVAL);
+	ck_assert_int_eq(tc_device_option(&o, "security", "nosec"), 1);
+	ck_assert_int_eq(tc_device_option(&o, "label", "x"), 0);
+	ck_assert_int_eq(tc_device_check(&o), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("toolcommon");
+	TCase *tc = tcase_create("toolcommon");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, parse_sizes);
+	tcase_add_test(tc, parse_u64);
+	tcase_add_test(tc, format_sizes);
+	tcase_add_test(tc, device_options);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
