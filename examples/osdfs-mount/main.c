@@ -1,0 +1,245 @@
+/*
+ * osdfs-mount: mount an osdfs filesystem through FUSE 3.
+ *
+ *   osdfs-mount [-o options] TARGET MOUNTPOINT
+ *
+ * Everything that can fail is done before the mount appears: options are
+ * checked (exit 2), the device is opened, the filesystem made (-o mkfs)
+ * and mounted by osdfs (exit 1 with the reason, e.g. when it is mounted
+ * elsewhere). A clean unmount (fusermount3 -u, umount, SIGTERM, SIGINT)
+ * releases every file and ends with osdfs_unmount(), which writes all
+ * cached state; its result is the exit status.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <osdfs/backends.h>
+#include "mount.h"
+#include "ops.h"
+
+#define PROG "osdfs-mount"
+
+/* Everything one run opens, closed in reverse order by shutdown(). */
+struct run {
+	struct mnt_options o;
+	struct mnt_ctx ctx;
+	struct tc_device dev;
+	char *target_abs;
+	struct fuse_session *se;
+	int signals_set, fuse_mounted;
+};
+
+/* The daemon changes to "/": make TARGET absolute first. */
+static int absolute_target(struct run *r)
+{
+	char cwd[PATH_MAX];
+	struct stat st;
+
+	if (stat(r->o.target, &st) == 0 && !S_ISDIR(st.st_mode))
+		return tc_usage_err("%s: not a directory", r->o.target);
+	if (r->o.target[0] == '/') {
+		r->target_abs = strdup(r->o.target);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return tc_err_rc(-errno, "current directory");
+		if (asprintf(&r->target_abs, "%s/%s", cwd, r->o.target) < 0)
+			r->target_abs = NULL;
+	}
+	if (!r->target_abs)
+		return tc_err_rc(-ENOMEM, "%s", r->o.target);
+	r->o.dev.target_dir = r->target_abs;
+	return 0;
+}
+
+static int check_mountpoint(const char *mp)
+{
+	struct stat st;
+
+	if (stat(mp, &st) < 0)
+		return tc_err_rc(-errno, "%s", mp);
+	if (!S_ISDIR(st.st_mode)) {
+		tc_err("%s: not a directory", mp);
+		return TC_EXIT_FAILED;
+	}
+	return 0;
+}
+
+static int make_fs(struct run *r, osdfs_backend *be)
+{
+	struct osdfs_mkfs_options mo = OSDFS_MKFS_OPTIONS_INIT;
+	int rc;
+
+	mo.capacity = r->o.capacity;
+	mo.root_uid = (uint32_t)getuid();
+	mo.root_gid = (uint32_t)getgid();
+	rc = osdfs_mkfs(be, &mo);
+	if (rc < 0)
+		return tc_err_rc(rc, "mkfs on %s partition 0x%" PRIx64, r->o.target,
+				 r->o.partition);
+	return 0;
+}
+
+/* Device, optional mkfs, and the osdfs mount (which then owns the backend). */
+static int open_fs(struct run *r)
+{
+	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
+	osdfs_backend *be;
+	char err[256] = "";
+	int rc;
+
+	if (tc_device_check(&r->o.dev) < 0)
+		return TC_EXIT_USAGE;
+	if (tc_device_open(&r->dev, &r->o.dev, r->o.mkfs) < 0)
+		return TC_EXIT_FAILED;
+	rc = osdfs_backend_osd_new(&be, r->dev.dev, r->o.partition);
+	if (rc < 0)
+		return tc_err_rc(rc, "partition 0x%" PRIx64, r->o.partition);
+	if (r->o.mkfs && (rc = make_fs(r, be)) != 0) {
+		osdfs_backend_free(be);
+		return rc;
+	}
+	mo.flags = (r->o.readonly ? OSDFS_MOUNT_RDONLY : 0) | (r->o.force ? OSDFS_MOUNT_FORCE : 0);
+	mo.error = err;
+	mo.error_size = sizeof(err);
+	rc = osdfs_mount(&r->ctx.fs, be, &mo);
+	if (rc < 0) {
+		osdfs_backend_free(be);
+		tc_err("cannot mount %s partition 0x%" PRIx64 ": %s", r->o.target,
+		       r->o.partition, *err ? err : strerror(-rc));
+		if (rc == -EBUSY)
+			tc_err("if that mount is gone (it crashed), mount with -o force");
+		return TC_EXIT_FAILED;
+	}
+	return 0;
+}
+
+static int init_ctx(struct run *r)
+{
+	r->ctx.opts = &r->o;
+	if (mnt_lookups_new(&r->ctx.lookups) < 0)
+		return tc_err_rc(-ENOMEM, "start");
+	return 0;
+}
+
+static int start_fuse(struct run *r)
+{
+	if (fuse_set_signal_handlers(r->se) != 0) {
+		tc_err("cannot install signal handlers");
+		return TC_EXIT_FAILED;
+	}
+	r->signals_set = 1;
+	if (fuse_session_mount(r->se, r->o.mountpoint) != 0) {
+		tc_err("cannot mount on %s", r->o.mountpoint);
+		return TC_EXIT_FAILED;
+	}
+	r->fuse_mounted = 1;
+	return 0;
+}
+
+static int run_loop(struct run *r)
+{
+	struct fuse_loop_config *cfg;
+	int rc;
+
+	if (r->o.single_thread)
+		return fuse_session_loop(r->se);
+	cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(cfg, (unsigned int)r->o.clone_fd);
+	if (r->o.max_threads)
+		fuse_loop_cfg_set_max_threads(cfg, r->o.max_threads);
+	rc = fuse_session_loop_mt(r->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return rc;
+}
+
+/* Unmounts the kernel side, then osdfs (through destroy), then the device. */
+static int shutdown_all(struct run *r, int status)
+{
+	if (r->fuse_mounted)
+		fuse_session_unmount(r->se);
+	if (r->signals_set)
+		fuse_remove_signal_handlers(r->se);
+	if (r->se)
+		fuse_session_destroy(r->se);
+	if (r->ctx.fs && !r->ctx.unmounted) /* init never came: destroy did not run */
+		mnt_op_destroy(&r->ctx);
+	if (r->ctx.unmounted && r->ctx.unmount_rc < 0) {
+		tc_err_rc(r->ctx.unmount_rc, "unmount of %s: %s", r->o.target,
+			  r->ctx.unmount_rc == -ESTALE ? "taken over by a forced mount"
+						       : "could not write everything back");
+		status = TC_EXIT_FAILED;
+	}
+	if (r->dev.dev || r->dev.tgt)
+		tc_device_close(&r->dev);
+	mnt_lookups_free(r->ctx.lookups);
+	pthread_mutex_destroy(&r->ctx.files_lock);
+	free(r->target_abs);
+	mnt_options_free(&r->o);
+	return status;
+}
+
+/* Before the fork: everything that needs only the command line. */
+static int prepare(struct run *r, int argc, char **argv)
+{
+	int rc = mnt_parse_args(&r->o, argc, argv);
+
+	if (rc < 0)
+		return -rc;
+	if (rc == MNT_PARSE_HELP) {
+		mnt_print_help(PROG);
+		return -1;
+	}
+	if (rc == MNT_PARSE_VERSION) {
+		printf(PROG " %s (osdfs, libfuse %s)\n", osd_version_string(), fuse_pkgversion());
+		return -1;
+	}
+	rc = absolute_target(r);
+	if (rc == 0)
+		rc = check_mountpoint(r->o.mountpoint);
+	if (rc == 0)
+		rc = init_ctx(r);
+	if (rc)
+		return rc;
+	/* libfuse parses its options here: an unknown one is a usage error */
+	r->se = fuse_session_new(&r->o.fuse, &mnt_ops, sizeof(mnt_ops), &r->ctx);
+	if (!r->se)
+		return tc_usage_err("bad FUSE option (see above)");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.ctx.files.next = r.ctx.files.prev = &r.ctx.files;
+	r.ctx.files_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	tc_set_prog(PROG);
+	rc = prepare(&r, argc, argv);
+	if (rc != 0)
+		return shutdown_all(&r, rc < 0 ? TC_EXIT_OK : rc);
+	if (!r.o.foreground && (rc = mnt_daemon_start()) < 0) {
+		tc_err_rc(rc, "cannot go to the background");
+		return shutdown_all(&r, TC_EXIT_FAILED);
+	}
+	rc = open_fs(&r);
+	if (rc == 0)
+		rc = start_fuse(&r);
+	if (rc != 0) {
+		rc = shutdown_all(&r, rc);
+		mnt_daemon_failed(rc);
+		return rc;
+	}
+	mnt_daemon_ready();
+	rc = run_loop(&r);
+	/* > 0: ended by a signal, which is a normal way to unmount */
+	return shutdown_all(&r, rc < 0 ? TC_EXIT_FAILED : TC_EXIT_OK);
+}

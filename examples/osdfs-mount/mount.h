@@ -1,0 +1,111 @@
+/*
+ * osdfs-mount: the FUSE 3 low-level frontend of osdfs.
+ *
+ * FUSE node ids are osdfs inode numbers (both call the root 1), so requests
+ * map onto the inode API without a translation table; the only table kept
+ * is the kernel's lookup count per inode (lookups.c).
+ */
+#ifndef OSDFS_MOUNT_H
+#define OSDFS_MOUNT_H
+
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <osdfs/osdfs.h>
+#include "toolcommon.h"
+
+/* Largest read and write request we ask the kernel for (libfuse's cap). */
+#define MNT_MAX_IO (1024u * 1024u)
+
+/* ---- command line (options.c) ---- */
+struct mnt_options {
+	const char *target;       /* TARGET argument */
+	const char *mountpoint;   /* MOUNTPOINT argument */
+	uint64_t partition;       /* pid= */
+	int mkfs;                 /* mkfs */
+	int force;                /* force: take over a stale mount record */
+	uint64_t capacity;        /* format= (0: backend default) */
+	int readonly;             /* ro */
+	int writeback;            /* writeback_cache */
+	double attr_timeout;      /* attr_timeout= seconds */
+	double entry_timeout;     /* entry_timeout= seconds */
+	int foreground, debug, single_thread;
+	unsigned int max_threads; /* max_threads= (0: libfuse's default) */
+	int clone_fd;             /* clone_fd */
+	struct tc_device_opts dev;
+	char *key_file;           /* keyfile= (owned; dev.key_file points here) */
+	struct fuse_args fuse;    /* what libfuse parses (mount and session options) */
+};
+
+/* What mnt_parse_args() asks of the caller besides mounting. */
+enum mnt_parse_result { MNT_PARSE_RUN, MNT_PARSE_HELP, MNT_PARSE_VERSION };
+
+/* Parses argv into @p o. Returns an enum mnt_parse_result, or -TC_EXIT_USAGE
+ * after printing a message. */
+int mnt_parse_args(struct mnt_options *o, int argc, char **argv);
+void mnt_options_free(struct mnt_options *o);
+void mnt_print_help(const char *prog);
+
+/* ---- kernel lookup counts (lookups.c) ---- */
+struct mnt_lookups;
+int mnt_lookups_new(struct mnt_lookups **out);
+void mnt_lookups_free(struct mnt_lookups *t);
+/* Adds one kernel reference to @p ino. Returns 0 or -ENOMEM. */
+int mnt_lookups_add(struct mnt_lookups *t, uint64_t ino);
+/* Drops @p n references; returns the count left, or -ENOENT if @p ino held
+ * fewer than @p n (a kernel/frontend mismatch worth a debug message). */
+int64_t mnt_lookups_drop(struct mnt_lookups *t, uint64_t ino, uint64_t n);
+
+/* ---- one mount's state, the FUSE userdata ---- */
+struct mnt_file {
+	osdfs_file *fh;
+	struct mnt_file *prev, *next; /* open files, released at destroy */
+};
+
+struct mnt_ctx {
+	osdfs *fs;
+	const struct mnt_options *opts;
+	struct mnt_lookups *lookups;
+	pthread_mutex_t files_lock;
+	struct mnt_file files;        /* list head of open files */
+	int writeback;                /* writeback cache granted by the kernel */
+	int unmount_rc;               /* osdfs_unmount() result at destroy */
+	int unmounted;
+};
+
+/* The FUSE operations (ops_*.c gathered in ops.c). */
+extern const struct fuse_lowlevel_ops mnt_ops;
+
+/* ---- shared by the ops files (reply.c) ---- */
+struct mnt_ctx *mnt_ctx(fuse_req_t req);
+void mnt_reply_err(fuse_req_t req, int rc);
+void mnt_stat_to_host(const struct osdfs_stat *in, struct stat *out);
+/* Builds the entry of @p st, counts the kernel's new reference and replies
+ * (undoing the count if the reply is refused). */
+void mnt_reply_entry(fuse_req_t req, const struct osdfs_stat *st);
+void mnt_fill_entry(struct mnt_ctx *c, const struct osdfs_stat *st,
+		    struct fuse_entry_param *e);
+void mnt_cred(fuse_req_t req, struct osdfs_cred *cred);
+
+/* ---- open files (files.c) ---- */
+struct mnt_file *mnt_file_add(struct mnt_ctx *c, osdfs_file *fh);
+/* Releases the osdfs file and forgets the wrapper; returns osdfs_release(). */
+int mnt_file_release(struct mnt_ctx *c, struct mnt_file *f);
+/* Releases whatever the kernel left open (connection aborted). */
+void mnt_file_release_all(struct mnt_ctx *c);
+static inline struct mnt_file *mnt_file_of(const struct fuse_file_info *fi)
+{
+	return (struct mnt_file *)(uintptr_t)fi->fh;
+}
+
+/* ---- running in the background (daemon.c) ---- */
+/* Forks; the parent waits for mnt_daemon_ready() or the child's exit and
+ * exits with its status. Returns 0 in the child, -errno on failure. */
+int mnt_daemon_start(void);
+/* Detaches from the terminal and tells the parent the mount is up. */
+void mnt_daemon_ready(void);
+/* Tells the parent the start failed with @p status (the child exits next). */
+void mnt_daemon_failed(int status);
+
+#endif
