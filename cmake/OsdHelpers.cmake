@@ -40,6 +40,10 @@ function(osd_add_library)
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
+  # Relocatable .pc: the prefix is found relative to the file itself.
+  file(RELATIVE_PATH PC_PREFIX_FROM_PCDIR
+    /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
+  string(REGEX REPLACE "/$" "" PC_PREFIX_FROM_PCDIR "${PC_PREFIX_FROM_PCDIR}")
   set(PC_NAME lib${n})
   set(PC_LIB ${n})
   set(PC_DESCRIPTION "${A_PC_DESCRIPTION}")
