@@ -1,0 +1,110 @@
+/**
+ * @file osdtarget/iscsi.h
+ * @brief An iSCSI (RFC 7143) server exporting software OSD targets as
+ *        logical units over TCP.
+ *
+ * One server owns one listening socket and serves one iSCSI target name
+ * whose LUN n is the n-th osd_target given at creation. Each TCP connection
+ * gets a thread of its own; the connection thread executes its commands
+ * with osd_target_execute(). Discovery sessions (SendTargets), CHAP one-way
+ * authentication, immediate and unsolicited data, R2T, extended CDBs and
+ * bidirectional commands are supported; error recovery level 0 only.
+ * See docs/iscsi.md for what is implemented and the negotiated limits.
+ *
+ * @defgroup osd_target_iscsi iSCSI server for software OSD targets
+ * @{
+ */
+#ifndef OSDTARGET_ISCSI_H
+#define OSDTARGET_ISCSI_H
+
+#include <osdtarget/target.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An iSCSI server (opaque). */
+typedef struct osd_target_iscsi osd_target_iscsi;
+
+/** Log levels passed to osd_target_iscsi_options::log. */
+enum osd_target_iscsi_log_level {
+	OSD_TARGET_ISCSI_LOG_ERROR = 0,   /**< the server or a connection failed */
+	OSD_TARGET_ISCSI_LOG_WARNING = 1, /**< a peer broke the protocol */
+	OSD_TARGET_ISCSI_LOG_INFO = 2,    /**< logins, logouts, connections */
+	OSD_TARGET_ISCSI_LOG_DEBUG = 3,   /**< every PDU */
+};
+
+/** Server options. Initialise with OSD_TARGET_ISCSI_OPTIONS_INIT. */
+struct osd_target_iscsi_options {
+	int version;              /**< OSD_TARGET_ISCSI_OPTIONS_VERSION */
+	const char *address;      /**< numeric IPv4/IPv6 address to bind; NULL = "127.0.0.1" */
+	int port;                 /**< TCP port; 0 = any free port (see osd_target_iscsi_port()) */
+	const char *target_name;  /**< iSCSI target name; NULL = OSD_TARGET_ISCSI_DEFAULT_NAME */
+	const char *target_alias; /**< TargetAlias sent at login; NULL = none */
+	const char *chap_user;    /**< with chap_secret: require one-way CHAP (MD5) */
+	const uint8_t *chap_secret; /**< CHAP secret (copied); NULL = no authentication */
+	size_t chap_secret_len;   /**< bytes in chap_secret (RFC 7143 asks for 12 or more) */
+	int allow_digests;        /**< 1: accept HeaderDigest/DataDigest=CRC32C when offered */
+	unsigned max_connections; /**< concurrent connections; 0 = 64 */
+	/** Log sink, may be NULL; called from any server thread. */
+	void (*log)(void *payload, int level, const char *msg);
+	void *log_payload;        /**< passed to log */
+};
+
+#define OSD_TARGET_ISCSI_OPTIONS_VERSION 1 /**< current options version */
+/** Default options: 127.0.0.1:3260, default name, no CHAP, digests allowed. */
+#define OSD_TARGET_ISCSI_OPTIONS_INIT \
+	{ OSD_TARGET_ISCSI_OPTIONS_VERSION, NULL, 3260, NULL, NULL, NULL, NULL, 0, 1, 0, NULL, NULL }
+
+/** Target name used when osd_target_iscsi_options::target_name is NULL. */
+#define OSD_TARGET_ISCSI_DEFAULT_NAME "iqn.2026-12.org.osd:target"
+
+/**
+ * Create a server for @p nluns targets (LUN i is luns[i]) and bind its
+ * listening socket; no connection is accepted until osd_target_iscsi_run()
+ * or osd_target_iscsi_start().
+ * @param[out] out the server, freed with osd_target_iscsi_free()
+ * @param luns the targets; borrowed, they must outlive the server
+ * @param nluns 1 to 256
+ * @param opts NULL for defaults
+ * @return 0, -EINVAL (bad options or address), -EADDRINUSE, -ENOMEM or
+ *         another -errno from socket/bind/listen.
+ */
+OSD_EXTERN int osd_target_iscsi_create(osd_target_iscsi **out, osd_target *const *luns,
+				       size_t nluns, const struct osd_target_iscsi_options *opts);
+
+/** The TCP port the server is bound to (useful after asking for port 0). */
+OSD_EXTERN int osd_target_iscsi_port(osd_target_iscsi *srv);
+
+/**
+ * Accept and serve connections in the calling thread until
+ * osd_target_iscsi_stop(). Returns 0 after a stop, or -errno if accepting
+ * failed. Connection threads keep running until osd_target_iscsi_free().
+ */
+OSD_EXTERN int osd_target_iscsi_run(osd_target_iscsi *srv);
+
+/** Run osd_target_iscsi_run() in a background thread. Returns 0 or -errno. */
+OSD_EXTERN int osd_target_iscsi_start(osd_target_iscsi *srv);
+
+/**
+ * Ask the server to stop accepting. Async-signal-safe (it writes to a pipe),
+ * so a SIGTERM handler may call it.
+ */
+OSD_EXTERN void osd_target_iscsi_stop(osd_target_iscsi *srv);
+
+/**
+ * Stop the server, close every connection (commands being executed finish
+ * first), wait for all threads and free the server. The targets are not
+ * closed. NULL is allowed. When osd_target_iscsi_run() was called by the
+ * caller's own thread, it must have returned before this call.
+ */
+OSD_EXTERN void osd_target_iscsi_free(osd_target_iscsi *srv);
+
+/** The last error message of this server (valid until the next call). */
+OSD_EXTERN const char *osd_target_iscsi_error(osd_target_iscsi *srv);
+
+#ifdef __cplusplus
+}
+#endif
+/** @} */
+#endif

@@ -1,0 +1,340 @@
+/* The iSCSI server: listening socket, accept loop, connection threads. */
+#include "iscsi/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void osd__tgt_iscsi_log(struct osd_target_iscsi *srv, int level, const char *fmt, ...)
+{
+	if (!srv->log)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	srv->log(srv->log_payload, level, msg);
+}
+
+static int set_error(struct osd_target_iscsi *srv, int err, const char *what)
+{
+	pthread_mutex_lock(&srv->lock);
+	snprintf(srv->error, sizeof(srv->error), "%s: %s", what, strerror(-err));
+	pthread_mutex_unlock(&srv->lock);
+	osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_ERROR, "%s: %s", what, strerror(-err));
+	return err;
+}
+
+/* The limits the server negotiates with (see docs/iscsi.md). */
+static void our_params(struct osd__iscsi_params *p, int digests)
+{
+	osd__iscsi_params_default(p);
+	p->header_digest = digests;
+	p->data_digest = digests;
+	p->max_recv_dsl_target = ISCSI_MAX_RECV_DSL;
+	p->first_burst = 1u << 20;
+	p->max_burst = 1u << 20;
+	p->immediate_data = 1;
+	p->initial_r2t = 0;         /* OR: the initiator decides */
+	p->max_outstanding_r2t = 1;
+	p->max_connections = 1;
+	p->time2wait = 0;           /* MAX: the initiator decides */
+	p->time2retain = 0;         /* nothing is kept after a failure (ERL 0) */
+	p->error_recovery_level = 0;
+	p->data_pdu_in_order = 1;
+	p->data_sequence_in_order = 1;
+}
+
+static int parse_address(const char *addr, int port, struct sockaddr_storage *ss,
+			 socklen_t *len)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		*len = sizeof(*in4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int open_listener(struct osd_target_iscsi *srv, const char *addr, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	if (parse_address(addr, port, &ss, &len))
+		return set_error(srv, -EINVAL, "bad listen address");
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return set_error(srv, -errno, "socket");
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64)) {
+		int err = -errno;
+		close(fd);
+		return set_error(srv, err, "bind/listen");
+	}
+	len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len)) {
+		int err = -errno;
+		close(fd);
+		return set_error(srv, err, "getsockname");
+	}
+	srv->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+						  : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	srv->listen_fd = fd;
+	return 0;
+}
+
+static char *dup_or_null(const char *s, int *failed)
+{
+	if (!s)
+		return NULL;
+	char *d = strdup(s);
+	if (!d)
+		*failed = 1;
+	return d;
+}
+
+static int copy_options(struct osd_target_iscsi *srv, const struct osd_target_iscsi_options *o)
+{
+	int failed = 0;
+	srv->target_name = dup_or_null(o->target_name ? o->target_name
+						      : OSD_TARGET_ISCSI_DEFAULT_NAME, &failed);
+	srv->target_alias = dup_or_null(o->target_alias, &failed);
+	if (o->chap_secret) {
+		srv->chap_user = dup_or_null(o->chap_user ? o->chap_user : "", &failed);
+		srv->chap_secret = malloc(o->chap_secret_len ? o->chap_secret_len : 1);
+		if (!srv->chap_secret)
+			failed = 1;
+		else
+			memcpy(srv->chap_secret, o->chap_secret, o->chap_secret_len);
+		srv->chap_secret_len = o->chap_secret_len;
+	}
+	srv->allow_digests = o->allow_digests;
+	srv->max_connections = o->max_connections ? o->max_connections : 64;
+	srv->log = o->log;
+	srv->log_payload = o->log_payload;
+	return failed ? -ENOMEM : 0;
+}
+
+static void free_server(struct osd_target_iscsi *srv)
+{
+	if (srv->listen_fd >= 0)
+		close(srv->listen_fd);
+	for (int i = 0; i < 2; i++)
+		if (srv->stop_pipe[i] >= 0)
+			close(srv->stop_pipe[i]);
+	free(srv->luns);
+	free(srv->target_name);
+	free(srv->target_alias);
+	free(srv->chap_user);
+	if (srv->chap_secret)
+		memset(srv->chap_secret, 0, srv->chap_secret_len);
+	free(srv->chap_secret);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+}
+
+int osd_target_iscsi_create(osd_target_iscsi **out, osd_target *const *luns, size_t nluns,
+			    const struct osd_target_iscsi_options *opts)
+{
+	static const struct osd_target_iscsi_options defaults = OSD_TARGET_ISCSI_OPTIONS_INIT;
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	if (opts->version != OSD_TARGET_ISCSI_OPTIONS_VERSION || !luns || nluns == 0 ||
+	    nluns > 256 || opts->port < 0 || opts->port > 65535)
+		return -EINVAL;
+	for (size_t i = 0; i < nluns; i++)
+		if (!luns[i])
+			return -EINVAL;
+	if (opts->target_name && (strlen(opts->target_name) == 0 ||
+				  strlen(opts->target_name) >= ISCSI_NAME_MAX))
+		return -EINVAL;
+	struct osd_target_iscsi *srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->listen_fd = -1;
+	srv->stop_pipe[0] = srv->stop_pipe[1] = -1;
+	pthread_mutex_init(&srv->lock, NULL);
+	atomic_init(&srv->next_tsih, 1);
+	srv->luns = calloc(nluns, sizeof(*srv->luns));
+	int rc = srv->luns ? copy_options(srv, opts) : -ENOMEM;
+	if (rc == 0) {
+		memcpy(srv->luns, luns, nluns * sizeof(*luns));
+		srv->nluns = nluns;
+		our_params(&srv->ours, srv->allow_digests);
+		if (pipe2(srv->stop_pipe, O_CLOEXEC | O_NONBLOCK))
+			rc = -errno;
+	}
+	if (rc == 0)
+		rc = open_listener(srv, opts->address ? opts->address : "127.0.0.1", opts->port);
+	if (rc) {
+		free_server(srv);
+		return rc;
+	}
+	*out = srv;
+	return 0;
+}
+
+int osd_target_iscsi_port(osd_target_iscsi *srv)
+{
+	return srv->port;
+}
+
+const char *osd_target_iscsi_error(osd_target_iscsi *srv)
+{
+	return srv->error[0] ? srv->error : "no error";
+}
+
+/* Join connection threads that have finished. With @p all, shut down and
+ * join every connection. */
+static void reap(struct osd_target_iscsi *srv, int all)
+{
+	pthread_mutex_lock(&srv->lock);
+	struct iscsi_conn **pp = &srv->conns;
+	struct iscsi_conn *done = NULL;
+	while (*pp) {
+		struct iscsi_conn *c = *pp;
+		if (all && !atomic_load(&c->finished))
+			shutdown(c->fd, SHUT_RDWR);
+		if (all || atomic_load(&c->finished)) {
+			*pp = c->next;
+			c->next = done;
+			done = c;
+			srv->nconns--;
+		} else {
+			pp = &c->next;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	while (done) {
+		struct iscsi_conn *c = done;
+		done = c->next;
+		pthread_join(c->thread, NULL);
+		close(c->fd);
+		free(c);
+	}
+}
+
+static void describe_peer(char *buf, size_t len, const struct sockaddr_storage *ss)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		port = ntohs(a->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		port = ntohs(a->sin6_port);
+	}
+	snprintf(buf, len, "%s:%d", host, port);
+}
+
+static void accept_one(struct osd_target_iscsi *srv)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int fd = accept4(srv->listen_fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+	if (fd < 0)
+		return; /* transient (ECONNABORTED, EMFILE...): keep serving */
+	reap(srv, 0);
+	struct iscsi_conn *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->srv = srv;
+	c->fd = fd;
+	describe_peer(c->peer, sizeof(c->peer), &ss);
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	pthread_mutex_lock(&srv->lock);
+	int full = srv->nconns >= srv->max_connections;
+	if (!full && pthread_create(&c->thread, NULL, osd__tgt_iscsi_conn_main, c) == 0) {
+		c->next = srv->conns;
+		srv->conns = c;
+		srv->nconns++;
+		c = NULL;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (c) {
+		osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_WARNING, "%s: refused (%s)", c->peer,
+			       full ? "too many connections" : "no thread");
+		close(fd);
+		free(c);
+	}
+}
+
+int osd_target_iscsi_run(osd_target_iscsi *srv)
+{
+	osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_INFO, "serving %s on port %d (%zu LUN%s)",
+		       srv->target_name, srv->port, srv->nluns, srv->nluns == 1 ? "" : "s");
+	for (;;) {
+		struct pollfd p[2] = { { srv->listen_fd, POLLIN, 0 }, { srv->stop_pipe[0], POLLIN, 0 } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return set_error(srv, -errno, "poll");
+		}
+		if (p[1].revents)
+			return 0;
+		if (p[0].revents & POLLIN)
+			accept_one(srv);
+	}
+}
+
+static void *run_thread(void *arg)
+{
+	osd_target_iscsi_run(arg);
+	return NULL;
+}
+
+int osd_target_iscsi_start(osd_target_iscsi *srv)
+{
+	if (srv->run_thread_started)
+		return -EALREADY;
+	int rc = pthread_create(&srv->run_thread, NULL, run_thread, srv);
+	if (rc)
+		return set_error(srv, -rc, "pthread_create");
+	srv->run_thread_started = 1;
+	return 0;
+}
+
+void osd_target_iscsi_stop(osd_target_iscsi *srv)
+{
+	char b = 1;
+	ssize_t n = write(srv->stop_pipe[1], &b, 1);
+	(void)n; /* a full pipe already holds a stop request */
+}
+
+void osd_target_iscsi_free(osd_target_iscsi *srv)
+{
+	if (!srv)
+		return;
+	osd_target_iscsi_stop(srv);
+	if (srv->run_thread_started)
+		pthread_join(srv->run_thread, NULL);
+	reap(srv, 1);
+	free_server(srv);
+}

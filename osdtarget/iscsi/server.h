@@ -1,0 +1,134 @@
+/*
+ * Internals of the iSCSI server (include/osdtarget/iscsi.h): the server,
+ * its connections and the tasks waiting for Data-Out.
+ */
+#ifndef OSDTARGET_ISCSI_SERVER_H
+#define OSDTARGET_ISCSI_SERVER_H
+
+#include <osdtarget/iscsi.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+
+#include "iscsi/pdu.h"
+
+#define ISCSI_CMD_WINDOW 32             /* CmdSN window we grant */
+#define ISCSI_MAX_RECV_DSL 262144       /* MaxRecvDataSegmentLength we declare */
+#define ISCSI_LOGIN_DSL 8192            /* segment limit during login (RFC default) */
+#define ISCSI_MAX_XFER (64u << 20)      /* largest data-out or data-in per command */
+#define ISCSI_LOGIN_TIMEOUT_S 30        /* a login must progress within this */
+#define ISCSI_NAME_MAX 224              /* iSCSI names are at most 223 bytes */
+
+struct osd_target_iscsi {
+	osd_target **luns;
+	size_t nluns;
+	int listen_fd;
+	int stop_pipe[2];
+	int port;
+	char *target_name;
+	char *target_alias;
+	char *chap_user;
+	uint8_t *chap_secret;
+	size_t chap_secret_len;
+	int allow_digests;
+	unsigned max_connections;
+	void (*log)(void *payload, int level, const char *msg);
+	void *log_payload;
+	struct osd__iscsi_params ours;  /* the limits we negotiate with */
+
+	pthread_mutex_t lock;           /* guards conns, nconns, error */
+	struct iscsi_conn *conns;
+	unsigned nconns;
+	atomic_uint next_tsih;
+	pthread_t run_thread;
+	int run_thread_started;
+	char error[256];
+};
+
+/* A SCSI command collecting its Data-Out. */
+struct iscsi_task {
+	struct iscsi_task *next;
+	uint32_t itt;
+	uint8_t lun[8];
+	uint8_t cdb[OSD_ISCSI_MAX_CDB];
+	size_t cdb_len;
+	uint8_t *out;               /* data-out buffer, out_len bytes */
+	size_t out_len;
+	size_t received;            /* bytes of data-out in place */
+	size_t in_len;              /* data-in expected (read or bidi read length) */
+	int bidi;
+	int unsolicited;            /* unsolicited Data-Out sequence still open */
+	size_t unsolicited_end;     /* where it must stop */
+	uint32_t ttt;               /* of the outstanding R2T, RSVD if none */
+	size_t r2t_end;             /* end offset of the outstanding R2T */
+	uint32_t r2t_sn;            /* next R2TSN */
+	uint32_t data_sn;           /* expected DataSN within the current sequence */
+};
+
+struct iscsi_conn {
+	struct iscsi_conn *next;
+	struct osd_target_iscsi *srv;
+	int fd;
+	pthread_t thread;
+	atomic_int finished;
+	char peer[64];
+
+	/* Negotiated state */
+	struct osd__iscsi_params params;
+	struct osd__iscsi_digests dg;
+	char initiator_name[ISCSI_NAME_MAX];
+	uint8_t isid[6];
+	uint16_t tsih;
+	uint16_t cid;
+	int discovery;
+	uint32_t max_recv;          /* our receive limit for data segments now */
+
+	/* Sequence numbers */
+	uint32_t stat_sn;
+	uint32_t exp_cmd_sn;
+	uint32_t next_ttt;
+
+	struct iscsi_task *tasks;
+	int logged_out;
+
+	/* Buffers */
+	uint8_t *rx;
+	size_t rx_cap;
+	uint8_t *tx;
+	size_t tx_cap;
+};
+
+/* server.c */
+void osd__tgt_iscsi_log(struct osd_target_iscsi *srv, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* conn.c: whole-PDU I/O on a connection. */
+void *osd__tgt_iscsi_conn_main(void *arg);
+int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu);
+int osd__tgt_iscsi_conn_send(struct iscsi_conn *c, struct osd__iscsi_bhs *h,
+			     const uint8_t *data, size_t data_len);
+int osd__tgt_iscsi_conn_reject(struct iscsi_conn *c, uint8_t reason, const uint8_t *bhs);
+/* Fill StatSN (and advance it when @p status_carrying), ExpCmdSN, MaxCmdSN. */
+void osd__tgt_iscsi_conn_stamp(struct iscsi_conn *c, struct osd__iscsi_bhs *h,
+			       int status_carrying);
+
+/* login.c: the login phase. Returns 0 in full feature phase, else -errno. */
+int osd__tgt_iscsi_login(struct iscsi_conn *c);
+
+/* ffp.c: full feature phase PDU dispatch. Returns 0, 1 after logout, or -errno. */
+int osd__tgt_iscsi_ffp_pdu(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu);
+
+/* task.c: SCSI commands and their data. */
+int osd__tgt_iscsi_scsi_cmd(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu);
+int osd__tgt_iscsi_data_out(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu);
+/* A PDU whose data digest was wrong: Reject it, end a Data-Out's task. */
+int osd__tgt_iscsi_data_digest_error(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu);
+/* Drop pending tasks on @p lun (NULL = all); returns how many. */
+unsigned osd__tgt_iscsi_tasks_drop(struct iscsi_conn *c, const uint8_t *lun);
+/* Drop the pending task @p itt; returns 1 if there was one. */
+int osd__tgt_iscsi_task_abort(struct iscsi_conn *c, uint32_t itt);
+
+/* lun.c: commands answered for the whole target rather than one LUN. */
+void osd__tgt_iscsi_lun_execute(struct osd_target_iscsi *srv, struct osd_xfer *x);
+
+#endif

@@ -1,0 +1,345 @@
+/*
+ * SCSI commands over iSCSI (RFC 7143 sections 4.2.5 and 11.2-11.8):
+ * immediate data, unsolicited Data-Out up to FirstBurstLength, R2T for the
+ * rest, then execution and Data-In / SCSI Response with residuals.
+ */
+#include "iscsi/server.h"
+
+#include "proto/byteorder.h"
+#include "response.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ASC_DATA_PHASE_ERROR 0x4B00
+#define ASC_PROTOCOL_CRC_ERROR 0x4705
+
+static void task_free(struct iscsi_task *t)
+{
+	if (t) {
+		free(t->out);
+		free(t);
+	}
+}
+
+static struct iscsi_task *task_unlink(struct iscsi_conn *c, uint32_t itt)
+{
+	for (struct iscsi_task **pp = &c->tasks; *pp; pp = &(*pp)->next) {
+		struct iscsi_task *t = *pp;
+		if (t->itt == itt) {
+			*pp = t->next;
+			t->next = NULL;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+static struct iscsi_task *task_find(struct iscsi_conn *c, uint32_t itt)
+{
+	for (struct iscsi_task *t = c->tasks; t; t = t->next)
+		if (t->itt == itt)
+			return t;
+	return NULL;
+}
+
+unsigned osd__tgt_iscsi_tasks_drop(struct iscsi_conn *c, const uint8_t *lun)
+{
+	unsigned n = 0;
+	struct iscsi_task **pp = &c->tasks;
+	while (*pp) {
+		struct iscsi_task *t = *pp;
+		if (!lun || memcmp(t->lun, lun, 8) == 0) {
+			*pp = t->next;
+			task_free(t);
+			n++;
+		} else {
+			pp = &t->next;
+		}
+	}
+	return n;
+}
+
+int osd__tgt_iscsi_task_abort(struct iscsi_conn *c, uint32_t itt)
+{
+	struct iscsi_task *t = task_unlink(c, itt);
+	task_free(t);
+	return t != NULL;
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+static int send_r2t(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	size_t len = min_size(t->out_len - t->received, c->params.max_burst);
+	struct osd__iscsi_bhs h = { 0 };
+	if (++c->next_ttt == OSD_ISCSI_RSVD_TAG)
+		c->next_ttt = 1;
+	t->ttt = c->next_ttt;
+	t->r2t_end = t->received + len;
+	t->data_sn = 0;
+	h.opcode = OSD_ISCSI_OP_R2T;
+	h.flags = OSD_ISCSI_F_FINAL;
+	memcpy(h.lun, t->lun, 8);
+	h.itt = t->itt;
+	h.ttt = t->ttt;
+	osd__tgt_iscsi_conn_stamp(c, &h, 0);
+	h.data_sn = t->r2t_sn++;
+	h.offset = (uint32_t)t->received;
+	h.length = (uint32_t)len;
+	return osd__tgt_iscsi_conn_send(c, &h, NULL, 0);
+}
+
+/* The data-in of a finished command, in PDUs of at most the initiator's
+ * MaxRecvDataSegmentLength and sequences of at most MaxBurstLength. With
+ * @p with_status the last PDU carries the status (S bit). */
+static int send_data_in(struct iscsi_conn *c, const struct iscsi_task *t, const uint8_t *buf,
+			size_t len, const struct osd_xfer *x, int with_status, uint32_t *data_sn)
+{
+	size_t off = 0, burst_end = min_size(len, c->params.max_burst);
+	while (off < len) {
+		size_t n = min_size(min_size(len - off, c->params.max_recv_dsl_initiator),
+				    burst_end - off);
+		int last = off + n == len;
+		struct osd__iscsi_bhs h = { 0 };
+		h.opcode = OSD_ISCSI_OP_DATA_IN;
+		memcpy(h.lun, t->lun, 8);
+		h.itt = t->itt;
+		h.ttt = OSD_ISCSI_RSVD_TAG;
+		h.data_sn = (*data_sn)++;
+		h.offset = (uint32_t)off;
+		if (off + n == burst_end) {
+			h.flags |= OSD_ISCSI_F_FINAL;
+			burst_end = min_size(len, burst_end + c->params.max_burst);
+		}
+		if (last && with_status) {
+			h.flags |= OSD_ISCSI_F_STATUS;
+			h.status = x->status;
+			if (len < t->in_len) {
+				h.flags |= OSD_ISCSI_F_UNDER;
+				h.length = (uint32_t)(t->in_len - len);
+			}
+			osd__tgt_iscsi_conn_stamp(c, &h, 1);
+		} else {
+			osd__tgt_iscsi_conn_stamp(c, &h, 0);
+			h.stat_sn = 0;
+		}
+		int rc = osd__tgt_iscsi_conn_send(c, &h, buf + off, n);
+		if (rc)
+			return rc;
+		off += n;
+	}
+	return 0;
+}
+
+static int send_scsi_rsp(struct iscsi_conn *c, const struct iscsi_task *t,
+			 const struct osd_xfer *x, int failed, size_t got, uint32_t data_sn)
+{
+	struct osd__iscsi_bhs h = { 0 };
+	uint8_t sense[2 + sizeof(x->sense)];
+	size_t slen = 0;
+	h.opcode = OSD_ISCSI_OP_SCSI_RSP;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.itt = t->itt;
+	h.response = failed ? OSD_ISCSI_RSP_TARGET_FAILURE : OSD_ISCSI_RSP_COMPLETED;
+	h.status = failed ? 0 : x->status;
+	osd__tgt_iscsi_conn_stamp(c, &h, 1);
+	h.data_sn = data_sn; /* ExpDataSN: Data-In PDUs sent */
+	if (!failed && got < t->in_len) {
+		if (t->bidi) {
+			h.flags |= OSD_ISCSI_F_BIDI_UNDER;
+			h.offset = (uint32_t)(t->in_len - got);
+		} else {
+			h.flags |= OSD_ISCSI_F_UNDER;
+			h.length = (uint32_t)(t->in_len - got);
+		}
+	}
+	if (!failed && x->sense_len) {
+		osd__put_be16(sense, x->sense_len);
+		memcpy(sense + 2, x->sense, x->sense_len);
+		slen = 2 + (size_t)x->sense_len;
+	}
+	return osd__tgt_iscsi_conn_send(c, &h, slen ? sense : NULL, slen);
+}
+
+/* Answer a finished command: Data-In, then status in the last Data-In
+ * (read without sense) or in a SCSI Response. */
+static int respond(struct iscsi_conn *c, const struct iscsi_task *t, const struct osd_xfer *x,
+		   int failed, const uint8_t *in)
+{
+	size_t got = failed ? 0 : min_size(x->in_xferred, t->in_len);
+	uint32_t data_sn = 0;
+	int collapse = !failed && got > 0 && !t->bidi && t->out_len == 0 && x->sense_len == 0;
+	int rc = got ? send_data_in(c, t, in, got, x, collapse, &data_sn) : 0;
+	if (rc || collapse)
+		return rc;
+	return send_scsi_rsp(c, t, x, failed, got, data_sn);
+}
+
+static int execute(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	struct osd_target_iscsi *srv = c->srv;
+	uint8_t *in = t->in_len ? malloc(t->in_len) : NULL;
+	struct iovec out_iov = { t->out, t->out_len }, in_iov = { in, t->in_len };
+	struct osd_xfer x = { 0 };
+	int failed = 0;
+
+	if (t->in_len && !in)
+		return -ENOMEM;
+	x.cdb = t->cdb;
+	x.cdb_len = t->cdb_len;
+	if (t->out_len) {
+		x.out_iov = &out_iov;
+		x.out_iovcnt = 1;
+		x.out_len = t->out_len;
+	}
+	if (t->in_len) {
+		x.in_iov = &in_iov;
+		x.in_iovcnt = 1;
+		x.in_len = t->in_len;
+	}
+	int lun = osd__iscsi_lun_decode(t->lun);
+	if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
+		int rc = osd_target_execute(srv->luns[lun], &x, NULL, 0);
+		if (rc < 0) {
+			osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_ERROR, "%s: LUN %d: %s", c->peer,
+				       lun, osd_target_error(srv->luns[lun]));
+			failed = 1;
+		}
+	} else {
+		osd__tgt_iscsi_lun_execute(srv, &x);
+	}
+	int rc = respond(c, t, &x, failed, in);
+	free(in);
+	return rc;
+}
+
+/* End a task with CHECK CONDITION ABORTED COMMAND (bad data transfer). */
+static int task_fail(struct iscsi_conn *c, struct iscsi_task *t, uint16_t asc)
+{
+	struct osd_xfer x = { 0 };
+	osd__resp_error(&x, OSD_SK_ABORTED_COMMAND, asc, -1);
+	int rc = send_scsi_rsp(c, t, &x, 0, t->in_len, 0);
+	task_free(t);
+	return rc;
+}
+
+static int run_task(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	int rc = execute(c, t);
+	task_free(t);
+	return rc;
+}
+
+/* Check a SCSI Command's shape; returns a reject reason or 0. */
+static int check_cmd(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu,
+		     const struct osd__iscsi_ahs_info *ahs)
+{
+	const struct osd__iscsi_bhs *h = &pdu->bhs;
+	int r = !!(h->flags & OSD_ISCSI_F_READ), w = !!(h->flags & OSD_ISCSI_F_WRITE);
+	int final = !!(h->flags & OSD_ISCSI_F_FINAL);
+	uint32_t edtl = h->ttt;
+	if (c->discovery)
+		return OSD_ISCSI_REJECT_PROTOCOL;
+	if (r && w && !ahs->has_bidi_read)
+		return OSD_ISCSI_REJECT_PROTOCOL;
+	if ((!w && (pdu->data_len || !final)) || (w && !final && c->params.initial_r2t))
+		return OSD_ISCSI_REJECT_PROTOCOL;
+	if (pdu->data_len && (!c->params.immediate_data || pdu->data_len > edtl ||
+			      pdu->data_len > c->params.first_burst))
+		return OSD_ISCSI_REJECT_PROTOCOL;
+	/* Unsolicited Data-Out announced (F = 0) but no room left for it. */
+	if (w && !final && pdu->data_len >= min_size(edtl, c->params.first_burst))
+		return OSD_ISCSI_REJECT_PROTOCOL;
+	if ((r || w) && edtl > ISCSI_MAX_XFER)
+		return OSD_ISCSI_REJECT_OUT_OF_RESOURCES;
+	if (r && w && ahs->bidi_read_len > ISCSI_MAX_XFER)
+		return OSD_ISCSI_REJECT_OUT_OF_RESOURCES;
+	if (task_find(c, h->itt))
+		return OSD_ISCSI_REJECT_TASK_IN_PROGRESS;
+	return 0;
+}
+
+int osd__tgt_iscsi_scsi_cmd(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu)
+{
+	const struct osd__iscsi_bhs *h = &pdu->bhs;
+	struct osd__iscsi_ahs_info ahs;
+	if (osd__iscsi_ahs_parse(&ahs, pdu->ahs, pdu->ahs_len))
+		return osd__tgt_iscsi_conn_reject(c, OSD_ISCSI_REJECT_INVALID_FIELD, c->rx);
+	int reason = check_cmd(c, pdu, &ahs);
+	if (reason)
+		return osd__tgt_iscsi_conn_reject(c, (uint8_t)reason, c->rx);
+
+	struct iscsi_task *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	int r = !!(h->flags & OSD_ISCSI_F_READ), w = !!(h->flags & OSD_ISCSI_F_WRITE);
+	t->itt = h->itt;
+	memcpy(t->lun, h->lun, 8);
+	t->cdb_len = (size_t)osd__iscsi_cdb_join(t->cdb, sizeof(t->cdb), h, &ahs);
+	t->bidi = r && w;
+	t->out_len = w ? h->ttt : 0;
+	t->in_len = t->bidi ? ahs.bidi_read_len : r ? h->ttt : 0;
+	t->ttt = OSD_ISCSI_RSVD_TAG;
+	if (t->out_len && !(t->out = malloc(t->out_len))) {
+		free(t);
+		return -ENOMEM;
+	}
+	if (pdu->data_len)
+		memcpy(t->out, pdu->data, pdu->data_len);
+	t->received = pdu->data_len;
+	t->unsolicited = w && !(h->flags & OSD_ISCSI_F_FINAL);
+	t->unsolicited_end = min_size(c->params.first_burst, t->out_len);
+	if (t->received == t->out_len)
+		return run_task(c, t);
+	t->next = c->tasks;
+	c->tasks = t;
+	return t->unsolicited ? 0 : send_r2t(c, t);
+}
+
+int osd__tgt_iscsi_data_out(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu)
+{
+	const struct osd__iscsi_bhs *h = &pdu->bhs;
+	struct iscsi_task *t = task_find(c, h->itt);
+	if (!t) { /* aborted, failed or never existed: RFC 7143 lets us ignore it */
+		osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_DEBUG,
+			       "%s: Data-Out for unknown task %#x ignored", c->peer, h->itt);
+		return 0;
+	}
+	int solicited = h->ttt != OSD_ISCSI_RSVD_TAG;
+	size_t end = solicited ? t->r2t_end : t->unsolicited_end;
+	if ((solicited ? h->ttt != t->ttt : !t->unsolicited) || h->offset != t->received ||
+	    h->data_sn != t->data_sn || pdu->data_len > end - t->received) {
+		int rc = osd__tgt_iscsi_conn_reject(c, OSD_ISCSI_REJECT_INVALID_FIELD, c->rx);
+		task_unlink(c, t->itt);
+		return rc ? rc : task_fail(c, t, ASC_DATA_PHASE_ERROR);
+	}
+	if (pdu->data_len)
+		memcpy(t->out + t->received, pdu->data, pdu->data_len);
+	t->received += pdu->data_len;
+	t->data_sn++;
+	if (!(h->flags & OSD_ISCSI_F_FINAL))
+		return 0;
+	if (solicited)
+		t->ttt = OSD_ISCSI_RSVD_TAG;
+	else
+		t->unsolicited = 0;
+	if (t->received == t->out_len)
+		return run_task(c, task_unlink(c, t->itt));
+	/* Sequence over: solicit what is missing (one R2T outstanding). */
+	return t->ttt == OSD_ISCSI_RSVD_TAG && !t->unsolicited ? send_r2t(c, t) : 0;
+}
+
+int osd__tgt_iscsi_data_digest_error(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu)
+{
+	int rc = osd__tgt_iscsi_conn_reject(c, OSD_ISCSI_REJECT_DIGEST, c->rx);
+	if (rc || pdu->bhs.opcode != OSD_ISCSI_OP_DATA_OUT)
+		return rc;
+	/* ERL 0: a lost data PDU ends its task (RFC 7143 7.8). */
+	struct iscsi_task *t = task_unlink(c, pdu->bhs.itt);
+	return t ? task_fail(c, t, ASC_PROTOCOL_CRC_ERROR) : 0;
+}
