@@ -1,0 +1,237 @@
+/* SCSI Command PDUs (Extended CDB and Bidirectional AHS, immediate and
+ * unsolicited data), Data-Out in answer to R2T, and Data-In placement. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <osd/types.h>
+#include "transport/iscsi_private.h"
+
+#define OSD_OPCODE_VARLEN 0x7F
+
+/* Commands that only read (or flush) may be resent after a reconnect. */
+int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len)
+{
+	enum osd_action act;
+	enum osd_version ver;
+
+	if (len == 0)
+		return 0;
+	switch (cdb[0]) {
+	case 0x00: /* TEST UNIT READY */
+	case 0x03: /* REQUEST SENSE */
+	case 0x12: /* INQUIRY */
+	case 0x1A: /* MODE SENSE(6) */
+	case 0x25: /* READ CAPACITY(10) */
+	case 0x28: /* READ(10) */
+	case 0x5A: /* MODE SENSE(10) */
+	case 0x88: /* READ(16) */
+	case 0xA0: /* REPORT LUNS */
+		return 1;
+	case OSD_OPCODE_VARLEN:
+		break;
+	default:
+		return 0;
+	}
+	if (len < 10 || osd_action_from_code((uint16_t)(cdb[8] << 8 | cdb[9]), &act, &ver))
+		return 0;
+	switch (act) {
+	case OSD_ACT_READ:
+	case OSD_ACT_GET_ATTRIBUTES:
+	case OSD_ACT_LIST:
+	case OSD_ACT_LIST_COLLECTION:
+	case OSD_ACT_QUERY:
+	case OSD_ACT_GET_MEMBER_ATTRIBUTES:
+	case OSD_ACT_READ_MAP:
+	case OSD_ACT_FLUSH:
+	case OSD_ACT_FLUSH_COLLECTION:
+	case OSD_ACT_FLUSH_PARTITION:
+	case OSD_ACT_FLUSH_OSD:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Copies @p len data-out bytes at @p off out of the xfer's iovecs. */
+static void gather(const struct osd_xfer *x, size_t off, size_t len, uint8_t *dst)
+{
+	for (int i = 0; i < x->out_iovcnt && len; i++) {
+		size_t l = x->out_iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l -= off;
+		if (l > len)
+			l = len;
+		memcpy(dst, (const uint8_t *)x->out_iov[i].iov_base + off, l);
+		dst += l;
+		len -= l;
+		off = 0;
+	}
+}
+
+/* A pointer to @p len contiguous data-out bytes at @p off: inside the
+ * caller's buffer when one iovec holds them, else copied into @p *tmp. */
+static const uint8_t *out_bytes(const struct osd_xfer *x, size_t off, size_t len, uint8_t **tmp)
+{
+	size_t o = off;
+
+	*tmp = NULL;
+	for (int i = 0; i < x->out_iovcnt; i++) {
+		if (o < x->out_iov[i].iov_len) {
+			if (x->out_iov[i].iov_len - o >= len)
+				return (const uint8_t *)x->out_iov[i].iov_base + o;
+			break;
+		}
+		o -= x->out_iov[i].iov_len;
+	}
+	*tmp = malloc(len ? len : 1);
+	if (!*tmp)
+		return NULL;
+	gather(x, off, len, *tmp);
+	return *tmp;
+}
+
+static int send_data_pdu(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, uint32_t ttt,
+			 size_t off, size_t len, int final)
+{
+	struct osd__iscsi_bhs h;
+	uint8_t *tmp;
+	const uint8_t *d = out_bytes(t->xfer, off, len, &tmp);
+	int rc;
+
+	if (!d)
+		return -ENOMEM;
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_DATA_OUT;
+	h.flags = final ? OSD_ISCSI_F_FINAL : 0;
+	osd__iscsi_lun_encode(h.lun, (uint16_t)s->url.lun);
+	h.itt = t->itt;
+	h.ttt = ttt;
+	h.exp_stat_sn = s->expstatsn;
+	h.data_sn = t->data_sn++;
+	h.offset = (uint32_t)off;
+	rc = osd__iscsi_send(s, &h, NULL, 0, d, len);
+	free(tmp);
+	return rc;
+}
+
+/* One Data-Out sequence: [off, off+len) in PDUs of at most the target's
+ * MaxRecvDataSegmentLength, the last with F. */
+int osd__iscsi_data_out(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, uint32_t ttt,
+			size_t off, size_t len)
+{
+	size_t end = off + len;
+	int rc = 0;
+
+	t->data_sn = 0;
+	while (off < end && rc == 0) {
+		size_t n = end - off > s->p.max_send_dsl ? s->p.max_send_dsl : end - off;
+
+		rc = send_data_pdu(s, t, ttt, off, n, off + n == end);
+		off += n;
+	}
+	return rc;
+}
+
+static size_t min_sz(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+int osd__iscsi_cmd_send(struct osd__iscsi_sess *s, struct osd__iscsi_task *t)
+{
+	const struct osd_xfer *x = t->xfer;
+	struct osd__iscsi_bhs h;
+	uint8_t ahs[OSD_ISCSI_MAX_AHS_LEN], *tmp = NULL;
+	const uint8_t *imm = NULL;
+	size_t imm_len = 0, unsol = 0;
+	int bidi = x->out_len && x->in_len, rc;
+	long ahs_len;
+
+	ahs_len = osd__iscsi_ahs_build(ahs, sizeof(ahs), x->cdb, x->cdb_len, bidi,
+				       (uint32_t)x->in_len);
+	if (ahs_len < 0)
+		return (int)ahs_len;
+	/* unsolicited data: immediate, then Data-Out, within FirstBurstLength */
+	if (x->out_len && !s->p.initial_r2t)
+		unsol = min_sz(x->out_len, s->p.first_burst);
+	if (x->out_len && s->p.immediate_data) {
+		imm_len = min_sz(min_sz(x->out_len, s->p.first_burst), s->p.max_send_dsl);
+		if (unsol < imm_len)
+			unsol = imm_len;
+		imm = out_bytes(x, 0, imm_len, &tmp);
+		if (!imm)
+			return -ENOMEM;
+	}
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_SCSI_CMD;
+	h.flags = OSD_ISCSI_ATTR_SIMPLE | (x->in_len ? OSD_ISCSI_F_READ : 0) |
+		  (x->out_len ? OSD_ISCSI_F_WRITE : 0) | (unsol > imm_len ? 0 : OSD_ISCSI_F_FINAL);
+	osd__iscsi_lun_encode(h.lun, (uint16_t)s->url.lun);
+	h.itt = t->itt;
+	h.ttt = (uint32_t)(x->out_len ? x->out_len : x->in_len); /* EDTL */
+	t->cmdsn = s->cmdsn++;
+	h.cmd_sn = t->cmdsn;
+	h.exp_stat_sn = s->expstatsn;
+	memcpy(h.cdb, x->cdb, min_sz(x->cdb_len, 16));
+	rc = osd__iscsi_send(s, &h, ahs, (size_t)ahs_len, imm, imm_len);
+	free(tmp);
+	if (rc == 0 && unsol > imm_len)
+		rc = osd__iscsi_data_out(s, t, OSD_ISCSI_RSVD_TAG, imm_len, unsol - imm_len);
+	return rc;
+}
+
+/* Places one Data-In segment; with S the command is over. Returns 1 when
+ * the task completed, 0 when more is expected, -EPROTO for a segment
+ * outside the buffer. */
+int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
+		       const struct osd__iscsi_pdu *p)
+{
+	const struct osd_xfer *x = t->xfer;
+	size_t off = p->bhs.offset, len = p->data_len;
+	const uint8_t *src = p->data;
+
+	if (off > x->in_len || len > x->in_len - off) {
+		osd__iscsi_set_error(s, "Data-In [%zu, +%zu) outside the %zu-byte buffer", off, len,
+				     x->in_len);
+		return -EPROTO;
+	}
+	t->in_got += len;
+	for (int i = 0; i < x->in_iovcnt && len; i++) {
+		size_t l = x->in_iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l = min_sz(l - off, len);
+		memcpy((uint8_t *)x->in_iov[i].iov_base + off, src, l);
+		src += l;
+		len -= l;
+		off = 0;
+	}
+	if (!(p->bhs.flags & OSD_ISCSI_F_STATUS))
+		return 0;
+	t->xfer->status = p->bhs.status;
+	t->xfer->sense_len = 0;
+	return 1;
+}
+
+/* Fills the xfer from a SCSI Response: status and sense. */
+void osd__iscsi_scsi_rsp(struct osd__iscsi_task *t, const struct osd__iscsi_pdu *p)
+{
+	struct osd_xfer *x = t->xfer;
+
+	x->status = p->bhs.status;
+	x->sense_len = 0;
+	if (p->data_len >= 2) {
+		size_t sl = (size_t)p->data[0] << 8 | p->data[1];
+
+		sl = min_sz(min_sz(sl, p->data_len - 2), sizeof(x->sense));
+		memcpy(x->sense, p->data + 2, sl);
+		x->sense_len = (uint8_t)sl;
+	}
+}

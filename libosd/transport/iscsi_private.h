@@ -1,0 +1,123 @@
+/* Internal state of the iSCSI initiator transport. */
+#ifndef OSD_TRANSPORT_ISCSI_PRIVATE_H
+#define OSD_TRANSPORT_ISCSI_PRIVATE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <osd/iscsi.h>
+#include "iscsi/pdu.h"
+
+
+/* One PDU queued for sending: header, AHS, digests and data in one buffer. */
+struct osd__iscsi_opdu {
+	struct osd__iscsi_opdu *next;
+	size_t len, sent;
+	uint8_t buf[];
+};
+
+/* Values settled by the operational negotiation, as the data path uses them. */
+struct osd__iscsi_conn_params {
+	struct osd__iscsi_digests dg;     /* CRC32C digests in use */
+	uint32_t max_send_dsl;            /* the target's MaxRecvDataSegmentLength */
+	uint32_t max_recv_dsl;            /* ours */
+	uint32_t first_burst, max_burst, max_outstanding_r2t;
+	int immediate_data, initial_r2t;
+};
+
+enum osd__iscsi_task_state { TASK_PENDING, TASK_SENT, TASK_DONE };
+
+/* One command: the submitter's xfer plus our progress on it. */
+struct osd__iscsi_task {
+	struct osd__iscsi_task *next;
+	struct osd_xfer *xfer;
+	enum osd__iscsi_task_state state;
+	uint32_t itt, cmdsn;
+	size_t in_got;                    /* Data-In bytes received */
+	uint32_t data_sn;                 /* next Data-Out DataSN (per sequence) */
+	int err;                          /* completion error */
+	int aborted;                      /* a TMF ended it */
+	int idempotent;                   /* may be resent after a reconnect */
+};
+
+/* Receive framing: one PDU is collected in buf, then parsed into pdu. */
+struct osd__iscsi_rx {
+	uint8_t *buf;
+	size_t cap, have, need;
+	int have_bhs;
+	struct osd__iscsi_pdu pdu;
+};
+
+struct osd__iscsi_sess {
+	pthread_mutex_t lock;
+	struct osd_iscsi_url url;
+	struct osd_iscsi_options opts;    /* strings below are our copies */
+	char *initiator_name, *chap_user, *chap_secret, *chap_tuser, *chap_tsecret;
+	int discovery;                    /* SessionType=Discovery */
+	int fd;
+	int dead;                         /* reconnecting failed: no more commands */
+	int logout_requested;             /* Async Message: drain, then log in again */
+	uint8_t isid[6];
+	uint16_t tsih, cid;
+	uint32_t cmdsn, expcmdsn, maxcmdsn, expstatsn, next_itt;
+	uint32_t login_itt;               /* ITT of the login in progress */
+	struct osd__iscsi_conn_params p;
+	struct osd__iscsi_task *tasks;    /* submitted, not completed (all states) */
+	struct osd__iscsi_task *done_list;/* completed, callbacks not yet run */
+	struct osd__iscsi_task *done_tail;
+	unsigned inflight;                /* tasks in TASK_SENT */
+	struct osd__iscsi_opdu *sendq, *sendq_tail;
+	struct osd__iscsi_rx rx;
+	uint64_t last_rx_ms, nop_sent_ms;
+	uint32_t nop_itt;                 /* our outstanding keepalive, or RSVD */
+	/* task management in progress (one at a time) */
+	uint32_t tmf_itt;
+	int tmf_done, tmf_response;
+	char err[256];
+};
+
+/* iscsi_url.c */
+int osd__iscsi_name_valid(const char *name, size_t len);
+int osd__iscsi_parse_hostport(const char *s, size_t len, char *host, size_t hostsz,
+			      uint16_t *port, char *errbuf, size_t errlen);
+
+/* iscsi_conn.c: socket, PDU framing and digests */
+uint64_t osd__iscsi_now_ms(void);
+int osd__iscsi_connect(struct osd__iscsi_sess *s, uint64_t deadline);
+void osd__iscsi_disconnect(struct osd__iscsi_sess *s);
+int osd__iscsi_send(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h, const uint8_t *ahs,
+		    size_t ahs_len, const uint8_t *data, size_t dlen);
+int osd__iscsi_flush(struct osd__iscsi_sess *s);
+int osd__iscsi_recv(struct osd__iscsi_sess *s);
+void osd__iscsi_rx_reset(struct osd__iscsi_sess *s);
+int osd__iscsi_wait_pdu(struct osd__iscsi_sess *s, uint64_t deadline);
+void osd__iscsi_set_error(struct osd__iscsi_sess *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* iscsi_login.c */
+int osd__iscsi_login(struct osd__iscsi_sess *s, uint64_t deadline);
+int osd__iscsi_text_exchange(struct osd__iscsi_sess *s, const char *text, char **reply,
+			     size_t *reply_len, uint64_t deadline);
+int osd__iscsi_logout(struct osd__iscsi_sess *s, uint64_t deadline);
+
+/* iscsi_command.c: SCSI Command, Data-Out, Data-In placement */
+int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len);
+int osd__iscsi_cmd_send(struct osd__iscsi_sess *s, struct osd__iscsi_task *t);
+int osd__iscsi_data_out(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, uint32_t ttt,
+			size_t off, size_t len);
+int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
+		       const struct osd__iscsi_pdu *p);
+void osd__iscsi_scsi_rsp(struct osd__iscsi_task *t, const struct osd__iscsi_pdu *p);
+
+/* iscsi_session.c: session state, dispatch, reconnect, transport ops */
+extern const struct osd_transport_ops osd__iscsi_ops;
+int osd__iscsi_sess_new(struct osd__iscsi_sess **out, const struct osd_iscsi_url *url,
+			const struct osd_iscsi_options *opts, int discovery);
+void osd__iscsi_sess_free(struct osd__iscsi_sess *s);
+uint32_t osd__iscsi_new_itt(struct osd__iscsi_sess *s);
+void osd__iscsi_complete(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, int err);
+void osd__iscsi_run_completions(struct osd__iscsi_sess *s);
+void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err);
+int osd__iscsi_service_locked(struct osd__iscsi_sess *s, int revents);
+
+#endif

@@ -1,0 +1,564 @@
+/* The session: submission under the CmdSN window, dispatch of incoming
+ * PDUs, keepalive, reconnect, and the struct osd_transport_ops. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/rand.h>
+#include "transport/iscsi_private.h"
+
+#define DEFAULT_INITIATOR "iqn.2026-01.org.libosd:initiator"
+#define LOGOUT_WAIT_MS 2000
+
+static char *dup_opt(const char *v, int *fail)
+{
+	char *d;
+
+	if (!v)
+		return NULL;
+	d = strdup(v);
+	if (!d)
+		*fail = 1;
+	return d;
+}
+
+int osd__iscsi_sess_new(struct osd__iscsi_sess **out, const struct osd_iscsi_url *url,
+			const struct osd_iscsi_options *opts, int discovery)
+{
+	struct osd__iscsi_sess *s = calloc(1, sizeof(*s));
+	int fail = 0;
+
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	s->url = *url;
+	s->opts = *opts;
+	s->discovery = discovery;
+	s->fd = -1;
+	s->initiator_name = dup_opt(opts->initiator_name ? opts->initiator_name :
+				    DEFAULT_INITIATOR, &fail);
+	s->chap_user = dup_opt(opts->chap_user, &fail);
+	s->chap_secret = dup_opt(opts->chap_secret, &fail);
+	s->chap_tuser = dup_opt(opts->chap_target_user, &fail);
+	s->chap_tsecret = dup_opt(opts->chap_target_secret, &fail);
+	/* ISID type "random" (RFC 7143 section 11.12.5): T=10b, B, C, D random */
+	if (RAND_bytes(s->isid + 1, 5) != 1)
+		fail = 1;
+	s->isid[0] = 0x80;
+	s->cmdsn = 1;
+	s->next_itt = 1;
+	s->nop_itt = OSD_ISCSI_RSVD_TAG;
+	s->tmf_itt = OSD_ISCSI_RSVD_TAG;
+	s->p.max_recv_dsl = opts->max_recv_data_segment;
+	if (fail) {
+		osd__iscsi_sess_free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void osd__iscsi_sess_free(struct osd__iscsi_sess *s)
+{
+	if (!s)
+		return;
+	osd__iscsi_disconnect(s);
+	free(s->rx.buf);
+	free(s->initiator_name);
+	free(s->chap_user);
+	free(s->chap_secret);
+	free(s->chap_tuser);
+	free(s->chap_tsecret);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+uint32_t osd__iscsi_new_itt(struct osd__iscsi_sess *s)
+{
+	if (s->next_itt == OSD_ISCSI_RSVD_TAG)
+		s->next_itt = 1;
+	return s->next_itt++;
+}
+
+/* ---- completion ---- */
+
+static void unlink_task(struct osd__iscsi_sess *s, struct osd__iscsi_task *t)
+{
+	for (struct osd__iscsi_task **pp = &s->tasks; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	if (t->state == TASK_SENT)
+		s->inflight--;
+}
+
+/* Moves @p t to the done list; its callback runs once the lock is dropped. */
+void osd__iscsi_complete(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, int err)
+{
+	unlink_task(s, t);
+	t->state = TASK_DONE;
+	t->err = err;
+	if (err == 0)
+		t->xfer->in_xferred = t->in_got;
+	t->next = NULL;
+	if (s->done_tail)
+		s->done_tail->next = t;
+	else
+		s->done_list = t;
+	s->done_tail = t;
+}
+
+/* Runs the callbacks of completed tasks. Called without the lock held. */
+void osd__iscsi_run_completions(struct osd__iscsi_sess *s)
+{
+	for (;;) {
+		struct osd__iscsi_task *t;
+
+		pthread_mutex_lock(&s->lock);
+		t = s->done_list;
+		if (t) {
+			s->done_list = t->next;
+			if (!s->done_list)
+				s->done_tail = NULL;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (!t)
+			return;
+		t->xfer->done(t->xfer, t->err);
+		free(t);
+	}
+}
+
+static struct osd__iscsi_task *find_task(struct osd__iscsi_sess *s, uint32_t itt)
+{
+	for (struct osd__iscsi_task *t = s->tasks; t; t = t->next)
+		if (t->itt == itt && t->state == TASK_SENT)
+			return t;
+	return NULL;
+}
+
+static void fail_all(struct osd__iscsi_sess *s, int err)
+{
+	while (s->tasks)
+		osd__iscsi_complete(s, s->tasks, err);
+}
+
+/* ---- sending ---- */
+
+static int window_open(const struct osd__iscsi_sess *s)
+{
+	return osd__iscsi_sn_le(s->cmdsn, s->maxcmdsn) && s->inflight < s->opts.max_inflight;
+}
+
+/* Sends pending commands while the CmdSN window and our limit allow. */
+static int start_pending(struct osd__iscsi_sess *s)
+{
+	for (struct osd__iscsi_task *t = s->tasks; t && s->fd >= 0; t = t->next) {
+		int rc;
+
+		if (t->state != TASK_PENDING)
+			continue;
+		if (!window_open(s) || s->logout_requested)
+			break;
+		t->state = TASK_SENT;
+		t->in_got = 0;
+		s->inflight++;
+		rc = osd__iscsi_cmd_send(s, t);
+		if (rc)
+			return rc;
+	}
+	return osd__iscsi_flush(s);
+}
+
+static void send_nop_out(struct osd__iscsi_sess *s, uint32_t itt, uint32_t ttt,
+			 const uint8_t *lun, const uint8_t *data, size_t dlen)
+{
+	struct osd__iscsi_bhs h;
+
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_NOP_OUT;
+	h.immediate = 1;
+	h.flags = OSD_ISCSI_F_FINAL;
+	if (lun)
+		memcpy(h.lun, lun, 8);
+	h.itt = itt;
+	h.ttt = ttt;
+	h.cmd_sn = s->cmdsn;
+	h.exp_stat_sn = s->expstatsn;
+	if (osd__iscsi_send(s, &h, NULL, 0, data, dlen))
+		osd__iscsi_set_error(s, "out of memory answering a NOP-In");
+}
+
+/* ---- receiving ---- */
+
+static void update_sn(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h, int has_status)
+{
+	if (has_status && osd__iscsi_sn_le(s->expstatsn, h->stat_sn))
+		s->expstatsn = h->stat_sn + 1;
+	/* RFC 7143 4.2.2.1: ignore windows with MaxCmdSN < ExpCmdSN - 1 */
+	if (osd__iscsi_sn_lt(h->max_cmd_sn, h->exp_cmd_sn - 1))
+		return;
+	if (osd__iscsi_sn_gt(h->exp_cmd_sn, s->expcmdsn))
+		s->expcmdsn = h->exp_cmd_sn;
+	if (osd__iscsi_sn_gt(h->max_cmd_sn, s->maxcmdsn))
+		s->maxcmdsn = h->max_cmd_sn;
+}
+
+static int on_r2t(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
+{
+	struct osd__iscsi_task *t = find_task(s, h->itt);
+
+	if (!t)
+		return 0; /* aborted meanwhile */
+	if (h->offset > t->xfer->out_len || h->length > t->xfer->out_len - h->offset ||
+	    h->length == 0) {
+		osd__iscsi_set_error(s, "R2T for [%u, +%u) outside the %zu-byte data-out",
+				     (unsigned)h->offset, (unsigned)h->length, t->xfer->out_len);
+		return -EPROTO;
+	}
+	return osd__iscsi_data_out(s, t, h->ttt, h->offset, h->length);
+}
+
+static void on_async(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
+{
+	switch (h->async_event) {
+	case 1: /* target requests logout: stop sending, re-login when drained */
+		s->logout_requested = 1;
+		break;
+	case 2: /* target will drop the connection */
+	case 3: /* ... or all of them */
+		osd__iscsi_set_error(s, "target announced it drops the connection");
+		osd__iscsi_conn_lost(s, -ECONNRESET);
+		break;
+	default: /* SCSI asynchronous events and renegotiation requests: ignored */
+		break;
+	}
+}
+
+static void on_reject(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
+{
+	struct osd__iscsi_bhs rej;
+	struct osd__iscsi_task *t;
+
+	if (p->data_len < OSD_ISCSI_BHS_LEN || osd__iscsi_bhs_decode(&rej, p->data))
+		return;
+	osd__iscsi_set_error(s, "target rejected a %s (reason 0x%02x)",
+			     osd__iscsi_opcode_name(rej.opcode), p->bhs.response);
+	t = find_task(s, rej.itt);
+	if (t)
+		osd__iscsi_complete(s, t, -EIO);
+	if (rej.itt == s->nop_itt)
+		s->nop_itt = OSD_ISCSI_RSVD_TAG;
+	if (rej.itt == s->tmf_itt) {
+		s->tmf_done = 1;
+		s->tmf_response = OSD_ISCSI_TMF_RSP_REJECTED;
+	}
+}
+
+/* Handles one received PDU. Returns 0 or -EPROTO (drop the connection). */
+static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
+{
+	const struct osd__iscsi_bhs *h = &p->bhs;
+	struct osd__iscsi_task *t;
+	int rc;
+
+	switch (h->opcode) {
+	case OSD_ISCSI_OP_DATA_IN:
+		update_sn(s, h, h->flags & OSD_ISCSI_F_STATUS);
+		t = find_task(s, h->itt);
+		if (!t)
+			return 0;
+		rc = osd__iscsi_data_in(s, t, p);
+		if (rc == 1)
+			osd__iscsi_complete(s, t, 0);
+		return rc < 0 ? rc : 0;
+	case OSD_ISCSI_OP_SCSI_RSP:
+		update_sn(s, h, 1);
+		t = find_task(s, h->itt);
+		if (!t)
+			return 0;
+		if (h->response != OSD_ISCSI_RSP_COMPLETED) {
+			osd__iscsi_set_error(s, "target failure (iSCSI response 0x%02x)", h->response);
+			osd__iscsi_complete(s, t, -EIO);
+			return 0;
+		}
+		osd__iscsi_scsi_rsp(t, p);
+		osd__iscsi_complete(s, t, 0);
+		return 0;
+	case OSD_ISCSI_OP_R2T:
+		update_sn(s, h, 0);
+		return on_r2t(s, h);
+	case OSD_ISCSI_OP_NOP_IN:
+		update_sn(s, h, h->itt != OSD_ISCSI_RSVD_TAG);
+		if (h->itt != OSD_ISCSI_RSVD_TAG && h->itt == s->nop_itt)
+			s->nop_itt = OSD_ISCSI_RSVD_TAG;
+		if (h->ttt != OSD_ISCSI_RSVD_TAG) /* a ping: echo it */
+			send_nop_out(s, OSD_ISCSI_RSVD_TAG, h->ttt, h->lun, p->data, p->data_len);
+		return 0;
+	case OSD_ISCSI_OP_TMF_RSP:
+		update_sn(s, h, 1);
+		if (h->itt == s->tmf_itt) {
+			s->tmf_done = 1;
+			s->tmf_response = h->response;
+		}
+		return 0;
+	case OSD_ISCSI_OP_ASYNC_MSG:
+		update_sn(s, h, 1);
+		on_async(s, h);
+		return 0;
+	case OSD_ISCSI_OP_REJECT:
+		update_sn(s, h, 1);
+		on_reject(s, p);
+		return 0;
+	case OSD_ISCSI_OP_LOGOUT_RSP:
+	case OSD_ISCSI_OP_TEXT_RSP:
+		update_sn(s, h, 1);
+		return 0;
+	default:
+		osd__iscsi_set_error(s, "unexpected %s in full-feature phase",
+				     osd__iscsi_opcode_name(h->opcode));
+		return -EPROTO;
+	}
+}
+
+/* ---- connection loss and reconnect ---- */
+
+static int relogin(struct osd__iscsi_sess *s)
+{
+	int rc = -ECONNRESET;
+
+	for (unsigned i = 0; i < s->opts.reconnect_attempts; i++) {
+		uint64_t deadline = s->opts.connect_timeout_ms ?
+				    osd__iscsi_now_ms() + s->opts.connect_timeout_ms : 0;
+
+		rc = osd__iscsi_connect(s, deadline);
+		if (rc == 0)
+			rc = osd__iscsi_login(s, deadline);
+		if (rc == 0)
+			return 0;
+		osd__iscsi_disconnect(s);
+		if (rc == -EACCES || rc == -ENOENT)
+			break; /* will not get better by retrying */
+	}
+	return rc;
+}
+
+/* The connection is gone: read-only commands go back to the queue, others
+ * fail with -EIO; then log in again (blocking, bounded by the options). */
+void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
+{
+	struct osd__iscsi_task *t = s->tasks, *next;
+
+	(void)err;
+	osd__iscsi_disconnect(s);
+	for (; t; t = next) {
+		next = t->next;
+		if (t->state != TASK_SENT)
+			continue;
+		if (t->idempotent) {
+			t->state = TASK_PENDING;
+			s->inflight--;
+		} else {
+			osd__iscsi_complete(s, t, -EIO);
+		}
+	}
+	s->nop_itt = OSD_ISCSI_RSVD_TAG;
+	s->logout_requested = 0;
+	if (s->tmf_itt != OSD_ISCSI_RSVD_TAG) {
+		s->tmf_done = 1;
+		s->tmf_response = -1;
+	}
+	if (relogin(s)) {
+		s->dead = 1;
+		fail_all(s, -EIO);
+		return;
+	}
+	if (start_pending(s))
+		osd__iscsi_conn_lost(s, -EIO);
+}
+
+/* ---- event loop ---- */
+
+static void timers(struct osd__iscsi_sess *s)
+{
+	uint64_t now = osd__iscsi_now_ms();
+
+	if (s->fd < 0 || !s->opts.nop_interval_ms)
+		return;
+	if (s->nop_itt != OSD_ISCSI_RSVD_TAG) {
+		if (s->opts.nop_timeout_ms && now - s->nop_sent_ms >= s->opts.nop_timeout_ms) {
+			osd__iscsi_set_error(s, "keepalive unanswered for %u ms",
+					     s->opts.nop_timeout_ms);
+			osd__iscsi_conn_lost(s, -ETIMEDOUT);
+		}
+		return;
+	}
+	if (now - s->last_rx_ms >= s->opts.nop_interval_ms) {
+		s->nop_itt = osd__iscsi_new_itt(s);
+		s->nop_sent_ms = now;
+		send_nop_out(s, s->nop_itt, OSD_ISCSI_RSVD_TAG, NULL, NULL, 0);
+	}
+}
+
+int osd__iscsi_service_locked(struct osd__iscsi_sess *s, int revents)
+{
+	int rc;
+
+	(void)revents; /* the non-blocking calls tell us everything */
+	if (s->dead)
+		return -ENOTCONN;
+	while (s->fd >= 0) {
+		rc = osd__iscsi_recv(s);
+		if (rc == 0)
+			break;
+		if (rc == 1) {
+			rc = dispatch(s, &s->rx.pdu);
+			osd__iscsi_rx_reset(s);
+		}
+		if (rc < 0)
+			osd__iscsi_conn_lost(s, rc);
+	}
+	if (s->fd >= 0 && s->logout_requested && s->inflight == 0) {
+		uint64_t deadline = osd__iscsi_now_ms() + LOGOUT_WAIT_MS;
+
+		osd__iscsi_logout(s, deadline);
+		osd__iscsi_conn_lost(s, 0);
+	}
+	if (s->fd >= 0)
+		timers(s);
+	if (s->fd >= 0 && start_pending(s))
+		osd__iscsi_conn_lost(s, -EIO);
+	return s->dead ? -ENOTCONN : 0;
+}
+
+/* ---- transport operations ---- */
+
+static int xfer_valid(const struct osd_xfer *x)
+{
+	size_t out = 0, in = 0;
+
+	if (!x || !x->cdb || x->cdb_len == 0 || x->cdb_len > OSD_ISCSI_MAX_CDB || !x->done ||
+	    x->out_iovcnt < 0 || x->in_iovcnt < 0 || x->out_len > UINT32_MAX ||
+	    x->in_len > UINT32_MAX)
+		return 0;
+	for (int i = 0; i < x->out_iovcnt; i++)
+		out += x->out_iov[i].iov_len;
+	for (int i = 0; i < x->in_iovcnt; i++)
+		in += x->in_iov[i].iov_len;
+	return out >= x->out_len && in >= x->in_len;
+}
+
+static int op_submit(void *impl, struct osd_xfer *xfer)
+{
+	struct osd__iscsi_sess *s = impl;
+	struct osd__iscsi_task *t, **pp;
+
+	if (!xfer_valid(xfer))
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->xfer = xfer;
+	t->idempotent = osd__iscsi_cmd_idempotent(xfer->cdb, xfer->cdb_len);
+	xfer->status = 0;
+	xfer->sense_len = 0;
+	xfer->in_xferred = 0;
+	pthread_mutex_lock(&s->lock);
+	if (s->dead || s->discovery) {
+		pthread_mutex_unlock(&s->lock);
+		free(t);
+		return -ENOTCONN;
+	}
+	t->itt = osd__iscsi_new_itt(s);
+	t->state = TASK_PENDING;
+	for (pp = &s->tasks; *pp; pp = &(*pp)->next)
+		;
+	*pp = t;
+	if (start_pending(s))
+		osd__iscsi_conn_lost(s, -EIO);
+	pthread_mutex_unlock(&s->lock);
+	osd__iscsi_run_completions(s);
+	return 0;
+}
+
+static int op_get_fd(void *impl)
+{
+	struct osd__iscsi_sess *s = impl;
+	int fd;
+
+	pthread_mutex_lock(&s->lock);
+	fd = s->fd;
+	pthread_mutex_unlock(&s->lock);
+	return fd;
+}
+
+static int op_which_events(void *impl)
+{
+	struct osd__iscsi_sess *s = impl;
+	int ev;
+
+	pthread_mutex_lock(&s->lock);
+	ev = s->fd < 0 ? 0 : POLLIN | (s->sendq ? POLLOUT : 0);
+	pthread_mutex_unlock(&s->lock);
+	return ev;
+}
+
+static int op_service(void *impl, int revents)
+{
+	struct osd__iscsi_sess *s = impl;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = osd__iscsi_service_locked(s, revents);
+	pthread_mutex_unlock(&s->lock);
+	osd__iscsi_run_completions(s);
+	return rc;
+}
+
+/* The security token is the session identity: ISID (6 bytes) then TSIH
+ * (2 bytes, big-endian). It changes when a reconnect opens a new session. */
+static size_t op_security_token(void *impl, uint8_t *buf, size_t len)
+{
+	struct osd__iscsi_sess *s = impl;
+	uint8_t tok[8];
+
+	pthread_mutex_lock(&s->lock);
+	memcpy(tok, s->isid, 6);
+	tok[6] = (uint8_t)(s->tsih >> 8);
+	tok[7] = (uint8_t)s->tsih;
+	pthread_mutex_unlock(&s->lock);
+	memcpy(buf, tok, len < sizeof(tok) ? len : sizeof(tok));
+	return sizeof(tok);
+}
+
+static void op_destroy(void *impl)
+{
+	struct osd__iscsi_sess *s = impl;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (s->fd >= 0 && !s->tasks) {
+		uint64_t wait = s->opts.connect_timeout_ms && s->opts.connect_timeout_ms <
+				LOGOUT_WAIT_MS ? s->opts.connect_timeout_ms : LOGOUT_WAIT_MS;
+
+		osd__iscsi_logout(s, osd__iscsi_now_ms() + wait);
+	}
+	osd__iscsi_disconnect(s);
+	fail_all(s, -ECANCELED);
+	pthread_mutex_unlock(&s->lock);
+	osd__iscsi_run_completions(s);
+	osd__iscsi_sess_free(s);
+}
+
+const struct osd_transport_ops osd__iscsi_ops = {
+	.version = OSD_TRANSPORT_VERSION,
+	.submit = op_submit,
+	.get_fd = op_get_fd,
+	.which_events = op_which_events,
+	.service = op_service,
+	.security_token = op_security_token,
+	.destroy = op_destroy,
+};
