@@ -218,6 +218,19 @@ static int detect_version(osd_dev *dev)
 	return rc < 0 ? rc : 0;
 }
 
+/* The channel's security token can change under the device (an iSCSI
+ * reconnect opens a new session), so CAPKEY signing reads it afresh. */
+void osd__dev_refresh_token(osd_dev *dev)
+{
+	const struct osd_transport *tp = &dev->tp;
+
+	dev->token_len = 0;
+	if (tp->ops->security_token)
+		dev->token_len = tp->ops->security_token(tp->impl, dev->token, sizeof(dev->token));
+	if (dev->token_len > sizeof(dev->token))
+		dev->token_len = 0;
+}
+
 int osd_dev_open(osd_dev **out, struct osd_transport *tp, const struct osd_dev_options *opts)
 {
 	struct osd_dev_options dflt = OSD_DEV_OPTIONS_INIT;
@@ -244,10 +257,7 @@ int osd_dev_open(osd_dev **out, struct osd_transport *tp, const struct osd_dev_o
 	pthread_cond_init(&dev->cond, NULL);
 	osd__cred_cache_init(&dev->cache);
 	dev->cache.max = opts->cred_cache_max;
-	if (tp->ops->security_token)
-		dev->token_len = tp->ops->security_token(tp->impl, dev->token, sizeof(dev->token));
-	if (dev->token_len > sizeof(dev->token))
-		dev->token_len = 0;
+	osd__dev_refresh_token(dev);
 	if (opts->osd_version == OSD_VERSION_AUTO) {
 		rc = detect_version(dev);
 		if (rc) {

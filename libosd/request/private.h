@@ -175,4 +175,8 @@ int osd__req_add_cc_get(osd_req *req, uint32_t number);
 /* req_result.c */
 void osd__req_complete(osd_req *req, int err);
 
+/* Re-read the transport's security token into dev->token (dev->lock held
+ * or the device not yet shared). */
+void osd__dev_refresh_token(osd_dev *dev);
+
 #endif

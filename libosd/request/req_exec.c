@@ -68,6 +68,8 @@ static int sign(osd_req *req)
 	if (!req->key)
 		return 0;
 	pthread_mutex_lock(&dev->lock);
+	if (req->cdb.cap.security_method == OSD_SEC_CAPKEY)
+		osd__dev_refresh_token(dev);
 	rc = osd_sec_sign_cdb(req->key->key, req->cdb.cap.security_method, req->cdb_buf,
 			      req->xfer.cdb_len, dev->token_len ? dev->token : NULL,
 			      dev->token_len, osd__dev_clock(dev));

@@ -202,9 +202,15 @@ static int execute(struct iscsi_conn *c, struct iscsi_task *t)
 		x.in_iovcnt = 1;
 		x.in_len = t->in_len;
 	}
+	/* The channel's security token (CAPKEY binds requests to it): the
+	 * session's ISID and TSIH, as the initiator transport reports them. */
+	uint8_t token[8];
+	memcpy(token, c->isid, sizeof(c->isid));
+	token[6] = (uint8_t)(c->tsih >> 8);
+	token[7] = (uint8_t)c->tsih;
 	int lun = osd__iscsi_lun_decode(t->lun);
 	if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
-		int rc = osd_target_execute(srv->luns[lun], &x, NULL, 0);
+		int rc = osd_target_execute(srv->luns[lun], &x, token, sizeof(token));
 		if (rc < 0) {
 			osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_ERROR, "%s: LUN %d: %s", c->peer,
 				       lun, osd_target_error(srv->luns[lun]));

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <osd/osd.h>
 #include <osd/iscsi.h>
+#include <osdtarget/target.h>
 
 #ifndef OSD_TARGETD_PATH
 #define OSD_TARGETD_PATH ""
@@ -80,7 +81,13 @@ static unsigned wait_port(const char *file)
 	return 0;
 }
 
-static void daemon_up(void)
+static const uint8_t ROOT_KEY[OSD_HMAC_LEN] = {
+	0x52, 0x4f, 0x4f, 0x54, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+};
+
+/* Starts osd-targetd on a fresh store; with @root_key the store gets the
+ * root key first (out of band, as its owner would). */
+static void daemon_start(int root_key)
 {
 	const char *tmp = getenv("TMPDIR");
 	char portfile[600], store[600];
@@ -92,6 +99,14 @@ static void daemon_up(void)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(portfile, sizeof(portfile), "%s/port", dir);
 	snprintf(store, sizeof(store), "%s/store", dir);
+	if (root_key) {
+		struct osd_target_options to = OSD_TARGET_OPTIONS_INIT;
+		osd_target *tgt;
+
+		ck_assert_int_eq(osd_target_open(&tgt, store, &to), 0);
+		ck_assert_int_eq(osd_target_set_root_key(tgt, ROOT_KEY), 0);
+		osd_target_close(tgt);
+	}
 	daemon_pid = fork();
 	ck_assert_int_ge(daemon_pid, 0);
 	if (daemon_pid == 0) {
@@ -113,6 +128,16 @@ static void daemon_up(void)
 	free(v);
 }
 
+static void daemon_up(void)
+{
+	daemon_start(0);
+}
+
+static void daemon_up_keyed(void)
+{
+	daemon_start(1);
+}
+
 static void daemon_down(void)
 {
 	int status;
@@ -127,10 +152,18 @@ static void daemon_down(void)
 	dir[0] = '\0';
 }
 
+static void open_dev_with(enum osd_version_select v, int digests, struct osd_dev_options *d);
+
 static void open_dev(enum osd_version_select v, int digests)
 {
-	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
 	struct osd_dev_options d = OSD_DEV_OPTIONS_INIT;
+
+	open_dev_with(v, digests, &d);
+}
+
+static void open_dev_with(enum osd_version_select v, int digests, struct osd_dev_options *d)
+{
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
 	struct osd_transport tp;
 	char url[512], err[256] = "";
 	int rc;
@@ -141,8 +174,8 @@ static void open_dev(enum osd_version_select v, int digests)
 	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%u/%s/0", port, target);
 	rc = osd_iscsi_transport_new(&tp, url, &o);
 	ck_assert_msg(rc == 0, "%s: %s", url, err);
-	d.osd_version = v;
-	rc = osd_dev_open(&dev, &tp, &d);
+	d->osd_version = v;
+	rc = osd_dev_open(&dev, &tp, d);
 	if (rc)
 		tp.ops->destroy(tp.impl);
 	ck_assert_msg(rc == 0, "osd_dev_open: %d", rc);
@@ -379,6 +412,112 @@ START_TEST(threads)
 }
 END_TEST
 
+static int issue(const struct osd_cred_request *want, struct osd_credential *out, void *p)
+{
+	return osd_cred_issue(p, want, out);
+}
+
+static void set_key(osd_cred_issuer *iss, uint64_t pid, enum osd_key_to_set kind,
+		    const char *id, osd_key *parent, uint8_t child[OSD_HMAC_LEN])
+{
+	struct osd_set_key_params p;
+	struct osd_cred_request r;
+	struct osd_credential cr;
+	osd_req *req;
+
+	memset(&p, 0, sizeof(p));
+	memset(p.seed, 0x3C, sizeof(p.seed));
+	memcpy(p.key_id, id, OSD_KEY_ID_LEN);
+	p.partition = pid;
+	p.key_to_set = kind;
+	ck_assert_int_eq(osd_key_derive(parent, p.seed, p.key_id, (uint8_t)kind, 0, child), 0);
+	memset(&r, 0, sizeof(r));
+	r.version = OSD_V2;
+	r.obj.partition = pid;
+	r.permissions = OSD_PERM_POL_SEC;
+	r.method = OSD_SEC_CAPKEY;
+	ck_assert_int_eq(osd_cred_issue_set_key(iss, &r, (uint8_t)kind, &cr), 0);
+	ck_assert_int_eq(osd_req_set_key(&req, dev, &p), 0);
+	ck_assert_int_eq(osd_req_set_credential(req, &cr), 0);
+	EXEC(req);
+	osd_req_free(req);
+}
+
+/* CAPKEY over iSCSI: the request ICV binds each command to the channel's
+ * security token (ISID + TSIH), which initiator and daemon must agree on. */
+START_TEST(capkey)
+{
+	struct osd_dev_options d = OSD_DEV_OPTIONS_INIT;
+	uint8_t sid[OSD_SYSTEM_ID_LEN], pkey[OSD_HMAC_LEN], wkey[OSD_HMAC_LEN];
+	uint8_t data[5000], back[5000], method = OSD_SEC_CAPKEY;
+	struct iovec out = { data, sizeof(data) }, in = { back, sizeof(back) };
+	struct osd_obj_id part = { 0, 0 }, obj;
+	struct osd_cred_request r;
+	struct osd_credential cr;
+	osd_cred_issuer *iss;
+	osd_key *root, *pk;
+	osd_req *req;
+
+	if (!OSD_TARGETD_PATH[0])
+		return;
+	/* the system id names the OSD in every capability key: read it first */
+	open_dev(OSD_VERSION_2, _i);
+	ck_assert_int_eq(osd_dev_system_id(dev, sid), 0);
+	osd_dev_close(dev);
+	d.security = OSD_SEC_CAPKEY;
+	open_dev_with(OSD_VERSION_2, _i, &d);
+	ck_assert_int_eq(osd_cred_issuer_new(&iss, sid), 0);
+	ck_assert_int_eq(osd_cred_issuer_set_root_key(iss, ROOT_KEY), 0);
+	osd_dev_set_cred_source(dev, issue, iss);
+
+	ck_assert_int_eq(osd_req_create_partition(&req, dev, 0), 0);
+	EXEC(req);
+	ck_assert_int_eq(osd_req_created_id(req, &part), 0);
+	osd_req_free(req);
+	ck_assert_int_eq(osd_key_new(&root, ROOT_KEY, OSD_HMAC_LEN), 0);
+	set_key(iss, part.partition, OSD_KEY_PARTITION, "PART001", root, pkey);
+	ck_assert_int_eq(osd_cred_issuer_set_partition_key(iss, part.partition, pkey), 0);
+	ck_assert_int_eq(osd_key_new(&pk, pkey, OSD_HMAC_LEN), 0);
+	set_key(iss, part.partition, OSD_KEY_WORKING, "WORK000", pk, wkey);
+	ck_assert_int_eq(osd_cred_issuer_set_working_key(iss, part.partition, 0, wkey), 0);
+	osd_key_free(pk);
+	osd_key_free(root);
+	ck_assert_int_eq(osd_set_attr(dev, &part, OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY,
+				      OSD_ATTR_PS_DEFAULT_METHOD, &method, 1), 0);
+
+	obj.partition = part.partition;
+	obj.id = 0;
+	ck_assert_int_eq(osd_req_create(&req, dev, &obj, 1), 0);
+	EXEC(req);
+	ck_assert_int_eq(osd_req_created_id(req, &obj), 0);
+	osd_req_free(req);
+	fill(data, sizeof(data), 7);
+	ck_assert_int_eq(osd_req_write(&req, dev, &obj, 0, &out, 1), 0);
+	EXEC(req);
+	osd_req_free(req);
+	ck_assert_int_eq(osd_req_read(&req, dev, &obj, 0, &in, 1), 0);
+	EXEC(req);
+	osd_req_free(req);
+	ck_assert_mem_eq(back, data, sizeof(data));
+
+	/* the partition now requires CAPKEY: a NOSEC credential is refused */
+	memset(&r, 0, sizeof(r));
+	r.version = OSD_V2;
+	r.obj = obj;
+	r.permissions = OSD_PERM_READ;
+	r.method = OSD_SEC_NOSEC;
+	ck_assert_int_eq(osd_cred_issue(iss, &r, &cr), 0);
+	ck_assert_int_eq(osd_req_read(&req, dev, &obj, 0, &in, 1), 0);
+	ck_assert_int_eq(osd_req_set_credential(req, &cr), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EACCES);
+	osd_req_free(req);
+
+	osd_dev_close(dev);
+	dev = NULL;
+	osd_cred_issuer_free(iss);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("iscsi_targetd");
@@ -389,6 +528,11 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, commands, 0, 4);
 	tcase_add_test(tc, autodetect);
 	tcase_add_test(tc, threads);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("security");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, daemon_up_keyed, daemon_down);
+	tcase_add_loop_test(tc, capkey, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
