@@ -23,6 +23,7 @@
 #include <osd/security.h>
 #include <osd/sys/transport.h>
 #include <osd/request.h>
+#include <osd/iscsi.h>
 
 #endif
 /** @} */
