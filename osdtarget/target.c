@@ -142,6 +142,8 @@ int osd_target_open(osd_target **out, const char *dir, const struct osd_target_o
 		osd__target_seterr(tgt, rc, "cannot record the boot epoch");
 	if (rc == 0)
 		rc = osd__nonce_cache_init(&tgt->nonces, tgt->start_ms);
+	if (rc == 0 && (rc = osd__capkey_cache_init(&tgt->capkeys)) < 0)
+		osd__nonce_cache_destroy(&tgt->nonces);
 	if (rc < 0) {
 		osd_store_close(tgt->st);
 		destroy_locks(tgt);
@@ -158,6 +160,7 @@ void osd_target_close(osd_target *tgt)
 		return;
 	osd_store_close(tgt->st);
 	osd__nonce_cache_destroy(&tgt->nonces);
+	osd__capkey_cache_destroy(&tgt->capkeys);
 	destroy_locks(tgt);
 	free(tgt);
 }
@@ -175,6 +178,7 @@ int osd_target_set_root_key(osd_target *tgt, const uint8_t key[20])
 		return -EINVAL;
 	pthread_rwlock_wrlock(&tgt->cmd_lock);
 	rc = osd__key_save(tgt->st, 0, OSD_KEY_ROOT, 0, key, NULL);
+	osd__capkey_invalidate(&tgt->capkeys);
 	pthread_rwlock_unlock(&tgt->cmd_lock);
 	if (rc < 0)
 		return osd__target_seterr(tgt, rc, "cannot store the root key: %s", strerror(-rc));

@@ -9,6 +9,7 @@
 #include <osdtarget/target.h>
 
 #include "store/store.h"
+#include "security/capkey_cache.h"
 #include "security/nonce_cache.h"
 
 /* Identity strings (INQUIRY, root information page). Space padded on the wire. */
@@ -35,6 +36,8 @@ struct osd_target {
 	/* Mutating commands take it exclusively, the others shared. */
 	pthread_rwlock_t cmd_lock;
 	struct osd__nonce_cache nonces;
+	/* Capability keys already made; invalidated whenever a key changes. */
+	struct osd__capkey_cache capkeys;
 	uint8_t system_id[OSD_SYSTEM_ID_LEN];
 	uint64_t start_ms;
 	uint16_t boot_epoch;

@@ -284,10 +284,65 @@ static int dir_value(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_ob
 	return page_ident(c, o, t, number, buf, len);
 }
 
-int osd__attr_value(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_type t,
-		    uint32_t page, uint32_t number, uint8_t *buf, size_t *len)
+/*
+ * The stored attributes of one page of a fixed page format, read with one
+ * store call instead of one per field. Values longer than a slot are not
+ * kept (the field then asks the store itself).
+ */
+#define PREFETCH_MAX 8
+#define PREFETCH_VAL 8
+
+struct prefetch {
+	int valid;           /* 0: nothing prefetched */
+	uint32_t page;
+	size_t n;
+	int overflow;        /* some attribute was not kept: ask the store */
+	struct {
+		uint32_t number;
+		uint8_t len;
+		uint8_t val[PREFETCH_VAL];
+	} v[PREFETCH_MAX];
+};
+
+static int prefetch_cb(uint32_t page, uint32_t num, const void *val, size_t len, void *payload)
+{
+	struct prefetch *pf = payload;
+
+	(void)page;
+	if (pf->n == PREFETCH_MAX || len > PREFETCH_VAL) {
+		pf->overflow = 1;
+		return 0;
+	}
+	pf->v[pf->n].number = num;
+	pf->v[pf->n].len = (uint8_t)len;
+	memcpy(pf->v[pf->n].val, val, len);
+	pf->n++;
+	return 0;
+}
+
+/* -1: not known from @p pf (ask the store); 0: not stored; 1: found. */
+static int prefetched(const struct prefetch *pf, uint32_t page, uint32_t num, uint8_t *buf,
+		      size_t *len)
+{
+	if (!pf || !pf->valid || pf->page != page)
+		return -1;
+	for (size_t i = 0; i < pf->n; i++) {
+		if (pf->v[i].number == num) {
+			memcpy(buf, pf->v[i].val, pf->v[i].len);
+			*len = pf->v[i].len;
+			return pf->v[i].len > 0;
+		}
+	}
+	return pf->overflow ? -1 : 0;
+}
+
+/* osd__attr_value(), with stored values of @p pf's page taken from @p pf. */
+static int attr_value_pf(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_type t,
+			 uint32_t page, uint32_t number, uint8_t *buf, size_t *len,
+			 const struct prefetch *pf)
 {
 	const struct osd__std_attr *a;
+	int known;
 
 	*len = 0;
 	if (page == OSD_APAGE_CURRENT_COMMAND)
@@ -299,13 +354,20 @@ int osd__attr_value(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj
 	a = osd__std_find(t, page, number);
 	if (a && a->src == OSD__SRC_COMPUTED)
 		return computed(c, o, t, a, page, buf, len);
-	if (stored(c, o, page, number, buf, len))
+	known = prefetched(pf, page, number, buf, len);
+	if (known == 1 || (known < 0 && stored(c, o, page, number, buf, len)))
 		return 1;
 	if (a && a->dflt != OSD__NO_DEFAULT) {
 		put_u64(buf, len, a->dflt, a->length);
 		return 1;
 	}
 	return 0;
+}
+
+int osd__attr_value(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_type t,
+		    uint32_t page, uint32_t number, uint8_t *buf, size_t *len)
+{
+	return attr_value_pf(c, o, t, page, number, buf, len, NULL);
 }
 
 /* ---- collecting retrieved entries ---- */
@@ -477,7 +539,7 @@ static enum osd_obj_type type_of(struct osd__cmd *c, const struct osd_obj_id *o)
 	enum osd_obj_type t = osd_obj_type_of(o);
 
 	if (t == OSD_OBJ_USER)
-		osd_store_object_type(c->st, o->partition, o->id, &t);
+		osd__object_type(c, o->partition, o->id, &t);
 	return t;
 }
 
@@ -572,8 +634,15 @@ static int get_list(struct osd__cmd *c, struct entries *e)
 	return e->err ? fail_nomem(c) : 0;
 }
 
-/* Page mode: a fixed page format where one is defined, else a 09h list of the page. */
-static int get_page(struct osd__cmd *c, struct entries *e, uint8_t **out, size_t *len)
+/* The longest fixed page format (current command, v2: 60 bytes) plus its header. */
+#define FIXED_PAGE_MAX 128
+
+/*
+ * Page mode: a fixed page format where one is defined (built in @p fixed,
+ * FIXED_PAGE_MAX bytes), else a 09h list of the page in a new buffer.
+ */
+static int get_page(struct osd__cmd *c, struct entries *e, uint8_t *fixed, uint8_t **out,
+		    size_t *len)
 {
 	uint32_t page = c->cdb.attr.page.get_page;
 	const struct osd_obj_id *o = &c->aobjs[c->naobjs - 1];
@@ -593,9 +662,15 @@ static int get_page(struct osd__cmd *c, struct entries *e, uint8_t **out, size_t
 
 	for (size_t i = 0; i < nf; i++)
 		body += f[i].size;
-	*out = calloc(1, 8 + body);
-	if (!*out)
+	if (8 + body > FIXED_PAGE_MAX)
 		return fail_nomem(c);
+	*out = fixed;
+	memset(fixed, 0, 8 + body);
+	struct prefetch pf = { .page = page };
+
+	/* The current command page is computed; elsewhere, on failure, fields ask the store. */
+	pf.valid = page != OSD_APAGE_CURRENT_COMMAND &&
+		   osd_store_attr_iterate(c->st, o->partition, o->id, page, prefetch_cb, &pf) == 0;
 	osd__put_be32(*out, page);
 	osd__put_be32(*out + 4, (uint32_t)body);
 	for (size_t i = 0, pos = 8; i < nf; pos += f[i].size, i++) {
@@ -603,7 +678,7 @@ static int get_page(struct osd__cmd *c, struct entries *e, uint8_t **out, size_t
 
 		if (f[i].number == 0 && f[i].size == 3)
 			continue; /* reserved */
-		if (osd__attr_value(c, o, t, page, f[i].number, e->scratch, &vlen))
+		if (attr_value_pf(c, o, t, page, f[i].number, e->scratch, &vlen, &pf))
 			memcpy(*out + pos, e->scratch, vlen < f[i].size ? vlen : f[i].size);
 	}
 	*len = 8 + body;
@@ -622,14 +697,14 @@ static int wants_get(const struct osd_cdb *cdb)
 static void touch_all(struct osd__cmd *c)
 {
 	for (size_t i = 0; i < c->naobjs; i++)
-		if (osd_store_object_type(c->st, c->aobjs[i].partition, c->aobjs[i].id, NULL) == 0)
+		if (osd__object_type(c, c->aobjs[i].partition, c->aobjs[i].id, NULL) == 0)
 			osd__touch(c, c->aobjs[i].partition, c->aobjs[i].id, OSD__TS_ATTR_READ);
 }
 
 int osd__attrs_get(struct osd__cmd *c)
 {
 	struct entries e = { 0 };
-	uint8_t *out = NULL;
+	uint8_t *out = NULL, fixed[FIXED_PAGE_MAX];
 	size_t len = 0;
 	int rc;
 
@@ -648,12 +723,13 @@ int osd__attrs_get(struct osd__cmd *c)
 			rc = place(c, c->cdb.attr.list.retrieved_offset, c->cdb.attr.list.get_alloc,
 				   out, len);
 	} else {
-		rc = get_page(c, &e, &out, &len);
+		rc = get_page(c, &e, fixed, &out, &len);
 		if (rc == 0)
 			rc = place(c, c->cdb.attr.page.retrieved_offset, c->cdb.attr.page.get_alloc,
 				   out, len);
 	}
-	free(out);
+	if (out != fixed)
+		free(out);
 	entries_free(&e);
 	if (rc == 0) {
 		touch_all(c);

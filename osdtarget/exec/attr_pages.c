@@ -25,7 +25,7 @@
 #define DEFAULT_NONCE_DEPTH 1024
 #define SUPPORTED_METHODS 0x000F /* NOSEC, CAPKEY, CMDRSP, ALLDATA */
 
-/* Sorted by (rel_page, number) within each object type. */
+/* Sorted by rel_page (osd__std_next searches it), then by number within each object type. */
 static const struct osd__std_attr table[] = {
 	/* Information pages */
 	{ ALL_T, P_INFO, OSD_ATTR_PAGE_ID, 40, RO, CMP, ND },
@@ -187,32 +187,55 @@ int osd__std_page_ident(enum osd_obj_type t, uint32_t page, uint8_t out[40])
 	return 1;
 }
 
+/* First table index whose rel_page is >= @p rel (the table is sorted by rel_page). */
+static size_t page_start(uint32_t rel)
+{
+	size_t lo = 0, hi = TABLE_LEN;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (table[mid].rel_page < rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 const struct osd__std_attr *osd__std_next(enum osd_obj_type t, uint32_t page, size_t *i)
 {
 	unsigned bit = osd__type_bit(t);
-	uint32_t base = osd__page_base(t);
+	uint32_t base = osd__page_base(t), rel;
 
 	if (page < base || page - base > 0x7F)
 		return NULL;
-	for (; *i < TABLE_LEN; (*i)++) {
+	rel = page - base;
+	if (*i == 0)
+		*i = page_start(rel);
+	for (; *i < TABLE_LEN && table[*i].rel_page == rel; (*i)++) {
 		const struct osd__std_attr *a = &table[*i];
 
-		if ((a->types & bit) && a->rel_page == page - base) {
+		if (a->types & bit) {
 			(*i)++;
 			return a;
 		}
 	}
+	*i = TABLE_LEN;
 	return NULL;
 }
 
 const struct osd__std_attr *osd__std_find(enum osd_obj_type t, uint32_t page, uint32_t number)
 {
-	const struct osd__std_attr *a;
-	size_t i = 0;
+	unsigned bit = osd__type_bit(t);
+	uint32_t base = osd__page_base(t), rel;
 
-	while ((a = osd__std_next(t, page, &i)))
-		if (a->number == number)
-			return a;
+	if (page < base || page - base > 0x7F)
+		return NULL;
+	rel = page - base;
+	for (size_t i = page_start(rel); i < TABLE_LEN && table[i].rel_page == rel; i++)
+		if (table[i].number == number && (table[i].types & bit))
+			return &table[i];
 	return NULL;
 }
 

@@ -16,6 +16,7 @@
 #define CMD_GET_FIRST 0x2 /* GET ATTRIBUTES: get list before set list */
 #define CMD_CONT_SG 0x4   /* may carry a scatter/gather continuation */
 #define CMD_CONT_QUERY 0x8 /* carries a query-list continuation */
+#define CMD_KEYS 0x10     /* may change or remove keys: cached capability keys go */
 
 struct cmd_entry {
 	enum osd_action action;
@@ -24,9 +25,9 @@ struct cmd_entry {
 };
 
 static const struct cmd_entry commands[] = {
-	{ OSD_ACT_FORMAT_OSD, osd__cmd_format, CMD_EXCL },
+	{ OSD_ACT_FORMAT_OSD, osd__cmd_format, CMD_EXCL | CMD_KEYS },
 	{ OSD_ACT_CREATE_PARTITION, osd__cmd_create_partition, CMD_EXCL },
-	{ OSD_ACT_REMOVE_PARTITION, osd__cmd_remove_partition, CMD_EXCL },
+	{ OSD_ACT_REMOVE_PARTITION, osd__cmd_remove_partition, CMD_EXCL | CMD_KEYS },
 	{ OSD_ACT_CREATE, osd__cmd_create, CMD_EXCL },
 	{ OSD_ACT_CREATE_AND_WRITE, osd__cmd_create_and_write, CMD_EXCL | CMD_CONT_SG },
 	{ OSD_ACT_REMOVE, osd__cmd_remove, CMD_EXCL },
@@ -49,8 +50,8 @@ static const struct cmd_entry commands[] = {
 	{ OSD_ACT_GET_MEMBER_ATTRIBUTES, osd__cmd_get_member_attributes, 0 },
 	{ OSD_ACT_SET_MEMBER_ATTRIBUTES, osd__cmd_set_member_attributes, CMD_EXCL },
 	{ OSD_ACT_REMOVE_MEMBER_OBJECTS, osd__cmd_remove_member_objects, CMD_EXCL },
-	{ OSD_ACT_SET_KEY, osd__cmd_set_key, CMD_EXCL },
-	{ OSD_ACT_SET_MASTER_KEY, osd__cmd_set_master_key, CMD_EXCL },
+	{ OSD_ACT_SET_KEY, osd__cmd_set_key, CMD_EXCL | CMD_KEYS },
+	{ OSD_ACT_SET_MASTER_KEY, osd__cmd_set_master_key, CMD_EXCL | CMD_KEYS },
 };
 
 static const struct cmd_entry *find_command(enum osd_action a)
@@ -119,7 +120,7 @@ static int run(struct osd__cmd *c, const struct cmd_entry *e,
 
 	/* A (P,O) id may name a collection: ask the store. */
 	if (t == OSD_OBJ_USER)
-		osd_store_object_type(c->st, self.partition, self.id, &t);
+		osd__object_type(c, self.partition, self.id, &t);
 	c->cc_type = (uint8_t)t;
 	c->cc_pid = self.partition;
 	c->cc_oid = self.id;
@@ -235,7 +236,7 @@ static void finish(struct osd__cmd *c)
 
 static void cmd_release(struct osd__cmd *c)
 {
-	osd_key_free(c->capkey);
+	osd__sec_release(c);
 	free(c->sg);
 	free(c->query);
 	if (c->aobjs != &c->cdb.obj)
@@ -244,14 +245,11 @@ static void cmd_release(struct osd__cmd *c)
 
 void osd__exec_osd(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, size_t token_len)
 {
-	struct osd__cmd *c = calloc(1, sizeof(*c));
+	struct osd__cmd cmd, *c = &cmd; /* on the stack: no allocation per command */
 	uint16_t field = 0;
 	int rc;
 
-	if (!c) {
-		osd__resp_error(x, OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE, -1);
-		return;
-	}
+	memset(c, 0, sizeof(*c));
 	c->tgt = tgt;
 	c->st = tgt->st;
 	c->x = x;
@@ -263,7 +261,6 @@ void osd__exec_osd(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, si
 	if (rc < 0) {
 		decode_failure(c, rc, field);
 		osd__resp_sense(x, &c->sense);
-		free(c);
 		return;
 	}
 	c->ver = c->cdb.version;
@@ -275,13 +272,11 @@ void osd__exec_osd(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, si
 	if (!e) {
 		osd__fail_field(c, OSD_ASC_INVALID_OPCODE, 8);
 		osd__resp_sense(x, &c->sense);
-		free(c);
 		return;
 	}
 	if (c->cdb.timestamps_control != OSD_TIMESTAMPS_NORMAL && !c->bypass_ts) {
 		osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, 12);
 		osd__resp_sense(x, &c->sense);
-		free(c);
 		return;
 	}
 	int excl = (e->flags & CMD_EXCL) || has_set(&c->cdb);
@@ -290,10 +285,13 @@ void osd__exec_osd(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, si
 		pthread_rwlock_wrlock(&tgt->cmd_lock);
 	else
 		pthread_rwlock_rdlock(&tgt->cmd_lock);
+	c->ns_shared = !excl;
 	if (run(c, e, token, token_len) && !c->failed)
 		osd__fail(c, OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE);
 	finish(c);
+	/* Still exclusive: no command can use an old key after this. */
+	if (e->flags & CMD_KEYS)
+		osd__capkey_invalidate(&tgt->capkeys);
 	pthread_rwlock_unlock(&tgt->cmd_lock);
 	cmd_release(c);
-	free(c);
 }

@@ -31,6 +31,8 @@ struct osd__extent {
 	uint64_t length;
 };
 
+struct osd__capkey;
+
 struct osd__cmd {
 	osd_target *tgt;
 	struct osd_store *st;
@@ -63,8 +65,15 @@ struct osd__cmd {
 	struct osd_obj_id *aobjs;
 	size_t naobjs;
 	int multi;                   /* >1 created objects: multi-object retrieval */
+	/* One remembered object type lookup (osd__object_type), used only while
+	 * the command holds the target lock shared: the namespace cannot change. */
+	int ns_shared;
+	int memo_have, memo_rc;
+	struct osd_obj_id memo_obj;
+	enum osd_obj_type memo_type;
 	/* Security */
-	osd_key *capkey;             /* NULL under NOSEC */
+	osd_key *capkey;             /* NULL under NOSEC; owned by capent */
+	struct osd__capkey *capent;  /* checked-out cache entry (security/capkey_cache.h) */
 	uint8_t method;
 	/* Outcome */
 	int failed;
@@ -92,6 +101,9 @@ size_t osd__fp_start(const struct osd__cmd *c);
 #define OSD__FP_CAP 80
 
 /* ---- object helpers (exec/objects.c) ---- */
+/* osd_store_object_type() for the command; repeated lookups of one object are
+ * answered from memory while the command holds the namespace stable. */
+int osd__object_type(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd_obj_type *t);
 /* 0 if (pid, oid) exists with the expected type (0 = any), else fails. */
 int osd__need_object(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd_obj_type type);
 /* Stamp created/modified times and defaults on a new object. */

@@ -13,13 +13,36 @@
 #define REMOVE_SCOPE_CONTENTS 1
 #define FCR 0x01
 
+int osd__object_type(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd_obj_type *t)
+{
+	enum osd_obj_type mt = OSD_OBJ_USER;
+	int rc;
+
+	if (c->ns_shared && c->memo_have && c->memo_obj.partition == pid && c->memo_obj.id == oid) {
+		rc = c->memo_rc;
+		mt = c->memo_type;
+	} else {
+		rc = osd_store_object_type(c->st, pid, oid, &mt);
+		if (c->ns_shared) {
+			c->memo_have = 1;
+			c->memo_rc = rc;
+			c->memo_type = mt;
+			c->memo_obj.partition = pid;
+			c->memo_obj.id = oid;
+		}
+	}
+	if (rc == 0 && t)
+		*t = mt;
+	return rc;
+}
+
 int osd__need_object(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd_obj_type type)
 {
 	enum osd_obj_type t;
 
 	if (pid == 0 && oid != 0)
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, OSD__FP_OBJECT);
-	if (osd_store_object_type(c->st, pid, oid, &t) < 0) {
+	if (osd__object_type(c, pid, oid, &t) < 0) {
 		if (pid && !osd_store_partition_exists(c->st, pid))
 			return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, OSD__FP_PARTITION);
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB,

@@ -27,7 +27,7 @@ static uint32_t page_for(struct osd__cmd *c, uint64_t pid, uint64_t oid)
 {
 	enum osd_obj_type t;
 
-	if (pid && oid && osd_store_object_type(c->st, pid, oid, &t) == 0 &&
+	if (pid && oid && osd__object_type(c, pid, oid, &t) == 0 &&
 	    t == OSD_OBJ_COLLECTION)
 		return OSD_APAGE_COLLECTION_BASE + OSD_APAGE_TIMESTAMPS;
 	return ts_page(pid, oid);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/crypto.h>
 
 #include "exec/attr_pages.h"
 #include "proto/byteorder.h"
@@ -96,46 +97,86 @@ static uint8_t required_method(struct osd__cmd *c, const struct osd_obj_id *d)
 				 OSD_ATTR_PS_DEFAULT_METHOD, 1, OSD_SEC_NOSEC);
 }
 
-/* Secret selection of docs/security.md 2.2. */
-static int select_secret(struct osd__cmd *c, uint8_t key[OSD_HMAC_LEN])
+/* Secret selection of docs/security.md 2.2: which key, not yet its bytes. */
+static int select_secret(const struct osd__cmd *c, struct osd__capkey_id *id)
 {
 	const struct osd_capability *cap = &c->cdb.cap;
 	uint64_t pid = c->cdb.obj.partition;
 
+	id->pid = 0;
+	id->kind = OSD_KEY_ROOT;
+	id->version = 0;
 	if (cap->object_type == OSD_OBJ_ROOT)
-		return osd__key_load(c->st, 0, OSD_KEY_ROOT, 0, key);
+		return 0;
 	if (c->cdb.action == OSD_ACT_SET_KEY) {
 		switch (c->cdb.cmd_options & 3) {
 		case OSD_KEY_PARTITION:
-			return osd__key_load(c->st, 0, OSD_KEY_ROOT, 0, key);
+			return 0;
 		case OSD_KEY_WORKING:
-			return osd__key_load(c->st, pid, OSD_KEY_PARTITION, 0, key);
+			id->pid = pid;
+			id->kind = OSD_KEY_PARTITION;
+			return 0;
 		default:
 			break;
 		}
 	}
 	if (!pid)
 		return -ENOKEY;
-	return osd__key_load(c->st, pid, OSD_KEY_WORKING, cap->key_version, key);
+	id->pid = pid;
+	id->kind = OSD_KEY_WORKING;
+	id->version = cap->key_version;
+	return 0;
 }
 
-static int make_capkey(struct osd__cmd *c)
+/* K = HMAC(secret, capability || system id), made anew (cache miss). */
+static int compute_capkey(struct osd__cmd *c, const struct osd__capkey_id *id,
+			  uint8_t ck[OSD_HMAC_LEN])
 {
-	uint8_t secret[OSD_HMAC_LEN], ck[OSD_HMAC_LEN];
+	uint8_t secret[OSD_HMAC_LEN];
 	osd_key *sk = NULL;
 	int rc;
 
-	if (select_secret(c, secret) < 0)
+	if (osd__key_load(c->st, id->pid, (enum osd_key_to_set)id->kind, id->version, secret) < 0)
 		return cap_fail(c, CAP_KEY_VERSION_BYTE);
 	rc = osd_key_new(&sk, secret, OSD_HMAC_LEN);
 	if (rc == 0)
 		rc = osd_capability_key(sk, c->ver, &c->cdb.cap, c->tgt->system_id, ck);
 	osd_key_free(sk);
-	if (rc == 0)
-		rc = osd_key_new(&c->capkey, ck, OSD_HMAC_LEN);
-	memset(secret, 0, sizeof(secret));
-	memset(ck, 0, sizeof(ck));
+	OPENSSL_cleanse(secret, sizeof(secret));
 	return rc < 0 ? osd__fail(c, OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE) : 0;
+}
+
+/* Checks 4 and the key half of 5: the capability key, from the cache if known. */
+static int make_capkey(struct osd__cmd *c)
+{
+	struct osd__capkey_id id;
+	uint8_t ck[OSD_HMAC_LEN];
+	uint64_t gen;
+	int rc;
+
+	if (select_secret(c, &id) < 0)
+		return cap_fail(c, CAP_KEY_VERSION_BYTE);
+	id.cap_len = (uint8_t)(c->ver == OSD_V1 ? OSD_CAP_V1_LEN : OSD_CAP_V2_LEN);
+	memcpy(id.cap, c->raw + OSD__FP_CAP, id.cap_len);
+	c->capent = osd__capkey_take(&c->tgt->capkeys, &id, &gen);
+	if (!c->capent) {
+		if ((rc = compute_capkey(c, &id, ck)))
+			return rc;
+		c->capent = osd__capkey_new(&id, gen, ck);
+		OPENSSL_cleanse(ck, sizeof(ck));
+		if (!c->capent)
+			return osd__fail(c, OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE);
+	}
+	c->capkey = c->capent->key;
+	return 0;
+}
+
+/* Give the capability key back (to the cache if it verified a request). */
+void osd__sec_release(struct osd__cmd *c)
+{
+	osd__capkey_put(&c->tgt->capkeys, c->capent);
+	c->capent = NULL;
+	c->capkey = NULL;
 }
 
 static const uint8_t *request_icv(const struct osd__cmd *c)
@@ -174,15 +215,54 @@ static int check_continuation_icv(struct osd__cmd *c)
 	return ok ? 0 : osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, 48);
 }
 
+/*
+ * CAPKEY: the request ICV is HMAC(K, token), the same for every command on
+ * the channel; the entry remembers it for the last token, so a repeated
+ * capability is verified by comparing, without hashing.
+ */
+static int capkey_icv_ok(struct osd__cmd *c, const uint8_t *token, size_t token_len)
+{
+	struct osd__capkey *e = c->capent;
+	struct iovec iov = { (void *)token, token_len };
+
+	if (token_len > OSD__CAPKEY_TOKEN_MAX)
+		return osd_sec_verify_cdb(c->capkey, OSD_SEC_CAPKEY, c->raw, c->raw_len, token,
+					  token_len) == 0;
+	if (!e->has_tok || e->tok_len != token_len ||
+	    (token_len && memcmp(e->tok, token, token_len))) {
+		e->has_tok = 0;
+		if (osd_key_hmac(c->capkey, &iov, 1, e->tok_icv) < 0)
+			return 0;
+		if (token_len)
+			memcpy(e->tok, token, token_len);
+		e->tok_len = token_len;
+		e->has_tok = 1;
+	}
+	return icv_field_ok(request_icv(c), osd_cdb_icv_len(c->ver), e->tok_icv);
+}
+
 static int check_signature(struct osd__cmd *c, const uint8_t *token, size_t token_len)
 {
 	uint8_t method = c->cdb.cap.security_method;
+	int ok = method == OSD_SEC_CAPKEY
+			 ? capkey_icv_ok(c, token, token_len)
+			 : osd_sec_verify_cdb(c->capkey, method, c->raw, c->raw_len, token,
+					      token_len) == 0;
 
-	if (osd_sec_verify_cdb(c->capkey, method, c->raw, c->raw_len, token, token_len) != 0)
+	if (!ok)
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, osd_cdb_icv_offset(c->ver));
 	if (method >= OSD_SEC_CMDRSP)
 		return check_continuation_icv(c);
 	return 0;
+}
+
+/* Check 1, second half: the capability bytes are exactly its canonical encoding. */
+static int cap_canonical(const struct osd__cmd *c)
+{
+	uint8_t enc[OSD_CAP_V2_LEN];
+	int n = osd_capability_encode(c->ver, &c->cdb.cap, enc, sizeof(enc));
+
+	return n > 0 && memcmp(enc, c->raw + OSD__FP_CAP, (size_t)n) == 0;
 }
 
 static int check_nonce(struct osd__cmd *c, const struct osd_obj_id *d)
@@ -211,16 +291,16 @@ static enum osd_obj_type actual_type(struct osd__cmd *c, const struct osd_obj_id
 {
 	enum osd_obj_type t = osd_obj_type_of(d);
 
-	*exists = osd_store_object_type(c->st, d->partition, d->id, &t) == 0;
+	*exists = osd__object_type(c, d->partition, d->id, &t) == 0;
 	return t;
 }
 
 /* Check 9: the descriptor names the described object. */
-static int check_object(struct osd__cmd *c, const struct osd_obj_id *d)
+static int check_object(struct osd__cmd *c, const struct osd_obj_id *d, enum osd_obj_type t,
+			int exists)
 {
 	const struct osd_capability *cap = &c->cdb.cap;
-	int exists, global = (cap->permissions & OSD_PERM_GLOBAL) != 0;
-	enum osd_obj_type t = actual_type(c, d, &exists);
+	int global = (cap->permissions & OSD_PERM_GLOBAL) != 0;
 	uint8_t par_type = cap->allowed_partition ? OSD_OBJ_PARTITION : OSD_OBJ_ROOT;
 
 	switch (cap->desc_type) {
@@ -253,11 +333,9 @@ static int check_object(struct osd__cmd *c, const struct osd_obj_id *d)
 }
 
 /* Checks 10 and 11: created time and policy/access tag of the described object. */
-static int check_incarnation(struct osd__cmd *c, const struct osd_obj_id *d)
+static int check_incarnation(struct osd__cmd *c, const struct osd_obj_id *d, enum osd_obj_type t)
 {
 	const struct osd_capability *cap = &c->cdb.cap;
-	int exists;
-	enum osd_obj_type t = actual_type(c, d, &exists);
 
 	if (cap->object_created &&
 	    attr_num(c, d->partition, d->id, osd__page_base(t) + OSD_APAGE_TIMESTAMPS,
@@ -349,13 +427,15 @@ static int check_capability(struct osd__cmd *c, const struct osd_obj_id *d)
 {
 	const struct osd_capability *cap = &c->cdb.cap;
 	uint16_t req = required_permissions(c);
-	int rc;
+	int rc, exists;
+	enum osd_obj_type t;
 
 	if (cap->expiration && cap->expiration < c->now)
 		return cap_fail(c, CAP_EXPIRATION);
 	if (c->ver == OSD_V2 && cap->boot_epoch && cap->boot_epoch != c->tgt->boot_epoch)
 		return cap_fail(c, CAP_BOOT_EPOCH_V2);
-	if ((rc = check_object(c, d)) || (rc = check_incarnation(c, d)))
+	t = actual_type(c, d, &exists);
+	if ((rc = check_object(c, d, t, exists)) || (rc = check_incarnation(c, d, t)))
 		return rc;
 	if ((cap->permissions & req) != req)
 		return cap_fail(c, CAP_PERMISSIONS);
@@ -443,7 +523,7 @@ int osd__sec_check(struct osd__cmd *c, const uint8_t *token, size_t token_len)
 	/* 1. Format; "no capability" only where NOSEC is required. */
 	if (format == 0 && required == OSD_SEC_NOSEC)
 		return 0;
-	if (format != (c->ver == OSD_V1 ? 1 : 2))
+	if (format != (c->ver == OSD_V1 ? 1 : 2) || !cap_canonical(c))
 		return cap_fail(c, CAP_FORMAT_BYTE);
 	/* 2. Method. */
 	if (cap->security_method > OSD_SEC_ALLDATA || cap->security_method < required)
@@ -457,10 +537,10 @@ int osd__sec_check(struct osd__cmd *c, const uint8_t *token, size_t token_len)
 			return rc;
 		if ((rc = check_signature(c, token, token_len))) {
 			/* An unverified request gets no response ICV. */
-			osd_key_free(c->capkey);
-			c->capkey = NULL;
+			osd__sec_release(c);
 			return rc;
 		}
+		c->capent->verified = 1;
 		if (c->method >= OSD_SEC_CMDRSP && (rc = check_nonce(c, &d)))
 			return rc;
 	}

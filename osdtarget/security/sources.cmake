@@ -1,6 +1,7 @@
 # Security enforcement of the target: checks, keys, nonces.
 set(OSDTARGET_SECURITY_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/access.c
+  ${CMAKE_CURRENT_LIST_DIR}/capkey_cache.c
   ${CMAKE_CURRENT_LIST_DIR}/keystore.c
   ${CMAKE_CURRENT_LIST_DIR}/nonce_cache.c)
 set_property(SOURCE ${OSDTARGET_SECURITY_SOURCES} APPEND PROPERTY

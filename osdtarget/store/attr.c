@@ -50,6 +50,10 @@ int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
 		}
 		return 0;
 	}
+	if (found && obj->attrs[i].len == len) {
+		memcpy(obj->attrs[i].val, val, len); /* same size: no reallocation */
+		return 0;
+	}
 	uint8_t *v = malloc(len);
 	if (!v)
 		return -ENOMEM;
@@ -113,6 +117,16 @@ int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
 	return r;
 }
 
+/* 1 if (page, num) already holds exactly @p val. Caller holds obj->mu. */
+static int attr_unchanged(const struct osd__obj *obj, uint32_t page, uint32_t num,
+			  const void *val, size_t len)
+{
+	size_t i = attr_lower(obj, page, num);
+
+	return len && i < obj->nattrs && attr_cmp(&obj->attrs[i], page, num) == 0 &&
+	       obj->attrs[i].len == len && memcmp(obj->attrs[i].val, val, len) == 0;
+}
+
 int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		       uint32_t page, uint32_t num, const void *val, size_t len,
 		       unsigned flags)
@@ -132,6 +146,16 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		return -ENOENT;
 	}
 	pthread_mutex_lock(&o->mu);
+	/*
+	 * Rewriting the same bytes changes nothing (timestamps touched twice in
+	 * one millisecond): no record. Not under FUA, which must also make an
+	 * earlier, not yet synced record of that value durable.
+	 */
+	if (!(flags & OSD_STORE_FUA) && attr_unchanged(o, page, num, val, len)) {
+		pthread_mutex_unlock(&o->mu);
+		pthread_rwlock_unlock(&st->ns);
+		return 0;
+	}
 	int r = osd__attr_put(o, page, num, val, len);
 	/* Logged under obj->mu so records of one object are in apply order. */
 	if (!r)

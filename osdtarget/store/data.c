@@ -19,6 +19,9 @@
 
 #include "store/internal.h"
 
+/* Writes at least this large start their writeback at once (start_writeback). */
+#define WRITEBACK_MIN (256u << 10)
+
 void osd__data_path(uint64_t gen, char name[32], unsigned *dir)
 {
 	*dir = (unsigned)(gen & (OSD__FANOUT - 1));
@@ -26,6 +29,19 @@ void osd__data_path(uint64_t gen, char name[32], unsigned *dir)
 }
 
 static void fd_evict_to(struct osd_store *st, int keep);
+
+/*
+ * Make fan-out directory @p dir (it may exist: a concurrent creator) and
+ * fsync data/, so the directory is durable before any file in it can be.
+ */
+static int make_dir(struct osd_store *st, unsigned dir)
+{
+	char name[4];
+	snprintf(name, sizeof(name), "%02x", dir);
+	if (mkdirat(st->datafd, name, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	return fsync(st->datafd) == 0 ? 0 : -errno;
+}
 
 int osd__data_open_dir(struct osd_store *st, unsigned dir)
 {
@@ -141,6 +157,12 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 		osd__data_path(o->gen, name, &dir);
 		int flags = O_RDWR | O_CLOEXEC | (o->has_file ? 0 : O_CREAT);
 		int f = openat(st->datafd, name, flags, 0644);
+		if (f < 0 && errno == ENOENT && !o->has_file) {
+			int r = make_dir(st, dir); /* the first file of its directory */
+			if (r)
+				return r;
+			f = openat(st->datafd, name, flags, 0644);
+		}
 		if (f < 0 && (errno == EMFILE || errno == ENFILE)) {
 			/* Out of descriptors: give back half of the cache and retry.
 			 * Safe under obj->mu: eviction only trylocks objects. */
@@ -427,6 +449,8 @@ int osd__data_scan(struct osd_store *st)
 	int r = 0, orphans = 0;
 	for (unsigned d = 0; d < OSD__FANOUT && !r; d++) {
 		int dfd = osd__data_open_dir(st, d);
+		if (dfd == -ENOENT)
+			continue; /* not made yet: no file ever needed it */
 		DIR *dh = dfd >= 0 ? fdopendir(dfd) : NULL;
 		if (!dh) {
 			r = dfd < 0 ? dfd : -errno;
@@ -521,6 +545,17 @@ static int pwrite_all(int fd, const struct iovec *iov, int iovcnt, uint64_t off)
 	return 0;
 }
 
+/*
+ * Start writing large extents back now, without waiting: the disk then
+ * works while the next request is copied, and a later flush (fdatasync)
+ * finds most pages already clean. Purely a hint: errors surface at flush.
+ */
+static void start_writeback(int fd, uint64_t off, uint64_t len)
+{
+	if (len >= WRITEBACK_MIN)
+		(void)sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+}
+
 /* Write at @p off with obj->mu held for the length/quota bookkeeping. */
 static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint64_t off,
 		      const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *where)
@@ -540,6 +575,8 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 		pthread_mutex_unlock(&o->mu); /* plain writes run in parallel */
 	if (!r) {
 		r = pwrite_all(fd, iov, iovcnt, off);
+		if (!r)
+			start_writeback(fd, off, total);
 		if (!append)
 			pthread_mutex_lock(&o->mu);
 		account_fd_locked(st, o, fd);

@@ -273,6 +273,7 @@ static void fs_size(struct osd_store *st)
 
 /* ---- open ------------------------------------------------------------------------ */
 
+/* data/ itself; its fan-out directories are made when a first file needs one. */
 static int open_fanout(struct osd_store *st, int create)
 {
 	if (create && mkdirat(st->dirfd, "data", 0755) != 0 && errno != EEXIST)
@@ -280,18 +281,7 @@ static int open_fanout(struct osd_store *st, int create)
 	st->datafd = openat(st->dirfd, "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (st->datafd < 0)
 		return -errno;
-	for (unsigned d = 0; d < OSD__FANOUT; d++) {
-		char name[4];
-		struct stat sb;
-		snprintf(name, sizeof(name), "%02x", d);
-		if (create && mkdirat(st->datafd, name, 0755) != 0 && errno != EEXIST)
-			return -errno;
-		if (fstatat(st->datafd, name, &sb, 0) != 0)
-			return -errno;
-		if (!S_ISDIR(sb.st_mode))
-			return -ENOTDIR;
-	}
-	if (create && (fsync(st->datafd) != 0 || fsync(st->dirfd) != 0))
+	if (create && fsync(st->dirfd) != 0)
 		return -errno;
 	return 0;
 }

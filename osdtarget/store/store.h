@@ -215,6 +215,8 @@ int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
 
 /**
  * Set attribute (@p page, @p num) to @p len bytes; @p len 0 deletes it.
+ * Without OSD_STORE_FUA, setting the value the attribute already holds
+ * logs nothing (it is already as durable as the store's commit policy makes it).
  * @return 0, -ENOENT (no object), -EINVAL (len > OSD_STORE_ATTR_MAX), -ENOMEM.
  */
 int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,

@@ -5,6 +5,7 @@
  * ICVs, and every rejection with its sense, checking nothing was executed.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -648,6 +649,212 @@ START_TEST(keys_persist)
 }
 END_TEST
 
+/* A READ of O1 with @p c; returns the SCSI status (r freed). */
+static int read_with(enum osd_version v, const struct osd_credential *c)
+{
+	struct h_req r;
+	int status;
+
+	h_req(&r, v, OSD_ACT_READ, P1, O1);
+	r.cdb.length = 8;
+	r.data_in = 8;
+	r.cred = c;
+	status = h_run(&ht, &r);
+	if (status == OSD_STATUS_GOOD)
+		ck_assert_mem_eq(r.in, "original", 8);
+	h_req_free(&r);
+	return status;
+}
+
+/*
+ * The target caches capability keys: a capability that worked (and is
+ * cached) must fail at once when its working key is rotated.
+ * Loop: bit 0 = version, bit 1 = CMDRSP instead of CAPKEY.
+ */
+START_TEST(cached_capability_after_rotation)
+{
+	enum osd_version v = ver(_i & 1);
+	enum osd_sec_method m = _i & 2 ? OSD_SEC_CMDRSP : OSD_SEC_CAPKEY;
+	struct osd_credential old, rw;
+	uint8_t new_work[OSD_HMAC_LEN];
+	struct h_req r;
+
+	secure_setup(v, m);
+	old = cred(v, P1, O1, OSD_PERM_READ | OSD_PERM_WRITE, m);
+	ck_assert_int_eq(read_with(v, &old), OSD_STATUS_GOOD);
+	ck_assert_int_eq(read_with(v, &old), OSD_STATUS_GOOD);
+	set_key(v, P1, OSD_KEY_WORKING, part_key, 0x44, new_work);
+	ck_assert_int_eq(read_with(v, &old), OSD_STATUS_CHECK_CONDITION);
+	evil_write(&r, v, &old);
+	h_expect_field(&r, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_INVALID_FIELD_IN_CDB, icv_field(v));
+	h_req_free(&r);
+	ck_assert_int_eq(osd_cred_issuer_set_working_key(iss, P1, 0, new_work), 0);
+	rw = cred(v, P1, O1, OSD_PERM_READ, m);
+	ck_assert_int_eq(read_with(v, &rw), OSD_STATUS_GOOD);
+	ck_assert_int_eq(read_with(v, &rw), OSD_STATUS_GOOD);
+}
+END_TEST
+
+/* A new root key (out of band) fails cached root capabilities at once. */
+START_TEST(cached_capability_after_root_key_change)
+{
+	enum osd_version v = ver(_i);
+	static const uint8_t new_root[OSD_HMAC_LEN] = "another-root-key-01";
+	struct osd_credential rc;
+	struct h_req r;
+	int pass;
+
+	secure_setup(v, OSD_SEC_CAPKEY);
+	rc = cred(v, 0, 0, OSD_PERM_GET_ATTR, OSD_SEC_CAPKEY);
+	for (pass = 0; pass < 3; pass++) {
+		if (pass == 2)
+			ck_assert_int_eq(osd_target_set_root_key(ht.tgt, new_root), 0);
+		h_req(&r, v, OSD_ACT_GET_ATTRIBUTES, 0, 0);
+		h_get(&r, OSD_APAGE_ROOT_BASE + OSD_APAGE_INFORMATION, OSD_ATTR_RI_VENDOR_ID);
+		r.cred = &rc;
+		h_run(&ht, &r);
+		if (pass < 2)
+			h_expect_good(&r);
+		else
+			h_expect_field(&r, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_INVALID_FIELD_IN_CDB,
+				       icv_field(v));
+		h_req_free(&r);
+	}
+}
+END_TEST
+
+/* FORMAT OSD drops every partition key: a cached partition capability goes too. */
+START_TEST(cached_capability_after_format)
+{
+	enum osd_version v = ver(_i);
+	struct osd_credential old = { 0 }, root;
+	struct h_req r;
+
+	secure_setup(v, OSD_SEC_CAPKEY);
+	old = cred(v, P1, O1, OSD_PERM_READ, OSD_SEC_CAPKEY);
+	ck_assert_int_eq(read_with(v, &old), OSD_STATUS_GOOD);
+	root = cred(v, 0, 0, OSD_PERM_DEV_MGMT, OSD_SEC_CAPKEY);
+	h_req(&r, v, OSD_ACT_FORMAT_OSD, 0, 0);
+	r.cred = &root;
+	h_run(&ht, &r);
+	h_expect_good(&r);
+	h_req_free(&r);
+	h_create_partition(&ht, v, P1);
+	h_create_object(&ht, v, P1, O1);
+	/* P1 has no working key now: checks 4 refuses the capability. */
+	h_req(&r, v, OSD_ACT_READ, P1, O1);
+	r.cdb.length = 8;
+	r.data_in = 8;
+	r.cred = &old;
+	h_run(&ht, &r);
+	h_expect_field(&r, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_INVALID_FIELD_IN_CDB, 81);
+	h_req_free(&r);
+}
+END_TEST
+
+/*
+ * Check 1: a capability with a reserved bit set is refused (cap+0), also
+ * when its canonical twin is cached. Under CAPKEY the request ICV does not
+ * cover the CDB, so only this check notices the change.
+ */
+START_TEST(noncanonical_capability)
+{
+	enum osd_version v = ver(_i);
+	static const size_t reserved[] = { 3, 0, 52 }; /* byte 3; byte 0 high nibble; 52 */
+	struct osd_credential c;
+	struct h_req r;
+
+	secure_setup(v, OSD_SEC_CAPKEY);
+	c = cred(v, P1, O1, OSD_PERM_READ, OSD_SEC_CAPKEY);
+	h_req(&r, v, OSD_ACT_READ, P1, O1);
+	r.cdb.length = 8;
+	r.data_in = 8;
+	r.cred = &c;
+	h_run(&ht, &r);
+	h_expect_good(&r);
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
+		uint8_t *b = &r.cdb_bytes[80 + reserved[i]];
+
+		*b ^= reserved[i] == 0 ? 0x40 : 0x01;
+		h_rerun(&ht, &r);
+		h_expect_field(&r, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_INVALID_FIELD_IN_CDB, 80);
+		*b ^= reserved[i] == 0 ? 0x40 : 0x01;
+	}
+	h_rerun(&ht, &r);
+	h_expect_good(&r);
+	h_req_free(&r);
+}
+END_TEST
+
+/* The cached CAPKEY request ICV belongs to one channel token: another token fails. */
+START_TEST(capkey_other_token)
+{
+	enum osd_version v = ver(_i);
+	static const uint8_t other[] = "channel-token-02";
+	struct osd_credential c;
+	struct h_req r;
+
+	secure_setup(v, OSD_SEC_CAPKEY);
+	c = cred(v, P1, O1, OSD_PERM_READ, OSD_SEC_CAPKEY);
+	h_req(&r, v, OSD_ACT_READ, P1, O1);
+	r.cdb.length = 8;
+	r.data_in = 8;
+	r.cred = &c;
+	h_run(&ht, &r);
+	h_expect_good(&r);
+	ck_assert_int_eq(osd_target_execute(ht.tgt, &r.x, other, sizeof(other)), 0);
+	ck_assert_uint_eq(r.x.status, OSD_STATUS_CHECK_CONDITION);
+	ck_assert_int_eq(osd_target_execute(ht.tgt, &r.x, NULL, 0), 0);
+	ck_assert_uint_eq(r.x.status, OSD_STATUS_CHECK_CONDITION);
+	h_rerun(&ht, &r);
+	h_expect_good(&r);
+	h_req_free(&r);
+}
+END_TEST
+
+/* Many threads share one cached capability: each command checks an entry out. */
+#define SHARE_THREADS 4
+#define SHARE_READS 200
+
+struct share_arg {
+	enum osd_version v;
+	const struct osd_credential *c;
+	int good;
+};
+
+static void *share_reader(void *p)
+{
+	struct share_arg *a = p;
+
+	for (int i = 0; i < SHARE_READS; i++)
+		a->good += read_with(a->v, a->c) == OSD_STATUS_GOOD;
+	return NULL;
+}
+
+START_TEST(cached_capability_shared_by_threads)
+{
+	enum osd_version v = ver(_i & 1);
+	enum osd_sec_method m = _i & 2 ? OSD_SEC_CMDRSP : OSD_SEC_CAPKEY;
+	struct share_arg a[SHARE_THREADS];
+	pthread_t th[SHARE_THREADS];
+	struct osd_credential c;
+	uint8_t new_work[OSD_HMAC_LEN];
+
+	secure_setup(v, m);
+	c = cred(v, P1, O1, OSD_PERM_READ, m);
+	for (int i = 0; i < SHARE_THREADS; i++) {
+		a[i] = (struct share_arg){ v, &c, 0 };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, share_reader, &a[i]), 0);
+	}
+	for (int i = 0; i < SHARE_THREADS; i++) {
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+		ck_assert_int_eq(a[i].good, SHARE_READS);
+	}
+	set_key(v, P1, OSD_KEY_WORKING, part_key, 0x55, new_work);
+	ck_assert_int_eq(read_with(v, &c), OSD_STATUS_CHECK_CONDITION);
+}
+END_TEST
+
 static Suite *security_suite(void)
 {
 	Suite *s = suite_create("target_security");
@@ -670,6 +877,12 @@ static Suite *security_suite(void)
 	tcase_add_loop_test(tc, key_rotation_new_key_works, 0, 2);
 	tcase_add_loop_test(tc, frozen_working_key, 0, 2);
 	tcase_add_loop_test(tc, keys_persist, 0, 2);
+	tcase_add_loop_test(tc, cached_capability_after_rotation, 0, 4);
+	tcase_add_loop_test(tc, cached_capability_after_root_key_change, 0, 2);
+	tcase_add_loop_test(tc, cached_capability_after_format, 0, 2);
+	tcase_add_loop_test(tc, noncanonical_capability, 0, 2);
+	tcase_add_loop_test(tc, capkey_other_token, 0, 2);
+	tcase_add_loop_test(tc, cached_capability_shared_by_threads, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
