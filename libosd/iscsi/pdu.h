@@ -19,6 +19,7 @@
 #include <osd/types.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "checksum/crc32c.h"
 
 #define OSD_ISCSI_BHS_LEN 48           /* Basic Header Segment */
 #define OSD_ISCSI_DIGEST_LEN 4         /* CRC32C header/data digest */
@@ -305,9 +306,6 @@ OSD_EXTERN long osd__iscsi_cdb_join(uint8_t *out, size_t cap, const struct osd__
 				    const struct osd__iscsi_ahs_info *ahs);
 
 /* ---- Digests ---- */
-
-/* CRC32C (Castagnoli) continuing from @p crc; start with 0. */
-OSD_EXTERN uint32_t osd__crc32c(uint32_t crc, const void *buf, size_t len);
 
 /* iSCSI digest of a segment, as the 4 wire bytes (least significant first,
  * RFC 7143 Appendix B.4). */

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "proto/byteorder.h"
-#include "store/crc32c.h"
+#include "checksum/crc32c.h"
 
 /* Records are written out once this much is buffered, even without a sync. */
 #define LOG_WRITE_CHUNK (1u << 20)

@@ -1,12 +1,12 @@
 # The durable object store under the software OSD target (docs/target-store.md).
 set(OSD_STORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/attr.c
-  ${CMAKE_CURRENT_LIST_DIR}/crc32c.c
   ${CMAKE_CURRENT_LIST_DIR}/data.c
   ${CMAKE_CURRENT_LIST_DIR}/log.c
   ${CMAKE_CURRENT_LIST_DIR}/namespace.c
   ${CMAKE_CURRENT_LIST_DIR}/store.c)
-# The store uses libosd's big-endian helpers (proto/byteorder.h).
+# The store uses libosd's big-endian helpers (proto/byteorder.h) and CRC32C
+# (checksum/crc32c.h).
 get_filename_component(OSD_STORE_LIBOSD_DIR ${CMAKE_CURRENT_LIST_DIR}/../../libosd ABSOLUTE)
 set_property(SOURCE ${OSD_STORE_SOURCES} APPEND PROPERTY
   INCLUDE_DIRECTORIES ${OSD_STORE_LIBOSD_DIR})

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "store/crc32c.h"
+#include "checksum/crc32c.h"
 #include "store/internal.h"
 #include "store_helpers.h"
 

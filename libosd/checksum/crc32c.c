@@ -1,5 +1,5 @@
-/* CRC32C (Castagnoli), the iSCSI header and data digest (RFC 7143 13.1). */
-#include "iscsi/pdu.h"
+/* CRC32C for the store's metadata records (see crc32c.h). */
+#include "checksum/crc32c.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -73,4 +73,10 @@ uint32_t osd__crc32c(uint32_t crc, const void *buf, size_t len)
 		return ~crc_hw(c, buf, len);
 #endif
 	return ~crc_sw(c, buf, len);
+}
+
+uint32_t osd__crc32c_table(uint32_t crc, const void *buf, size_t len)
+{
+	pthread_once(&crc_once, crc_init);
+	return ~crc_sw(~crc, buf, len);
 }
