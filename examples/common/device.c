@@ -28,20 +28,28 @@ static int parse_version(const char *v, enum osd_version_select *out)
 	return 0;
 }
 
+static const struct { const char *name; enum osd_sec_method m; } sec_names[] = {
+	{ "nosec", OSD_SEC_NOSEC }, { "capkey", OSD_SEC_CAPKEY },
+	{ "cmdrsp", OSD_SEC_CMDRSP }, { "alldata", OSD_SEC_ALLDATA },
+};
+
 static int parse_security(const char *v, enum osd_sec_method *out)
 {
-	static const struct { const char *name; enum osd_sec_method m; } tab[] = {
-		{ "nosec", OSD_SEC_NOSEC }, { "capkey", OSD_SEC_CAPKEY },
-		{ "cmdrsp", OSD_SEC_CMDRSP }, { "alldata", OSD_SEC_ALLDATA },
-	};
-
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
-		if (strcmp(v, tab[i].name) == 0) {
-			*out = tab[i].m;
+	for (size_t i = 0; i < sizeof(sec_names) / sizeof(sec_names[0]); i++) {
+		if (strcmp(v, sec_names[i].name) == 0) {
+			*out = sec_names[i].m;
 			return 0;
 		}
 	}
 	return -EINVAL;
+}
+
+const char *tc_security_name(enum osd_sec_method m)
+{
+	for (size_t i = 0; i < sizeof(sec_names) / sizeof(sec_names[0]); i++)
+		if (sec_names[i].m == m)
+			return sec_names[i].name;
+	return "?";
 }
 
 int tc_device_option(struct tc_device_opts *o, const char *name, const char *value)
@@ -96,8 +104,8 @@ static int security_setup(struct tc_device *d, int create)
 	rc = osd_cred_issuer_new(&d->iss, id);
 	if (rc == 0 && d->have_key)
 		rc = osd_cred_issuer_set_root_key(d->iss, d->root_key);
-	if (rc == 0 && d->have_key && create)
-		rc = osd_target_set_root_key(d->tgt, d->root_key);
+	if (rc == 0 && create)
+		rc = tc_device_install_root_key(d);
 	return rc;
 }
 
@@ -122,7 +130,8 @@ int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int crea
 	to.create = create;
 	rc = osd_target_open(&d->tgt, o->target_dir, &to);
 	if (rc == -ENOENT && !create)
-		return tc_err("%s: no OSD store here (create one with mkfs)", o->target_dir), rc;
+		return tc_err("%s: no OSD store here (create one with %s)", o->target_dir,
+			      o->create_cmd ? o->create_cmd : "mkfs"), rc;
 	if (rc == -EBUSY)
 		return tc_err("%s: the store is in use by another process", o->target_dir), rc;
 	if (rc < 0) {

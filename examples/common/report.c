@@ -16,26 +16,31 @@ const char *tc_prog(void)
 	return prog;
 }
 
+/* "<prog>: <formatted>" and then @p tail. */
+static void vmessage(const char *fmt, va_list ap, const char *tail)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputs(tail, stderr);
+}
+
 void tc_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap, "\n");
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int tc_err_rc(int rc, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap, ": ");
 	va_end(ap);
-	fprintf(stderr, ": %s\n", strerror(rc < 0 ? -rc : rc));
+	fprintf(stderr, "%s\n", strerror(rc < 0 ? -rc : rc));
 	return TC_EXIT_FAILED;
 }
 
@@ -43,11 +48,10 @@ int tc_usage_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap, "\n");
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	fprintf(stderr, "Try '%s --help'.\n", prog);
 	return TC_EXIT_USAGE;
 }
 

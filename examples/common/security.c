@@ -3,9 +3,10 @@
  * device's credential source issues every credential itself: partition and
  * working keys are derived from the root key with SET KEY seeds that depend
  * only on the partition and key version, so any run holding the root key can
- * recompute them. The convention (seed "osdctl-key" | kind | version |
- * partition, big-endian) is the one osdctl uses, so stores keyed by either
- * tool work with both.
+ * recompute them. The seed is "osdctl-key" | kind | version | partition
+ * (big-endian); osdctl, osdfs and osdfs-mount all key partitions here, and
+ * set each keyed partition's default security method, which is what the
+ * target actually enforces.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,19 @@ static int hex_digit(int c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+int tc_parse_hex(const char *hex, size_t nbytes, uint8_t *out)
+{
+	for (size_t i = 0; i < nbytes; i++) {
+		int hi = hex_digit((unsigned char)hex[2 * i]);
+		int lo = hi < 0 ? -1 : hex_digit((unsigned char)hex[2 * i + 1]);
+
+		if (lo < 0)
+			return -EINVAL;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
 }
 
 int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN])
@@ -42,14 +56,7 @@ int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN])
 	}
 	if (len != 2 * OSD_HMAC_LEN)
 		return -EINVAL;
-	for (size_t i = 0; i < OSD_HMAC_LEN; i++) {
-		int hi = hex_digit(buf[2 * i]), lo = hex_digit(buf[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		key[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
+	return tc_parse_hex((const char *)buf, OSD_HMAC_LEN, key);
 }
 
 /* SET KEY seed and key identifier of key @p kind of @p partition. */
@@ -153,16 +160,80 @@ static int set_key(struct tc_device *d, uint64_t partition, uint8_t kind, uint8_
 	return rc;
 }
 
-int tc_device_set_partition_keys(struct tc_device *d, uint64_t partition)
+int tc_device_set_partition_keys(struct tc_device *d, uint64_t partition, uint8_t version)
 {
+	uint8_t pkey[OSD_HMAC_LEN], wkey[OSD_HMAC_LEN];
 	int rc;
 
-	if (d->method == OSD_SEC_NOSEC)
-		return 0;
+	if (!d->have_key)
+		return -ENOKEY;
 	rc = ensure_working_key(d, partition);
 	if (rc == 0)
 		rc = set_key(d, partition, OSD_KEY_PARTITION, 0);
 	if (rc == 0)
-		rc = set_key(d, partition, OSD_KEY_WORKING, 0);
+		rc = set_key(d, partition, OSD_KEY_WORKING, version);
+	if (rc == 0 && version != 0)
+		rc = derive(d, partition, version, pkey, wkey);
+	if (rc == 0 && version != 0)
+		rc = osd_cred_issuer_set_working_key(d->iss, partition, version, wkey);
+	memset(pkey, 0, sizeof(pkey));
+	memset(wkey, 0, sizeof(wkey));
 	return rc;
+}
+
+/*
+ * The target enforces a partition's default security method (NOSEC while
+ * unset), not its keys: without this attribute a NOSEC client could still
+ * use a keyed partition. Set with a credential signed by its working key.
+ */
+static int set_default_method(struct tc_device *d, uint64_t partition)
+{
+	struct osd_obj_id part = { partition, 0 };
+	uint8_t m = (uint8_t)d->method;
+
+	return osd_set_attr(d->dev, &part, OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY,
+			    OSD_ATTR_PS_DEFAULT_METHOD, &m, 1);
+}
+
+int tc_device_secure_partition(struct tc_device *d, uint64_t partition)
+{
+	int rc = d->method == OSD_SEC_NOSEC ? 0 : tc_device_set_partition_keys(d, partition, 0);
+
+	return rc ? rc : set_default_method(d, partition);
+}
+
+int tc_device_setup_partition(struct tc_device *d, uint64_t partition)
+{
+	osd_req *req;
+	int rc = osd_req_create_partition(&req, d->dev, partition);
+
+	if (rc == 0) {
+		rc = osd_req_execute(req);
+		osd_req_free(req);
+	}
+	if (rc == -EEXIST)
+		rc = 0; /* keyed again below: the keys follow from this root key */
+	return rc ? rc : tc_device_secure_partition(d, partition);
+}
+
+int tc_device_install_root_key(struct tc_device *d)
+{
+	return d->have_key ? osd_target_set_root_key(d->tgt, d->root_key) : 0;
+}
+
+int tc_device_fail(const struct tc_device *d, int rc, const char *what)
+{
+	const char *detail = d && d->dev ? osd_dev_error(d->dev) : "";
+
+	if (rc == -EACCES) {
+		tc_err("%s: %s: the target refused the credential (the partition needs a "
+		       "stronger --security method than %s, or a different --key-file)", what,
+		       strerror(EACCES), tc_security_name(d ? d->method : OSD_SEC_NOSEC));
+		return TC_EXIT_FAILED;
+	}
+	if (*detail)
+		tc_err("%s: %s", what, detail);
+	else
+		tc_err_rc(rc, "%s", what);
+	return TC_EXIT_FAILED;
 }

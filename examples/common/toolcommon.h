@@ -36,8 +36,9 @@ struct tc_device_opts {
 	enum osd_version_select osd_version;  /* --osd-version */
 	enum osd_sec_method security;         /* --security */
 	const char *key_file;                 /* --key-file */
+	const char *create_cmd;               /* what makes a store, for messages (NULL: mkfs) */
 };
-#define TC_DEVICE_OPTS_INIT { NULL, OSD_VERSION_AUTO, OSD_SEC_NOSEC, NULL }
+#define TC_DEVICE_OPTS_INIT { NULL, OSD_VERSION_AUTO, OSD_SEC_NOSEC, NULL, NULL }
 
 /* Help text of the device options, for a tool's --help. */
 extern const char tc_device_help[];
@@ -48,6 +49,9 @@ extern const char tc_device_help[];
  * option, -EINVAL (message printed) for a bad value.
  */
 int tc_device_option(struct tc_device_opts *o, const char *name, const char *value);
+
+/* "nosec", "capkey", "cmdrsp" or "alldata". */
+const char *tc_security_name(enum osd_sec_method m);
 
 /* Checks that the options name a device and are consistent (message printed). */
 int tc_device_check(const struct tc_device_opts *o);
@@ -82,11 +86,34 @@ int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN]);
 /* The credential source installed by tc_device_open() (payload: the tc_device). */
 int tc_issue_credential(const struct osd_cred_request *want, struct osd_credential *out,
 			void *payload);
+/* Parses 2 * @p nbytes hex digits into @p out. Returns 0 or -EINVAL. */
+int tc_parse_hex(const char *hex, size_t nbytes, uint8_t *out);
 /*
- * Sets the partition key and working key 0 of @p partition with SET KEY
- * (after CREATE PARTITION). Does nothing with NOSEC. Returns 0 or -errno.
+ * Sets the partition key and working key @p version of @p partition with SET
+ * KEY, derived from the root key (and gives them to the issuer); the SET
+ * KEY commands use the device's method. -ENOKEY without a root key.
  */
-int tc_device_set_partition_keys(struct tc_device *d, uint64_t partition);
+int tc_device_set_partition_keys(struct tc_device *d, uint64_t partition, uint8_t version);
+/*
+ * Keys @p partition (as above, working key 0) and sets its default security
+ * method (policy/security page, attribute 1) to the device's method, so the
+ * target refuses clients with a weaker one. With NOSEC only the attribute.
+ * Returns 0 or -errno.
+ */
+int tc_device_secure_partition(struct tc_device *d, uint64_t partition);
+/*
+ * Creates @p partition unless it exists, then tc_device_secure_partition():
+ * what mkfs does before the filesystem's format (which keeps the keys).
+ */
+int tc_device_setup_partition(struct tc_device *d, uint64_t partition);
+/* Installs the root key in the embedded target (a new or formatted store). */
+int tc_device_install_root_key(struct tc_device *d);
+/*
+ * Prints why a command failed; names the remedy when the target refused the
+ * credential (-EACCES: e.g. a NOSEC run on a partition keyed for CAPKEY).
+ * Returns TC_EXIT_FAILED.
+ */
+int tc_device_fail(const struct tc_device *d, int rc, const char *what);
 
 /* ---- sizes (size.c) ---- */
 /*

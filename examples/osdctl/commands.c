@@ -33,16 +33,16 @@ static int parse_obj(const char *cmd, int argc, char **argv, struct osd_obj_id *
 	return 0;
 }
 
-static int exec_req(struct ctl_session *s, osd_req *req, const char *what)
+static int exec_req(struct tc_device *s, osd_req *req, const char *what)
 {
 	int rc = osd_req_execute(req);
 
 	if (rc)
-		return ctl_fail(s, what, rc);
+		return tc_device_fail(s, rc, what);
 	return 0;
 }
 
-static int cmd_format(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_format(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	osd_req *req;
 	int rc;
@@ -51,14 +51,14 @@ static int cmd_format(struct ctl_session *s, const struct ctl_opts *o, int argc,
 	(void)argv;
 	rc = osd_req_format(&req, s->dev, o->capacity);
 	if (rc)
-		return ctl_fail(s, "format", rc);
+		return tc_device_fail(s, rc, "format");
 	rc = exec_req(s, req, "format");
 	osd_req_free(req);
 	if (rc)
 		return rc;
 	/* FORMAT resets the root; install the root key again so it survives. */
-	if (ctl_bootstrap_root_key(s))
-		return ctl_fail(s, "format: installing the root key", -EIO);
+	if (tc_device_install_root_key(s))
+		return tc_device_fail(s, -EIO, "format: installing the root key");
 	if (o->json)
 		printf("{\"formatted\":true,\"version\":%d}\n", (int)osd_dev_version(s->dev));
 	else
@@ -66,7 +66,7 @@ static int cmd_format(struct ctl_session *s, const struct ctl_opts *o, int argc,
 	return EXIT_OK;
 }
 
-static int cmd_create_partition(struct ctl_session *s, const struct ctl_opts *o, int argc,
+static int cmd_create_partition(struct tc_device *s, const struct ctl_opts *o, int argc,
 				char **argv)
 {
 	struct osd_obj_id made;
@@ -80,7 +80,7 @@ static int cmd_create_partition(struct ctl_session *s, const struct ctl_opts *o,
 		return usage_err("create-partition", "partition ids start at 0x10000", argv[0]);
 	rc = osd_req_create_partition(&req, s->dev, pid);
 	if (rc)
-		return ctl_fail(s, "create-partition", rc);
+		return tc_device_fail(s, rc, "create-partition");
 	rc = exec_req(s, req, "create-partition");
 	if (rc == 0 && osd_req_created_id(req, &made) != 0)
 		made.partition = pid;
@@ -91,11 +91,10 @@ static int cmd_create_partition(struct ctl_session *s, const struct ctl_opts *o,
 		fprintf(stderr, "osdctl: create-partition: the target did not report the new id\n");
 		return EXIT_FAILED;
 	}
-	if (s->method != OSD_SEC_NOSEC) {
-		rc = ctl_set_partition_keys(s, made.partition, 0);
-		if (rc)
-			return ctl_fail(s, "create-partition: SET KEY", rc);
-	}
+	/* keys, and the default security method that makes the target use them */
+	rc = tc_device_secure_partition(s, made.partition);
+	if (rc)
+		return tc_device_fail(s, rc, "create-partition: keys and security method");
 	if (o->json)
 		printf("{\"partition\":%" PRIu64 "}\n", made.partition);
 	else
@@ -103,7 +102,7 @@ static int cmd_create_partition(struct ctl_session *s, const struct ctl_opts *o,
 	return EXIT_OK;
 }
 
-static int cmd_remove_partition(struct ctl_session *s, const struct ctl_opts *o, int argc,
+static int cmd_remove_partition(struct tc_device *s, const struct ctl_opts *o, int argc,
 				char **argv)
 {
 	struct osd_obj_id obj;
@@ -116,13 +115,13 @@ static int cmd_remove_partition(struct ctl_session *s, const struct ctl_opts *o,
 	rc = osd_req_remove_partition(&req, s->dev, obj.partition);
 	if (rc)
 		return rc == -EINVAL ? usage_err("remove-partition", "invalid partition id", argv[0])
-				     : ctl_fail(s, "remove-partition", rc);
+				     : tc_device_fail(s, rc, "remove-partition");
 	rc = exec_req(s, req, "remove-partition");
 	osd_req_free(req);
 	return rc;
 }
 
-static int cmd_create(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_create(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	struct osd_obj_id obj, made;
 	osd_req *req;
@@ -138,7 +137,7 @@ static int cmd_create(struct ctl_session *s, const struct ctl_opts *o, int argc,
 		return usage_err("create", "--count needs the target to pick the ids (no OID)", NULL);
 	rc = osd_req_create(&req, s->dev, &obj, o->count);
 	if (rc)
-		return ctl_fail(s, "create", rc);
+		return tc_device_fail(s, rc, "create");
 	rc = exec_req(s, req, "create");
 	if (rc == 0 && osd_req_created_id(req, &made) != 0)
 		made = obj;
@@ -181,7 +180,7 @@ static int load_input(const struct ctl_opts *o, const char *cmd, uint8_t **buf, 
 	return 0;
 }
 
-static int write_like(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv,
+static int write_like(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv,
 		      int append)
 {
 	const char *cmd = append ? "append" : "write";
@@ -203,7 +202,7 @@ static int write_like(struct ctl_session *s, const struct ctl_opts *o, int argc,
 		rc = append ? osd_req_append(&req, s->dev, &obj, &iov, 1)
 			    : osd_req_write(&req, s->dev, &obj, o->offset + done, &iov, 1);
 		if (rc) {
-			rc = ctl_fail(s, cmd, rc);
+			rc = tc_device_fail(s, rc, cmd);
 			break;
 		}
 		rc = exec_req(s, req, cmd);
@@ -226,17 +225,17 @@ static int write_like(struct ctl_session *s, const struct ctl_opts *o, int argc,
 	return EXIT_OK;
 }
 
-static int cmd_write(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_write(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	return write_like(s, o, argc, argv, 0);
 }
 
-static int cmd_append(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_append(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	return write_like(s, o, argc, argv, 1);
 }
 
-static int cmd_read(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_read(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	struct osd_obj_id obj;
 	uint64_t length = o->length, done = 0;
@@ -252,12 +251,12 @@ static int cmd_read(struct ctl_session *s, const struct ctl_opts *o, int argc, c
 		rc = osd_get_attr_u64(s->dev, &obj, OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION,
 				      OSD_ATTR_UI_LOGICAL_LENGTH, &logical);
 		if (rc)
-			return ctl_fail(s, "read", rc);
+			return tc_device_fail(s, rc, "read");
 		length = logical > o->offset ? logical - o->offset : 0;
 	}
 	buf = malloc(IO_CHUNK);
 	if (!buf)
-		return ctl_fail(s, "read", -ENOMEM);
+		return tc_device_fail(s, -ENOMEM, "read");
 	if (o->output && strcmp(o->output, "-") && !(f = fopen(o->output, "wb"))) {
 		fprintf(stderr, "osdctl read: %s: %s\n", o->output, strerror(errno));
 		free(buf);
@@ -270,7 +269,7 @@ static int cmd_read(struct ctl_session *s, const struct ctl_opts *o, int argc, c
 
 		rc = osd_req_read(&req, s->dev, &obj, o->offset + done, &iov, 1);
 		if (rc) {
-			rc = ctl_fail(s, "read", rc);
+			rc = tc_device_fail(s, rc, "read");
 			break;
 		}
 		rc = exec_req(s, req, "read");
@@ -293,7 +292,7 @@ static int cmd_read(struct ctl_session *s, const struct ctl_opts *o, int argc, c
 	return rc;
 }
 
-static int cmd_remove(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_remove(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	struct osd_obj_id obj;
 	osd_req *req;
@@ -304,7 +303,7 @@ static int cmd_remove(struct ctl_session *s, const struct ctl_opts *o, int argc,
 		return EXIT_USAGE;
 	rc = osd_req_remove(&req, s->dev, &obj);
 	if (rc)
-		return ctl_fail(s, "remove", rc);
+		return tc_device_fail(s, rc, "remove");
 	rc = exec_req(s, req, "remove");
 	osd_req_free(req);
 	return rc;
@@ -327,7 +326,7 @@ static int print_id(uint64_t id, void *p)
 	return 0;
 }
 
-static int cmd_list(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_list(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	struct osd_obj_id obj;
 	struct list_out l = { o, 0 };
@@ -343,7 +342,7 @@ static int cmd_list(struct ctl_session *s, const struct ctl_opts *o, int argc, c
 	rc = osd_list_foreach(s->dev, OSD_ACT_LIST, &obj, print_id, &l);
 	if (o->json)
 		printf("]}\n");
-	return rc ? ctl_fail(s, "list", rc) : EXIT_OK;
+	return rc ? tc_device_fail(s, rc, "list") : EXIT_OK;
 }
 
 static int parse_attr_id(const char *cmd, const char *s, uint32_t *v)
@@ -360,7 +359,7 @@ static int parse_attr_id(const char *cmd, const char *s, uint32_t *v)
 	return 0;
 }
 
-static int cmd_getattr(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_getattr(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	struct osd_obj_id obj;
 	uint32_t page, number;
@@ -378,7 +377,7 @@ static int cmd_getattr(struct ctl_session *s, const struct ctl_opts *o, int argc
 		rc = osd_req_set_get_alloc(req, GETALL_ALLOC);
 	if (rc) {
 		osd_req_free(req);
-		return ctl_fail(s, "getattr", rc);
+		return tc_device_fail(s, rc, "getattr");
 	}
 	rc = exec_req(s, req, "getattr");
 	if (rc) {
@@ -403,7 +402,7 @@ static int cmd_getattr(struct ctl_session *s, const struct ctl_opts *o, int argc
 		printf("]}\n");
 	osd_req_free(req);
 	if (rc < 0 && rc != -ENODATA)
-		return ctl_fail(s, "getattr: malformed answer", rc);
+		return tc_device_fail(s, rc, "getattr: malformed answer");
 	if (n == 0 && page != OSD_ATTR_ALL && number != OSD_ATTR_ALL) {
 		fprintf(stderr, "osdctl: getattr: attribute 0x%x/0x%x is not defined\n", page, number);
 		return EXIT_FAILED;
@@ -411,7 +410,7 @@ static int cmd_getattr(struct ctl_session *s, const struct ctl_opts *o, int argc
 	return EXIT_OK;
 }
 
-static int cmd_setattr(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_setattr(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	struct osd_obj_id obj;
 	uint32_t page, number;
@@ -430,10 +429,10 @@ static int cmd_setattr(struct ctl_session *s, const struct ctl_opts *o, int argc
 				 rc == -E2BIG ? "value too long" :
 				 "invalid value (0x<hex bytes>, a decimal number, or --text)", argv[4]);
 	rc = osd_set_attr(s->dev, &obj, page, number, val, (uint16_t)len);
-	return rc ? ctl_fail(s, "setattr", rc) : EXIT_OK;
+	return rc ? tc_device_fail(s, rc, "setattr") : EXIT_OK;
 }
 
-static int cmd_flush(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_flush(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	struct osd_obj_id obj;
 	osd_req *req;
@@ -452,13 +451,13 @@ static int cmd_flush(struct ctl_session *s, const struct ctl_opts *o, int argc, 
 		rc = osd_req_flush_osd(&req, s->dev, (enum osd_flush_scope)o->scope);
 	if (rc)
 		return rc == -EINVAL ? usage_err("flush", "invalid object", NULL)
-				     : ctl_fail(s, "flush", rc);
+				     : tc_device_fail(s, rc, "flush");
 	rc = exec_req(s, req, "flush");
 	osd_req_free(req);
 	return rc;
 }
 
-static int cmd_set_key(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_set_key(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	struct osd_obj_id obj;
 	int rc;
@@ -469,10 +468,10 @@ static int cmd_set_key(struct ctl_session *s, const struct ctl_opts *o, int argc
 		return usage_err("set-key", "partition ids start at 0x10000", argv[0]);
 	if (o->key_version > 15)
 		return usage_err("set-key", "--key-version is 0..15", NULL);
-	if (!s->have_root_key)
+	if (!s->have_key)
 		return usage_err("set-key", "--key-file with the root key is required", NULL);
-	rc = ctl_set_partition_keys(s, obj.partition, o->key_version);
-	return rc ? ctl_fail(s, "set-key", rc) : EXIT_OK;
+	rc = tc_device_set_partition_keys(s, obj.partition, (uint8_t)o->key_version);
+	return rc ? tc_device_fail(s, rc, "set-key") : EXIT_OK;
 }
 
 static const struct {
@@ -493,7 +492,7 @@ static const struct {
 	{ OSD_ATTR_RI_CLOCK, "clock_ms", 0 },
 };
 
-static int cmd_info(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv)
+static int cmd_info(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	const uint32_t ri = OSD_APAGE_ROOT_BASE + OSD_APAGE_INFORMATION;
 	struct osd_obj_id root = { 0, 0 };
@@ -508,7 +507,7 @@ static int cmd_info(struct ctl_session *s, const struct ctl_opts *o, int argc, c
 		rc = osd_req_add_get_attr(req, ri, info_attrs[i].number);
 	if (rc) {
 		osd_req_free(req);
-		return ctl_fail(s, "info", rc);
+		return tc_device_fail(s, rc, "info");
 	}
 	rc = exec_req(s, req, "info");
 	if (rc) {

@@ -40,13 +40,8 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const char global_help[] =
-	"Global options:\n"
-	"  -t, --target DIR       use the embedded software target stored in DIR\n"
-	"      --osd-version V    1, 2 or auto (default auto)\n"
-	"      --security M       nosec, capkey, cmdrsp or alldata (default nosec)\n"
-	"      --key-file FILE    the root key (20 bytes or 40 hex digits); required\n"
-	"                         with a security method other than nosec\n"
+static const char other_help[] =
+	"Other options:\n"
 	"  -j, --json             machine-readable output\n"
 	"  -h, --help             this help (after a command: that command's help)\n"
 	"  -V, --version          print the version\n";
@@ -60,8 +55,8 @@ static void usage(FILE *f)
 		snprintf(head, sizeof(head), "%s %s", ctl_commands[i].name, ctl_commands[i].args);
 		fprintf(f, "  %-34s %s\n", head, ctl_commands[i].summary);
 	}
-	fprintf(f, "\n%s\nExit status: 0 success, 1 the operation failed, 2 usage error.\n",
-		global_help);
+	fprintf(f, "\n%s%s\nExit status: 0 success, 1 the operation failed, 2 usage error.\n",
+		tc_device_help, other_help);
 }
 
 static void command_help(const struct ctl_command *c)
@@ -69,7 +64,7 @@ static void command_help(const struct ctl_command *c)
 	printf("usage: osdctl [options] %s %s\n\n%s.\n", c->name, c->args, c->summary);
 	if (*c->options)
 		printf("\nOptions:\n%s", c->options);
-	printf("\n%s", global_help);
+	printf("\n%s%s", tc_device_help, other_help);
 }
 
 static const struct ctl_command *find_command(const char *name)
@@ -89,12 +84,17 @@ static int option_allowed(const struct ctl_command *c, const char *name)
 	return c && strstr(c->options, key) != NULL;
 }
 
+static int try_help(const char *cmd)
+{
+	fprintf(stderr, "Try 'osdctl %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+	return EXIT_USAGE;
+}
+
 static int bad(const char *cmd, const char *msg, const char *arg)
 {
 	fprintf(stderr, "osdctl%s%s: %s%s%s\n", cmd ? " " : "", cmd ? cmd : "", msg,
 		arg ? ": " : "", arg ? arg : "");
-	fprintf(stderr, "Try 'osdctl %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
-	return EXIT_USAGE;
+	return try_help(cmd);
 }
 
 static int num_opt(const char *cmd, const char *name, const char *arg, uint64_t *v)
@@ -110,7 +110,7 @@ static int num_opt(const char *cmd, const char *name, const char *arg, uint64_t 
 
 int main(int argc, char **argv)
 {
-	struct ctl_opts o = { .osd_version = OSD_VERSION_AUTO, .security = OSD_SEC_NOSEC };
+	struct ctl_opts o = { .dev = TC_DEVICE_OPTS_INIT };
 	const struct ctl_command *cmd = NULL;
 	const char *cmdname = NULL;
 	int want_help = 0, want_version = 0, c, idx, rc;
@@ -120,6 +120,8 @@ int main(int argc, char **argv)
 
 	if (!args)
 		return EXIT_FAILED;
+	tc_set_prog("osdctl");
+	o.dev.create_cmd = "'osdctl format'";
 	opterr = 0;
 	/* '-' keeps operands in order: the first is the command, the rest its arguments. */
 	while ((c = getopt_long(argc, argv, "-t:jhV", long_opts, &idx)) != -1) {
@@ -145,37 +147,18 @@ int main(int argc, char **argv)
 				args[nargs++] = optarg;
 			}
 			break;
-		case OPT_TARGET: o.target_dir = optarg; break;
+		case OPT_TARGET:
+		case OPT_OSD_VERSION:
+		case OPT_SECURITY:
+		case OPT_KEY_FILE:
+			if (tc_device_option(&o.dev, name, optarg) < 0) {
+				rc = try_help(cmdname);
+				goto out;
+			}
+			break;
 		case OPT_JSON: o.json = 1; break;
 		case OPT_HELP: want_help = 1; break;
 		case OPT_VERSION: want_version = 1; break;
-		case OPT_OSD_VERSION:
-			if (!strcmp(optarg, "1"))
-				o.osd_version = OSD_VERSION_1;
-			else if (!strcmp(optarg, "2"))
-				o.osd_version = OSD_VERSION_2;
-			else if (!strcmp(optarg, "auto"))
-				o.osd_version = OSD_VERSION_AUTO;
-			else {
-				rc = bad(cmdname, "--osd-version is 1, 2 or auto", optarg);
-				goto out;
-			}
-			break;
-		case OPT_SECURITY: {
-			static const char *const m[] = { "nosec", "capkey", "cmdrsp", "alldata" };
-			int found = -1;
-
-			for (int i = 0; i < 4; i++)
-				if (!strcmp(optarg, m[i]))
-					found = i;
-			if (found < 0) {
-				rc = bad(cmdname, "--security is nosec, capkey, cmdrsp or alldata", optarg);
-				goto out;
-			}
-			o.security = (enum osd_sec_method)found;
-			break;
-		}
-		case OPT_KEY_FILE: o.key_file = optarg; break;
 		case OPT_INPUT: o.input = optarg; break;
 		case OPT_OUTPUT: o.output = optarg; break;
 		case OPT_TEXT: o.text = 1; break;
@@ -259,24 +242,19 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!o.target_dir) {
-		rc = bad(cmd->name, "--target DIR is required (the embedded software target is the only transport)", NULL);
-		goto out;
-	}
-	if (o.security != OSD_SEC_NOSEC && !o.key_file) {
-		rc = bad(cmd->name, "--key-file is required with --security other than nosec", NULL);
+	if (tc_device_check(&o.dev) < 0) {
+		rc = try_help(cmd->name);
 		goto out;
 	}
 	{
-		struct ctl_session s;
+		struct tc_device s;
 
-		rc = ctl_open(&s, &o, cmd->creates_store);
-		if (rc) {
+		if (tc_device_open(&s, &o.dev, cmd->creates_store) < 0) {
 			rc = EXIT_FAILED;
 			goto out;
 		}
 		rc = cmd->run(&s, &o, nargs, args);
-		ctl_close(&s);
+		tc_device_close(&s);
 	}
 out:
 	free(args);

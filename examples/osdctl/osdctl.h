@@ -6,17 +6,15 @@
 #include <stdio.h>
 #include <osd/osd.h>
 #include <osdtarget/target.h>
+#include "toolcommon.h"
 
-#define EXIT_OK 0
-#define EXIT_FAILED 1
-#define EXIT_USAGE 2
+#define EXIT_OK TC_EXIT_OK
+#define EXIT_FAILED TC_EXIT_FAILED
+#define EXIT_USAGE TC_EXIT_USAGE
 
-/* Options common to every subcommand, plus the per-command ones. */
+/* Device options (shared with the other tools), plus the per-command ones. */
 struct ctl_opts {
-	const char *target_dir;
-	enum osd_version_select osd_version;
-	enum osd_sec_method security;
-	const char *key_file;
+	struct tc_device_opts dev;
 	int json;
 	/* per-command */
 	const char *input, *output;
@@ -28,26 +26,6 @@ struct ctl_opts {
 	unsigned key_version;
 	int scope;            /* flush scope */
 };
-
-/* An open session: target, transport and device, credentials. */
-struct ctl_session {
-	osd_target *tgt;
-	osd_dev *dev;
-	osd_cred_issuer *iss;
-	uint8_t root_key[OSD_HMAC_LEN];
-	int have_root_key;
-	uint8_t system_id[OSD_SYSTEM_ID_LEN];
-	uint64_t keyed_partitions[64]; /* partitions whose working key 0 the issuer has */
-	unsigned nkeyed;
-	enum osd_sec_method method;
-};
-
-/* session.c */
-int ctl_open(struct ctl_session *s, const struct ctl_opts *o, int create);
-void ctl_close(struct ctl_session *s);
-int ctl_fail(struct ctl_session *s, const char *what, int rc);
-int ctl_bootstrap_root_key(struct ctl_session *s);
-int ctl_set_partition_keys(struct ctl_session *s, uint64_t partition, unsigned key_version);
 
 /* values.c */
 int ctl_parse_u64(const char *s, uint64_t *v);
@@ -68,7 +46,7 @@ struct ctl_command {
 	const char *options;   /* help text of command-specific options */
 	int min_args, max_args;
 	const char *kinds;     /* per argument: p partition, o object, a page/number, v value */
-	int (*run)(struct ctl_session *s, const struct ctl_opts *o, int argc, char **argv);
+	int (*run)(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv);
 	int creates_store;     /* format: create the store, bootstrap keys */
 };
 extern const struct ctl_command ctl_commands[];

@@ -25,17 +25,6 @@ int ctl_parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * An attribute value: with @p text the bytes of the string; "0x..." an even
  * number of hex digits as raw bytes; otherwise a decimal number stored
@@ -63,13 +52,8 @@ int ctl_parse_value(const char *s, int text, unsigned size, uint8_t *buf, size_t
 			return -EINVAL;
 		if (n / 2 > cap)
 			return -E2BIG;
-		for (size_t i = 0; i < n / 2; i++) {
-			int hi = hexval(h[2 * i]), lo = hexval(h[2 * i + 1]);
-
-			if (hi < 0 || lo < 0)
-				return -EINVAL;
-			buf[i] = (uint8_t)(hi << 4 | lo);
-		}
+		if (tc_parse_hex(h, n / 2, buf))
+			return -EINVAL;
 		*len = n / 2;
 		return 0;
 	}

@@ -4,6 +4,7 @@
  * ends the session with files still open, and osdfs_unmount() needs them
  * closed).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include "mount.h"
 
@@ -46,4 +47,26 @@ void mnt_file_release_all(struct mnt_ctx *c)
 	/* no request runs any more: the session loop has ended */
 	while (c->files.next != &c->files)
 		mnt_file_release(c, c->files.next);
+}
+
+void mnt_file_reply_open(fuse_req_t req, int rc, osdfs_file *fh, struct fuse_file_info *fi,
+			 int keep_cache)
+{
+	struct mnt_ctx *c = mnt_ctx(req);
+	struct mnt_file *f;
+
+	if (rc < 0) {
+		mnt_reply_err(req, rc);
+		return;
+	}
+	f = mnt_file_add(c, fh);
+	if (!f) {
+		osdfs_release(c->fs, fh);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)f;
+	fi->keep_cache = keep_cache ? 1 : 0;
+	if (fuse_reply_open(req, fi) != 0)
+		mnt_file_release(c, f); /* interrupted: the kernel has no handle */
 }

@@ -77,10 +77,17 @@ static int make_fs(struct run *r, osdfs_backend *be)
 	mo.capacity = r->o.capacity;
 	mo.root_uid = (uint32_t)getuid();
 	mo.root_gid = (uint32_t)getgid();
-	rc = osdfs_mkfs(be, &mo);
-	if (rc < 0)
-		return tc_err_rc(rc, "mkfs on %s partition 0x%" PRIx64, r->o.target,
-				 r->o.partition);
+	/* keyed before the format, which keeps an existing partition's keys */
+	rc = tc_device_setup_partition(&r->dev, r->o.partition);
+	if (rc == 0)
+		rc = osdfs_mkfs(be, &mo);
+	if (rc < 0) {
+		char what[4200];
+
+		snprintf(what, sizeof(what), "mkfs on %s partition 0x%" PRIx64, r->o.target,
+			 r->o.partition);
+		return tc_device_fail(&r->dev, rc, what);
+	}
 	return 0;
 }
 
@@ -108,9 +115,14 @@ static int open_fs(struct run *r)
 	mo.error_size = sizeof(err);
 	rc = osdfs_mount(&r->ctx.fs, be, &mo);
 	if (rc < 0) {
+		char what[4200];
+
 		osdfs_backend_free(be);
-		tc_err("cannot mount %s partition 0x%" PRIx64 ": %s", r->o.target,
-		       r->o.partition, *err ? err : strerror(-rc));
+		snprintf(what, sizeof(what), "cannot mount %s partition 0x%" PRIx64, r->o.target,
+			 r->o.partition);
+		if (rc == -EACCES)
+			return tc_device_fail(&r->dev, rc, what);
+		tc_err("%s: %s", what, *err ? err : strerror(-rc));
 		if (rc == -EBUSY)
 			tc_err("if that mount is gone (it crashed), mount with -o force");
 		return TC_EXIT_FAILED;

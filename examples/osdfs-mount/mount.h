@@ -94,6 +94,13 @@ struct mnt_file *mnt_file_add(struct mnt_ctx *c, osdfs_file *fh);
 int mnt_file_release(struct mnt_ctx *c, struct mnt_file *f);
 /* Releases whatever the kernel left open (connection aborted). */
 void mnt_file_release_all(struct mnt_ctx *c);
+/*
+ * Answers an open or opendir whose osdfs_open() returned @p rc and @p fh:
+ * the handle is listed and put in fi->fh (with @p keep_cache), or the error
+ * is the reply. A refused reply (interrupted) releases the handle again.
+ */
+void mnt_file_reply_open(fuse_req_t req, int rc, osdfs_file *fh, struct fuse_file_info *fi,
+			 int keep_cache);
 static inline struct mnt_file *mnt_file_of(const struct fuse_file_info *fi)
 {
 	return (struct mnt_file *)(uintptr_t)fi->fh;

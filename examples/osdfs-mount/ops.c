@@ -28,8 +28,9 @@ const struct fuse_lowlevel_ops mnt_ops = {
 	.opendir = mnt_op_opendir,
 	.readdir = mnt_op_readdir,
 	.readdirplus = mnt_op_readdirplus,
-	.releasedir = mnt_op_releasedir,
-	.fsyncdir = mnt_op_fsyncdir,
+	/* a directory handle is an open file of the same table (files.c) */
+	.releasedir = mnt_op_release,
+	.fsyncdir = mnt_op_fsync,
 	.statfs = mnt_op_statfs,
 	.setxattr = mnt_op_setxattr,
 	.getxattr = mnt_op_getxattr,

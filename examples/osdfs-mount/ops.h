@@ -42,8 +42,6 @@ void mnt_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi);
 void mnt_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct fuse_file_info *fi);
-void mnt_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
-void mnt_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 
 /* ops_fs.c */
 void mnt_op_init(void *userdata, struct fuse_conn_info *conn);

@@ -129,27 +129,14 @@ void mnt_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mnt_ctx *c = mnt_ctx(req);
 	struct osdfs_stat st;
-	struct mnt_file *f;
-	osdfs_file *fh;
+	osdfs_file *fh = NULL;
 	int rc = osdfs_getattr(c->fs, ino, &st);
 
 	if (rc == 0 && !S_ISDIR(st.mode))
 		rc = -ENOTDIR;
 	if (rc == 0)
 		rc = osdfs_open(c->fs, ino, O_RDONLY, &fh);
-	if (rc < 0) {
-		mnt_reply_err(req, rc);
-		return;
-	}
-	f = mnt_file_add(c, fh);
-	if (!f) {
-		osdfs_release(c->fs, fh);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	fi->fh = (uint64_t)(uintptr_t)f;
-	if (fuse_reply_open(req, fi) != 0)
-		mnt_file_release(c, f);
+	mnt_file_reply_open(req, rc, fh, fi, 0);
 }
 
 void mnt_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -164,16 +151,4 @@ void mnt_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	(void)fi;
 	list_dir(req, ino, size, off, 1);
-}
-
-void mnt_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	mnt_reply_err(req, mnt_file_release(mnt_ctx(req), mnt_file_of(fi)));
-}
-
-void mnt_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
-{
-	(void)fi;
-	mnt_reply_err(req, osdfs_fsync(mnt_ctx(req)->fs, ino, datasync));
 }

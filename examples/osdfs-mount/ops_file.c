@@ -28,26 +28,14 @@ static void set_file_info(struct fuse_file_info *fi, struct mnt_file *f)
 	fi->keep_cache = 1;
 }
 
+/* keep_cache as in set_file_info() */
 void mnt_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mnt_ctx *c = mnt_ctx(req);
-	osdfs_file *fh;
-	struct mnt_file *f;
+	osdfs_file *fh = NULL;
 	int rc = osdfs_open(c->fs, ino, open_flags(c, fi->flags), &fh);
 
-	if (rc < 0) {
-		mnt_reply_err(req, rc);
-		return;
-	}
-	f = mnt_file_add(c, fh);
-	if (!f) {
-		osdfs_release(c->fs, fh);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	set_file_info(fi, f);
-	if (fuse_reply_open(req, fi) != 0)
-		mnt_file_release(c, f); /* interrupted: the kernel has no handle */
+	mnt_file_reply_open(req, rc, fh, fi, 1);
 }
 
 void mnt_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,

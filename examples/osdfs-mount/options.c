@@ -212,13 +212,6 @@ static int check_combination(struct mnt_options *o)
 		return tc_usage_err("give TARGET and MOUNTPOINT");
 	if (o->capacity && !o->mkfs)
 		return tc_usage_err("format= sets the capacity of a new filesystem: add -o mkfs");
-	/* a new partition's keys must be set between format and the first
-	 * object; the osdfs CLI knows how (examples/osdfs/keyed_backend.c) */
-	if (o->mkfs && o->dev.security != OSD_SEC_NOSEC)
-		return tc_usage_err("mkfs with security=%s is not supported here yet: make the "
-				    "filesystem with 'osdfs --security ... mkfs' first",
-				    o->dev.security == OSD_SEC_CAPKEY ? "capkey" :
-				    o->dev.security == OSD_SEC_CMDRSP ? "cmdrsp" : "alldata");
 	if (o->mkfs && o->readonly)
 		return tc_usage_err("mkfs and ro do not go together");
 	if (o->writeback && o->readonly)

@@ -56,13 +56,13 @@ int cmd_mkfs(struct tool *t, int argc, char **argv)
 	mo.root_gid = (uint32_t)getgid();
 	if (tool_backend(t, 1) < 0)
 		return TC_EXIT_FAILED;
-	rc = t->devopts.security == OSD_SEC_NOSEC ? 0 : keyed_backend_wrap(t);
+	/* keyed before the format, which keeps an existing partition's keys */
+	rc = tc_device_setup_partition(&t->dev, t->partition);
 	if (rc == 0)
 		rc = osdfs_mkfs(t->be, &mo);
 	tool_release_backend(t);
 	if (rc < 0)
-		return tc_err_rc(rc, "mkfs: %s partition 0x%" PRIx64, t->devopts.target_dir,
-				 t->partition);
+		return tool_fail_partition(t, rc);
 	printf("osdfs: created a filesystem on %s partition 0x%" PRIx64 " (block size %u%s%s)\n",
 	       t->devopts.target_dir, t->partition, mo.block_size, mo.label ? ", label " : "",
 	       mo.label ? mo.label : "");
@@ -125,7 +125,7 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 	if (rc < 0 && rc != -EUCLEAN) {
 		if (t->json)
 			printf("]}\n");
-		tc_err_rc(rc, "fsck: %s partition 0x%" PRIx64, t->devopts.target_dir, t->partition);
+		tool_fail_partition(t, rc);
 		return EXIT_FSCK_ERROR;
 	}
 	status = rep.unrepaired ? EXIT_FSCK_DAMAGED : rep.total ? EXIT_FSCK_REPAIRED : 0;

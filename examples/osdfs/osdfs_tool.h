@@ -44,6 +44,8 @@ int tool_backend(struct tool *t, int create);
 void tool_release_backend(struct tool *t);
 /* "osdfs: <cmd>: <what>: <strerror> [(<detail>)]"; returns TC_EXIT_FAILED. */
 int tool_fail(struct tool *t, int rc, const char *what);
+/* tool_fail() about the whole partition ("<dir> partition 0x<p>"). */
+int tool_fail_partition(struct tool *t, int rc);
 
 /* Parses a command's options (getopt_long style, short options @p shorts,
  * long ones @p longs) and the global options; calls @p opt for each of the
@@ -55,9 +57,6 @@ int tool_getopt(struct tool *t, const struct command *c, int argc, char **argv,
 		int (*opt)(struct tool *t, int key, const char *arg, void *ctx), void *ctx);
 const struct command *tool_find_command(const char *name);
 void tool_command_help(const struct command *c, FILE *f);
-
-/* keyed_backend.c: wraps t->be so format also sets the partition's keys */
-int keyed_backend_wrap(struct tool *t);
 
 /* paths.c */
 int is_remote(const char *arg);

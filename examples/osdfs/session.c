@@ -11,12 +11,27 @@ int tool_fail(struct tool *t, int rc, const char *what)
 {
 	const char *detail = t->fs ? osdfs_error(t->fs) : "";
 
+	if (rc == -EACCES) {
+		char head[4200];
+
+		snprintf(head, sizeof(head), "%s: %s", t->cmd, what);
+		return tc_device_fail(&t->dev, rc, head);
+	}
 	/* the core's message adds facts (which block, which inode) for damage */
 	if ((rc == -EUCLEAN || rc == -EIO) && *detail)
 		tc_err("%s: %s: %s (%s)", t->cmd, what, strerror(-rc), detail);
 	else
 		tc_err("%s: %s: %s", t->cmd, what, strerror(-rc));
 	return TC_EXIT_FAILED;
+}
+
+int tool_fail_partition(struct tool *t, int rc)
+{
+	char what[4200];
+
+	snprintf(what, sizeof(what), "%s partition 0x%llx", t->devopts.target_dir,
+		 (unsigned long long)t->partition);
+	return tool_fail(t, rc, what);
 }
 
 int tool_backend(struct tool *t, int create)
@@ -56,7 +71,9 @@ int tool_mount(struct tool *t, int readonly)
 	mo.error_size = sizeof(err);
 	rc = osdfs_mount(&t->fs, t->be, &mo);
 	if (rc < 0) {
-		if (rc == -EUCLEAN && strstr(err, "no superblock"))
+		if (rc == -EACCES)
+			tc_device_fail(&t->dev, rc, t->cmd);
+		else if (rc == -EUCLEAN && strstr(err, "no superblock"))
 			tc_err("%s: %s partition 0x%llx: %s (create one with 'osdfs mkfs')", t->cmd,
 			       t->devopts.target_dir, (unsigned long long)t->partition, err);
 		else

@@ -82,9 +82,12 @@ OSD_EXTERN int osdfs_backend_mem_attach(osdfs_backend **out, osdfs_mem_store *st
  * logical end is a success); truncate = SET ATTRIBUTES of the logical length
  * (page 1, 0x82); punch = PUNCH on OSD-2, and on OSD-1 WRITEs of zeros over the
  * part inside the logical length; list = LIST from the given id; flush =
- * FLUSH, or FLUSH PARTITION for oid 0; format = REMOVE PARTITION (after
- * removing its objects when it has any), CREATE PARTITION with the partition
- * capacity quota (0x30000002/0x10001) set to the capacity; statfs = that quota,
+ * FLUSH, or FLUSH PARTITION for oid 0; format = LIST of the root to see
+ * whether the partition exists; if not, CREATE PARTITION with the partition
+ * capacity quota (0x30000002/0x10001) set to the capacity; if it does, REMOVE
+ * COLLECTION (OSD-2) and REMOVE of everything LIST COLLECTION and LIST name,
+ * then SET ATTRIBUTES of that quota; the partition's keys and policy/security
+ * attributes are kept (see docs/backends.md); statfs = that quota,
  * partition used capacity and object count (0x30000001/0x81, 0xC1) and root
  * total minus used capacity (0x90000001/0x80, 0x81) as device_free. Retrieved
  * attributes longer than the caller's buffer cost one more GET ATTRIBUTES.

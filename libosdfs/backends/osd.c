@@ -603,40 +603,22 @@ static int collect_id(uint64_t id, void *payload)
 	return 0;
 }
 
-/* Remove every object (and collection) of the partition. */
-static int empty_partition(struct osdbe *b)
+/* Every id that LIST (@p action OSD_ACT_LIST) or LIST COLLECTION lists in
+ * the partition, continuations followed. */
+static int list_ids(struct osdbe *b, enum osd_action action, struct id_vec *v)
 {
 	struct osd_obj_id part = { b->partition, 0 };
-	struct id_vec v = { NULL, 0, 0 };
-	int rc = osd_list_foreach(b->dev, OSD_ACT_LIST, &part, collect_id, &v);
 
-	for (size_t i = 0; !rc && i < v.n; i++) {
-		struct osd_obj_id obj = user_obj(b, v.ids[i]);
-		osd_req *req;
-
-		rc = osd_req_remove(&req, b->dev, &obj);
-		if (!rc) {
-			rc = osd_req_execute(req);
-			osd_req_free(req);
-		}
-		if (rc == -ENOENT) {
-			/* Not a user object: a collection, dropped with its memberships. */
-			rc = osd_req_remove_collection(&req, b->dev, &obj,
-						       OSD_REMOVE_COLLECTION_FORCE);
-			if (!rc) {
-				rc = osd_req_execute(req);
-				osd_req_free(req);
-			}
-		}
-	}
-	free(v.ids);
-	return rc;
+	return osd_list_foreach(b->dev, action, &part, collect_id, v);
 }
 
-static int remove_partition(struct osdbe *b)
+static int remove_one(struct osdbe *b, uint64_t id, bool collection)
 {
+	struct osd_obj_id obj = user_obj(b, id);
 	osd_req *req;
-	int rc = osd_req_remove_partition(&req, b->dev, b->partition);
+	int rc = collection ? osd_req_remove_collection(&req, b->dev, &obj,
+							OSD_REMOVE_COLLECTION_FORCE)
+			    : osd_req_remove(&req, b->dev, &obj);
 
 	if (rc)
 		return rc;
@@ -645,20 +627,45 @@ static int remove_partition(struct osdbe *b)
 	return rc;
 }
 
-static int osdbe_format(void *impl, uint64_t capacity)
+/* Remove every collection (OSD-2 has them; dropped with their memberships)
+ * and then every user object of the partition. */
+static int empty_partition(struct osdbe *b)
 {
-	struct osdbe *b = impl;
-	osd_req *req;
-	int rc = remove_partition(b);
+	struct id_vec v = { NULL, 0, 0 };
+	bool colls = osd_dev_version(b->dev) == OSD_V2;
+	int rc = colls ? list_ids(b, OSD_ACT_LIST_COLLECTION, &v) : 0;
 
-	if (rc == -ENOTEMPTY) {
-		rc = empty_partition(b);
-		if (!rc)
-			rc = remove_partition(b);
-	}
-	if (rc && rc != -ENOENT)
-		return rc;
-	rc = osd_req_create_partition(&req, b->dev, b->partition);
+	for (size_t i = 0; !rc && i < v.n; i++)
+		rc = remove_one(b, v.ids[i], true);
+	v.n = 0;
+	if (!rc)
+		rc = list_ids(b, OSD_ACT_LIST, &v);
+	for (size_t i = 0; !rc && i < v.n; i++)
+		rc = remove_one(b, v.ids[i], false);
+	free(v.ids);
+	return rc;
+}
+
+static int is_partition(uint64_t id, void *payload)
+{
+	return id == *(const uint64_t *)payload;
+}
+
+/* 1 if the partition exists, 0 if not, or -errno. Asked of the root (a
+ * partition's own LIST needs its keys, which a missing one cannot have). */
+static int partition_exists(struct osdbe *b)
+{
+	struct osd_obj_id root = { 0, 0 };
+	int rc = osd_list_foreach(b->dev, OSD_ACT_LIST, &root, is_partition, &b->partition);
+
+	return rc > 0 ? 1 : rc;
+}
+
+static int create_partition(struct osdbe *b, uint64_t capacity)
+{
+	osd_req *req;
+	int rc = osd_req_create_partition(&req, b->dev, b->partition);
+
 	if (rc)
 		return rc;
 	rc = osd_req_add_set_attr_u64(req, OSD_APAGE_PARTITION_BASE + OSD_APAGE_QUOTAS,
@@ -666,6 +673,28 @@ static int osdbe_format(void *impl, uint64_t capacity)
 	if (!rc)
 		rc = osd_req_execute(req);
 	osd_req_free(req);
+	return rc;
+}
+
+/*
+ * An existing partition is emptied in place rather than removed and
+ * created again: its keys and policy/security attributes (the default
+ * security method) belong to whoever keyed it, not to the filesystem.
+ */
+static int osdbe_format(void *impl, uint64_t capacity)
+{
+	struct osdbe *b = impl;
+	struct osd_obj_id part = { b->partition, 0 };
+	int rc = partition_exists(b);
+
+	if (rc == 0)
+		return create_partition(b, capacity);
+	if (rc < 0)
+		return rc;
+	rc = empty_partition(b);
+	if (!rc)
+		rc = osd_set_attr_u64(b->dev, &part, OSD_APAGE_PARTITION_BASE + OSD_APAGE_QUOTAS,
+				      OSD_ATTR_Q_PARTITION_CAPACITY, capacity);
 	return rc;
 }
 

@@ -25,14 +25,7 @@
 #define REC_NEED(nl) ((OSDFS__REC_HDR_LEN + (size_t)(nl) + 7u) & ~(size_t)7u)
 #define SPLIT_BATCH 64
 
-struct rec {
-	uint64_t ino;
-	uint16_t rec_len;
-	uint8_t name_len, ft, coll;
-	const char *name;
-};
-
-static void rec_get(struct rec *r, const uint8_t *p)
+void osdfs__rec_get(struct osdfs__rec *r, const uint8_t *p)
 {
 	r->ino = osdfs__get_le64(p);
 	r->rec_len = osdfs__get_le16(p + 8);
@@ -55,9 +48,14 @@ static void rec_put(uint8_t *p, uint64_t ino, uint16_t rec_len, const char *name
 		memmove(p + OSDFS__REC_HDR_LEN, name, name_len);
 }
 
+uint64_t osdfs__name_hash(const struct osdfs__super *sb, const char *name, size_t len)
+{
+	return osdfs__siphash(sb->hash_k0, sb->hash_k1, name, len) >> (64 - HBITS);
+}
+
 static uint64_t name_hash(const osdfs *fs, const char *name, size_t len)
 {
-	return osdfs__siphash(fs->sb.hash_k0, fs->sb.hash_k1, name, len) >> (64 - HBITS);
+	return osdfs__name_hash(&fs->sb, name, len);
 }
 
 static uint32_t slot_of(const struct osdfs__inode *dp, uint64_t h)
@@ -65,52 +63,83 @@ static uint32_t slot_of(const struct osdfs__inode *dp, uint64_t h)
 	return (uint32_t)(h >> (HBITS - dp->dh.depth));
 }
 
-static uint32_t chunk_attr(unsigned int depth, uint32_t chunk)
+uint32_t osdfs__dirtab_attr(unsigned int depth, uint32_t chunk)
 {
 	return OSDFS__ATTR_DIRTAB0 + (depth << 12) + chunk;
 }
 
-static void blk_init(const osdfs *fs, const struct osdfs__inode *dp, uint8_t *buf)
+void osdfs__dirblk_init(uint8_t *buf, size_t bsize, uint64_t ino)
 {
-	memset(buf, 0, fs->bsize);
+	memset(buf, 0, bsize);
 	osdfs__put_le32(buf, OSDFS__BLOCK_MAGIC);
 	buf[4] = 1;
-	osdfs__put_le64(buf + 8, dp->ino);
-	rec_put(buf + OSDFS__BLOCK_HDR_LEN, 0, (uint16_t)(fs->bsize - OSDFS__BLOCK_HDR_LEN),
+	osdfs__put_le64(buf + 8, ino);
+	rec_put(buf + OSDFS__BLOCK_HDR_LEN, 0, (uint16_t)(bsize - OSDFS__BLOCK_HDR_LEN),
 		NULL, 0, 0, 0);
 }
 
-static int bad_block(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, size_t off,
-		     const char *why)
+static void blk_init(const osdfs *fs, const struct osdfs__inode *dp, uint8_t *buf)
 {
+	osdfs__dirblk_init(buf, fs->bsize, dp->ino);
+}
+
+enum osdfs__dirblk_fault osdfs__dirblk_hdr_check(const uint8_t *buf, uint64_t ino)
+{
+	if (osdfs__get_le32(buf) != OSDFS__BLOCK_MAGIC || buf[4] != 1)
+		return OSDFS__DIRBLK_BAD_HEADER;
+	if (osdfs__get_le64(buf + 8) != ino)
+		return OSDFS__DIRBLK_OTHER_DIR;
+	return OSDFS__DIRBLK_OK;
+}
+
+enum osdfs__dirblk_fault osdfs__rec_check(const struct osdfs__rec *r, size_t off, size_t bsize)
+{
+	if (r->rec_len < OSDFS__REC_HDR_LEN || r->rec_len % 8 || r->rec_len > bsize - off)
+		return OSDFS__DIRBLK_BAD_REC_LEN;
+	if (!r->ino)
+		return OSDFS__DIRBLK_OK; /* free space: only its length counts */
+	if (r->name_len == 0 || REC_NEED(r->name_len) > r->rec_len)
+		return OSDFS__DIRBLK_BAD_NAME_LEN;
+	if (r->ft > OSDFS__FT_MAX || r->ino > OSDFS__MAX_INO)
+		return OSDFS__DIRBLK_BAD_INO_FT;
+	if (memchr(r->name, '/', r->name_len) || memchr(r->name, 0, r->name_len))
+		return OSDFS__DIRBLK_BAD_NAME;
+	if (r->name[0] == '.' && (r->name_len == 1 || (r->name_len == 2 && r->name[1] == '.')))
+		return OSDFS__DIRBLK_DOT_NAME;
+	return OSDFS__DIRBLK_OK;
+}
+
+static int bad_block(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, size_t off,
+		     enum osdfs__dirblk_fault why)
+{
+	static const char *const text[] = {
+		[OSDFS__DIRBLK_BAD_HEADER] = "bad block magic or version",
+		[OSDFS__DIRBLK_OTHER_DIR] = "block belongs to another directory",
+		[OSDFS__DIRBLK_BAD_REC_LEN] = "bad record length",
+		[OSDFS__DIRBLK_BAD_NAME_LEN] = "bad name length",
+		[OSDFS__DIRBLK_BAD_INO_FT] = "bad inode number or type",
+		[OSDFS__DIRBLK_BAD_NAME] = "bad name",
+		[OSDFS__DIRBLK_DOT_NAME] = "bad name",
+	};
+
 	return osdfs__fail(fs, -EUCLEAN, "directory %llu block %u offset %zu: %s",
-			   (unsigned long long)dp->ino, blk, off, why);
+			   (unsigned long long)dp->ino, blk, off, text[why]);
 }
 
 static int blk_check(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, const uint8_t *buf)
 {
+	enum osdfs__dirblk_fault why = osdfs__dirblk_hdr_check(buf, dp->ino);
 	size_t off = OSDFS__BLOCK_HDR_LEN;
 
-	if (osdfs__get_le32(buf) != OSDFS__BLOCK_MAGIC || buf[4] != 1)
-		return bad_block(fs, dp, blk, 0, "bad block magic or version");
-	if (osdfs__get_le64(buf + 8) != dp->ino)
-		return bad_block(fs, dp, blk, 8, "block belongs to another directory");
+	if (why != OSDFS__DIRBLK_OK)
+		return bad_block(fs, dp, blk, why == OSDFS__DIRBLK_OTHER_DIR ? 8 : 0, why);
 	while (off < fs->bsize) {
-		struct rec r;
+		struct osdfs__rec r;
 
-		rec_get(&r, buf + off);
-		if (r.rec_len < OSDFS__REC_HDR_LEN || r.rec_len % 8 || r.rec_len > fs->bsize - off)
-			return bad_block(fs, dp, blk, off, "bad record length");
-		if (r.ino) {
-			if (r.name_len == 0 || REC_NEED(r.name_len) > r.rec_len)
-				return bad_block(fs, dp, blk, off, "bad name length");
-			if (r.ft > OSDFS__FT_MAX || r.ino > OSDFS__MAX_INO)
-				return bad_block(fs, dp, blk, off, "bad inode number or type");
-			if (memchr(r.name, '/', r.name_len) || memchr(r.name, 0, r.name_len) ||
-			    (r.name[0] == '.' && (r.name_len == 1 ||
-						  (r.name_len == 2 && r.name[1] == '.'))))
-				return bad_block(fs, dp, blk, off, "bad name");
-		}
+		osdfs__rec_get(&r, buf + off);
+		why = osdfs__rec_check(&r, off, fs->bsize);
+		if (why != OSDFS__DIRBLK_OK)
+			return bad_block(fs, dp, blk, off, why);
 		off += r.rec_len;
 	}
 	return 0;
@@ -134,7 +163,7 @@ static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *b
 }
 
 /* Is the live record r routed to block blk by the table? */
-static int rec_owned(const osdfs *fs, const struct osdfs__inode *dp, const struct rec *r,
+static int rec_owned(const osdfs *fs, const struct osdfs__inode *dp, const struct osdfs__rec *r,
 		     uint32_t blk, uint64_t *h)
 {
 	*h = name_hash(fs, r->name, r->name_len);
@@ -155,7 +184,7 @@ static int table_load(osdfs *fs, struct osdfs__inode *dp)
 	}
 	for (uint32_t c = 0; c < nchunks && rc == 0; c++) {
 		size_t cnt = n - (size_t)c * OSDFS__DIRTAB_CHUNK;
-		struct osdfs_attr a = { OSDFS__PAGE_DIR, chunk_attr(dp->dh.depth, c), buf,
+		struct osdfs_attr a = { OSDFS__PAGE_DIR, osdfs__dirtab_attr(dp->dh.depth, c), buf,
 					OSDFS__DIRTAB_CHUNK * 4 };
 
 		if (cnt > OSDFS__DIRTAB_CHUNK)
@@ -305,7 +334,7 @@ int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp)
 	dp->d.size = fs->bsize;
 	dirhdr_attr(dp, &a[0], hbuf);
 	osdfs__inode_attr(dp, &a[1], ibuf);
-	a[2] = (struct osdfs_attr){ OSDFS__PAGE_DIR, chunk_attr(0, 0), tbuf, sizeof(tbuf) };
+	a[2] = (struct osdfs_attr){ OSDFS__PAGE_DIR, osdfs__dirtab_attr(0, 0), tbuf, sizeof(tbuf) };
 	rc = fs->ops->create(fs->impl, OSDFS__OID_BASE + dp->ino, a, 3);
 	if (rc == 0) {
 		blk_init(fs, dp, buf);
@@ -333,9 +362,9 @@ static long blk_find(const uint8_t *buf, size_t bsize, const char *name, size_t 
 	long last = -1;
 
 	while (off < bsize) {
-		struct rec r;
+		struct osdfs__rec r;
 
-		rec_get(&r, buf + off);
+		osdfs__rec_get(&r, buf + off);
 		if (r.ino && r.name_len == len && memcmp(r.name, name, len) == 0) {
 			if (prev)
 				*prev = last;
@@ -377,9 +406,9 @@ int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 		if (off < 0) {
 			rc = -ENOENT;
 		} else {
-			struct rec r;
+			struct osdfs__rec r;
 
-			rec_get(&r, buf + off);
+			osdfs__rec_get(&r, buf + off);
 			*ino = r.ino;
 			if (ft)
 				*ft = r.ft;
@@ -391,7 +420,7 @@ int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 
 /* Appends a record to a block being rebuilt; *last is the previous record. */
 static void blk_append(const osdfs *fs, uint8_t *buf, size_t *off, long *last,
-		       const struct rec *r)
+		       const struct osdfs__rec *r)
 {
 	size_t need = REC_NEED(r->name_len);
 
@@ -429,7 +458,8 @@ static int table_write(osdfs *fs, struct osdfs__inode *dp, const uint32_t *table
 				cnt = OSDFS__DIRTAB_CHUNK;
 			for (size_t i = 0; i < cnt; i++)
 				osdfs__put_le32(p + 4 * i, table[first + i]);
-			a[k] = (struct osdfs_attr){ OSDFS__PAGE_DIR, chunk_attr(dh->depth, c), p,
+			a[k] = (struct osdfs_attr){ OSDFS__PAGE_DIR,
+						    osdfs__dirtab_attr(dh->depth, c), p,
 						    (uint32_t)(cnt * 4) };
 		}
 		rc = fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, a, k);
@@ -452,7 +482,7 @@ static void table_drop(osdfs *fs, struct osdfs__inode *dp, unsigned int depth)
 				      OSDFS__DIRTAB_CHUNK);
 
 	for (uint32_t c = 0; c < nchunks; c++) {
-		struct osdfs_attr a = { OSDFS__PAGE_DIR, chunk_attr(depth, c), NULL, 0 };
+		struct osdfs_attr a = { OSDFS__PAGE_DIR, osdfs__dirtab_attr(depth, c), NULL, 0 };
 
 		fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, &a, 1);
 	}
@@ -472,10 +502,10 @@ static void split_move(const osdfs *fs, const struct osdfs__inode *dp, const uin
 	blk_init(fs, dp, nbuf);
 	blk_init(fs, dp, obuf);
 	for (off = OSDFS__BLOCK_HDR_LEN; off < fs->bsize;) {
-		struct rec r;
+		struct osdfs__rec r;
 		uint32_t to;
 
-		rec_get(&r, old + off);
+		osdfs__rec_get(&r, old + off);
 		off += r.rec_len;
 		if (!r.ino)
 			continue;
@@ -563,10 +593,10 @@ static long blk_room(osdfs *fs, const struct osdfs__inode *dp, uint8_t *buf, uin
 	size_t off = OSDFS__BLOCK_HDR_LEN;
 
 	while (off < fs->bsize) {
-		struct rec r;
+		struct osdfs__rec r;
 		uint64_t h;
 
-		rec_get(&r, buf + off);
+		osdfs__rec_get(&r, buf + off);
 		if (!r.ino || !rec_owned(fs, dp, &r, blk, &h)) {
 			if (r.rec_len >= need)
 				return (long)off;
@@ -590,10 +620,10 @@ static int free_coll(osdfs *fs, const struct osdfs__inode *dp, const uint8_t *bu
 	size_t off = OSDFS__BLOCK_HDR_LEN;
 
 	while (off < fs->bsize) {
-		struct rec r;
+		struct osdfs__rec r;
 		uint64_t rh;
 
-		rec_get(&r, buf + off);
+		osdfs__rec_get(&r, buf + off);
 		if (r.ino && rec_owned(fs, dp, &r, blk, &rh) && rh == h)
 			used[r.coll / 8] |= (uint8_t)(1u << (r.coll % 8));
 		off += r.rec_len;
@@ -728,10 +758,10 @@ int osdfs__dir_is_empty(osdfs *fs, struct osdfs__inode *dp)
 			break;
 		rc = 1;
 		for (size_t off = OSDFS__BLOCK_HDR_LEN; off < fs->bsize;) {
-			struct rec r;
+			struct osdfs__rec r;
 			uint64_t h;
 
-			rec_get(&r, buf + off);
+			osdfs__rec_get(&r, buf + off);
 			if (r.ino && rec_owned(fs, dp, &r, blk, &h)) {
 				rc = 0;
 				break;
@@ -780,10 +810,10 @@ static int readdir_run(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint64_
 	if (rc < 0)
 		return rc;
 	for (size_t off = OSDFS__BLOCK_HDR_LEN; off < fs->bsize;) {
-		struct rec r;
+		struct osdfs__rec r;
 		uint64_t h, k;
 
-		rec_get(&r, buf + off);
+		osdfs__rec_get(&r, buf + off);
 		if (r.ino && rec_owned(fs, dp, &r, blk, &h)) {
 			k = h << 8 | r.coll;
 			if (k >= key && k < end)
@@ -793,9 +823,9 @@ static int readdir_run(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint64_
 	}
 	qsort(v, n, sizeof(*v), key_cmp);
 	for (size_t i = 0; i < n; i++) {
-		struct rec r;
+		struct osdfs__rec r;
 
-		rec_get(&r, buf + v[i].off);
+		osdfs__rec_get(&r, buf + v[i].off);
 		if (emit(cb, payload, r.ino, r.name, r.name_len, osdfs__dt_of_ft(r.ft),
 			 v[i].key + 3))
 			return 1;

@@ -120,4 +120,43 @@ unsigned int osdfs__dt_of_ft(uint8_t ft);
 /* Keyed 64-bit SipHash-2-4 of a name (directory hashing). */
 uint64_t osdfs__siphash(uint64_t k0, uint64_t k1, const void *data, size_t len);
 
+/*
+ * Directory blocks (dir.c): the one parser and validator of directory
+ * records, shared by the core and fsck. A block is a header (magic,
+ * version, owning directory) and a chain of records {ino le64, rec_len
+ * le16, name_len, ft, coll, 3 zero bytes, name}; ino 0 is free space.
+ */
+struct osdfs__rec {
+	uint64_t ino;
+	uint16_t rec_len;
+	uint8_t name_len, ft, coll;
+	const char *name;   /* points into the block, not NUL-terminated */
+};
+
+/* What is wrong with a block header or a record. */
+enum osdfs__dirblk_fault {
+	OSDFS__DIRBLK_OK,
+	OSDFS__DIRBLK_BAD_HEADER,   /* magic or version */
+	OSDFS__DIRBLK_OTHER_DIR,    /* the header names another directory */
+	OSDFS__DIRBLK_BAD_REC_LEN,  /* the chain of records breaks here */
+	OSDFS__DIRBLK_BAD_NAME_LEN,
+	OSDFS__DIRBLK_BAD_INO_FT,   /* inode number or file type out of range */
+	OSDFS__DIRBLK_BAD_NAME,     /* '/' or NUL in the name */
+	OSDFS__DIRBLK_DOT_NAME,     /* "." or "..", which are never stored */
+};
+
+/* Decodes the record at @p p (OSDFS__REC_HDR_LEN bytes and the name). */
+void osdfs__rec_get(struct osdfs__rec *r, const uint8_t *p);
+/* Checks the header of a block of directory @p ino. */
+enum osdfs__dirblk_fault osdfs__dirblk_hdr_check(const uint8_t *buf, uint64_t ino);
+/* Checks record @p r found at offset @p off of a block of @p bsize bytes:
+ * its length, and for a live record its name and fields. */
+enum osdfs__dirblk_fault osdfs__rec_check(const struct osdfs__rec *r, size_t off, size_t bsize);
+/* An empty block of directory @p ino: the header and one free record. */
+void osdfs__dirblk_init(uint8_t *buf, size_t bsize, uint64_t ino);
+/* The OSDFS__HASH_BITS-bit hash of a name with the filesystem's keys. */
+uint64_t osdfs__name_hash(const struct osdfs__super *sb, const char *name, size_t len);
+/* Attribute number (page OSDFS__PAGE_DIR) of index table chunk @p chunk. */
+uint32_t osdfs__dirtab_attr(unsigned int depth, uint32_t chunk);
+
 #endif

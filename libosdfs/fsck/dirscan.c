@@ -1,13 +1,13 @@
 /*
- * fsck: reading one directory (format in docs/osdfs-format.md, code in
- * core/dir.c). The core's block walker is private to dir.c and stops at the
- * first bad record; fsck needs to salvage what is valid around a bad one,
- * so it parses the records itself with the same layout and rules:
- * an index header, a table of block numbers (one attribute chunk per 1024
- * slots), and blocks of records {ino le64, rec_len le16, name_len, ft,
- * coll, 3 zero bytes, name}. With a sound index a record counts only if the
- * table routes its name's hash to its block (others are stale leftovers of
- * an interrupted split); with a corrupt index every valid record counts.
+ * fsck: reading one directory (format in docs/osdfs-format.md). The core's
+ * block walker stops at the first bad record; fsck needs to salvage what is
+ * valid around a bad one, so it walks the records itself, decoding and
+ * validating each with the core's parser (osdfs__rec_get/osdfs__rec_check
+ * in core/dir.c): an index header, a table of block numbers (one attribute
+ * chunk per 1024 slots), and blocks of records. With a sound index a record
+ * counts only if the table routes its name's hash to its block (others are
+ * stale leftovers of an interrupted split); with a corrupt index every
+ * valid record counts.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,11 +41,6 @@ static void corrupt(struct dscan *s, const char *fmt, const char *detail, uint64
 	s->dp->dir_bad = 1;
 }
 
-static uint32_t chunk_attr(unsigned int depth, uint32_t chunk)
-{
-	return OSDFS__ATTR_DIRTAB0 + (depth << 12) + chunk;
-}
-
 /* Loads header and table; on any inconsistency s->table stays NULL. */
 static int load_index(struct dscan *s)
 {
@@ -73,7 +68,7 @@ static int load_index(struct dscan *s)
 
 		if (cnt > OSDFS__DIRTAB_CHUNK)
 			cnt = OSDFS__DIRTAB_CHUNK;
-		a = (struct osdfs_attr){ OSDFS__PAGE_DIR, chunk_attr(s->dh.depth, c), buf,
+		a = (struct osdfs_attr){ OSDFS__PAGE_DIR, osdfs__dirtab_attr(s->dh.depth, c), buf,
 					 OSDFS__DIRTAB_CHUNK * 4 };
 		rc = s->f->ops->get_attrs(s->f->impl, oid, &a, 1);
 		if (rc < 0)
@@ -105,18 +100,19 @@ bad:
 	return 0;
 }
 
-static int add_entry(struct dscan *s, const uint8_t *rec, uint8_t nl)
+static int add_entry(struct dscan *s, const struct osdfs__rec *r)
 {
 	struct fsck_inode *dp = s->dp;
 	struct fsck_entry *e;
 
 	/* with a sound index a name can only repeat inside its one block */
 	for (size_t i = s->table ? s->block_first : 0; i < dp->nents; i++) {
-		if (dp->ents[i].namelen == nl && memcmp(dp->ents[i].name, rec + 16, nl) == 0) {
+		if (dp->ents[i].namelen == r->name_len &&
+		    memcmp(dp->ents[i].name, r->name, r->name_len) == 0) {
 			fsck__finding(s->f, OSDFS_FSCK_DUPLICATE_ENTRY,
 				      "directory %s (inode %llu): name '%.*s' stored twice",
-				      s->path, (unsigned long long)dp->ino, (int)nl,
-				      (const char *)rec + 16);
+				      s->path, (unsigned long long)dp->ino, (int)r->name_len,
+				      r->name);
 			dp->dir_rebuild = 1;
 			return 0;
 		}
@@ -131,59 +127,53 @@ static int add_entry(struct dscan *s, const uint8_t *rec, uint8_t nl)
 	}
 	e = &dp->ents[dp->nents++];
 	memset(e, 0, sizeof(*e));
-	e->ino = osdfs__get_le64(rec);
-	e->ft = rec[11];
-	e->namelen = nl;
-	memcpy(e->name, rec + 16, nl);
-	e->name[nl] = '\0';
+	e->ino = r->ino;
+	e->ft = r->ft;
+	e->namelen = r->name_len;
+	memcpy(e->name, r->name, r->name_len);
+	e->name[r->name_len] = '\0';
 	return 0;
 }
 
-/* Is the record's name one the core accepts? Reports "." and "..". */
-static int rec_valid(struct dscan *s, const uint8_t *r, uint16_t rl, uint32_t blk, size_t off)
+/* Reports what the core's validator found wrong with a live record. */
+static void rec_fault(struct dscan *s, const struct osdfs__rec *r, enum osdfs__dirblk_fault why,
+		      uint32_t blk, size_t off)
 {
-	uint8_t nl = r[10];
-	const char *name = (const char *)r + 16;
-
-	if (nl == 0 || ((16u + nl + 7u) & ~7u) > rl || r[11] > OSDFS__FT_MAX ||
-	    osdfs__get_le64(r) > OSDFS__MAX_INO) {
-		corrupt(s, "%s %llu", "bad record in block", blk);
-		return 0;
-	}
-	if (name[0] == '.' && (nl == 1 || (nl == 2 && name[1] == '.'))) {
+	if (why == OSDFS__DIRBLK_DOT_NAME) {
 		fsck__finding(s->f, OSDFS_FSCK_DUPLICATE_ENTRY,
 			      "directory %s (inode %llu): stored '%.*s' record in block %u offset %zu",
-			      s->path, (unsigned long long)s->dp->ino, (int)nl, name, blk, off);
+			      s->path, (unsigned long long)s->dp->ino, (int)r->name_len, r->name,
+			      blk, off);
 		s->dp->dir_bad = 1;
-		return 0;
-	}
-	if (memchr(name, '/', nl) || memchr(name, 0, nl)) {
+	} else if (why == OSDFS__DIRBLK_BAD_NAME) {
 		corrupt(s, "%s %llu", "name with '/' or NUL in block", blk);
-		return 0;
+	} else {
+		corrupt(s, "%s %llu", "bad record in block", blk);
 	}
-	return 1;
 }
 
 /*
  * After a bad record length the chain is broken: look for the next record
- * at an 8-byte boundary that is plausible in every field and names an
- * existing inode of the type it records, so the entries behind the damage
- * keep their names.
+ * at an 8-byte boundary that the validator accepts (a "." or ".." too: it is
+ * reported when scanned), whose padding is zero, and that names an existing
+ * inode of the type it records, so the entries behind the damage keep their
+ * names.
  */
 static size_t resync(struct dscan *s, const uint8_t *buf, size_t off)
 {
 	for (off += 8; off + OSDFS__REC_HDR_LEN <= s->bsize; off += 8) {
-		const uint8_t *r = buf + off;
-		uint16_t rl = osdfs__get_le16(r + 8);
-		uint8_t nl = r[10];
+		const uint8_t *p = buf + off;
 		const struct fsck_inode *t;
+		enum osdfs__dirblk_fault why;
+		struct osdfs__rec r;
 
-		if (rl < OSDFS__REC_HDR_LEN || rl % 8 || rl > s->bsize - off || nl == 0 ||
-		    ((16u + nl + 7u) & ~7u) > rl || r[13] || r[14] || r[15] ||
-		    memchr(r + 16, '/', nl) || memchr(r + 16, 0, nl))
+		osdfs__rec_get(&r, p);
+		why = osdfs__rec_check(&r, off, s->bsize);
+		if (!r.ino || (why != OSDFS__DIRBLK_OK && why != OSDFS__DIRBLK_DOT_NAME) ||
+		    p[13] || p[14] || p[15])
 			continue;
-		t = fsck__find(s->f, osdfs__get_le64(r));
-		if (t && !t->bad && osdfs__ft_of_mode(t->d.mode) == r[11])
+		t = fsck__find(s->f, r.ino);
+		if (t && !t->bad && osdfs__ft_of_mode(t->d.mode) == r.ft)
 			return off;
 	}
 	return s->bsize;
@@ -194,32 +184,36 @@ static int scan_block(struct dscan *s, uint32_t blk, const uint8_t *buf)
 	size_t off = OSDFS__BLOCK_HDR_LEN;
 
 	s->block_first = s->dp->nents;
-	if (osdfs__get_le32(buf) != OSDFS__BLOCK_MAGIC || buf[4] != 1 ||
-	    osdfs__get_le64(buf + 8) != s->dp->ino) {
+	if (osdfs__dirblk_hdr_check(buf, s->dp->ino) != OSDFS__DIRBLK_OK) {
 		corrupt(s, "%s %llu", "bad header in block", blk);
 		return 0;
 	}
 	while (off < s->bsize) {
-		const uint8_t *r = buf + off;
-		uint16_t rl = osdfs__get_le16(r + 8);
+		enum osdfs__dirblk_fault why;
+		struct osdfs__rec r;
 		int rc;
 
-		if (rl < OSDFS__REC_HDR_LEN || rl % 8 || rl > s->bsize - off) {
+		osdfs__rec_get(&r, buf + off);
+		why = osdfs__rec_check(&r, off, s->bsize);
+		if (why == OSDFS__DIRBLK_BAD_REC_LEN) {
 			corrupt(s, "%s %llu", "bad record length in block", blk);
 			off = resync(s, buf, off);
 			continue;
 		}
-		off += rl;
-		if (osdfs__get_le64(r) == 0 || !rec_valid(s, r, rl, blk, off - rl))
+		off += r.rec_len;
+		if (!r.ino)
 			continue;
+		if (why != OSDFS__DIRBLK_OK) {
+			rec_fault(s, &r, why, blk, off - r.rec_len);
+			continue;
+		}
 		if (s->table) {
-			uint64_t h = osdfs__siphash(s->f->sb.hash_k0, s->f->sb.hash_k1, r + 16,
-						    r[10]) >> (64 - HBITS);
+			uint64_t h = osdfs__name_hash(&s->f->sb, r.name, r.name_len);
 
 			if (s->table[h >> (HBITS - s->dh.depth)] != blk)
 				continue; /* stale copy left by a split */
 		}
-		rc = add_entry(s, r, r[10]);
+		rc = add_entry(s, &r);
 		if (rc < 0)
 			return rc;
 	}

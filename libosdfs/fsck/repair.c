@@ -7,7 +7,7 @@
  *
  * The core has no "reset a directory to empty" entry point (osdfs__dir_create
  * creates the object), so dir_reset() below writes an empty directory over an
- * existing object with the layout of core/dir.c.
+ * existing object, its block made by the core's osdfs__dirblk_init().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 
 #include "core/fs.h"
-#include "core/lebytes.h"
 #include "fsck/fsck_state.h"
 
 static int raw_fixes(struct fsck *f)
@@ -90,8 +89,8 @@ static int drop_tables(osdfs *fs, uint64_t oid)
 					      OSDFS__DIRTAB_CHUNK);
 
 		for (uint32_t c = 0; c < nchunks && rc == 0; c++) {
-			a[k++] = (struct osdfs_attr){ OSDFS__PAGE_DIR,
-						      OSDFS__ATTR_DIRTAB0 + (d << 12) + c, NULL, 0 };
+			a[k++] = (struct osdfs_attr){ OSDFS__PAGE_DIR, osdfs__dirtab_attr(d, c),
+						      NULL, 0 };
 			if (k == 64) {
 				rc = fs->ops->set_attrs(fs->impl, oid, a, k);
 				k = 0;
@@ -120,21 +119,18 @@ static int dir_reset(osdfs *fs, struct osdfs__inode *dp)
 		rc = fs->ops->truncate(fs->impl, oid, 0);
 	if (rc < 0)
 		return rc;
-	blk = calloc(1, fs->bsize);
+	blk = malloc(fs->bsize);
 	dp->table = calloc(1, sizeof(uint32_t));
 	if (!blk || !dp->table) {
 		free(blk);
 		return -ENOMEM;
 	}
-	osdfs__put_le32(blk, OSDFS__BLOCK_MAGIC);
-	blk[4] = 1;
-	osdfs__put_le64(blk + 8, dp->ino);
-	osdfs__put_le16(blk + OSDFS__BLOCK_HDR_LEN + 8, (uint16_t)(fs->bsize - OSDFS__BLOCK_HDR_LEN));
+	osdfs__dirblk_init(blk, fs->bsize, dp->ino);
 	dp->dh = (struct osdfs__dirhdr){ 0, 1, 0 };
 	dp->d.size = fs->bsize;
 	osdfs__dirhdr_encode(hbuf, &dp->dh);
 	a[0] = (struct osdfs_attr){ OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, hbuf, sizeof(hbuf) };
-	a[1] = (struct osdfs_attr){ OSDFS__PAGE_DIR, OSDFS__ATTR_DIRTAB0, tbuf, sizeof(tbuf) };
+	a[1] = (struct osdfs_attr){ OSDFS__PAGE_DIR, osdfs__dirtab_attr(0, 0), tbuf, sizeof(tbuf) };
 	osdfs__inode_attr(dp, &a[2], ibuf);
 	iov = (struct iovec){ blk, fs->bsize };
 	n = fs->ops->write(fs->impl, oid, 0, &iov, 1, a, 3);

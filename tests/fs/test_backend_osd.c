@@ -18,6 +18,7 @@
 #define APP_PAGE (OSD_APAGE_USER_BASE + OSD_APAGE_APP_FIRST)
 #define PART_QUOTAS (OSD_APAGE_PARTITION_BASE + OSD_APAGE_QUOTAS)
 #define PART_INFO (OSD_APAGE_PARTITION_BASE + OSD_APAGE_INFORMATION)
+#define PART_POLICY (OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY)
 
 static char base_dir[4096];
 static struct be_instance inst;
@@ -88,9 +89,16 @@ START_TEST(test_new_arguments)
 }
 END_TEST
 
+static int count_id(uint64_t id, void *payload)
+{
+	(void)id;
+	(*(uint64_t *)payload)++;
+	return 0;
+}
+
 START_TEST(test_format_sets_quota_and_replaces)
 {
-	struct osd_obj_id part = obj(0), o = obj(OID(5));
+	struct osd_obj_id part = obj(0), o = obj(OID(5)), c = obj(OID(6));
 	uint64_t v;
 	osd_req *req;
 
@@ -102,9 +110,27 @@ START_TEST(test_format_sets_quota_and_replaces)
 	ck_assert_int_eq(osd_req_create(&req, dev, &o, 1), 0);
 	ck_assert_int_eq(osd_req_execute(req), 0);
 	osd_req_free(req);
+	if (_i) {
+		/* ... and so does a collection (OSD-2). */
+		ck_assert_int_eq(osd_req_create_collection(&req, dev, &c), 0);
+		ck_assert_int_eq(osd_req_execute(req), 0);
+		osd_req_free(req);
+	}
+	/* The partition is emptied in place, keeping its attributes. */
+	ck_assert_int_eq(osd_set_attr(dev, &part, PART_POLICY, OSD_ATTR_PS_NONCE_LIST_DEPTH,
+				      "\0\x09", 2), 0);
 	ck_assert_int_eq(ops->format(impl, 0), 0);
 	ck_assert_int_eq(osd_get_attr_u64(dev, &o, OSD_APAGE_INFORMATION,
 					  OSD_ATTR_UI_LOGICAL_LENGTH, &v), -ENOENT);
+	ck_assert_int_eq(osd_get_attr_u64(dev, &part, PART_INFO, OSD_ATTR_PI_NUM_OBJECTS, &v), 0);
+	ck_assert_uint_eq(v, 0);
+	if (_i) {
+		v = 0;
+		ck_assert_int_eq(osd_list_foreach(dev, OSD_ACT_LIST_COLLECTION, &part, count_id, &v), 0);
+		ck_assert_uint_eq(v, 0);
+	}
+	ck_assert_int_eq(osd_get_attr_u64(dev, &part, PART_POLICY, OSD_ATTR_PS_NONCE_LIST_DEPTH, &v), 0);
+	ck_assert_uint_eq(v, 9);
 	ck_assert_int_eq(osd_get_attr_u64(dev, &part, PART_QUOTAS, OSD_ATTR_Q_PARTITION_CAPACITY, &v), 0);
 	ck_assert_uint_eq(v, 0);
 	close_version(_i);
@@ -310,6 +336,11 @@ START_TEST(test_security_methods)
 		ck_assert_int_eq(o->poll(im), 0);
 	ck_assert_int_eq(op.result, 6);
 	ck_assert_mem_eq(buf, "\0\0gned", 6);
+	/* format keeps the partition's keys: the filesystem goes, access stays. */
+	ck_assert_int_eq(o->format(im, 0), 0);
+	ck_assert_int_eq(o->list(im, 0, ids, 4, &n, &next), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(o->create(im, OID(1), &a, 1), 0);
 	/* A credential signed with the wrong working key is refused. */
 	ck_assert_int_eq(osd_cred_issuer_set_working_key(e.iss, BE_OSD_PARTITION, 0, root_key), 0);
 	osd_dev_forget_credentials(e.dev, NULL);

@@ -228,6 +228,33 @@ START_TEST(usage_errors)
 }
 END_TEST
 
+/* create-partition under CAPKEY also sets the partition's default security
+ * method, so a NOSEC run is refused (and a stronger method is not). */
+START_TEST(nosec_refused_on_capkey_partition)
+{
+	char keyfile[300];
+
+	snprintf(keyfile, sizeof(keyfile), "%s/root.key", dir);
+	write_file(keyfile, "00112233445566778899aabbccddeeff00112233\n", 41);
+#define K "--target", store, "--key-file", keyfile
+	CTL_OK(NULL, K, "--security", "capkey", "format", NULL);
+	CTL_OK(NULL, K, "--security", "capkey", "create-partition", "0x10000", NULL);
+	CTL_OK(NULL, K, "--security", "capkey", "getattr", "0x10000", "0", "0x30000005", "1", NULL);
+	ck_assert_str_eq(out, "1\n");
+	CTL_OK(NULL, K, "--security", "capkey", "create", "0x10000", "0x10000", NULL);
+	ck_assert_int_eq(ctl(NULL, "--target", store, "list", "0x10000", NULL), 1);
+	ck_assert_ptr_nonnull(strstr(err, "osdctl: list: Permission denied: the target refused "
+				       "the credential (the partition needs a stronger --security "
+				       "method than nosec"));
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(ctl(NULL, "--target", store, "read", "0x10000", "0x10000", NULL), 1);
+	ck_assert_int_eq(ctl(NULL, "--target", store, "remove", "0x10000", "0x10000", NULL), 1);
+	CTL_OK(NULL, K, "--security", "alldata", "list", "0x10000", NULL);
+	ck_assert_str_eq(out, "0x10000\n");
+#undef K
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("osdctl");
@@ -240,6 +267,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, end_to_end_capkey);
 	tcase_add_test(tc, end_to_end_alldata_v1);
 	tcase_add_test(tc, usage_errors);
+	tcase_add_test(tc, nosec_refused_on_capkey_partition);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -107,7 +107,9 @@ check_usage -o format=10G
 check_usage -o no_such_option
 check_usage -o max_threads=0
 check_usage -o mkfs,ro
-check_usage -o mkfs,security=capkey,keyfile=/nonexistent
+"$MOUNT_BIN" -f -o mkfs,security=capkey,keyfile=/nonexistent "$TGT" "$MNT" 2>"$WORK/usage.err"
+expect "mkfs with a missing key file: exit status" 1 "$?"
+grep -q /nonexistent "$WORK/usage.err" || fail "missing key file: no message naming it"
 "$MOUNT_BIN" -o mkfs "iscsi://host/iqn" "$MNT" 2>"$WORK/usage.err"
 expect "iscsi URL exit status" 2 "$?"
 grep -q "not supported yet" "$WORK/usage.err" || fail "no clear message for an iSCSI URL"
@@ -361,6 +363,35 @@ if [ -n "$CLI" ]; then
 	expect "read back by the CLI" capkey \
 		"$("$CLI" --target "$TGT" --security capkey --key-file "$WORK/key" cat /sec)"
 	echo "ok: mount with security=capkey,keyfile=,osd_version=2; data readable by the CLI"
+	"$MOUNT_BIN" -f "$TGT" "$MNT" 2>"$WORK/nosec.err"
+	expect "nosec mount of a capkey filesystem (made by the CLI): exit status" 1 "$?"
+	grep -q "refused the credential" "$WORK/nosec.err" ||
+		fail "nosec mount of a capkey filesystem: no clear message"
+	echo "ok: a nosec mount of the CLI's capkey filesystem is refused"
 fi
+
+# ---- -o mkfs under a security method ----
+TGT=$WORK/secure-mkfs
+[ -s "$WORK/key" ] || head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$WORK/key"
+start_mount mkfs,security=cmdrsp,keyfile="$WORK/key"
+printf 'cmdrsp\n' > "$MNT/sec" || fail "write under cmdrsp"
+stop_mount fusermount
+"$MOUNT_BIN" -f "$TGT" "$MNT" 2>"$WORK/nosec.err"
+expect "nosec mount of a cmdrsp filesystem: exit status" 1 "$?"
+grep -q "Permission denied: the target refused the credential" "$WORK/nosec.err" ||
+	fail "nosec mount of a cmdrsp filesystem: no clear message"
+"$MOUNT_BIN" -f -o mkfs "$TGT" "$MNT" 2>"$WORK/nosec.err"
+expect "nosec mkfs over a cmdrsp filesystem: exit status" 1 "$?"
+grep -q "refused the credential" "$WORK/nosec.err" || fail "nosec mkfs: no clear message"
+start_mount security=alldata,keyfile="$WORK/key",ro
+expect "read back under alldata" cmdrsp "$(cat "$MNT/sec")"
+stop_mount fusermount
+if [ -n "$CLI" ]; then
+	expect "read back by the CLI" cmdrsp \
+		"$("$CLI" --target "$TGT" --security cmdrsp --key-file "$WORK/key" cat /sec)"
+	"$CLI" --target "$TGT" cat /sec >/dev/null 2>&1
+	expect "nosec CLI on the mount's cmdrsp filesystem: exit status" 1 "$?"
+fi
+echo "ok: -o mkfs,security=cmdrsp keys the partition; nosec mounts and mkfs are refused"
 
 echo "PASS: $CHECKS checks"

@@ -166,8 +166,11 @@ START_TEST(device_options)
 	ck_assert_int_eq(PARSE("-o", "osd_version=3", "t", "m"), -TC_EXIT_USAGE);
 	ck_assert_int_eq(PARSE("-o", "security=none", "t", "m"), -TC_EXIT_USAGE);
 	ck_assert_int_eq(PARSE("-o", "keyfile=", "t", "m"), -TC_EXIT_USAGE);
+	/* mkfs keys the partition itself (examples/common/security.c) */
 	ck_assert_int_eq(PARSE("-o", "mkfs,security=cmdrsp,keyfile=/k", "t", "m"),
-			 -TC_EXIT_USAGE);
+			 MNT_PARSE_RUN);
+	ck_assert_int_eq(o.mkfs, 1);
+	ck_assert_int_eq(o.dev.security, OSD_SEC_CMDRSP);
 }
 END_TEST
 

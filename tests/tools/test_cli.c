@@ -402,6 +402,19 @@ START_TEST(security_methods)
 		RUN(r, 0, "--security", m, "--key-file", key, "fsck");
 		run_free(&r);
 	}
+	/* mkfs set the partition's default security method: NOSEC is refused,
+	 * for reading and for making a filesystem over it alike. */
+	RUN(r, 1, "cat", "/x");
+	ck_assert_ptr_nonnull(strstr(r.err, "Permission denied: the target refused the credential"
+				     " (the partition needs a stronger --security method than nosec"));
+	ck_assert_str_eq(r.out, "");
+	run_free(&r);
+	RUN(r, 1, "mkfs");
+	ck_assert_ptr_nonnull(strstr(r.err, "the target refused the credential"));
+	run_free(&r);
+	RUN(r, 0, "--security", "alldata", "--key-file", key, "cat", "/x");
+	ck_assert_str_eq(r.out, "secret data\n");
+	run_free(&r);
 	write_file(wrong, "short");
 	RUN(r, 1, "--security", "capkey", "--key-file", wrong, "ls");
 	ck_assert_ptr_nonnull(strstr(r.err, "a key file holds 20 bytes or 40 hex digits"));
