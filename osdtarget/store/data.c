@@ -309,6 +309,37 @@ int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 	return r;
 }
 
+/* From this many dirty objects on, one syncfs() of the data filesystem costs
+ * less than an fdatasync and a directory fsync per object, and covers both. */
+#define SYNCFS_MIN_OBJECTS 16
+
+/* Flush @p objs with one syncfs(), which also makes every new fan-out
+ * directory durable. Dirty flags are cleared first, so a write racing with the
+ * flush marks its object dirty again; on failure they are restored for a retry. */
+static int flush_by_syncfs(struct osd_store *st, struct osd__obj **objs, size_t n)
+{
+	unsigned char *was = malloc(n);
+	if (!was)
+		return -ENOMEM;
+	uint64_t dirs[OSD__FANOUT / 64];
+	for (size_t i = 0; i < n; i++)
+		was[i] = (unsigned char)(atomic_exchange(&objs[i]->dirty, 0) |
+					 atomic_exchange(&objs[i]->dir_dirty, 0) << 1);
+	for (size_t d = 0; d < OSD__FANOUT / 64; d++)
+		dirs[d] = atomic_exchange(&st->dirs_dirty[d], 0);
+	int r = syncfs(st->datafd) == 0 ? 0 : -errno;
+	for (size_t d = 0; r && d < OSD__FANOUT / 64; d++)
+		atomic_fetch_or(&st->dirs_dirty[d], dirs[d]);
+	for (size_t i = 0; r && i < n; i++) {
+		if (was[i] & 2)
+			atomic_store(&objs[i]->dir_dirty, 1);
+		if (was[i] & 1)
+			mark_dirty(st, objs[i]);
+	}
+	free(was);
+	return r;
+}
+
 /* Flush dirty objects of partition @p pid (or all of them). */
 int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all)
 {
@@ -337,12 +368,17 @@ int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all)
 	}
 	pthread_mutex_unlock(&st->dirty_mu);
 	int r = 0;
-	for (size_t i = 0; i < n; i++) {
-		int e = osd__data_flush_obj(st, mine[i]);
-		if (e && !r)
-			r = e;
-		osd__obj_put(st, mine[i]);
+	if (n >= SYNCFS_MIN_OBJECTS) {
+		r = flush_by_syncfs(st, mine, n);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			int e = osd__data_flush_obj(st, mine[i]);
+			if (e && !r)
+				r = e;
+		}
 	}
+	for (size_t i = 0; i < n; i++)
+		osd__obj_put(st, mine[i]);
 	free(mine);
 	return r;
 }
