@@ -2,6 +2,7 @@
  * Device options and opening. "--target DIR" runs the software OSD target
  * in-process on the store in DIR and talks to it through its loopback
  * transport, so every tool works without a network or a kernel initiator.
+ * "--target iscsi://..." reaches a target over iSCSI instead (remote.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,7 +11,8 @@
 
 const char tc_device_help[] =
 	"Device options:\n"
-	"  -t, --target DIR       use the embedded software OSD target stored in DIR\n"
+	"  -t, --target DIR|URL   use the embedded software OSD target stored in DIR,\n"
+	"                         or the iSCSI target iscsi://host[:port]/iqn/lun\n"
 	"      --osd-version V    OSD version to speak: 1, 2 or auto (default auto)\n"
 	"      --security M       nosec, capkey, cmdrsp or alldata (default nosec)\n"
 	"      --key-file FILE    root key file (20 bytes or 40 hex digits)\n";
@@ -55,10 +57,19 @@ const char *tc_security_name(enum osd_sec_method m)
 int tc_device_option(struct tc_device_opts *o, const char *name, const char *value)
 {
 	if (strcmp(name, "target") == 0) {
+		struct osd_iscsi_url url;
+		char err[256] = "";
+
 		if (!*value) {
 			tc_err("--target: empty directory name");
 			return -EINVAL;
 		}
+		if (tc_target_is_url(value) &&
+		    osd_iscsi_url_parse(&url, value, err, sizeof(err)) < 0) {
+			tc_err("%s: %s", value, *err ? err : "not an iSCSI URL");
+			return -EINVAL;
+		}
+		o->remote = tc_target_is_url(value);
 		o->target_dir = value;
 	} else if (strcmp(name, "osd-version") == 0) {
 		if (parse_version(value, &o->osd_version) < 0) {
@@ -73,15 +84,28 @@ int tc_device_option(struct tc_device_opts *o, const char *name, const char *val
 	} else if (strcmp(name, "key-file") == 0) {
 		o->key_file = value;
 	} else {
-		return 0;
+		return tc__iscsi_option(o, name, value);
 	}
 	return 1;
+}
+
+int tc_target_is_url(const char *target)
+{
+	return strstr(target, "://") != NULL;
 }
 
 int tc_device_check(const struct tc_device_opts *o)
 {
 	if (!o->target_dir) {
-		tc_err("no device given (use --target DIR)");
+		tc_err("no device given (use --target DIR or --target iscsi://host/iqn/lun)");
+		return -EINVAL;
+	}
+	if (o->iscsi_opts && !o->remote) {
+		tc_err("%s: the iSCSI options need an iscsi:// --target", o->target_dir);
+		return -EINVAL;
+	}
+	if ((o->chap_user != NULL) != (o->chap_secret_file != NULL)) {
+		tc_err("--chap-user and --chap-secret-file go together");
 		return -EINVAL;
 	}
 	if (o->security != OSD_SEC_NOSEC && !o->key_file) {
@@ -109,24 +133,14 @@ static int security_setup(struct tc_device *d, int create)
 	return rc;
 }
 
-int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int create)
+/* The embedded target in o->target_dir, through its loopback transport. */
+static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, int create,
+			 const struct osd_dev_options *dopt)
 {
 	struct osd_target_options to = OSD_TARGET_OPTIONS_INIT;
-	struct osd_dev_options dopt = OSD_DEV_OPTIONS_INIT;
 	struct osd_transport tp;
 	int rc;
 
-	memset(d, 0, sizeof(*d));
-	d->method = o->security;
-	if (o->key_file) {
-		rc = tc_read_key_file(o->key_file, d->root_key);
-		if (rc == -EINVAL)
-			return tc_err("%s: a key file holds 20 bytes or 40 hex digits",
-				      o->key_file), rc;
-		if (rc < 0)
-			return tc_err_rc(rc, "%s", o->key_file), rc;
-		d->have_key = 1;
-	}
 	to.create = create;
 	rc = osd_target_open(&d->tgt, o->target_dir, &to);
 	if (rc == -ENOENT && !create)
@@ -141,27 +155,45 @@ int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int crea
 	rc = security_setup(d, create);
 	if (rc < 0) {
 		tc_err_rc(rc, "%s: cannot set up the security manager", o->target_dir);
-		tc_device_close(d);
 		return rc;
 	}
 	rc = osd_target_loopback(d->tgt, &tp);
 	if (rc < 0) {
 		tc_err_rc(rc, "%s: cannot connect to the target", o->target_dir);
-		tc_device_close(d);
 		return rc;
+	}
+	rc = osd_dev_open(&d->dev, &tp, dopt);
+	if (rc < 0) {
+		tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
+		tp.ops->destroy(tp.impl);
+	}
+	return rc;
+}
+
+int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int create)
+{
+	struct osd_dev_options dopt = OSD_DEV_OPTIONS_INIT;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->method = o->security;
+	if (o->key_file) {
+		rc = tc_read_key_file(o->key_file, d->root_key);
+		if (rc == -EINVAL)
+			return tc_err("%s: a key file holds 20 bytes or 40 hex digits",
+				      o->key_file), rc;
+		if (rc < 0)
+			return tc_err_rc(rc, "%s", o->key_file), rc;
+		d->have_key = 1;
 	}
 	dopt.osd_version = o->osd_version;
 	dopt.security = o->security;
 	dopt.cred_source = tc_issue_credential;
 	dopt.cred_payload = d;
-	rc = osd_dev_open(&d->dev, &tp, &dopt);
-	if (rc < 0) {
-		tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
-		tp.ops->destroy(tp.impl);
+	rc = o->remote ? tc__device_open_remote(d, o, &dopt) : open_embedded(d, o, create, &dopt);
+	if (rc < 0)
 		tc_device_close(d);
-		return rc;
-	}
-	return 0;
+	return rc;
 }
 
 void tc_device_close(struct tc_device *d)

@@ -218,7 +218,7 @@ int tc_device_setup_partition(struct tc_device *d, uint64_t partition)
 
 int tc_device_install_root_key(struct tc_device *d)
 {
-	return d->have_key ? osd_target_set_root_key(d->tgt, d->root_key) : 0;
+	return d->have_key && d->tgt ? osd_target_set_root_key(d->tgt, d->root_key) : 0;
 }
 
 int tc_device_fail(const struct tc_device *d, int rc, const char *what)

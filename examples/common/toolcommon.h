@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <osd/osd.h>
+#include <osd/iscsi.h>
 #include <osdtarget/target.h>
 
 /* Exit codes shared by the tools. */
@@ -30,25 +31,57 @@ int tc_usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Writes s as a JSON string literal (with quotes). */
 void tc_json_string(FILE *f, const char *s);
 
-/* ---- device selection and opening (device.c) ---- */
+/* ---- device selection and opening (device.c, remote.c) ---- */
+/*
+ * --target is either the directory of an embedded software target or an
+ * iSCSI URL (iscsi://host[:port]/iqn/lun, anything with "://" is taken for a
+ * URL); the iSCSI options only apply to a URL.
+ */
 struct tc_device_opts {
-	const char *target_dir;               /* --target DIR */
+	const char *target_dir;               /* --target DIR or URL */
 	enum osd_version_select osd_version;  /* --osd-version */
 	enum osd_sec_method security;         /* --security */
 	const char *key_file;                 /* --key-file */
 	const char *create_cmd;               /* what makes a store, for messages (NULL: mkfs) */
+	int remote;                           /* target_dir is an iSCSI URL (checked) */
+	const char *initiator_name;           /* --initiator-name (NULL: libosd's) */
+	enum osd_iscsi_digest header_digest;  /* --header-digest */
+	enum osd_iscsi_digest data_digest;    /* --data-digest */
+	const char *chap_user;                /* --chap-user */
+	const char *chap_secret_file;         /* --chap-secret-file */
+	int iscsi_opts;                       /* some iSCSI option was given */
 };
-#define TC_DEVICE_OPTS_INIT { NULL, OSD_VERSION_AUTO, OSD_SEC_NOSEC, NULL, NULL }
+#define TC_DEVICE_OPTS_INIT { NULL, OSD_VERSION_AUTO, OSD_SEC_NOSEC, NULL, NULL, 0, NULL, \
+			      OSD_ISCSI_DIGEST_PREFER_NONE, OSD_ISCSI_DIGEST_PREFER_NONE, \
+			      NULL, NULL, 0 }
 
 /* Help text of the device options, for a tool's --help. */
 extern const char tc_device_help[];
 
 /*
+ * The iSCSI device options by name, NULL-terminated: "initiator-name",
+ * "header-digest", "data-digest", "chap-user", "chap-secret-file". Each
+ * takes a value; tools offer them as --NAME (osdfs-mount as -o NAME=).
+ */
+extern const char *const tc_device_iscsi_options[];
+
+/* Help text of the iSCSI options, for a tool's --help. */
+extern const char tc_device_iscsi_help[];
+
+/*
  * Applies device option @p name ("target", "osd-version", "security",
- * "key-file") with @p value. Returns 1 if used, 0 if @p name is not a device
- * option, -EINVAL (message printed) for a bad value.
+ * "key-file" or one of tc_device_iscsi_options) with @p value. A --target
+ * URL is parsed here (osd_iscsi_url_parse()'s message on error). Returns 1
+ * if used, 0 if @p name is not a device option, -EINVAL (message printed)
+ * for a bad value.
  */
 int tc_device_option(struct tc_device_opts *o, const char *name, const char *value);
+
+/* Whether @p target names an iSCSI URL rather than a directory. */
+int tc_target_is_url(const char *target);
+
+/* Applies an iSCSI option (remote.c); same contract as tc_device_option(). */
+int tc__iscsi_option(struct tc_device_opts *o, const char *name, const char *value);
 
 /* "nosec", "capkey", "cmdrsp" or "alldata". */
 const char *tc_security_name(enum osd_sec_method m);
@@ -57,7 +90,7 @@ const char *tc_security_name(enum osd_sec_method m);
 int tc_device_check(const struct tc_device_opts *o);
 
 /*
- * An open device: the embedded target (if any), the libosd device and, with
+ * An open device: the embedded target (NULL for an iSCSI one), the libosd device and, with
  * a root key, the credential issuer acting as security manager
  * (security.c). The device's credential source points at this structure:
  * it must stay where it is while the device is open.
@@ -75,10 +108,18 @@ struct tc_device {
 
 /*
  * Opens the device the options name. @p create: create the target store if
- * the directory is missing or empty (mkfs/format). Prints a message on failure.
+ * the directory is missing or empty (mkfs/format); a remote target's store
+ * exists already (its daemon serves it), so @p create does not apply there.
+ * Prints a message on failure.
  */
 int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int create);
 void tc_device_close(struct tc_device *d);
+/*
+ * Connects to the URL in @p o and opens d->dev on it, with the issuer set
+ * up for the target's system id (remote.c). Prints a message on failure.
+ */
+int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
+			   const struct osd_dev_options *dopt);
 
 /* ---- security manager (security.c) ---- */
 /* Reads a root key file: 20 raw bytes or 40 hex digits (trailing newline ok). */
@@ -106,7 +147,11 @@ int tc_device_secure_partition(struct tc_device *d, uint64_t partition);
  * what mkfs does before the filesystem's format (which keeps the keys).
  */
 int tc_device_setup_partition(struct tc_device *d, uint64_t partition);
-/* Installs the root key in the embedded target (a new or formatted store). */
+/*
+ * Installs the root key in the embedded target (a new or formatted store).
+ * A remote target must know the root key already (it is set out of band on
+ * its store): nothing to do there.
+ */
 int tc_device_install_root_key(struct tc_device *d);
 /*
  * Prints why a command failed; names the remedy when the target refused the

@@ -14,7 +14,8 @@
 
 enum {
 	OPT_TARGET = 't', OPT_HELP = 'h', OPT_VERSION = 'V', OPT_JSON = 'j',
-	OPT_OSD_VERSION = 256, OPT_SECURITY, OPT_KEY_FILE, OPT_INPUT, OPT_OUTPUT,
+	OPT_OSD_VERSION = 256, OPT_SECURITY, OPT_KEY_FILE, OPT_INITIATOR_NAME,
+	OPT_HEADER_DIGEST, OPT_DATA_DIGEST, OPT_CHAP_USER, OPT_CHAP_SECRET_FILE, OPT_INPUT, OPT_OUTPUT,
 	OPT_OFFSET, OPT_LENGTH, OPT_CAPACITY, OPT_COUNT, OPT_TEXT, OPT_SIZE,
 	OPT_KEY_VERSION, OPT_SCOPE
 };
@@ -24,6 +25,11 @@ static const struct option long_opts[] = {
 	{ "osd-version", required_argument, NULL, OPT_OSD_VERSION },
 	{ "security", required_argument, NULL, OPT_SECURITY },
 	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
+	{ "initiator-name", required_argument, NULL, OPT_INITIATOR_NAME },
+	{ "header-digest", required_argument, NULL, OPT_HEADER_DIGEST },
+	{ "data-digest", required_argument, NULL, OPT_DATA_DIGEST },
+	{ "chap-user", required_argument, NULL, OPT_CHAP_USER },
+	{ "chap-secret-file", required_argument, NULL, OPT_CHAP_SECRET_FILE },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -55,8 +61,8 @@ static void usage(FILE *f)
 		snprintf(head, sizeof(head), "%s %s", ctl_commands[i].name, ctl_commands[i].args);
 		fprintf(f, "  %-34s %s\n", head, ctl_commands[i].summary);
 	}
-	fprintf(f, "\n%s%s\nExit status: 0 success, 1 the operation failed, 2 usage error.\n",
-		tc_device_help, other_help);
+	fprintf(f, "\n%s%s%s\nExit status: 0 success, 1 the operation failed, 2 usage error.\n",
+		tc_device_help, tc_device_iscsi_help, other_help);
 }
 
 static void command_help(const struct ctl_command *c)
@@ -64,7 +70,7 @@ static void command_help(const struct ctl_command *c)
 	printf("usage: osdctl [options] %s %s\n\n%s.\n", c->name, c->args, c->summary);
 	if (*c->options)
 		printf("\nOptions:\n%s", c->options);
-	printf("\n%s%s", tc_device_help, other_help);
+	printf("\n%s%s%s", tc_device_help, tc_device_iscsi_help, other_help);
 }
 
 static const struct ctl_command *find_command(const char *name)
@@ -151,6 +157,11 @@ int main(int argc, char **argv)
 		case OPT_OSD_VERSION:
 		case OPT_SECURITY:
 		case OPT_KEY_FILE:
+		case OPT_INITIATOR_NAME:
+		case OPT_HEADER_DIGEST:
+		case OPT_DATA_DIGEST:
+		case OPT_CHAP_USER:
+		case OPT_CHAP_SECRET_FILE:
 			if (tc_device_option(&o.dev, name, optarg) < 0) {
 				rc = try_help(cmdname);
 				goto out;

@@ -40,6 +40,8 @@ static int absolute_target(struct run *r)
 	char cwd[PATH_MAX];
 	struct stat st;
 
+	if (r->o.dev.remote)
+		return 0; /* a URL: checked and set by the option parser */
 	if (stat(r->o.target, &st) == 0 && !S_ISDIR(st.st_mode))
 		return tc_usage_err("%s: not a directory", r->o.target);
 	if (r->o.target[0] == '/') {
@@ -213,6 +215,8 @@ static int prepare(struct run *r, int argc, char **argv)
 		return -1;
 	}
 	rc = absolute_target(r);
+	if (rc == 0 && tc_device_check(&r->o.dev) < 0)
+		rc = TC_EXIT_USAGE;
 	if (rc == 0)
 		rc = check_mountpoint(r->o.mountpoint);
 	if (rc == 0)

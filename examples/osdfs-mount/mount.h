@@ -35,6 +35,8 @@ struct mnt_options {
 	int clone_fd;             /* clone_fd */
 	struct tc_device_opts dev;
 	char *key_file;           /* keyfile= (owned; dev.key_file points here) */
+	char *strings[16];        /* iSCSI option values (owned; dev points here) */
+	unsigned int nstrings;
 	struct fuse_args fuse;    /* what libfuse parses (mount and session options) */
 };
 

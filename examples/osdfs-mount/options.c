@@ -18,7 +18,7 @@
 
 enum {
 	KEY_PID, KEY_MKFS, KEY_FORCE, KEY_FORMAT, KEY_RO, KEY_WRITEBACK, KEY_ATTR_TIMEOUT,
-	KEY_ENTRY_TIMEOUT, KEY_SECURITY, KEY_KEYFILE, KEY_OSD_VERSION,
+	KEY_ENTRY_TIMEOUT, KEY_SECURITY, KEY_KEYFILE, KEY_OSD_VERSION, KEY_ISCSI,
 	KEY_MAX_THREADS, KEY_CLONE_FD, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_HELP, KEY_VERSION,
 };
 
@@ -34,6 +34,12 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("security=", KEY_SECURITY),
 	FUSE_OPT_KEY("keyfile=", KEY_KEYFILE),
 	FUSE_OPT_KEY("osd_version=", KEY_OSD_VERSION),
+	/* the iSCSI options keep osdctl's and osdfs's names */
+	FUSE_OPT_KEY("initiator-name=", KEY_ISCSI),
+	FUSE_OPT_KEY("header-digest=", KEY_ISCSI),
+	FUSE_OPT_KEY("data-digest=", KEY_ISCSI),
+	FUSE_OPT_KEY("chap-user=", KEY_ISCSI),
+	FUSE_OPT_KEY("chap-secret-file=", KEY_ISCSI),
 	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
 	FUSE_OPT_KEY("clone_fd", KEY_CLONE_FD),
 	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
@@ -116,6 +122,29 @@ static int device_option(struct parse_state *s, const char *name, const char *ar
 	return 0;
 }
 
+/* "-o name=value" iSCSI option: the value is kept (fuse_opt's is temporary). */
+static int iscsi_option(struct parse_state *s, const char *arg)
+{
+	struct mnt_options *o = s->o;
+	const char *eq = strchr(arg, '=');
+	char name[32];
+	char *v;
+
+	if (!eq || (size_t)(eq - arg) >= sizeof(name))
+		return bad_value(s, arg, "see --help");
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	if (o->nstrings == sizeof(o->strings) / sizeof(o->strings[0]))
+		return bad_value(s, arg, "given too often");
+	v = strdup(eq + 1);
+	if (!v)
+		return bad_value(s, arg, "out of memory");
+	o->strings[o->nstrings++] = v;
+	if (tc_device_option(&o->dev, name, v) < 0)
+		return bad_value(s, arg, "see --help");
+	return 0;
+}
+
 static int on_key(void *data, const char *arg, int key, struct fuse_args *out)
 {
 	struct parse_state *s = data;
@@ -174,6 +203,8 @@ static int on_key(void *data, const char *arg, int key, struct fuse_args *out)
 		return 0;
 	case KEY_OSD_VERSION:
 		return device_option(s, "osd-version", arg);
+	case KEY_ISCSI:
+		return iscsi_option(s, arg);
 	case KEY_MAX_THREADS: {
 		uint64_t n;
 
@@ -216,12 +247,11 @@ static int check_combination(struct mnt_options *o)
 		return tc_usage_err("mkfs and ro do not go together");
 	if (o->writeback && o->readonly)
 		return tc_usage_err("writeback_cache and ro do not go together");
-	if (strncmp(o->target, "iscsi://", 8) == 0)
-		return tc_usage_err("%s: iSCSI targets are not supported yet; give the "
-				    "directory of an embedded target", o->target);
-	if (strstr(o->target, "://"))
-		return tc_usage_err("%s: TARGET must be the directory of an embedded target",
-				    o->target);
+	/* a URL is checked here; a directory once made absolute (main.c) */
+	if (tc_target_is_url(o->target) && tc_device_option(&o->dev, "target", o->target) < 0) {
+		fprintf(stderr, "Try '%s --help'.\n", tc_prog());
+		return TC_EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -276,6 +306,8 @@ void mnt_options_free(struct mnt_options *o)
 {
 	free(o->key_file);
 	o->key_file = NULL;
+	while (o->nstrings > 0)
+		free(o->strings[--o->nstrings]);
 	fuse_opt_free_args(&o->fuse);
 }
 
@@ -283,7 +315,8 @@ void mnt_print_help(const char *prog)
 {
 	printf("usage: %s [-o options] TARGET MOUNTPOINT\n\n"
 	       "Mount the osdfs filesystem stored on an OSD at MOUNTPOINT. TARGET is\n"
-	       "the directory of an embedded software OSD target.\n\n"
+	       "the directory of an embedded software OSD target, or an iSCSI target\n"
+	       "as iscsi://host[:port]/iqn/lun.\n\n"
 	       "General options:\n"
 	       "  -f                     stay in the foreground\n"
 	       "  -d, -o debug           print every request (implies -f)\n"
@@ -306,6 +339,12 @@ void mnt_print_help(const char *prog)
 	       "  -o security=M          nosec, capkey, cmdrsp or alldata (default nosec)\n"
 	       "  -o keyfile=PATH        root key file (20 bytes or 40 hex digits)\n"
 	       "  -o osd_version=V       OSD version to speak: 1, 2 or auto (default auto)\n\n"
+	       "iSCSI options (with an iscsi:// TARGET):\n"
+	       "  -o initiator-name=N    our iSCSI name (default iqn.2026-01.org.libosd:initiator)\n"
+	       "  -o header-digest=D     none or crc32c (default: either, none preferred)\n"
+	       "  -o data-digest=D       none or crc32c (default: either, none preferred)\n"
+	       "  -o chap-user=NAME      log in with CHAP under NAME\n"
+	       "  -o chap-secret-file=F  the CHAP secret (first line of F)\n\n"
 	       "FUSE options:\n", prog);
 	fflush(stdout);
 	fuse_lowlevel_help();

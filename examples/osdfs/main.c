@@ -59,7 +59,7 @@ static const struct command commands[] = {
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 enum { OPT_PARTITION = 256, OPT_OSD_VERSION, OPT_SECURITY, OPT_KEY_FILE, OPT_JSON,
-       OPT_PROGRESS, OPT_HELP, OPT_VERSION };
+       OPT_PROGRESS, OPT_HELP, OPT_VERSION, OPT_ISCSI /* + index in tc_device_iscsi_options */ };
 
 static const struct option global_longs[] = {
 	{ "target", required_argument, NULL, 't' },
@@ -67,6 +67,11 @@ static const struct option global_longs[] = {
 	{ "osd-version", required_argument, NULL, OPT_OSD_VERSION },
 	{ "security", required_argument, NULL, OPT_SECURITY },
 	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
+	{ "initiator-name", required_argument, NULL, OPT_ISCSI + 0 },
+	{ "header-digest", required_argument, NULL, OPT_ISCSI + 1 },
+	{ "data-digest", required_argument, NULL, OPT_ISCSI + 2 },
+	{ "chap-user", required_argument, NULL, OPT_ISCSI + 3 },
+	{ "chap-secret-file", required_argument, NULL, OPT_ISCSI + 4 },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -85,12 +90,12 @@ static const char global_help[] =
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: osdfs [--target DIR] [--partition ID] [options] COMMAND [args]\n\n"
+	fprintf(f, "usage: osdfs [--target DIR|URL] [--partition ID] [options] COMMAND [args]\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %s\n", commands[i].usage);
-	fprintf(f, "\nRemote paths may be written with a leading ':' (cp requires it).\n\n%s%s",
-		tc_device_help, global_help);
+	fprintf(f, "\nRemote paths may be written with a leading ':' (cp requires it).\n\n%s%s%s",
+		tc_device_help, tc_device_iscsi_help, global_help);
 }
 
 const struct command *tool_find_command(const char *name)
@@ -103,8 +108,8 @@ const struct command *tool_find_command(const char *name)
 
 void tool_command_help(const struct command *c, FILE *f)
 {
-	fprintf(f, "usage: osdfs [global options] %s\n\n%s\n%s%s", c->usage, c->help,
-		tc_device_help, global_help);
+	fprintf(f, "usage: osdfs [global options] %s\n\n%s\n%s%s%s", c->usage, c->help,
+		tc_device_help, tc_device_iscsi_help, global_help);
 }
 
 /* A global option; returns 0, or an exit code (+1) to stop with. */
@@ -118,6 +123,11 @@ static int global_option(struct tool *t, int key, const char *arg, const struct 
 	case OPT_OSD_VERSION: name = "osd-version"; break;
 	case OPT_SECURITY: name = "security"; break;
 	case OPT_KEY_FILE: name = "key-file"; break;
+	case OPT_ISCSI + 0:
+	case OPT_ISCSI + 1:
+	case OPT_ISCSI + 2:
+	case OPT_ISCSI + 3:
+	case OPT_ISCSI + 4: name = tc_device_iscsi_options[key - OPT_ISCSI]; break;
 	case OPT_PARTITION:
 		if (tc_parse_u64(arg, &t->partition) < 0 || t->partition < OSD_FIRST_ID) {
 			tc_usage_err("--partition: '%s' is not a partition id (at least 0x10000)", arg);
@@ -163,7 +173,7 @@ int tool_getopt(struct tool *t, const struct command *c, int argc, char **argv,
 		const char *shorts, const struct option *longs,
 		int (*opt)(struct tool *t, int key, const char *arg, void *ctx), void *ctx)
 {
-	struct option all[32];
+	struct option all[48];
 	char sopts[32];
 	size_t n = 0;
 	int key;
@@ -190,7 +200,7 @@ int tool_getopt(struct tool *t, const struct command *c, int argc, char **argv,
 			return -rc;
 	}
 	if (!t->devopts.target_dir)
-		return -tc_usage_err("%s: no device given (use --target DIR)", c->name);
+		return -tc_usage_err("%s: no device given (use --target DIR or URL)", c->name);
 	if (tc_device_check(&t->devopts) < 0)
 		return -TC_EXIT_USAGE;
 	return optind;

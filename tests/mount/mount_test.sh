@@ -112,9 +112,10 @@ expect "mkfs with a missing key file: exit status" 1 "$?"
 grep -q /nonexistent "$WORK/usage.err" || fail "missing key file: no message naming it"
 "$MOUNT_BIN" -o mkfs "iscsi://host/iqn" "$MNT" 2>"$WORK/usage.err"
 expect "iscsi URL exit status" 2 "$?"
-grep -q "not supported yet" "$WORK/usage.err" || fail "no clear message for an iSCSI URL"
+grep -q "iscsi://host/iqn: .*lun" "$WORK/usage.err" ||
+	fail "no clear message for a bad iSCSI URL: $(cat "$WORK/usage.err")"
 [ -e "$TGT" ] && fail "a rejected command created the target"
-echo "ok: bad options rejected with exit 2 (incl. 65-bit pid, iscsi:// URL)"
+echo "ok: bad options rejected with exit 2 (incl. 65-bit pid, bad iscsi:// URL)"
 
 # ---- first mount: a fresh filesystem; 0x100000000 needs all 64 bits ----
 # (-d: the log then also shows any forget that does not match our counts)

@@ -196,6 +196,21 @@ START_TEST(arguments)
 	ck_assert_int_eq(PARSE("t", "m", "x"), -TC_EXIT_USAGE);
 	ck_assert_int_eq(PARSE("iscsi://host/iqn.2026-12.x", "m"), -TC_EXIT_USAGE);
 	ck_assert_int_eq(PARSE("http://host/", "m"), -TC_EXIT_USAGE);
+	/* an iSCSI URL with its options (names as osdctl's and osdfs's) */
+	ck_assert_int_eq(PARSE("-o", "initiator-name=iqn.2026-12.org.test:i,header-digest=crc32c,"
+			       "data-digest=none,chap-user=u,chap-secret-file=/nonexistent",
+			       "iscsi://127.0.0.1:3261/iqn.2026-12.org.osd:target/0", "m"),
+			 MNT_PARSE_RUN);
+	ck_assert(o.dev.remote);
+	ck_assert_str_eq(o.dev.initiator_name, "iqn.2026-12.org.test:i");
+	ck_assert_int_eq(o.dev.header_digest, OSD_ISCSI_DIGEST_CRC32C);
+	ck_assert_int_eq(o.dev.data_digest, OSD_ISCSI_DIGEST_NONE);
+	ck_assert_str_eq(o.dev.chap_user, "u");
+	ck_assert_str_eq(o.dev.chap_secret_file, "/nonexistent");
+	ck_assert(!fuse_has_opt("chap-user=u"));
+	ck_assert_int_eq(PARSE("-o", "header-digest=md5", "iscsi://h/iqn.2026-12.x:t/0", "m"),
+			 -TC_EXIT_USAGE);
+	ck_assert_int_eq(PARSE("iscsi://h:0/iqn.2026-12.x:t/0", "m"), -TC_EXIT_USAGE);
 	/* not ours: libfuse judges it when the session is created */
 	ck_assert_int_eq(PARSE("-o", "allow_other,pid=65536,no_such_thing,mkfs", "t", "m"),
 			 MNT_PARSE_RUN);

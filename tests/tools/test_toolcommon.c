@@ -80,6 +80,48 @@ START_TEST(device_options)
 }
 END_TEST
 
+START_TEST(iscsi_options)
+{
+	struct tc_device_opts o = TC_DEVICE_OPTS_INIT;
+	size_t n = 0;
+
+	while (tc_device_iscsi_options[n])
+		n++;
+	ck_assert_uint_eq(n, 5);
+	ck_assert_int_eq(o.header_digest, OSD_ISCSI_DIGEST_PREFER_NONE);
+	ck_assert_int_eq(o.data_digest, OSD_ISCSI_DIGEST_PREFER_NONE);
+	/* URLs: anything with "://" is one, checked at once; a path is not */
+	ck_assert_int_eq(tc_device_option(&o, "target", "iscsi://h/iqn.2026-12.org.x:t"), -EINVAL);
+	ck_assert_int_eq(tc_device_option(&o, "target", "nfs://h/iqn.2026-12.org.x:t/0"), -EINVAL);
+	ck_assert_int_eq(tc_device_option(&o, "target", "iscsi://h:65536/iqn.2026-12.org.x:t/0"),
+			 -EINVAL);
+	ck_assert_ptr_null(o.target_dir);
+	ck_assert_int_eq(tc_device_option(&o, "target", "/srv/iscsi:/0"), 1);
+	ck_assert(!o.remote);
+	/* an iSCSI option with a directory is inconsistent */
+	ck_assert_int_eq(tc_device_option(&o, "header-digest", "crc32c"), 1);
+	ck_assert_int_eq(o.header_digest, OSD_ISCSI_DIGEST_CRC32C);
+	ck_assert_int_eq(tc_device_check(&o), -EINVAL);
+	ck_assert_int_eq(tc_device_option(&o, "target", "iscsi://[::1]:3261/iqn.2026-12.org.x:t/7"), 1);
+	ck_assert(o.remote);
+	ck_assert_int_eq(tc_device_check(&o), 0);
+	ck_assert_int_eq(tc_device_option(&o, "data-digest", "none"), 1);
+	ck_assert_int_eq(o.data_digest, OSD_ISCSI_DIGEST_NONE);
+	ck_assert_int_eq(tc_device_option(&o, "data-digest", "CRC32C"), -EINVAL);
+	ck_assert_int_eq(o.data_digest, OSD_ISCSI_DIGEST_NONE);
+	ck_assert_int_eq(tc_device_option(&o, "initiator-name", ""), -EINVAL);
+	ck_assert_int_eq(tc_device_option(&o, "initiator-name", "iqn.2026-12.org.x:i"), 1);
+	ck_assert_str_eq(o.initiator_name, "iqn.2026-12.org.x:i");
+	/* CHAP needs both halves */
+	ck_assert_int_eq(tc_device_option(&o, "chap-user", "u"), 1);
+	ck_assert_int_eq(tc_device_check(&o), -EINVAL);
+	ck_assert_int_eq(tc_device_option(&o, "chap-secret-file", "/s"), 1);
+	ck_assert_int_eq(tc_device_check(&o), 0);
+	ck_assert_str_eq(o.chap_user, "u");
+	ck_assert_str_eq(o.chap_secret_file, "/s");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("toolcommon");
@@ -91,6 +133,7 @@ int main(void)
 	tcase_add_test(tc, parse_u64);
 	tcase_add_test(tc, format_sizes);
 	tcase_add_test(tc, device_options);
+	tcase_add_test(tc, iscsi_options);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -40,16 +40,27 @@ static int sink_read(struct sink *s, int fd)
 
 int run_toolv(struct run_result *r, const char *target, char *const *args)
 {
+	char *argv[64];
+	int n = 0;
+
+	if (target) {
+		argv[n++] = (char *)"--target";
+		argv[n++] = (char *)target;
+	}
+	for (int i = 0; args[i] && n < 63; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	return run_progv(r, OSDFS_TOOL_PATH, argv);
+}
+
+int run_progv(struct run_result *r, const char *prog, char *const *args)
+{
 	struct sink out = { calloc(1, 1), 0, 1 }, err = { calloc(1, 1), 0, 1 };
 	char *argv[64];
 	int po[2], pe[2], n = 0, st;
 	pid_t pid;
 
-	argv[n++] = (char *)OSDFS_TOOL_PATH;
-	if (target) {
-		argv[n++] = (char *)"--target";
-		argv[n++] = (char *)target;
-	}
+	argv[n++] = (char *)prog;
 	for (int i = 0; args[i] && n < 63; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
@@ -116,6 +127,20 @@ int run_tool(struct run_result *r, const char *target, ...)
 	va_end(ap);
 	args[n] = NULL;
 	return run_toolv(r, target, args);
+}
+
+int run_prog(struct run_result *r, const char *prog, ...)
+{
+	char *args[60];
+	va_list ap;
+	int n = 0;
+
+	va_start(ap, prog);
+	while (n < 59 && (args[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	args[n] = NULL;
+	return run_progv(r, prog, args);
 }
 
 void run_free(struct run_result *r)

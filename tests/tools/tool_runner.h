@@ -18,6 +18,9 @@ struct run_result {
  */
 int run_tool(struct run_result *r, const char *target, ...) __attribute__((sentinel));
 int run_toolv(struct run_result *r, const char *target, char *const *args);
+/* Runs program @p prog with the NULL-terminated arguments (as run_tool()). */
+int run_prog(struct run_result *r, const char *prog, ...) __attribute__((sentinel));
+int run_progv(struct run_result *r, const char *prog, char *const *args);
 void run_free(struct run_result *r);
 
 /* A fresh directory under $TMPDIR (or /tmp); returns a malloc'd path. */
