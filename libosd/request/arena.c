@@ -14,6 +14,12 @@ struct osd__arena_block {
 	_Alignas(ARENA_ALIGN) unsigned char data[];
 };
 
+void osd__arena_init(struct osd__arena *a)
+{
+	a->head = NULL;
+	a->inline_used = 0;
+}
+
 void *osd__arena_alloc(struct osd__arena *a, size_t n)
 {
 	struct osd__arena_block *b = a->head;
@@ -21,6 +27,13 @@ void *osd__arena_alloc(struct osd__arena *a, size_t n)
 
 	if (need < n)
 		return NULL;
+	if (need <= sizeof(a->inline_buf) - a->inline_used) {
+		void *p = a->inline_buf + a->inline_used;
+
+		a->inline_used += need;
+		memset(p, 0, need);
+		return p;
+	}
 	if (!b || b->cap - b->used < need) {
 		size_t cap = need > ARENA_MIN_BLOCK ? need : ARENA_MIN_BLOCK;
 
@@ -68,4 +81,5 @@ void osd__arena_release(struct osd__arena *a)
 		b = next;
 	}
 	a->head = NULL;
+	a->inline_used = 0;
 }

@@ -9,11 +9,21 @@
 
 struct osd__arena_block;
 
+/* What a typical request (lists, iovec copies, a small attribute buffer)
+ * needs: served from inside the request, so most requests never call malloc
+ * for their arena. */
+#define OSD__ARENA_INLINE 1024
+
 struct osd__arena {
 	struct osd__arena_block *head;
+	size_t inline_used;
+	_Alignas(16) unsigned char inline_buf[OSD__ARENA_INLINE];
 };
 
-/* Zeroed, 16-byte aligned memory valid until osd__arena_release(); NULL on ENOMEM. */
+/* Make @p a empty; its inline storage need not be zeroed. */
+void osd__arena_init(struct osd__arena *a);
+/* Zeroed, 16-byte aligned memory (the arena must itself be 16-byte aligned,
+ * as malloc'ed memory is) valid until osd__arena_release(); NULL on ENOMEM. */
 void *osd__arena_alloc(struct osd__arena *a, size_t n);
 /* A copy of @p n bytes of @p src (n may be 0). */
 void *osd__arena_dup(struct osd__arena *a, const void *src, size_t n);

@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/crypto.h>
 #include <osd/capability.h>
+#include "security/cdb_icv.h"
 #include "request/private.h"
 
 #define CACHE_MIN_BUCKETS 64
@@ -42,8 +44,31 @@ static void keyref_put(struct osd__keyref *k)
 {
 	if (k && --k->refs == 0) {
 		osd_key_free(k->key);
+		OPENSSL_cleanse(k, sizeof(*k));
 		free(k);
 	}
+}
+
+int osd__keyref_capkey_icv(struct osd__keyref *k, const uint8_t *token, size_t token_len,
+			   const uint8_t **icv)
+{
+	int rc;
+
+	if (token_len > sizeof(k->capkey_token))
+		return -EINVAL;
+	if (!k->capkey_icv_valid || k->capkey_token_len != token_len ||
+	    (token_len && memcmp(k->capkey_token, token, token_len) != 0)) {
+		k->capkey_icv_valid = 0;
+		rc = osd__sec_capkey_icv(k->key, token, token_len, k->capkey_icv);
+		if (rc < 0)
+			return rc;
+		if (token_len)
+			memcpy(k->capkey_token, token, token_len);
+		k->capkey_token_len = token_len;
+		k->capkey_icv_valid = 1;
+	}
+	*icv = k->capkey_icv;
+	return 0;
 }
 
 static struct osd__keyref *keyref_get(struct osd__keyref *k)
@@ -51,6 +76,11 @@ static struct osd__keyref *keyref_get(struct osd__keyref *k)
 	if (k)
 		k->refs++;
 	return k;
+}
+
+void osd__keyref_put_locked(struct osd__keyref *k)
+{
+	keyref_put(k);
 }
 
 void osd__keyref_release(osd_dev *dev, struct osd__keyref *k)

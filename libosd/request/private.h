@@ -20,6 +20,14 @@
 struct osd__keyref {
 	osd_key *key;
 	unsigned refs;
+	/* CAPKEY request ICV = HMAC(key, token) for the token it was computed
+	 * with: the same for every request until the token changes (an iSCSI
+	 * reconnect), so computed once instead of per request. A new credential
+	 * gets a new keyref, hence a cold cache. */
+	int capkey_icv_valid;
+	uint8_t capkey_icv[OSD_HMAC_LEN];
+	uint8_t capkey_token[OSD__TOKEN_MAX];
+	size_t capkey_token_len;
 };
 
 /* One cached credential with its HMAC context. */
@@ -67,7 +75,6 @@ struct osd__attr_vec {
 
 struct osd_req {
 	osd_dev *dev;
-	struct osd__arena arena;
 	struct osd_cdb cdb;
 	uint8_t cdb_buf[OSD_CDB_MAX_LEN];
 	int is_collection;          /* the addressed object is a collection */
@@ -122,6 +129,10 @@ struct osd_req {
 	int is_short;
 	struct osd_attr_reader rd;
 	int rd_state;                 /* 0 not started, 1 ready, <0 error */
+
+	/* Last: osd__req_new() zeroes everything before it, not its inline
+	 * storage (every arena allocation is zeroed when handed out). */
+	struct osd__arena arena;
 };
 
 /* dev.c */
@@ -157,6 +168,12 @@ void osd__cred_cache_destroy(struct osd__cred_cache *c);
 int osd__cred_prepare(osd_req *req);
 /* Drop a key reference; takes dev->lock. */
 void osd__keyref_release(osd_dev *dev, struct osd__keyref *k);
+/* The same with dev->lock already held. */
+void osd__keyref_put_locked(struct osd__keyref *k);
+/* The CAPKEY request ICV of @p k for @p token, from its cache when computed
+ * for the same token, else computed and remembered. Needs dev->lock. */
+int osd__keyref_capkey_icv(struct osd__keyref *k, const uint8_t *token, size_t token_len,
+			   const uint8_t **icv);
 
 /* req_exec.c */
 int osd__req_submit(osd_req *req, osd_req_cb cb, void *data);

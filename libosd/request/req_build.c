@@ -1,6 +1,7 @@
 /* Request constructors (one per service action) and builders (attributes,
  * options, credential). Nothing here talks to the transport. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <osd/attributes.h>
@@ -28,9 +29,11 @@ int osd__req_new(osd_req **out, osd_dev *dev, enum osd_action action,
 				   (int)dev->version);
 		return -ENOTSUP;
 	}
-	req = calloc(1, sizeof(*req));
+	req = malloc(sizeof(*req));
 	if (!req)
 		return -ENOMEM;
+	memset(req, 0, offsetof(osd_req, arena));
+	osd__arena_init(&req->arena);
 	req->dev = dev;
 	req->perms = osd_sec_required_permissions(action);
 	req->result = -EINPROGRESS;

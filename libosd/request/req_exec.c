@@ -9,6 +9,7 @@
 #include <time.h>
 #include <osd/attributes.h>
 #include "request/private.h"
+#include "security/cdb_icv.h"
 
 #define SERVICE_SLICE_MS 10 /* poll period for transports without an fd */
 
@@ -60,6 +61,7 @@ static void xfer_done(struct osd_xfer *xfer, int err)
 		cb(req, result, data);
 }
 
+/* Called with dev->lock held (the key and the token are shared). */
 static int sign(osd_req *req)
 {
 	osd_dev *dev = req->dev;
@@ -67,15 +69,23 @@ static int sign(osd_req *req)
 
 	if (!req->key)
 		return 0;
-	pthread_mutex_lock(&dev->lock);
-	if (req->cdb.cap.security_method == OSD_SEC_CAPKEY)
+	if (req->cdb.cap.security_method == OSD_SEC_CAPKEY) {
+		const uint8_t *icv;
+
+		/* The token may have changed since the last request (reconnect):
+		 * the cached ICV is reused only for the token it was made with. */
 		osd__dev_refresh_token(dev);
-	rc = osd_sec_sign_cdb(req->key->key, req->cdb.cap.security_method, req->cdb_buf,
-			      req->xfer.cdb_len, dev->token_len ? dev->token : NULL,
-			      dev->token_len, osd__dev_clock(dev));
+		rc = osd__keyref_capkey_icv(req->key, dev->token_len ? dev->token : NULL,
+					    dev->token_len, &icv);
+		if (rc == 0)
+			rc = osd__sec_sign_cdb_capkey(req->cdb_buf, req->xfer.cdb_len, icv);
+	} else {
+		rc = osd_sec_sign_cdb(req->key->key, req->cdb.cap.security_method, req->cdb_buf,
+				      req->xfer.cdb_len, dev->token_len ? dev->token : NULL,
+				      dev->token_len, osd__dev_clock(dev));
+	}
 	if (rc == 0)
 		rc = osd__req_sign_data_out(req);
-	pthread_mutex_unlock(&dev->lock);
 	return rc;
 }
 
@@ -105,8 +115,19 @@ int osd__req_submit(osd_req *req, osd_req_cb cb, void *data)
 		rc = osd__req_layout(req);
 	}
 	if (rc == 0) {
+		/* Sign and go in flight under one hold of the lock. */
 		what = "signature";
+		pthread_mutex_lock(&dev->lock);
 		rc = sign(req);
+		if (rc == 0) {
+			req->xfer.done = xfer_done;
+			req->xfer.priv = req;
+			req->cb = cb;
+			req->cb_data = data;
+			req->state = OSD__REQ_INFLIGHT;
+			dev->inflight++;
+		}
+		pthread_mutex_unlock(&dev->lock);
 	}
 	if (rc) {
 		/* Keep a credential message already written; otherwise say what failed. */
@@ -120,14 +141,6 @@ int osd__req_submit(osd_req *req, osd_req_cb cb, void *data)
 		req->key = NULL;
 		return rc;
 	}
-	req->xfer.done = xfer_done;
-	req->xfer.priv = req;
-	req->cb = cb;
-	req->cb_data = data;
-	pthread_mutex_lock(&dev->lock);
-	req->state = OSD__REQ_INFLIGHT;
-	dev->inflight++;
-	pthread_mutex_unlock(&dev->lock);
 	rc = dev->tp.ops->submit(dev->tp.impl, &req->xfer);
 	if (rc < 0) {
 		/* done() never runs: undo and let the caller retry or free. */
@@ -265,6 +278,9 @@ void osd_req_free(osd_req *req)
 		pthread_mutex_unlock(&dev->lock);
 		return;
 	}
+	/* Drop the key under this hold of the lock rather than take it again. */
+	osd__keyref_put_locked(req->key);
+	req->key = NULL;
 	pthread_mutex_unlock(&dev->lock);
 	osd__req_destroy(req);
 }

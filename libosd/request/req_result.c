@@ -101,7 +101,9 @@ void osd__req_complete(osd_req *req, int err)
 		osd__errmsg(req, "%s: response integrity check value mismatch",
 			    osd_action_name(req->cdb.action));
 	}
-	if (req->result == 0 && req->key) {
+	/* Only ALLDATA lays out a data-in integrity block (icv_in): do not take
+	 * the lock for the others, which have nothing to check. */
+	if (req->result == 0 && req->key && req->icv_in) {
 		pthread_mutex_lock(&req->dev->lock);
 		req->result = osd__req_verify_data_in(req);
 		pthread_mutex_unlock(&req->dev->lock);

@@ -12,6 +12,7 @@
 #include <osd/cdb.h>
 #include <osd/security.h>
 
+#include "security/cdb_icv.h"
 #include "security/icv_field.h"
 #include "security/key.h"
 
@@ -52,6 +53,37 @@ static int osd_sec__check_args(osd_key *capkey, enum osd_sec_method method,
 	return 0;
 }
 
+int osd__sec_capkey_icv(osd_key *capkey, const uint8_t *token, size_t token_len,
+			uint8_t icv[OSD_HMAC_LEN])
+{
+	struct iovec iov = { .iov_base = (void *)token, .iov_len = token_len };
+
+	if (capkey == NULL || (token == NULL && token_len != 0))
+		return -EINVAL;
+	return osd__key_hmac2(capkey, NULL, 0, &iov, 1, icv);
+}
+
+/* Write the ICV and nonce fields; the caller has checked the layout. */
+static void osd_sec__store(uint8_t *cdb, const struct osd_sec_layout *l,
+			   const uint8_t icv[OSD_HMAC_LEN], const uint8_t nonce[OSD_NONCE_LEN])
+{
+	osd__icv_store(cdb + l->icv_off, l->icv_len, icv);
+	memcpy(cdb + l->nonce_off, nonce, OSD_NONCE_LEN);
+}
+
+int osd__sec_sign_cdb_capkey(uint8_t *cdb, size_t cdb_len, const uint8_t icv[OSD_HMAC_LEN])
+{
+	static const uint8_t zero_nonce[OSD_NONCE_LEN];
+	struct osd_sec_layout l;
+
+	if (cdb == NULL || icv == NULL || osd_sec__layout(cdb_len, &l) < 0)
+		return -EINVAL;
+	if ((cdb[l.method_off] & 0x0F) != (uint8_t)OSD_SEC_CAPKEY)
+		return -EINVAL;
+	osd_sec__store(cdb, &l, icv, zero_nonce);
+	return 0;
+}
+
 /*
  * The request ICV of @cdb as it would be with @nonce in the nonce field and
  * the ICV field zeroed; the CDB itself is not modified. The image is built
@@ -67,11 +99,8 @@ static int osd_sec__request_icv(osd_key *capkey, enum osd_sec_method method,
 	uint8_t image[OSD_CDB_MAX_LEN];
 	struct iovec iov;
 
-	if (method == OSD_SEC_CAPKEY) {
-		iov.iov_base = (void *)token;
-		iov.iov_len = token_len;
-		return osd__key_hmac2(capkey, NULL, 0, &iov, 1, icv);
-	}
+	if (method == OSD_SEC_CAPKEY)
+		return osd__sec_capkey_icv(capkey, token, token_len, icv);
 	memcpy(image, cdb, cdb_len);
 	memset(image + l->icv_off, 0, l->icv_len);
 	memcpy(image + l->nonce_off, nonce, OSD_NONCE_LEN);
@@ -109,8 +138,7 @@ int osd_sec_sign_cdb(osd_key *capkey, enum osd_sec_method method,
 			return rc;
 	}
 	/* Only now touch the CDB, so a failure leaves it as it was. */
-	osd__icv_store(cdb + l.icv_off, l.icv_len, icv);
-	memcpy(cdb + l.nonce_off, nonce, OSD_NONCE_LEN);
+	osd_sec__store(cdb, &l, icv, nonce);
 	OPENSSL_cleanse(icv, sizeof(icv));
 	return 0;
 }

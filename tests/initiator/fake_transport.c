@@ -97,10 +97,21 @@ static void fake_destroy(void *impl)
 	((struct fake *)impl)->destroyed = 1;
 }
 
+static size_t fake_token(void *impl, uint8_t *buf, size_t len)
+{
+	struct fake *f = impl;
+
+	if (f->token_len > len)
+		return 0;
+	memcpy(buf, f->token, f->token_len);
+	return f->token_len;
+}
+
 static const struct osd_transport_ops fake_ops = {
 	.version = OSD_TRANSPORT_VERSION,
 	.submit = fake_submit,
 	.service = fake_service,
+	.security_token = fake_token,
 	.destroy = fake_destroy,
 };
 

@@ -39,6 +39,8 @@ struct fake {
 	struct osd_xfer *pending[FAKE_MAX];
 	unsigned npending;
 	int destroyed;
+	uint8_t token[64];             /* security token; none while token_len is 0 */
+	size_t token_len;
 };
 
 /* Fill @p tp to talk to @p f (destroy only marks f->destroyed). */

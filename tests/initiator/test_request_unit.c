@@ -631,6 +631,78 @@ START_TEST(cmdrsp_signed_and_cached)
 }
 END_TEST
 
+/* Read OBJ once and check the CDB sent is byte for byte what a fresh
+ * osd_sec_sign_cdb() with @p key and the transport's current token writes. */
+static void read_signed_as_fresh(osd_key *key)
+{
+	uint8_t buf[8], fresh[236];
+	struct iovec iov = { buf, 8 };
+	const struct fake_sent *s;
+	osd_req *req;
+
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), 0);
+	osd_req_free(req);
+	s = &fk.sent[fk.nsent - 1];
+	ck_assert_uint_eq(s->cdb_len, 236);
+	memcpy(fresh, s->cdb, 236);
+	memset(fresh + 184, 0xEE, 32 + 12); /* ICV and nonce: must be rewritten */
+	ck_assert_int_eq(osd_sec_sign_cdb(key, OSD_SEC_CAPKEY, fresh, 236,
+					  fk.token_len ? fk.token : NULL, fk.token_len, 0), 0);
+	ck_assert_int_eq(memcmp(fresh, s->cdb, 236), 0);
+	ck_assert_int_eq(osd_sec_verify_cdb(key, OSD_SEC_CAPKEY, s->cdb, 236,
+					    fk.token_len ? fk.token : NULL, fk.token_len), 0);
+}
+
+/* The CAPKEY request ICV is computed once per credential and token: the
+ * cached bytes are exactly a fresh signature's, and a new token (iSCSI
+ * reconnect) or a new credential is never signed with the old ICV. */
+START_TEST(capkey_icv_cache)
+{
+	struct osd_credential a = test_cred(OSD_V2, OSD_SEC_CAPKEY, &OBJ, 0), b = a;
+	static const uint8_t t1[20] = { 0x11, 0x22, 0x33 }, t2[20] = { 0x11, 0x22, 0x34 };
+	osd_key *ka, *kb;
+
+	b.cap_key[0] ^= 0x01;
+	ck_assert_int_eq(osd_key_new(&ka, a.cap_key, OSD_HMAC_LEN), 0);
+	ck_assert_int_eq(osd_key_new(&kb, b.cap_key, OSD_HMAC_LEN), 0);
+	open_dev(OSD_VERSION_2, OSD_SEC_CAPKEY);
+	memcpy(fk.token, t1, sizeof(t1));
+	fk.token_len = sizeof(t1);
+	ck_assert_int_eq(osd_dev_set_default_credential(dev, &a), 0);
+	read_signed_as_fresh(ka);
+	read_signed_as_fresh(ka); /* from the cache */
+	ck_assert_int_eq(memcmp(fk.sent[0].cdb, fk.sent[1].cdb, 236), 0);
+
+	/* Reconnect: same length, one bit differs. */
+	memcpy(fk.token, t2, sizeof(t2));
+	read_signed_as_fresh(ka);
+	ck_assert_int_ne(memcmp(fk.sent[1].cdb + 184, fk.sent[2].cdb + 184, 20), 0);
+	ck_assert_int_eq(osd_sec_verify_cdb(ka, OSD_SEC_CAPKEY, fk.sent[2].cdb, 236, t1, 20),
+			 -EACCES);
+	/* A shorter token, then none at all. */
+	fk.token_len = 19;
+	read_signed_as_fresh(ka);
+	fk.token_len = 0;
+	read_signed_as_fresh(ka);
+
+	/* New credential (another key): not the old key's ICV. */
+	memcpy(fk.token, t1, sizeof(t1));
+	fk.token_len = sizeof(t1);
+	ck_assert_int_eq(osd_dev_set_default_credential(dev, &b), 0);
+	read_signed_as_fresh(kb);
+	ck_assert_int_ne(memcmp(fk.sent[1].cdb + 184, fk.sent[5].cdb + 184, 20), 0);
+	ck_assert_int_eq(osd_sec_verify_cdb(ka, OSD_SEC_CAPKEY, fk.sent[5].cdb, 236, t1, 20),
+			 -EACCES);
+	/* A per-object credential for the same object replaces nothing of the
+	 * default's cache and is signed with its own key. */
+	ck_assert_int_eq(osd_dev_add_credential(dev, &a), 0);
+	read_signed_as_fresh(ka);
+	osd_key_free(ka);
+	osd_key_free(kb);
+}
+END_TEST
+
 /* The cache stays within cred_cache_max; a request keeps its key even when
  * its credential is evicted while it is in flight. */
 START_TEST(cred_cache_bounded)
@@ -867,6 +939,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, page_mode_and_flags);
 	tcase_add_test(tc, cmdrsp_signed_and_cached);
 	tcase_add_test(tc, cred_cache_bounded);
+	tcase_add_test(tc, capkey_icv_cache);
 	tcase_add_test(tc, alldata_integrity_block);
 	tcase_add_test(tc, cmdrsp_response_icv_checked);
 	tcase_add_test(tc, no_credential_fails_cleanly);

@@ -651,6 +651,72 @@ START_TEST(test_every_action_round_trip)
 }
 END_TEST
 
+/* The code lookup is a table: every 16-bit code must map exactly as the
+ * rule v2 = action, v1 = action & ~0x80 (PERFORM: action + 2) says. */
+START_TEST(test_action_from_every_code)
+{
+	unsigned hits = 0;
+
+	for (unsigned code = 0; code <= 0xFFFF; code++) {
+		enum osd_action want_a = 0, got_a = 0;
+		enum osd_version want_v = 0, got_v = 0;
+		int want = -EBADMSG;
+
+		for (size_t i = 0; i < NUM_ACTIONS && want < 0; i++) {
+			int c1 = osd_action_code(OSD_V1, all_actions[i]);
+
+			if ((unsigned)all_actions[i] == code) {
+				want = 0;
+				want_a = all_actions[i];
+				want_v = OSD_V2;
+			} else if (c1 >= 0 && (unsigned)c1 == code) {
+				want = 0;
+				want_a = all_actions[i];
+				want_v = OSD_V1;
+			}
+		}
+		ck_assert_int_eq(osd_action_from_code((uint16_t)code, &got_a, &got_v), want);
+		if (want == 0) {
+			ck_assert_msg(got_a == want_a && got_v == want_v, "code 0x%04x", code);
+			hits++;
+		}
+	}
+	/* 39 v2 actions, 23 of them in OSD-1. */
+	ck_assert_uint_eq(hits, 39 + 23);
+}
+END_TEST
+
+START_TEST(test_action_code_vectors)
+{
+	enum osd_action a;
+	enum osd_version v;
+
+	ck_assert_int_eq(osd_action_from_code(0x880E, &a, &v), 0);
+	ck_assert_int_eq(a, OSD_ACT_GET_ATTRIBUTES);
+	ck_assert_int_eq(v, OSD_V1);
+	ck_assert_int_eq(osd_action_from_code(0x88B2, &a, &v), 0);
+	ck_assert_int_eq(a, OSD_ACT_READ_MAPS_AND_COMPARE);
+	ck_assert_int_eq(v, OSD_V2);
+	ck_assert_int_eq(osd_action_from_code(0x8F7E, &a, &v), 0);
+	ck_assert_int_eq(a, OSD_ACT_PERFORM_SCSI_COMMAND);
+	ck_assert_int_eq(v, OSD_V1);
+	ck_assert_int_eq(osd_action_from_code(0x8F7D, &a, &v), 0);
+	ck_assert_int_eq(a, OSD_ACT_PERFORM_TASK_MGMT);
+	ck_assert_int_eq(v, OSD_V2);
+	/* OBJECT STRUCTURE CHECK is v2 only; 0x888D and 0x88B3 are unassigned. */
+	ck_assert_int_eq(osd_action_from_code(0x8800, &a, &v), -EBADMSG);
+	ck_assert_int_eq(osd_action_from_code(0x888D, &a, &v), -EBADMSG);
+	ck_assert_int_eq(osd_action_from_code(0x88B3, &a, &v), -EBADMSG);
+	ck_assert_int_eq(osd_action_from_code(0x8F7B, &a, &v), -EBADMSG);
+	ck_assert_int_eq(osd_action_from_code(0x8F80, &a, &v), -EBADMSG);
+	ck_assert_int_eq(osd_action_code(OSD_V2, (enum osd_action)0x888D), -ENOTSUP);
+	ck_assert_int_eq(osd_action_code(OSD_V2, (enum osd_action)0x8F7E), -ENOTSUP);
+	ck_assert_str_eq(osd_action_name((enum osd_action)0x888D), "UNKNOWN");
+	ck_assert_str_eq(osd_action_name(OSD_ACT_PERFORM_TASK_MGMT),
+			 "PERFORM TASK MANAGEMENT FUNCTION");
+}
+END_TEST
+
 START_TEST(test_attr_mode_none_is_empty_list_mode)
 {
 	struct osd_cdb c, d;
@@ -887,6 +953,8 @@ static Suite *cdb_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("round_trip");
 	tcase_add_test(tc, test_every_action_round_trip);
+	tcase_add_test(tc, test_action_from_every_code);
+	tcase_add_test(tc, test_action_code_vectors);
 	tcase_add_test(tc, test_attr_mode_none_is_empty_list_mode);
 	tcase_add_test(tc, test_helpers);
 	suite_add_tcase(s, tc);

@@ -14,6 +14,7 @@
 #include <osd/security.h>
 
 #include "sec_testutil.h"
+#include "security/cdb_icv.h"
 
 #define NOW_MS 0x018C2A3B4C5DULL
 
@@ -272,6 +273,41 @@ START_TEST(test_capkey_token)
 }
 END_TEST
 
+/* The request layer signs CAPKEY CDBs with an ICV computed once per key and
+ * token: that path must write exactly the bytes osd_sec_sign_cdb() writes. */
+START_TEST(test_capkey_precomputed_icv)
+{
+	struct signed_case c;
+	uint8_t fresh[OSD_CDB_MAX_LEN], icv[OSD_HMAC_LEN], before[OSD_CDB_MAX_LEN];
+	enum osd_version v = _i ? OSD_V2 : OSD_V1;
+
+	make_cdb(&c, v, OSD_SEC_CAPKEY);
+	memset(c.cdb + c.icv_off, 0xEE, c.icv_len + OSD_NONCE_LEN);
+	memcpy(fresh, c.cdb, c.len);
+	ck_assert_int_eq(osd_sec_sign_cdb(c.capkey, OSD_SEC_CAPKEY, fresh, c.len, token,
+					  sizeof(token), NOW_MS), 0);
+	ck_assert_int_eq(osd__sec_capkey_icv(c.capkey, token, sizeof(token), icv), 0);
+	ck_assert_int_eq(osd__sec_sign_cdb_capkey(c.cdb, c.len, icv), 0);
+	ck_assert_int_eq(memcmp(c.cdb, fresh, c.len), 0);
+	/* Empty token, as on the loopback. */
+	ck_assert_int_eq(osd_sec_sign_cdb(c.capkey, OSD_SEC_CAPKEY, fresh, c.len, NULL, 0,
+					  NOW_MS), 0);
+	ck_assert_int_eq(osd__sec_capkey_icv(c.capkey, NULL, 0, icv), 0);
+	ck_assert_int_eq(osd__sec_sign_cdb_capkey(c.cdb, c.len, icv), 0);
+	ck_assert_int_eq(memcmp(c.cdb, fresh, c.len), 0);
+	ck_assert_int_eq(osd__sec_capkey_icv(NULL, NULL, 0, icv), -EINVAL);
+	ck_assert_int_eq(osd__sec_capkey_icv(c.capkey, NULL, 4, icv), -EINVAL);
+	/* Wrong length or a capability stating another method: refused, CDB untouched. */
+	memcpy(before, c.cdb, c.len);
+	ck_assert_int_eq(osd__sec_sign_cdb_capkey(c.cdb, c.len - 1, icv), -EINVAL);
+	c.cdb[osd_cdb_cap_offset(v) + 2] = (uint8_t)((c.cdb[osd_cdb_cap_offset(v) + 2] & 0xF0) | OSD_SEC_CMDRSP);
+	before[osd_cdb_cap_offset(v) + 2] = c.cdb[osd_cdb_cap_offset(v) + 2];
+	ck_assert_int_eq(osd__sec_sign_cdb_capkey(c.cdb, c.len, icv), -EINVAL);
+	ck_assert_int_eq(memcmp(c.cdb, before, c.len), 0);
+	free_case(&c);
+}
+END_TEST
+
 START_TEST(test_fresh_nonce_each_sign)
 {
 	struct signed_case c;
@@ -477,6 +513,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_every_capability_bit, 0, 8);
 	tcase_add_loop_test(tc, test_every_key_bit, 0, 8);
 	tcase_add_loop_test(tc, test_capkey_token, 0, 2);
+	tcase_add_loop_test(tc, test_capkey_precomputed_icv, 0, 2);
 	tcase_add_test(tc, test_fresh_nonce_each_sign);
 	tcase_add_test(tc, test_nosec_and_method_mismatch);
 	tcase_add_test(tc, test_bad_arguments);
