@@ -13,6 +13,8 @@ int osd_bench_proto(int argc, char **argv);
 int osd_bench_target(int argc, char **argv);
 /* --fs: osdfs on the mem backend and on the software target. */
 int osd_bench_fs(int argc, char **argv);
+/* --iscsi: the software target over iSCSI on 127.0.0.1 next to loopback. */
+int osd_bench_iscsi(int argc, char **argv);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t bench_now_ns(void);

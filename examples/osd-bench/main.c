@@ -18,6 +18,7 @@ static const struct mode modes[] = {
 	{ "--proto", osd_bench_proto, "CDB encode/decode/sign cost per command" },
 	{ "--target", osd_bench_target, "software target through the loopback transport" },
 	{ "--fs", osd_bench_fs, "osdfs on the mem backend and on the software target" },
+	{ "--iscsi", osd_bench_iscsi, "the target over iSCSI on 127.0.0.1 vs loopback" },
 };
 
 #define NUM_MODES (sizeof(modes) / sizeof(modes[0]))

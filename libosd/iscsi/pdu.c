@@ -330,36 +330,62 @@ long osd__iscsi_pdu_parse(struct osd__iscsi_pdu *out, const uint8_t *buf, size_t
 	return (long)total;
 }
 
-long osd__iscsi_pdu_build(uint8_t *out, size_t cap, struct osd__iscsi_bhs *h,
-			  const uint8_t *ahs, size_t ahs_len,
-			  const uint8_t *data, size_t data_len,
-			  const struct osd__iscsi_digests *dg)
+long osd__iscsi_pdu_build_head(uint8_t *out, size_t cap, struct osd__iscsi_bhs *h,
+			       const uint8_t *ahs, size_t ahs_len, size_t data_len,
+			       const struct osd__iscsi_digests *dg)
 {
 	if ((ahs_len & 3) || ahs_len > OSD_ISCSI_MAX_AHS_LEN || data_len > OSD_ISCSI_MAX_DLEN)
 		return -EINVAL;
 	h->ahs_words = (uint8_t)(ahs_len / 4);
 	h->data_len = (uint32_t)data_len;
-	size_t total = OSD_ISCSI_BHS_LEN + osd__iscsi_pdu_rest_len(h, dg);
-	if (total > cap)
+	size_t pos = OSD_ISCSI_BHS_LEN + ahs_len + (dg && dg->header ? OSD_ISCSI_DIGEST_LEN : 0);
+	if (pos > cap)
 		return -ENOSPC;
 	int rc = osd__iscsi_bhs_encode(h, out);
 	if (rc)
 		return rc;
-	size_t pos = OSD_ISCSI_BHS_LEN;
 	if (ahs_len)
-		memcpy(out + pos, ahs, ahs_len);
-	pos += ahs_len;
-	if (dg && dg->header) {
-		osd__iscsi_digest(out + pos, out, pos);
-		pos += OSD_ISCSI_DIGEST_LEN;
-	}
-	if (data_len) {
-		size_t pad = osd__iscsi_pad(data_len);
-		memcpy(out + pos, data, data_len);
-		memset(out + pos + data_len, 0, pad);
-		if (dg && dg->data)
-			osd__iscsi_digest(out + pos + data_len + pad, out + pos, data_len + pad);
-		pos += data_len + pad + (dg && dg->data ? OSD_ISCSI_DIGEST_LEN : 0);
-	}
+		memcpy(out + OSD_ISCSI_BHS_LEN, ahs, ahs_len);
+	if (dg && dg->header)
+		osd__iscsi_digest(out + pos - OSD_ISCSI_DIGEST_LEN, out, pos - OSD_ISCSI_DIGEST_LEN);
 	return (long)pos;
+}
+
+size_t osd__iscsi_pdu_build_tail(uint8_t out[OSD_ISCSI_PDU_TAIL_MAX], const uint8_t *data,
+				 size_t data_len, const struct osd__iscsi_digests *dg)
+{
+	static const uint8_t zero[3];
+	size_t pad = osd__iscsi_pad(data_len);
+
+	if (!data_len)
+		return 0;
+	memset(out, 0, pad);
+	if (!dg || !dg->data)
+		return pad;
+	uint32_t c = osd__crc32c(osd__crc32c(0, data, data_len), zero, pad);
+	out[pad] = (uint8_t)c;
+	out[pad + 1] = (uint8_t)(c >> 8);
+	out[pad + 2] = (uint8_t)(c >> 16);
+	out[pad + 3] = (uint8_t)(c >> 24);
+	return pad + OSD_ISCSI_DIGEST_LEN;
+}
+
+long osd__iscsi_pdu_build(uint8_t *out, size_t cap, struct osd__iscsi_bhs *h,
+			  const uint8_t *ahs, size_t ahs_len,
+			  const uint8_t *data, size_t data_len,
+			  const struct osd__iscsi_digests *dg)
+{
+	long head = osd__iscsi_pdu_build_head(out, cap, h, ahs, ahs_len, data_len, dg);
+	if (head < 0)
+		return head;
+	size_t pos = (size_t)head;
+	if (OSD_ISCSI_BHS_LEN + osd__iscsi_pdu_rest_len(h, dg) > cap)
+		return -ENOSPC;
+	if (data_len)
+		memcpy(out + pos, data, data_len);
+	pos += data_len;
+	uint8_t tail[OSD_ISCSI_PDU_TAIL_MAX];
+	size_t tl = osd__iscsi_pdu_build_tail(tail, data, data_len, dg);
+	memcpy(out + pos, tail, tl);
+	return (long)(pos + tl);
 }

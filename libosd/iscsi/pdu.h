@@ -267,6 +267,25 @@ OSD_EXTERN long osd__iscsi_pdu_build(uint8_t *out, size_t cap, struct osd__iscsi
 				     const uint8_t *data, size_t data_len,
 				     const struct osd__iscsi_digests *dg);
 
+/* Largest tail after a data segment: 3 bytes of padding and a data digest. */
+#define OSD_ISCSI_PDU_TAIL_MAX 7
+
+/*
+ * The head of a PDU whose data segment the caller sends from its own
+ * buffers (scatter-gather, no copy): BHS (ahs_words and data_len set as by
+ * osd__iscsi_pdu_build()), AHS, header digest. Returns the head's length, or
+ * -ENOSPC / -EINVAL as osd__iscsi_pdu_build().
+ */
+OSD_EXTERN long osd__iscsi_pdu_build_head(uint8_t *out, size_t cap, struct osd__iscsi_bhs *h,
+					  const uint8_t *ahs, size_t ahs_len, size_t data_len,
+					  const struct osd__iscsi_digests *dg);
+
+/* What follows @p data_len bytes of @p data on the wire: zero padding and the
+ * data digest when in use (nothing for an empty segment). Returns its length. */
+OSD_EXTERN size_t osd__iscsi_pdu_build_tail(uint8_t out[OSD_ISCSI_PDU_TAIL_MAX],
+					    const uint8_t *data, size_t data_len,
+					    const struct osd__iscsi_digests *dg);
+
 /* Padding after a data segment of @p len bytes. */
 static inline size_t osd__iscsi_pad(size_t len)
 {

@@ -100,7 +100,6 @@ static int send_data_pdu(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, u
 	struct osd__iscsi_bhs h;
 	uint8_t *tmp;
 	const uint8_t *d = out_bytes(t->xfer, off, len, &tmp);
-	int rc;
 
 	if (!d)
 		return -ENOMEM;
@@ -113,9 +112,7 @@ static int send_data_pdu(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, u
 	h.exp_stat_sn = s->expstatsn;
 	h.data_sn = t->data_sn++;
 	h.offset = (uint32_t)off;
-	rc = osd__iscsi_send(s, &h, NULL, 0, d, len);
-	free(tmp);
-	return rc;
+	return osd__iscsi_send_borrowed(s, &h, NULL, 0, d, len, t, tmp);
 }
 
 /* One Data-Out sequence: [off, off+len) in PDUs of at most the target's
@@ -177,8 +174,8 @@ int osd__iscsi_cmd_send(struct osd__iscsi_sess *s, struct osd__iscsi_task *t)
 	h.cmd_sn = t->cmdsn;
 	h.exp_stat_sn = s->expstatsn;
 	memcpy(h.cdb, x->cdb, min_sz(x->cdb_len, 16));
-	rc = osd__iscsi_send(s, &h, ahs, (size_t)ahs_len, imm, imm_len);
-	free(tmp);
+	/* the data segments borrow the caller's buffers (no copy) */
+	rc = osd__iscsi_send_borrowed(s, &h, ahs, (size_t)ahs_len, imm, imm_len, t, tmp);
 	if (rc == 0 && unsol > imm_len)
 		rc = osd__iscsi_data_out(s, t, OSD_ISCSI_RSVD_TAG, imm_len, unsol - imm_len);
 	return rc;
@@ -200,6 +197,8 @@ int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 		return -EPROTO;
 	}
 	t->in_got += len;
+	if (!src) /* placed by the receive path already */
+		len = 0;
 	for (int i = 0; i < x->in_iovcnt && len; i++) {
 		size_t l = x->in_iov[i].iov_len;
 

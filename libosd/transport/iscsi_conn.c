@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,9 +116,15 @@ int osd__iscsi_connect(struct osd__iscsi_sess *s, uint64_t deadline)
 		return fd;
 	}
 	s->fd = fd;
-	osd__iscsi_rx_reset(s);
+	osd__iscsi_rx_clear(s);
 	s->last_rx_ms = osd__iscsi_now_ms();
 	return 0;
+}
+
+static void opdu_free(struct osd__iscsi_opdu *p)
+{
+	free(p->own);
+	free(p);
 }
 
 static void free_sendq(struct osd__iscsi_sess *s)
@@ -125,7 +132,7 @@ static void free_sendq(struct osd__iscsi_sess *s)
 	while (s->sendq) {
 		struct osd__iscsi_opdu *n = s->sendq->next;
 
-		free(s->sendq);
+		opdu_free(s->sendq);
 		s->sendq = n;
 	}
 	s->sendq_tail = NULL;
@@ -137,7 +144,7 @@ void osd__iscsi_disconnect(struct osd__iscsi_sess *s)
 		close(s->fd);
 	s->fd = -1;
 	free_sendq(s);
-	osd__iscsi_rx_reset(s);
+	osd__iscsi_rx_clear(s);
 }
 
 static void enqueue(struct osd__iscsi_sess *s, struct osd__iscsi_opdu *pdu)
@@ -150,34 +157,117 @@ static void enqueue(struct osd__iscsi_sess *s, struct osd__iscsi_opdu *pdu)
 	s->sendq_tail = pdu;
 }
 
-/* Lays the PDU out (codec: digests, padding, lengths) and queues it. */
-int osd__iscsi_send(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h, const uint8_t *ahs,
-		    size_t ahs_len, const uint8_t *data, size_t dlen)
+/* Lays out head and tail (codec: digests, padding, lengths); the data
+ * segment is at @p data, copied into the PDU when @p copy. */
+static int queue_pdu(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h, const uint8_t *ahs,
+		     size_t ahs_len, const uint8_t *data, size_t dlen, int copy,
+		     const struct osd__iscsi_task *t, uint8_t *owned)
 {
-	size_t len = OSD_ISCSI_BHS_LEN + ahs_len + 2 * OSD_ISCSI_DIGEST_LEN + dlen + 3;
-	struct osd__iscsi_opdu *pdu = malloc(sizeof(*pdu) + len);
+	size_t room = OSD_ISCSI_BHS_LEN + ahs_len + OSD_ISCSI_DIGEST_LEN + OSD_ISCSI_PDU_TAIL_MAX;
+	struct osd__iscsi_opdu *pdu = malloc(sizeof(*pdu) + room + (copy ? dlen : 0));
 	long n;
 
-	if (!pdu)
+	if (!pdu) {
+		free(owned);
 		return -ENOMEM;
-	n = osd__iscsi_pdu_build(pdu->buf, len, h, ahs, ahs_len, data, dlen, &s->p.dg);
+	}
+	n = osd__iscsi_pdu_build_head(pdu->buf, room, h, ahs, ahs_len, dlen, &s->p.dg);
 	if (n < 0) {
+		free(owned);
 		free(pdu);
 		return (int)n;
 	}
-	pdu->len = (size_t)n;
-	pdu->sent = 0;
+	pdu->own = owned;
+	pdu->task = owned || copy ? NULL : t;
+	pdu->iov[0] = (struct iovec){ pdu->buf, (size_t)n };
+	pdu->iov[2].iov_base = pdu->buf + n;
+	pdu->iov[2].iov_len = osd__iscsi_pdu_build_tail(pdu->iov[2].iov_base, data, dlen, &s->p.dg);
+	if (copy && dlen) {
+		uint8_t *d = pdu->buf + room;
+
+		memcpy(d, data, dlen);
+		data = d;
+	}
+	pdu->iov[1] = (struct iovec){ (void *)(uintptr_t)data, dlen };
 	enqueue(s, pdu);
 	return 0;
+}
+
+int osd__iscsi_send(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h, const uint8_t *ahs,
+		    size_t ahs_len, const uint8_t *data, size_t dlen)
+{
+	return queue_pdu(s, h, ahs, ahs_len, data, dlen, 1, NULL, NULL);
+}
+
+int osd__iscsi_send_borrowed(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h,
+			     const uint8_t *ahs, size_t ahs_len, const uint8_t *data, size_t dlen,
+			     const struct osd__iscsi_task *t, uint8_t *owned)
+{
+	return queue_pdu(s, h, ahs, ahs_len, data, dlen, 0, t, owned);
+}
+
+/* The task's buffers may go away once it completes (a target that ends a
+ * command early, an abort): what is still queued from them is copied. If
+ * that copy cannot be made the connection is dropped (nothing of the PDU
+ * may be skipped without breaking the stream). */
+void osd__iscsi_sendq_release(struct osd__iscsi_sess *s, const struct osd__iscsi_task *t)
+{
+	for (struct osd__iscsi_opdu *p = s->sendq; p; p = p->next) {
+		if (p->task != t)
+			continue;
+		p->task = NULL;
+		if (!p->iov[1].iov_len)
+			continue;
+		p->own = malloc(p->iov[1].iov_len);
+		if (!p->own) {
+			osd__iscsi_set_error(s, "out of memory keeping a queued PDU");
+			shutdown(s->fd, SHUT_RDWR);
+			free_sendq(s);
+			return;
+		}
+		memcpy(p->own, p->iov[1].iov_base, p->iov[1].iov_len);
+		p->iov[1].iov_base = p->own;
+	}
+}
+
+#define SEND_BATCH 64 /* iovecs per sendmsg(): several queued PDUs go out at once */
+
+/* Marks @p n bytes sent from the head of the queue; frees finished PDUs. */
+static void consume(struct osd__iscsi_sess *s, size_t n)
+{
+	while (s->sendq) {
+		struct osd__iscsi_opdu *p = s->sendq;
+
+		for (int i = 0; i < 3; i++) {
+			size_t l = p->iov[i].iov_len < n ? p->iov[i].iov_len : n;
+
+			p->iov[i].iov_base = (uint8_t *)p->iov[i].iov_base + l;
+			p->iov[i].iov_len -= l;
+			n -= l;
+		}
+		if (p->iov[0].iov_len || p->iov[1].iov_len || p->iov[2].iov_len)
+			return;
+		s->sendq = p->next;
+		if (!s->sendq)
+			s->sendq_tail = NULL;
+		opdu_free(p);
+	}
 }
 
 /* Sends what the socket takes. Returns 0 (maybe with data left) or -errno. */
 int osd__iscsi_flush(struct osd__iscsi_sess *s)
 {
 	while (s->sendq && s->fd >= 0) {
-		struct osd__iscsi_opdu *p = s->sendq;
-		ssize_t n = send(s->fd, p->buf + p->sent, p->len - p->sent, MSG_NOSIGNAL);
+		struct iovec iov[SEND_BATCH];
+		struct msghdr m = { .msg_iov = iov };
+		ssize_t n;
 
+		for (struct osd__iscsi_opdu *p = s->sendq; p && m.msg_iovlen + 3 <= SEND_BATCH;
+		     p = p->next)
+			for (int i = 0; i < 3; i++)
+				if (p->iov[i].iov_len)
+					iov[m.msg_iovlen++] = p->iov[i];
+		n = sendmsg(s->fd, &m, MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -186,22 +276,42 @@ int osd__iscsi_flush(struct osd__iscsi_sess *s)
 			osd__iscsi_set_error(s, "send: %s", strerror(errno));
 			return -errno;
 		}
-		p->sent += (size_t)n;
-		if (p->sent < p->len)
-			return 0;
-		s->sendq = p->next;
-		if (!s->sendq)
-			s->sendq_tail = NULL;
-		free(p);
+		consume(s, (size_t)n);
 	}
 	return s->fd >= 0 ? 0 : -ENOTCONN;
 }
 
+#define RX_AHEAD 16384 /* read ahead of the current PDU: several small PDUs per recv() */
+
+/* The PDU in rx was handled: the next read starts after it. Its bytes stay
+ * valid until then (callers look at pdu.data after resetting). */
 void osd__iscsi_rx_reset(struct osd__iscsi_sess *s)
 {
-	s->rx.have = 0;
+	s->rx.consumed = s->rx.have_bhs && s->rx.need <= s->rx.have ? s->rx.need : 0;
 	s->rx.need = OSD_ISCSI_BHS_LEN;
 	s->rx.have_bhs = 0;
+	s->rx.direct = NULL;
+}
+
+/* Task @p t completes while its Data-In segment is being received (only an
+ * outside event can do that): its buffers may go, so the stream cannot be
+ * followed any further. The connection is shut down and lost next read. */
+void osd__iscsi_rx_forget(struct osd__iscsi_sess *s, const struct osd__iscsi_task *t)
+{
+	if (s->rx.direct != t || s->fd < 0)
+		return;
+	osd__iscsi_set_error(s, "command completed while its data was arriving");
+	s->rx.direct = NULL;
+	s->rx.have_bhs = 0;
+	s->rx.have = s->rx.consumed = 0;
+	shutdown(s->fd, SHUT_RDWR);
+}
+
+/* A new or lost connection: nothing read so far counts. */
+void osd__iscsi_rx_clear(struct osd__iscsi_sess *s)
+{
+	osd__iscsi_rx_reset(s);
+	s->rx.have = s->rx.consumed = 0;
 }
 
 static int rx_reserve(struct osd__iscsi_sess *s, size_t need)
@@ -221,24 +331,193 @@ static int rx_reserve(struct osd__iscsi_sess *s, size_t need)
 	return 0;
 }
 
+/* Fills @p out (at most @p max entries) with the task's in_iov bytes
+ * [off, off + len); returns the count. */
+static int in_iov_slice(const struct osd_xfer *x, size_t off, size_t len, struct iovec *out,
+			int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < x->in_iovcnt && len && n < max; i++) {
+		size_t l = x->in_iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l -= off;
+		if (l > len)
+			l = len;
+		out[n++] = (struct iovec){ (uint8_t *)x->in_iov[i].iov_base + off, l };
+		len -= l;
+		off = 0;
+	}
+	return n;
+}
+
+/* A Data-In segment with a known task and in its buffer goes there directly. */
+static void rx_maybe_direct(struct osd__iscsi_sess *s, size_t head)
+{
+	const struct osd__iscsi_bhs *h = &s->rx.bhs;
+	struct osd__iscsi_task *t;
+
+	if (h->opcode != OSD_ISCSI_OP_DATA_IN || h->ahs_words || !h->data_len)
+		return;
+	t = osd__iscsi_find_task(s, h->itt);
+	if (!t || h->offset > t->xfer->in_len || h->data_len > t->xfer->in_len - h->offset)
+		return; /* the normal path reports it */
+	s->rx.direct = t;
+	s->rx.d_done = 0;
+	s->rx.tail_have = 0;
+	s->rx.tail_len = osd__iscsi_pdu_rest_len(h, &s->p.dg) - (head - OSD_ISCSI_BHS_LEN) -
+			 h->data_len;
+	s->rx.need = head;
+}
+
 /* Once the BHS is in: how long the whole PDU is; checks it is acceptable. */
 static int rx_size_pdu(struct osd__iscsi_sess *s)
 {
-	struct osd__iscsi_bhs h;
-	int rc = osd__iscsi_bhs_decode(&h, s->rx.buf);
+	struct osd__iscsi_bhs *h = &s->rx.bhs;
+	int rc = osd__iscsi_bhs_decode(h, s->rx.buf);
 
 	if (rc) {
 		osd__iscsi_set_error(s, "malformed PDU header from the target");
 		return -EPROTO;
 	}
-	if (h.data_len > s->p.max_recv_dsl) {
+	if (h->data_len > s->p.max_recv_dsl) {
 		osd__iscsi_set_error(s, "target sent a %u-byte data segment (limit %u)",
-				     (unsigned)h.data_len, s->p.max_recv_dsl);
+				     (unsigned)h->data_len, s->p.max_recv_dsl);
 		return -EPROTO;
 	}
-	s->rx.need = OSD_ISCSI_BHS_LEN + osd__iscsi_pdu_rest_len(&h, &s->p.dg);
+	s->rx.need = OSD_ISCSI_BHS_LEN + osd__iscsi_pdu_rest_len(h, &s->p.dg);
 	s->rx.have_bhs = 1;
+	rx_maybe_direct(s, OSD_ISCSI_BHS_LEN + h->ahs_words * 4u +
+			   (s->p.dg.header ? OSD_ISCSI_DIGEST_LEN : 0));
 	return rx_reserve(s, s->rx.need);
+}
+
+/* Drops the last PDU's bytes, keeping what was read ahead of it. */
+static void rx_compact(struct osd__iscsi_sess *s)
+{
+	if (!s->rx.consumed)
+		return;
+	s->rx.have -= s->rx.consumed;
+	memmove(s->rx.buf, s->rx.buf + s->rx.consumed, s->rx.have);
+	s->rx.consumed = 0;
+}
+
+/* Moves read-ahead bytes behind the head of a direct PDU into place. */
+static void rx_direct_ahead(struct osd__iscsi_sess *s)
+{
+	struct osd__iscsi_rx *r = &s->rx;
+	const struct osd_xfer *x = r->direct->xfer;
+	size_t extra = r->have - r->need, take = r->bhs.data_len - r->d_done, tl;
+	const uint8_t *src = r->buf + r->need;
+	struct iovec iov[8];
+
+	if (take > extra)
+		take = extra;
+	while (take) {
+		int n = in_iov_slice(x, r->bhs.offset + r->d_done, take, iov, 8);
+
+		if (n == 0)
+			break; /* cannot happen: the segment was checked against in_len */
+		for (int i = 0; i < n; i++) {
+			memcpy(iov[i].iov_base, src, iov[i].iov_len);
+			src += iov[i].iov_len;
+			r->d_done += iov[i].iov_len;
+			take -= iov[i].iov_len;
+			extra -= iov[i].iov_len;
+		}
+	}
+	tl = r->tail_len - r->tail_have < extra ? r->tail_len - r->tail_have : extra;
+	memcpy(r->tail + r->tail_have, src, tl);
+	r->tail_have += tl;
+	src += tl;
+	extra -= tl;
+	memmove(r->buf + r->need, src, extra);
+	r->have = r->need + extra;
+}
+
+/* Reads the rest of a direct segment and its tail with readv(). Returns 1
+ * when all is in, 0 for "not yet", or a negative errno. */
+static int rx_direct_read(struct osd__iscsi_sess *s)
+{
+	struct osd__iscsi_rx *r = &s->rx;
+
+	while (r->d_done < r->bhs.data_len || r->tail_have < r->tail_len) {
+		struct iovec iov[16];
+		int n = in_iov_slice(r->direct->xfer, r->bhs.offset + r->d_done,
+				     r->bhs.data_len - r->d_done, iov, 15);
+		ssize_t got;
+
+		if (r->tail_have < r->tail_len)
+			iov[n++] = (struct iovec){ r->tail + r->tail_have, r->tail_len - r->tail_have };
+		got = readv(s->fd, iov, n);
+		if (got == 0) {
+			osd__iscsi_set_error(s, "connection closed by the target");
+			return -ECONNRESET;
+		}
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			osd__iscsi_set_error(s, "recv: %s", strerror(errno));
+			return -errno;
+		}
+		size_t d = r->bhs.data_len - r->d_done < (size_t)got ? r->bhs.data_len - r->d_done
+								     : (size_t)got;
+		r->d_done += d;
+		r->tail_have += (size_t)got - d;
+	}
+	return 1;
+}
+
+/* Digests of a direct PDU: the head's in buf, the segment in the task's
+ * buffers, padding and data digest in tail. */
+static int rx_direct_check(struct osd__iscsi_sess *s)
+{
+	struct osd__iscsi_rx *r = &s->rx;
+	uint8_t d[OSD_ISCSI_DIGEST_LEN];
+	size_t pad = osd__iscsi_pad(r->bhs.data_len);
+
+	if (s->p.dg.header) {
+		osd__iscsi_digest(d, r->buf, r->need - OSD_ISCSI_DIGEST_LEN);
+		if (memcmp(d, r->buf + r->need - OSD_ISCSI_DIGEST_LEN, OSD_ISCSI_DIGEST_LEN)) {
+			osd__iscsi_set_error(s, "bad header digest or malformed PDU from the target");
+			return -EPROTO;
+		}
+	}
+	if (s->p.dg.data) {
+		struct iovec iov[64];
+		size_t off = 0;
+		uint32_t c = 0;
+
+		while (off < r->bhs.data_len) {
+			int n = in_iov_slice(r->direct->xfer, r->bhs.offset + off,
+					     r->bhs.data_len - off, iov, 64);
+
+			for (int i = 0; i < n; i++) {
+				c = osd__crc32c(c, iov[i].iov_base, iov[i].iov_len);
+				off += iov[i].iov_len;
+			}
+		}
+		c = osd__crc32c(c, r->tail, pad);
+		d[0] = (uint8_t)c;
+		d[1] = (uint8_t)(c >> 8);
+		d[2] = (uint8_t)(c >> 16);
+		d[3] = (uint8_t)(c >> 24);
+		if (memcmp(d, r->tail + pad, OSD_ISCSI_DIGEST_LEN)) {
+			osd__iscsi_set_error(s, "data digest mismatch from the target");
+			return -EPROTO;
+		}
+	}
+	r->direct = NULL; /* all in: completing the task no longer concerns us */
+	memset(&r->pdu, 0, sizeof(r->pdu));
+	r->pdu.bhs = r->bhs;
+	r->pdu.data_len = r->bhs.data_len;
+	return 1;
 }
 
 /* Reads until one whole PDU is in rx. Returns 1 when one is ready, 0 when
@@ -250,10 +529,19 @@ int osd__iscsi_recv(struct osd__iscsi_sess *s)
 
 	if (s->fd < 0)
 		return -ENOTCONN;
-	if (rx_reserve(s, OSD_ISCSI_BHS_LEN))
+	rx_compact(s);
+	if (rx_reserve(s, OSD_ISCSI_BHS_LEN + RX_AHEAD))
 		return -ENOMEM;
-	while (s->rx.have < s->rx.need) {
-		ssize_t n = recv(s->fd, s->rx.buf + s->rx.have, s->rx.need - s->rx.have, 0);
+	for (;;) {
+		if (!s->rx.have_bhs && s->rx.have >= OSD_ISCSI_BHS_LEN && (rc = rx_size_pdu(s)))
+			return rc;
+		if (s->rx.have >= s->rx.need)
+			break;
+		/* read what this PDU lacks, plus up to RX_AHEAD of what follows */
+		size_t want = s->rx.need - s->rx.have + RX_AHEAD;
+		if (s->rx.direct || want > s->rx.cap - s->rx.have)
+			want = s->rx.direct ? s->rx.need - s->rx.have : s->rx.cap - s->rx.have;
+		ssize_t n = recv(s->fd, s->rx.buf + s->rx.have, want, 0);
 
 		if (n == 0) {
 			osd__iscsi_set_error(s, "connection closed by the target");
@@ -268,13 +556,18 @@ int osd__iscsi_recv(struct osd__iscsi_sess *s)
 			return -errno;
 		}
 		s->rx.have += (size_t)n;
-		if (!s->rx.have_bhs && s->rx.have == OSD_ISCSI_BHS_LEN) {
-			rc = rx_size_pdu(s);
-			if (rc)
-				return rc;
-		}
 	}
-	lrc = osd__iscsi_pdu_parse(&s->rx.pdu, s->rx.buf, s->rx.have, &s->p.dg, s->p.max_recv_dsl);
+	if (s->rx.direct) {
+		if (s->rx.have > s->rx.need)
+			rx_direct_ahead(s);
+		rc = rx_direct_read(s);
+		if (rc == 1)
+			rc = rx_direct_check(s);
+		if (rc == 1)
+			s->last_rx_ms = osd__iscsi_now_ms();
+		return rc;
+	}
+	lrc = osd__iscsi_pdu_parse(&s->rx.pdu, s->rx.buf, s->rx.need, &s->p.dg, s->p.max_recv_dsl);
 	if (lrc < 0) {
 		osd__iscsi_set_error(s, "%s from the target", lrc == -EILSEQ ? "data digest mismatch" :
 				     lrc == -EBADMSG ? "bad header digest or malformed PDU" :

@@ -276,7 +276,7 @@ static int build_offer(struct osd__iscsi_sess *s, struct osd__iscsi_params *np,
 		return rc;
 	np->initial_r2t = 0;
 	np->immediate_data = 1;
-	np->first_burst = 262144;
+	np->first_burst = 1048576; /* a 1 MiB write goes out without waiting for an R2T */
 	np->max_burst = 1048576;
 	np->max_outstanding_r2t = 1;
 	np->max_connections = 1;

@@ -5,14 +5,22 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <osd/iscsi.h>
 #include "iscsi/pdu.h"
 
 
-/* One PDU queued for sending: header, AHS, digests and data in one buffer. */
+/* One PDU queued for sending. buf holds the head (BHS, AHS, header digest),
+ * the tail (padding, data digest) and, for a copied segment, the data. A
+ * borrowed segment points into the owning task's buffers until it is sent
+ * or the task completes (osd__iscsi_sendq_release()). iov[] is what is
+ * still to go out; sent entries shrink to zero. */
+struct osd__iscsi_task;
 struct osd__iscsi_opdu {
 	struct osd__iscsi_opdu *next;
-	size_t len, sent;
+	const struct osd__iscsi_task *task; /* lender of iov[1], or NULL */
+	struct iovec iov[3];                /* head, data, tail */
+	uint8_t *own;                       /* data segment we hold, freed with the PDU */
 	uint8_t buf[];
 };
 
@@ -40,11 +48,20 @@ struct osd__iscsi_task {
 	int idempotent;                   /* may be resent after a reconnect */
 };
 
-/* Receive framing: one PDU is collected in buf, then parsed into pdu. */
+/* Receive framing: one PDU is collected in buf (with what was read ahead
+ * of it behind), then parsed into pdu. A Data-In segment goes straight into
+ * its task's in_iov instead (direct): buf then holds only the head, and
+ * pdu.data is NULL with pdu.data_len set. */
 struct osd__iscsi_rx {
 	uint8_t *buf;
 	size_t cap, have, need;
+	size_t consumed;                  /* bytes of the last PDU, dropped on the next read */
 	int have_bhs;
+	struct osd__iscsi_bhs bhs;        /* decoded once have_bhs */
+	struct osd__iscsi_task *direct;   /* task receiving the segment, or NULL */
+	size_t d_done;                    /* segment bytes placed */
+	uint8_t tail[OSD_ISCSI_PDU_TAIL_MAX];
+	size_t tail_len, tail_have;
 	struct osd__iscsi_pdu pdu;
 };
 
@@ -87,9 +104,19 @@ int osd__iscsi_connect(struct osd__iscsi_sess *s, uint64_t deadline);
 void osd__iscsi_disconnect(struct osd__iscsi_sess *s);
 int osd__iscsi_send(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h, const uint8_t *ahs,
 		    size_t ahs_len, const uint8_t *data, size_t dlen);
+/* As osd__iscsi_send(), without copying the data: it is borrowed from task
+ * @p t, or, when @p owned is not NULL, taken over (data points into it). */
+int osd__iscsi_send_borrowed(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h,
+			     const uint8_t *ahs, size_t ahs_len, const uint8_t *data, size_t dlen,
+			     const struct osd__iscsi_task *t, uint8_t *owned);
+/* Task @p t completes: queued PDUs stop borrowing its buffers. */
+void osd__iscsi_sendq_release(struct osd__iscsi_sess *s, const struct osd__iscsi_task *t);
 int osd__iscsi_flush(struct osd__iscsi_sess *s);
 int osd__iscsi_recv(struct osd__iscsi_sess *s);
 void osd__iscsi_rx_reset(struct osd__iscsi_sess *s);
+void osd__iscsi_rx_clear(struct osd__iscsi_sess *s);
+/* Task @p t completes: stop placing a Data-In segment into its buffers. */
+void osd__iscsi_rx_forget(struct osd__iscsi_sess *s, const struct osd__iscsi_task *t);
 int osd__iscsi_wait_pdu(struct osd__iscsi_sess *s, uint64_t deadline);
 void osd__iscsi_set_error(struct osd__iscsi_sess *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -115,6 +142,7 @@ int osd__iscsi_sess_new(struct osd__iscsi_sess **out, const struct osd_iscsi_url
 			const struct osd_iscsi_options *opts, int discovery);
 void osd__iscsi_sess_free(struct osd__iscsi_sess *s);
 uint32_t osd__iscsi_new_itt(struct osd__iscsi_sess *s);
+struct osd__iscsi_task *osd__iscsi_find_task(struct osd__iscsi_sess *s, uint32_t itt);
 void osd__iscsi_complete(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, int err);
 void osd__iscsi_run_completions(struct osd__iscsi_sess *s);
 void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err);

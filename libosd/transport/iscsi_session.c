@@ -98,6 +98,8 @@ static void unlink_task(struct osd__iscsi_sess *s, struct osd__iscsi_task *t)
 void osd__iscsi_complete(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, int err)
 {
 	unlink_task(s, t);
+	osd__iscsi_sendq_release(s, t);
+	osd__iscsi_rx_forget(s, t);
 	t->state = TASK_DONE;
 	t->err = err;
 	if (err == 0)
@@ -131,7 +133,7 @@ void osd__iscsi_run_completions(struct osd__iscsi_sess *s)
 	}
 }
 
-static struct osd__iscsi_task *find_task(struct osd__iscsi_sess *s, uint32_t itt)
+struct osd__iscsi_task *osd__iscsi_find_task(struct osd__iscsi_sess *s, uint32_t itt)
 {
 	for (struct osd__iscsi_task *t = s->tasks; t; t = t->next)
 		if (t->itt == itt && t->state == TASK_SENT)
@@ -208,7 +210,7 @@ static void update_sn(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h,
 
 static int on_r2t(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
 {
-	struct osd__iscsi_task *t = find_task(s, h->itt);
+	struct osd__iscsi_task *t = osd__iscsi_find_task(s, h->itt);
 
 	if (!t)
 		return 0; /* aborted meanwhile */
@@ -246,7 +248,7 @@ static void on_reject(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 		return;
 	osd__iscsi_set_error(s, "target rejected a %s (reason 0x%02x)",
 			     osd__iscsi_opcode_name(rej.opcode), p->bhs.response);
-	t = find_task(s, rej.itt);
+	t = osd__iscsi_find_task(s, rej.itt);
 	if (t)
 		osd__iscsi_complete(s, t, -EIO);
 	if (rej.itt == s->nop_itt)
@@ -267,7 +269,7 @@ static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 	switch (h->opcode) {
 	case OSD_ISCSI_OP_DATA_IN:
 		update_sn(s, h, h->flags & OSD_ISCSI_F_STATUS);
-		t = find_task(s, h->itt);
+		t = osd__iscsi_find_task(s, h->itt);
 		if (!t)
 			return 0;
 		rc = osd__iscsi_data_in(s, t, p);
@@ -276,7 +278,7 @@ static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 		return rc < 0 ? rc : 0;
 	case OSD_ISCSI_OP_SCSI_RSP:
 		update_sn(s, h, 1);
-		t = find_task(s, h->itt);
+		t = osd__iscsi_find_task(s, h->itt);
 		if (!t)
 			return 0;
 		if (h->response != OSD_ISCSI_RSP_COMPLETED) {

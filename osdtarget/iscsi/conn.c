@@ -6,41 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/time.h>
 #include <unistd.h>
-
-static int read_full(int fd, uint8_t *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = recv(fd, buf, len, 0);
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const uint8_t *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static int grow(uint8_t **buf, size_t *cap, size_t need)
 {
@@ -60,10 +30,111 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
  * digest error (pdu->bhs is valid); or another -errno when the connection
  * cannot go on (EOF, header digest error, oversized segment).
  */
+/* Makes c->rx hold at least @p need bytes, reading whatever the socket has
+ * (up to ISCSI_RX_AHEAD past @p need): with many commands in flight one
+ * recv() brings several PDUs. */
+static int rx_fill(struct iscsi_conn *c, size_t need)
+{
+	int rc = grow(&c->rx, &c->rx_cap, need + ISCSI_RX_AHEAD);
+	while (rc == 0 && c->rx_have < need) {
+		/* no more than ISCSI_RX_AHEAD past need: that much moves up later */
+		ssize_t n = recv(c->fd, c->rx + c->rx_have, need + ISCSI_RX_AHEAD - c->rx_have, 0);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c->rx_have += (size_t)n;
+	}
+	return rc;
+}
+
+/* Blocking read of exactly @p len bytes. */
+static int read_full(int fd, uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = recv(fd, buf, len, 0);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * A Data-Out whose segment can go straight into its task's buffer (no copy
+ * through c->rx): only the head stays in c->rx. Returns 0 with @p pdu
+ * filled (pdu->data points into the task's buffer), 1 to take the normal
+ * path, or -errno as osd__tgt_iscsi_conn_recv().
+ */
+static int recv_in_place(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu, size_t total)
+{
+	size_t head = OSD_ISCSI_BHS_LEN + (c->dg.header ? OSD_ISCSI_DIGEST_LEN : 0);
+	uint8_t tail[OSD_ISCSI_PDU_TAIL_MAX], d[OSD_ISCSI_DIGEST_LEN];
+	int rc = rx_fill(c, head);
+	if (rc)
+		return rc;
+	if (c->dg.header) {
+		osd__iscsi_digest(d, c->rx, OSD_ISCSI_BHS_LEN);
+		if (memcmp(d, c->rx + OSD_ISCSI_BHS_LEN, OSD_ISCSI_DIGEST_LEN))
+			return 1; /* the normal path reports it */
+	}
+	struct osd__iscsi_bhs h;
+	uint8_t *dst;
+	if (osd__iscsi_bhs_decode(&h, c->rx) || !(dst = osd__tgt_iscsi_data_out_dest(c, &h)))
+		return 1;
+	size_t len = h.data_len, tail_len = total - head - len;
+	/* bytes already read ahead: the segment, its tail, then the next PDU */
+	size_t ahead = c->rx_have - head, take = ahead < len ? ahead : len;
+	memcpy(dst, c->rx + head, take);
+	size_t tl = ahead - take < tail_len ? ahead - take : tail_len;
+	memcpy(tail, c->rx + head + take, tl);
+	c->rx_have = head + ahead - take - tl;
+	memmove(c->rx + head, c->rx + head + take + tl, c->rx_have - head);
+	c->rx_used = head;
+	if ((rc = read_full(c->fd, dst + take, len - take)) ||
+	    (rc = read_full(c->fd, tail + tl, tail_len - tl)))
+		return rc;
+	memset(pdu, 0, sizeof(*pdu));
+	pdu->bhs = h;
+	pdu->data = dst;
+	pdu->data_len = len;
+	if (c->dg.data) {
+		static const uint8_t zero[3];
+		size_t pad = osd__iscsi_pad(len);
+		uint32_t crc = osd__crc32c(osd__crc32c(0, dst, len), zero, pad);
+		d[0] = (uint8_t)crc;
+		d[1] = (uint8_t)(crc >> 8);
+		d[2] = (uint8_t)(crc >> 16);
+		d[3] = (uint8_t)(crc >> 24);
+		if (memcmp(d, tail + pad, OSD_ISCSI_DIGEST_LEN)) {
+			osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_WARNING,
+				       "%s: data digest error on Data-Out", c->peer);
+			return -EILSEQ;
+		}
+	}
+	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_DEBUG, "%s: <- Data-Out itt %#x len %zu in place",
+		       c->peer, h.itt, len);
+	return 0;
+}
+
 int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu)
 {
-	int rc = grow(&c->rx, &c->rx_cap, OSD_ISCSI_BHS_LEN);
-	if (rc || (rc = read_full(c->fd, c->rx, OSD_ISCSI_BHS_LEN)))
+	/* The previous PDU stayed at c->rx until now; what was read after it moves up. */
+	c->rx_have -= c->rx_used;
+	if (c->rx_have) /* rx is NULL before the first PDU */
+		memmove(c->rx, c->rx + c->rx_used, c->rx_have);
+	c->rx_used = 0;
+	int rc = rx_fill(c, OSD_ISCSI_BHS_LEN);
+	if (rc)
 		return rc;
 	/* Lengths are opcode-independent: size the rest from the raw bytes. */
 	struct osd__iscsi_bhs raw = { 0 };
@@ -76,9 +147,14 @@ int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu)
 		return -EMSGSIZE;
 	}
 	size_t total = OSD_ISCSI_BHS_LEN + osd__iscsi_pdu_rest_len(&raw, &c->dg);
-	if ((rc = grow(&c->rx, &c->rx_cap, total)) ||
-	    (rc = read_full(c->fd, c->rx + OSD_ISCSI_BHS_LEN, total - OSD_ISCSI_BHS_LEN)))
+	if (raw.ahs_words == 0 && raw.data_len && (c->rx[0] & 0x3F) == OSD_ISCSI_OP_DATA_OUT) {
+		rc = recv_in_place(c, pdu, total);
+		if (rc != 1)
+			return rc;
+	}
+	if ((rc = rx_fill(c, total)))
 		return rc;
+	c->rx_used = total;
 	long n = osd__iscsi_pdu_parse(pdu, c->rx, total, &c->dg, c->max_recv);
 	if (n == -EPROTO)
 		return -EOPNOTSUPP;
@@ -97,19 +173,48 @@ int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu)
 	return 0;
 }
 
+/* Sends all of iov (consumed in place), retrying short writes. */
+static int writev_full(int fd, struct iovec *iov, int cnt)
+{
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
+
+	while (m.msg_iovlen) {
+		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (m.msg_iovlen && (size_t)n >= m.msg_iov->iov_len) {
+			n -= (ssize_t)m.msg_iov->iov_len;
+			m.msg_iov++;
+			m.msg_iovlen--;
+		}
+		if (m.msg_iovlen) {
+			m.msg_iov->iov_base = (uint8_t *)m.msg_iov->iov_base + n;
+			m.msg_iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* Head, data and tail go out in one sendmsg() straight from the caller's
+ * buffer: Data-In segments are not copied on their way to the socket. */
 int osd__tgt_iscsi_conn_send(struct iscsi_conn *c, struct osd__iscsi_bhs *h, const uint8_t *data,
 			 size_t data_len)
 {
-	size_t need = OSD_ISCSI_BHS_LEN + 2 * OSD_ISCSI_DIGEST_LEN + data_len + 3;
-	int rc = grow(&c->tx, &c->tx_cap, need);
-	if (rc)
-		return rc;
-	long n = osd__iscsi_pdu_build(c->tx, c->tx_cap, h, NULL, 0, data, data_len, &c->dg);
+	uint8_t head[OSD_ISCSI_BHS_LEN + OSD_ISCSI_DIGEST_LEN], tail[OSD_ISCSI_PDU_TAIL_MAX];
+	long n = osd__iscsi_pdu_build_head(head, sizeof(head), h, NULL, 0, data_len, &c->dg);
 	if (n < 0)
 		return (int)n;
+	struct iovec iov[3] = {
+		{ head, (size_t)n },
+		{ (void *)(uintptr_t)data, data_len },
+		{ tail, osd__iscsi_pdu_build_tail(tail, data, data_len, &c->dg) },
+	};
 	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_DEBUG, "%s: -> %s itt %#x len %zu", c->peer,
 		       osd__iscsi_opcode_name(h->opcode), h->itt, data_len);
-	return write_full(c->fd, c->tx, (size_t)n);
+	return writev_full(c->fd, iov, 3);
 }
 
 void osd__tgt_iscsi_conn_stamp(struct iscsi_conn *c, struct osd__iscsi_bhs *h, int status_carrying)
@@ -169,8 +274,8 @@ void *osd__tgt_iscsi_conn_main(void *arg)
 	serve(c);
 	osd__tgt_iscsi_tasks_drop(c, NULL);
 	free(c->rx);
-	free(c->tx);
-	c->rx = c->tx = NULL;
+	free(c->in);
+	c->rx = c->in = NULL;
 	shutdown(c->fd, SHUT_RDWR);
 	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_INFO, "%s: closed", c->peer);
 	atomic_store(&c->finished, 1);

@@ -16,6 +16,8 @@
 #define ISCSI_MAX_RECV_DSL 262144       /* MaxRecvDataSegmentLength we declare */
 #define ISCSI_LOGIN_DSL 8192            /* segment limit during login (RFC default) */
 #define ISCSI_MAX_XFER (64u << 20)      /* largest data-out or data-in per command */
+#define ISCSI_RX_AHEAD 16384          /* bytes read ahead of the current PDU */
+#define ISCSI_KEEP_IN (4u << 20)       /* data-in buffer kept between commands */
 #define ISCSI_LOGIN_TIMEOUT_S 30        /* a login must progress within this */
 #define ISCSI_NAME_MAX 224              /* iSCSI names are at most 223 bytes */
 
@@ -92,10 +94,12 @@ struct iscsi_conn {
 	int logged_out;
 
 	/* Buffers */
-	uint8_t *rx;
+	uint8_t *rx;                /* the PDU being handled, then bytes read ahead */
 	size_t rx_cap;
-	uint8_t *tx;
-	size_t tx_cap;
+	size_t rx_have;             /* bytes in rx */
+	size_t rx_used;             /* bytes of the current PDU (dropped on the next receive) */
+	uint8_t *in;                /* data-in of the command being executed */
+	size_t in_cap;
 };
 
 /* server.c */
@@ -121,6 +125,9 @@ int osd__tgt_iscsi_ffp_pdu(struct iscsi_conn *c, const struct osd__iscsi_pdu *pd
 /* task.c: SCSI commands and their data. */
 int osd__tgt_iscsi_scsi_cmd(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu);
 int osd__tgt_iscsi_data_out(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu);
+/* Where the segment of Data-Out @p h may be received in place (its task's
+ * buffer at the expected offset), or NULL to take the normal path. */
+uint8_t *osd__tgt_iscsi_data_out_dest(struct iscsi_conn *c, const struct osd__iscsi_bhs *h);
 /* A PDU whose data digest was wrong: Reject it, end a Data-Out's task. */
 int osd__tgt_iscsi_data_digest_error(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu);
 /* Drop pending tasks on @p lun (NULL = all); returns how many. */

@@ -183,13 +183,20 @@ static int respond(struct iscsi_conn *c, const struct iscsi_task *t, const struc
 static int execute(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	struct osd_target_iscsi *srv = c->srv;
-	uint8_t *in = t->in_len ? malloc(t->in_len) : NULL;
+	/* One data-in buffer per connection, kept between commands (they run
+	 * one at a time): no fresh pages to fault in for every READ. */
+	if (t->in_len > c->in_cap) {
+		free(c->in);
+		c->in_cap = 0;
+		if (!(c->in = malloc(t->in_len)))
+			return -ENOMEM;
+		c->in_cap = t->in_len;
+	}
+	uint8_t *in = c->in;
 	struct iovec out_iov = { t->out, t->out_len }, in_iov = { in, t->in_len };
 	struct osd_xfer x = { 0 };
 	int failed = 0;
 
-	if (t->in_len && !in)
-		return -ENOMEM;
 	x.cdb = t->cdb;
 	x.cdb_len = t->cdb_len;
 	if (t->out_len) {
@@ -220,7 +227,11 @@ static int execute(struct iscsi_conn *c, struct iscsi_task *t)
 		osd__tgt_iscsi_lun_execute(srv, &x);
 	}
 	int rc = respond(c, t, &x, failed, in);
-	free(in);
+	if (c->in_cap > ISCSI_KEEP_IN) { /* do not hold on to a rare huge one */
+		free(c->in);
+		c->in = NULL;
+		c->in_cap = 0;
+	}
 	return rc;
 }
 
@@ -307,6 +318,29 @@ int osd__tgt_iscsi_scsi_cmd(struct iscsi_conn *c, const struct osd__iscsi_pdu *p
 	return t->unsolicited ? 0 : send_r2t(c, t);
 }
 
+/* Where a Data-Out's segment belongs: in its task's buffer at the next
+ * offset, when the PDU matches what the task expects (the same checks as
+ * osd__tgt_iscsi_data_out()); NULL otherwise. */
+static uint8_t *data_out_slot(struct iscsi_conn *c, const struct osd__iscsi_bhs *h)
+{
+	struct iscsi_task *t = task_find(c, h->itt);
+	if (!t)
+		return NULL;
+	int solicited = h->ttt != OSD_ISCSI_RSVD_TAG;
+	size_t end = solicited ? t->r2t_end : t->unsolicited_end;
+	if ((solicited ? h->ttt != t->ttt : !t->unsolicited) || h->offset != t->received ||
+	    h->data_sn != t->data_sn || h->data_len > end - t->received)
+		return NULL;
+	return t->out + t->received;
+}
+
+uint8_t *osd__tgt_iscsi_data_out_dest(struct iscsi_conn *c, const struct osd__iscsi_bhs *h)
+{
+	if (h->opcode != OSD_ISCSI_OP_DATA_OUT || h->ahs_words || !h->data_len)
+		return NULL;
+	return data_out_slot(c, h);
+}
+
 int osd__tgt_iscsi_data_out(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu)
 {
 	const struct osd__iscsi_bhs *h = &pdu->bhs;
@@ -324,7 +358,7 @@ int osd__tgt_iscsi_data_out(struct iscsi_conn *c, const struct osd__iscsi_pdu *p
 		task_unlink(c, t->itt);
 		return rc ? rc : task_fail(c, t, ASC_DATA_PHASE_ERROR);
 	}
-	if (pdu->data_len)
+	if (pdu->data_len && pdu->data != t->out + t->received) /* else received in place */
 		memcpy(t->out + t->received, pdu->data, pdu->data_len);
 	t->received += pdu->data_len;
 	t->data_sn++;

@@ -304,6 +304,40 @@ START_TEST(pdu_layout_and_digests)
 }
 END_TEST
 
+/* Head + caller's data + tail (the scatter-gather senders) give exactly the
+ * bytes of osd__iscsi_pdu_build(), with and without digests and padding. */
+START_TEST(pdu_head_tail_scatter)
+{
+	static const uint8_t data[9] = "abcdefghi";
+	const struct osd__iscsi_digests modes[4] = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 } };
+	uint8_t whole[128], split[128], tail[OSD_ISCSI_PDU_TAIL_MAX];
+
+	for (int m = 0; m < 4; m++) {
+		for (size_t len = 0; len <= sizeof(data); len++) {
+			long n = build_nop(whole, sizeof(whole), &modes[m], len ? data : NULL, len);
+			struct osd__iscsi_bhs h = { 0 };
+			h.opcode = OSD_ISCSI_OP_NOP_OUT;
+			h.immediate = 1;
+			h.flags = OSD_ISCSI_F_FINAL;
+			h.itt = 5;
+			h.ttt = OSD_ISCSI_RSVD_TAG;
+			long head = osd__iscsi_pdu_build_head(split, sizeof(split), &h, NULL, 0, len,
+							      &modes[m]);
+			ck_assert_int_eq(head, 48 + (modes[m].header ? 4 : 0));
+			memcpy(split + head, data, len);
+			size_t tl = osd__iscsi_pdu_build_tail(tail, data, len, &modes[m]);
+			ck_assert_uint_eq(tl, len ? osd__iscsi_pad(len) + (modes[m].data ? 4u : 0u) : 0u);
+			memcpy(split + head + len, tail, tl);
+			ck_assert_int_eq(n, head + (long)(len + tl));
+			ck_assert_mem_eq(split, whole, (size_t)n);
+		}
+	}
+	struct osd__iscsi_bhs h = { .opcode = OSD_ISCSI_OP_NOP_OUT };
+	ck_assert_int_eq(osd__iscsi_pdu_build_head(split, 51, &h, NULL, 0, 4, &modes[1]), -ENOSPC);
+	ck_assert_int_eq(osd__iscsi_pdu_build_head(split, 128, &h, split, 2, 4, NULL), -EINVAL);
+}
+END_TEST
+
 /* ---- AHS ---- */
 
 START_TEST(ahs_extended_cdb_and_bidi)
@@ -610,6 +644,7 @@ static Suite *suite(void)
 	tcase_add_test(t, lun_addressing);
 	tcase_add_test(t, crc32c_vectors);
 	tcase_add_test(t, pdu_layout_and_digests);
+	tcase_add_test(t, pdu_head_tail_scatter);
 	tcase_add_test(t, ahs_extended_cdb_and_bidi);
 	tcase_add_test(t, ahs_errors);
 	tcase_add_test(t, text_parse);

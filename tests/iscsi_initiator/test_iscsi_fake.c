@@ -86,7 +86,7 @@ static const uint8_t login1_text[] =
 
 static const uint8_t op_text_prefer_none[] =
 	"HeaderDigest=None,CRC32C\0DataDigest=None,CRC32C\0MaxRecvDataSegmentLength=262144\0"
-	"ErrorRecoveryLevel=0\0InitialR2T=No\0ImmediateData=Yes\0FirstBurstLength=262144\0"
+	"ErrorRecoveryLevel=0\0InitialR2T=No\0ImmediateData=Yes\0FirstBurstLength=1048576\0"
 	"MaxBurstLength=1048576\0MaxOutstandingR2T=1\0MaxConnections=1\0DataPDUInOrder=Yes\0"
 	"DataSequenceInOrder=Yes\0DefaultTime2Wait=0\0DefaultTime2Retain=0";
 
