@@ -1,5 +1,8 @@
-/* Integration: every command through osd_target_loopback to a real
- * osd_target in a temporary directory, in both OSD versions. */
+/* Integration: every command to a real osd_target in a temporary
+ * directory, in both OSD versions, through the transport named by the first
+ * argument or $OSD_TEST_TRANSPORT: the loopback, or iSCSI to an in-process
+ * osd_target_iscsi server on 127.0.0.1 with digests off or on (see
+ * target_fixture.h). CTest runs the suite once per transport. */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -417,7 +420,7 @@ END_TEST
 START_TEST(flush_remove_and_errors)
 {
 	struct osd_obj_id obj, missing;
-	uint8_t b[4];
+	uint8_t b[4] = { 1, 2, 3, 4 };
 	struct iovec iov = { b, 4 };
 	osd_req *req;
 	uint64_t pid;
@@ -499,9 +502,8 @@ START_TEST(async_many_in_flight)
 		ck_assert_int_eq(osd_req_write(&req, dev, &obj, (uint64_t)i * 512, &iov, 1), 0);
 		ck_assert_int_eq(osd_req_submit(req, async_cb, &a), 0);
 	}
-	/* wait by servicing: the loopback completes inline, others from service() */
-	while (osd_dev_queue_length(dev))
-		osd_dev_service(dev, 0);
+	/* the loopback completes inline, iSCSI from service() after poll() */
+	ck_assert_int_eq(fixture_drain(dev, 30000), 0);
 	ck_assert_int_eq(a.done, INFLIGHT);
 	ck_assert_int_eq(a.failed, 0);
 	for (int i = 0; i < INFLIGHT; i++) {
@@ -510,8 +512,7 @@ START_TEST(async_many_in_flight)
 		ck_assert_int_eq(osd_req_read(&req, dev, &obj, (uint64_t)i * 512, &iov, 1), 0);
 		ck_assert_int_eq(osd_req_submit(req, async_cb, &a), 0);
 	}
-	while (osd_dev_queue_length(dev))
-		osd_dev_service(dev, 0);
+	ck_assert_int_eq(fixture_drain(dev, 30000), 0);
 	ck_assert_int_eq(a.done, 2 * INFLIGHT);
 	ck_assert_int_eq(a.failed, 0);
 	ck_assert_mem_eq(back, data, sizeof(data));
@@ -803,7 +804,7 @@ static void down_if_up(void)
 static Suite *suite(void)
 {
 	Suite *s = suite_create("initiator_integration");
-	TCase *tc = tcase_create("loopback");
+	TCase *tc = tcase_create(fixture_transport_name());
 
 	tcase_add_checked_fixture(tc, noop, down_if_up);
 	tcase_set_timeout(tc, 60);
@@ -824,10 +825,17 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(suite());
+	SRunner *sr;
 	int failed;
+
+	if (argc > 2 || fixture_select_transport(argc == 2 ? argv[1] : NULL)) {
+		fprintf(stderr, "usage: %s [loopback|iscsi|iscsi-digests] "
+			"(default: $OSD_TEST_TRANSPORT, else loopback)\n", argv[0]);
+		return EXIT_FAILURE;
+	}
+	sr = srunner_create(suite());
 
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
