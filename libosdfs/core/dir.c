@@ -92,6 +92,15 @@ enum osdfs__dirblk_fault osdfs__dirblk_hdr_check(const uint8_t *buf, uint64_t in
 	return OSDFS__DIRBLK_OK;
 }
 
+enum osdfs__dirblk_fault osdfs__rec_parse(struct osdfs__rec *r, const uint8_t *blk, size_t off,
+					 size_t bsize)
+{
+	if (bsize - off < OSDFS__REC_HDR_LEN)
+		return OSDFS__DIRBLK_BAD_REC_LEN; /* a tail too short for a header */
+	osdfs__rec_get(r, blk + off);
+	return osdfs__rec_check(r, off, bsize);
+}
+
 enum osdfs__dirblk_fault osdfs__rec_check(const struct osdfs__rec *r, size_t off, size_t bsize)
 {
 	if (r->rec_len < OSDFS__REC_HDR_LEN || r->rec_len % 8 || r->rec_len > bsize - off)
@@ -136,8 +145,7 @@ static int blk_check(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, con
 	while (off < fs->bsize) {
 		struct osdfs__rec r;
 
-		osdfs__rec_get(&r, buf + off);
-		why = osdfs__rec_check(&r, off, fs->bsize);
+		why = osdfs__rec_parse(&r, buf, off, fs->bsize);
 		if (why != OSDFS__DIRBLK_OK)
 			return bad_block(fs, dp, blk, off, why);
 		off += r.rec_len;

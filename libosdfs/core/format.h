@@ -152,6 +152,11 @@ enum osdfs__dirblk_fault osdfs__dirblk_hdr_check(const uint8_t *buf, uint64_t in
 /* Checks record @p r found at offset @p off of a block of @p bsize bytes:
  * its length, and for a live record its name and fields. */
 enum osdfs__dirblk_fault osdfs__rec_check(const struct osdfs__rec *r, size_t off, size_t bsize);
+/* Decodes and checks the record at offset @p off of block @p blk: what a
+ * walk over an unchecked block must use, since it never reads past the block
+ * (a tail shorter than a record header is a bad record length). */
+enum osdfs__dirblk_fault osdfs__rec_parse(struct osdfs__rec *r, const uint8_t *blk, size_t off,
+					 size_t bsize);
 /* An empty block of directory @p ino: the header and one free record. */
 void osdfs__dirblk_init(uint8_t *buf, size_t bsize, uint64_t ino);
 /* The OSDFS__HASH_BITS-bit hash of a name with the filesystem's keys. */

@@ -193,8 +193,7 @@ static int scan_block(struct dscan *s, uint32_t blk, const uint8_t *buf)
 		struct osdfs__rec r;
 		int rc;
 
-		osdfs__rec_get(&r, buf + off);
-		why = osdfs__rec_check(&r, off, s->bsize);
+		why = osdfs__rec_parse(&r, buf, off, s->bsize);
 		if (why == OSDFS__DIRBLK_BAD_REC_LEN) {
 			corrupt(s, "%s %llu", "bad record length in block", blk);
 			off = resync(s, buf, off);
