@@ -26,4 +26,16 @@ int bench_mkdtemp(const char *base, const char *prefix, char *buf, size_t size);
 /* Remove a directory tree made by bench_mkdtemp. 0 or -errno. */
 int bench_rmtree(const char *dir);
 
+struct osd_credential;
+struct osd_cred_request;
+struct osd_target;
+/* The root key the target and device benchmarks install on their store. */
+extern const uint8_t bench_root_key[20];
+/* One OSD-wide CAPKEY credential (root PAR capability with GLOBAL, every
+ * permission; docs/security.md 5) for @p tgt signed with bench_root_key. */
+int bench_root_credential(struct osd_target *tgt, struct osd_credential *out);
+/* Credential source for devices that only use that credential: refuses. */
+int bench_no_credential(const struct osd_cred_request *want, struct osd_credential *out,
+			void *payload);
+
 #endif

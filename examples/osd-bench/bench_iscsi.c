@@ -161,14 +161,6 @@ static double run(struct bench *b, struct side *s, int row)
 	return bt.len == BIG ? b->big_mib / sec : b->small_ops / sec;
 }
 
-static int issue_root(const struct osd_cred_request *want, struct osd_credential *out, void *p)
-{
-	(void)want;
-	(void)out;
-	(void)p;
-	return -ENOKEY; /* everything goes through the OSD-wide credential */
-}
-
 /* Open a device on tp with the root credential, create one object filled
  * with the 16 MiB the small I/O covers and the 1 MiB runs' span. */
 static void open_side(struct bench *b, struct side *s, struct osd_transport *tp,
@@ -181,7 +173,7 @@ static void open_side(struct bench *b, struct side *s, struct osd_transport *tp,
 
 	o.osd_version = OSD_VERSION_2;
 	o.security = OSD_SEC_CAPKEY;
-	o.cred_source = issue_root;
+	o.cred_source = bench_no_credential;
 	if ((rc = osd_dev_open(&s->dev, tp, &o))) {
 		tp->ops->destroy(tp->impl);
 		die("device", rc, NULL);
@@ -202,38 +194,22 @@ static void open_side(struct bench *b, struct side *s, struct osd_transport *tp,
 
 static void setup(struct bench *b)
 {
-	static const uint8_t root_key[OSD_HMAC_LEN] = "osd-bench root key!";
 	struct osd_target_options to = OSD_TARGET_OPTIONS_INIT;
 	struct osd_target_iscsi_options so = OSD_TARGET_ISCSI_OPTIONS_INIT;
 	struct osd_iscsi_options io = OSD_ISCSI_OPTIONS_INIT;
-	struct osd_obj_id root = { 0, 0 }, part;
-	struct osd_cred_request cq;
+	struct osd_obj_id part;
 	struct osd_credential cr;
 	struct osd_transport tp;
-	uint8_t sid[OSD_SYSTEM_ID_LEN];
 	char url[128], err[256] = "";
-	osd_cred_issuer *iss;
 	osd_req *req;
 	int rc;
 
 	rc = osd_target_open(&b->tgt, b->dir, &to);
 	if (rc == 0)
-		rc = osd_target_set_root_key(b->tgt, root_key);
+		rc = osd_target_set_root_key(b->tgt, bench_root_key);
 	if (rc)
 		die("target", rc, NULL);
-	/* One root PAR capability with GLOBAL covers every object (docs/security.md 5). */
-	osd_target_system_id(b->tgt, sid);
-	memset(&cq, 0, sizeof(cq));
-	cq.version = OSD_V2;
-	cq.obj = root;
-	cq.permissions = OSD_PERM_ALL_V2;
-	cq.method = OSD_SEC_CAPKEY;
-	rc = osd_cred_issuer_new(&iss, sid);
-	if (rc == 0)
-		rc = osd_cred_issuer_set_root_key(iss, root_key);
-	if (rc == 0)
-		rc = osd_cred_issue(iss, &cq, &cr);
-	osd_cred_issuer_free(iss);
+	rc = bench_root_credential(b->tgt, &cr);
 	if (rc)
 		die("credential", rc, NULL);
 
@@ -245,7 +221,7 @@ static void setup(struct bench *b)
 
 	o.osd_version = OSD_VERSION_2;
 	o.security = OSD_SEC_CAPKEY;
-	o.cred_source = issue_root;
+	o.cred_source = bench_no_credential;
 	if ((rc = osd_dev_open(&adm, &tp, &o)))
 		die("device", rc, NULL);
 	if ((rc = osd_dev_add_credential(adm, &cr)))
@@ -253,7 +229,7 @@ static void setup(struct bench *b)
 	if ((rc = osd_req_format(&req, adm, 0)))
 		die("format", rc, adm);
 	exec_or_die(adm, req, "format");
-	osd_target_set_root_key(b->tgt, root_key);
+	osd_target_set_root_key(b->tgt, bench_root_key);
 	if ((rc = osd_req_create_partition(&req, adm, 0)))
 		die("create partition", rc, adm);
 	if ((rc = osd_req_execute(req)) || (rc = osd_req_created_id(req, &part)))

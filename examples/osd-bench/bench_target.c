@@ -169,54 +169,30 @@ static double run_baseline(struct bench *b, int fd, uint8_t *buf)
 	return b->big_mib / secs(t0);
 }
 
-static int issue_root(const struct osd_cred_request *want, struct osd_credential *out, void *p)
-{
-	(void)want;
-	(void)out;
-	(void)p;
-	return -ENOKEY; /* everything goes through the OSD-wide credential */
-}
-
 static void setup(struct bench *b)
 {
-	static const uint8_t root_key[OSD_HMAC_LEN] = "osd-bench root key!";
 	struct osd_target_options to = OSD_TARGET_OPTIONS_INIT;
 	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
-	struct osd_obj_id root = { 0, 0 }, want;
-	struct osd_cred_request cq;
+	struct osd_obj_id want;
 	struct osd_credential cr;
 	struct osd_transport tp;
-	uint8_t sid[OSD_SYSTEM_ID_LEN];
-	osd_cred_issuer *iss;
 	osd_req *req;
 	int rc;
 
 	rc = osd_target_open(&b->tgt, b->dir, &to);
 	if (rc == 0)
-		rc = osd_target_set_root_key(b->tgt, root_key);
+		rc = osd_target_set_root_key(b->tgt, bench_root_key);
 	if (rc == 0)
 		rc = osd_target_loopback(b->tgt, &tp);
 	if (rc)
 		die("target", rc, NULL);
 	o.osd_version = OSD_VERSION_2;
 	o.security = OSD_SEC_CAPKEY;
-	o.cred_source = issue_root;
+	o.cred_source = bench_no_credential;
 	rc = osd_dev_open(&b->dev, &tp, &o);
 	if (rc)
 		die("device", rc, NULL);
-	/* One root PAR capability with GLOBAL covers every object (docs/security.md 5). */
-	osd_target_system_id(b->tgt, sid);
-	memset(&cq, 0, sizeof(cq));
-	cq.version = OSD_V2;
-	cq.obj = root;
-	cq.permissions = OSD_PERM_ALL_V2;
-	cq.method = OSD_SEC_CAPKEY;
-	rc = osd_cred_issuer_new(&iss, sid);
-	if (rc == 0)
-		rc = osd_cred_issuer_set_root_key(iss, root_key);
-	if (rc == 0)
-		rc = osd_cred_issue(iss, &cq, &cr);
-	osd_cred_issuer_free(iss);
+	rc = bench_root_credential(b->tgt, &cr);
 	if (rc == 0)
 		rc = osd_dev_add_credential(b->dev, &cr);
 	if (rc)
@@ -224,7 +200,7 @@ static void setup(struct bench *b)
 	if ((rc = osd_req_format(&req, b->dev, 0)))
 		die("format", rc, b->dev);
 	exec_or_die(b->dev, req, "format");
-	osd_target_set_root_key(b->tgt, root_key);
+	osd_target_set_root_key(b->tgt, bench_root_key);
 	if ((rc = osd_req_create_partition(&req, b->dev, 0)))
 		die("create partition", rc, b->dev);
 	if ((rc = osd_req_execute(req)) || (rc = osd_req_created_id(req, &want)))

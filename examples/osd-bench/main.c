@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <osd/types.h>
+#include <osd/osd.h>
+#include <osdtarget/target.h>
 #include "bench.h"
 
 struct mode {
@@ -62,6 +63,38 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 int bench_rmtree(const char *dir)
 {
 	return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) ? -errno : 0;
+}
+
+const uint8_t bench_root_key[20] = "osd-bench root key!";
+
+int bench_root_credential(struct osd_target *tgt, struct osd_credential *out)
+{
+	struct osd_cred_request cq;
+	uint8_t sid[OSD_SYSTEM_ID_LEN];
+	osd_cred_issuer *iss;
+	int rc;
+
+	osd_target_system_id(tgt, sid);
+	memset(&cq, 0, sizeof(cq));
+	cq.version = OSD_V2;
+	cq.permissions = OSD_PERM_ALL_V2;
+	cq.method = OSD_SEC_CAPKEY;
+	rc = osd_cred_issuer_new(&iss, sid);
+	if (rc == 0)
+		rc = osd_cred_issuer_set_root_key(iss, bench_root_key);
+	if (rc == 0)
+		rc = osd_cred_issue(iss, &cq, out);
+	osd_cred_issuer_free(iss);
+	return rc;
+}
+
+int bench_no_credential(const struct osd_cred_request *want, struct osd_credential *out,
+			void *payload)
+{
+	(void)want;
+	(void)out;
+	(void)payload;
+	return -ENOKEY; /* everything goes through the OSD-wide credential */
 }
 
 static void usage(FILE *f)
