@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <osd/osd.h>
+#include "daemon_wait.h"
 #include <osd/iscsi.h>
 #include <osdtarget/target.h>
 
@@ -40,45 +41,6 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	(void)flag;
 	(void)ftw;
 	return remove(path);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* The daemon writes its port once it listens: wait for that (bounded),
- * watching that it did not exit. */
-static unsigned wait_port(const char *file)
-{
-	uint64_t end = now_ms() + START_WAIT_MS;
-
-	while (now_ms() < end) {
-		char buf[32] = "";
-		FILE *f = fopen(file, "r");
-		int status;
-
-		if (f) {
-			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-			unsigned long v;
-			char *e;
-
-			fclose(f);
-			buf[n] = '\0';
-			v = strtoul(buf, &e, 10);
-			if (n && v > 0 && v < 65536 && (*e == '\n' || *e == '\0'))
-				return (unsigned)v;
-		}
-		if (waitpid(daemon_pid, &status, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return 0;
-		}
-		poll(NULL, 0, 10); /* waiting for a condition, bounded above */
-	}
-	return 0;
 }
 
 static const uint8_t ROOT_KEY[OSD_HMAC_LEN] = {
@@ -118,7 +80,7 @@ static void daemon_start(int root_key)
 		      portfile, "--create", store, (char *)NULL);
 		_exit(127);
 	}
-	port = wait_port(portfile);
+	port = osd_test_wait_port(portfile, &daemon_pid, START_WAIT_MS);
 	ck_assert_msg(port != 0, "osd-targetd did not start");
 	snprintf(portfile, sizeof(portfile), "127.0.0.1:%u", port);
 	rc = osd_iscsi_discover(&v, &n, portfile, NULL);
@@ -210,13 +172,13 @@ static void async_cb(osd_req *req, int result, void *p)
 /* Drives the device's fd like an event loop until the queue is empty. */
 static void drain(void)
 {
-	uint64_t end = now_ms() + 30000;
+	uint64_t end = osd_test_now_ms() + 30000;
 
 	while (osd_dev_queue_length(dev)) {
 		struct pollfd pfd = { .fd = osd_dev_get_fd(dev),
 				      .events = (short)osd_dev_which_events(dev) };
 
-		ck_assert_uint_lt(now_ms(), end);
+		ck_assert_uint_lt(osd_test_now_ms(), end);
 		poll(&pfd, 1, 100);
 		ck_assert_int_eq(osd_dev_service(dev, pfd.revents), 0);
 	}

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <osdtarget/iscsi.h>
+#include "daemon_wait.h"
 #include "tool_runner.h"
 
 #define PATHF(buf, ...) \
@@ -35,14 +36,6 @@
 static char *dir;
 static char store[4096], url[512];
 static pid_t daemon_pid = -1;
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void write_file(const char *path, const void *data, size_t len)
 {
@@ -86,36 +79,6 @@ static void same_file(const char *a, const char *b)
 	free(db);
 }
 
-/* The port osd-targetd wrote, or 0 when it died or took too long. */
-static unsigned wait_port(const char *file)
-{
-	uint64_t end = now_ms() + START_WAIT_MS;
-
-	while (now_ms() < end) {
-		char buf[32] = "";
-		FILE *f = fopen(file, "r");
-		int status;
-
-		if (f) {
-			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-			unsigned long v;
-			char *e;
-
-			fclose(f);
-			buf[n] = '\0';
-			v = strtoul(buf, &e, 10);
-			if (n && v > 0 && v < 65536 && (*e == '\n' || *e == '\0'))
-				return (unsigned)v;
-		}
-		if (waitpid(daemon_pid, &status, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return 0;
-		}
-		poll(NULL, 0, 10); /* waiting for a condition, bounded above */
-	}
-	return 0;
-}
-
 /* osd-targetd on 127.0.0.1, a free port, serving `store` as LUN 0. */
 static void daemon_start(int create)
 {
@@ -142,7 +105,7 @@ static void daemon_start(int create)
 			      "--port-file", portfile, store, (char *)NULL);
 		_exit(127);
 	}
-	port = wait_port(portfile);
+	port = osd_test_wait_port(portfile, &daemon_pid, START_WAIT_MS);
 	ck_assert_msg(port != 0, "osd-targetd did not start (see %s)", logfile);
 	PATHF(url, "iscsi://127.0.0.1:%u/%s/0", port, OSD_TARGET_ISCSI_DEFAULT_NAME);
 }
@@ -434,7 +397,7 @@ START_TEST(chap_over_iscsi)
 		      store, (char *)NULL);
 		_exit(127);
 	}
-	port = wait_port(portfile);
+	port = osd_test_wait_port(portfile, &daemon_pid, START_WAIT_MS);
 	ck_assert_uint_ne(port, 0);
 	PATHF(url, "iscsi://127.0.0.1:%u/%s/0", port, OSD_TARGET_ISCSI_DEFAULT_NAME);
 	CTL(&r, 0, "--chap-user", "tools", "--chap-secret-file", good, "format");
@@ -465,7 +428,7 @@ static int is_mounted(const char *mp)
 /* osdfs-mount -f of the URL as our child; the mount is up when this returns. */
 static pid_t mount_url(const char *mp)
 {
-	uint64_t end = now_ms() + START_WAIT_MS;
+	uint64_t end = osd_test_now_ms() + START_WAIT_MS;
 	pid_t pid = fork();
 	int status;
 
@@ -480,7 +443,7 @@ static pid_t mount_url(const char *mp)
 	}
 	while (!is_mounted(mp)) {
 		ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "osdfs-mount ended early");
-		ck_assert_msg(now_ms() < end, "the mount did not appear");
+		ck_assert_msg(osd_test_now_ms() < end, "the mount did not appear");
 		poll(NULL, 0, 10); /* waiting for a condition, bounded above */
 	}
 	return pid;
