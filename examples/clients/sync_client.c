@@ -98,7 +98,7 @@ static int exercise(osd_dev *dev)
 	struct iovec out = { (void *)msg, sizeof(msg) };
 	struct iovec in = { back, sizeof(back) };
 	struct osd_obj_id obj;
-	uint64_t pid, len;
+	uint64_t pid = 0, len; /* pid is set when make_partition() succeeds */
 	unsigned listed = 0;
 	osd_req *req;
 	int rc;
