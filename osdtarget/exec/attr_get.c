@@ -645,7 +645,9 @@ static int get_page(struct osd__cmd *c, struct entries *e, uint8_t *fixed, uint8
 		    size_t *len)
 {
 	uint32_t page = c->cdb.attr.page.get_page;
-	const struct osd_obj_id *o = &c->aobjs[c->naobjs - 1];
+	/* A member command on an empty collection addresses no object: use the
+	 * collection itself. */
+	const struct osd_obj_id *o = c->naobjs ? &c->aobjs[c->naobjs - 1] : &c->cdb.obj;
 	enum osd_obj_type t = type_of(c, o);
 	const struct osd__page_field *f;
 	size_t nf = osd__page_layout(t, c->ver, page, &f);

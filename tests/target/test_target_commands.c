@@ -524,6 +524,14 @@ START_TEST(member_commands_v2)
 	h_run(&ht, &r);
 	h_expect_good(&r);
 	h_req_free(&r);
+	/* Page mode on a collection with no members yet (found by fuzz_target_exec:
+	 * the engine indexed the empty member list). */
+	h_req(&r, OSD_V2, OSD_ACT_GET_MEMBER_ATTRIBUTES, P1, coll);
+	r.page_mode = 1;
+	h_get(&r, OSD_APAGE_CURRENT_COMMAND, 0);
+	h_run(&ht, &r);
+	h_expect_good(&r);
+	h_req_free(&r);
 	for (uint64_t i = 0; i < 3; i++) {
 		h_create_object(&ht, OSD_V2, P1, O1 + i);
 		h_write(&ht, OSD_V2, P1, O1 + i, 0, data, 10 * (i + 1));
