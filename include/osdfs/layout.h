@@ -1,0 +1,221 @@
+/**
+ * @file osdfs/layout.h
+ * @brief Spreading one osdfs filesystem over several OSDs: striping,
+ *        mirroring and parity (RFC 5664 data maps), as a backend.
+ *
+ * The layout backend is an ordinary object-store backend (osdfs/sys/backend.h)
+ * built on N child backends, one per device (an "osd" backend on each OSD, or
+ * any other backend). osdfs runs on it unchanged:
+ *
+ * - Each osdfs object is stored as components with the same object id on
+ *   several devices. Regular-file data follows the file's data map (stripe
+ *   unit, group width, group depth, mirror count, RAID algorithm: RFC 5664
+ *   section 5.1); the first component rotates with the object id so load
+ *   spreads over every device.
+ * - Every other object (superblock, directories, symlinks, special files) is
+ *   metadata: mirrored whole, on as many devices as the default data map
+ *   tolerates failures plus one (all devices for the superblock).
+ * - The device table (filesystem uuid, and the uuid and address of every
+ *   device in slot order) and the default data map are an attribute of the
+ *   superblock object, so every device carries them. Each file's own data map
+ *   is an attribute of each of its components.
+ * - Reads and writes fan out to the devices in parallel. A partial-stripe
+ *   write on RAID 4/5/PQ is a read-modify-write of the parity under a
+ *   per-stripe lock. When a device fails (an I/O or connection error) it is
+ *   marked down: reads reconstruct its data from mirrors or parity (degraded
+ *   reads), writes go to the remaining components, and the filesystem stays
+ *   usable while the layout tolerates the failures. osdfs_layout_replace()
+ *   and osdfs_layout_rebuild() restore redundancy onto a new device.
+ *
+ * @defgroup osdfs_layout Multi-device layouts
+ * @{
+ */
+#ifndef OSDFS_LAYOUT_H
+#define OSDFS_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <osd/types.h>
+#include <osdfs/sys/backend.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** RAID algorithms, numbered as RFC 5664's pnfs_osd_raid_algorithm4. */
+enum osdfs_raid {
+	OSDFS_RAID_0 = 1,  /**< striping only (with mirrors: RAID 1 / RAID 10) */
+	OSDFS_RAID_4 = 2,  /**< one parity component per group, fixed */
+	OSDFS_RAID_5 = 3,  /**< one parity component per group, rotating */
+	OSDFS_RAID_PQ = 4  /**< two parity components (P and Q), rotating: RAID 6 */
+};
+
+/** Most devices in one layout. */
+#define OSDFS_LAYOUT_MAX_DEVICES 64u
+
+/**
+ * A data map (RFC 5664 section 5.1). Components of an object: group_width
+ * times (mirror_cnt + 1) per group, in as many groups as @ref num_comps says.
+ */
+struct osdfs_data_map {
+	uint64_t stripe_unit;  /**< bytes per stripe unit; a multiple of 512, > 0 */
+	uint32_t num_comps;    /**< components per object; 0 = as many whole groups as
+				    the devices hold */
+	uint32_t group_width;  /**< components per group counting parity (before
+				    mirroring); 0 = every component in one group */
+	uint32_t group_depth;  /**< stripes per group before the next group; 0 = one
+				    group only */
+	uint32_t mirror_cnt;   /**< extra copies of each component (0 = none) */
+	enum osdfs_raid raid;  /**< RAID algorithm */
+};
+
+/**
+ * Parse a data map: a RAID name ("raid0", "raid1", "raid10", "raid4",
+ * "raid5", "raid6"; raid1 = raid0 with one mirror) followed by comma-separated
+ * settings "su=64K", "width=N", "depth=N", "comps=N", "mirrors=N", e.g.
+ * "raid5,su=64K,width=4".
+ * @param[out] map the map (unset fields as in the defaults: su=64K, one
+ *             group of every component)
+ * @param spec the text
+ * @param err if not NULL, receives the reason on failure (NUL-terminated)
+ * @param errlen size of @p err
+ * @return 0 or -EINVAL.
+ */
+OSD_EXTERN int osdfs_data_map_parse(struct osdfs_data_map *map, const char *spec,
+				    char *err, size_t errlen);
+
+/**
+ * Render @p map in the syntax osdfs_data_map_parse() reads.
+ * @return the length of the full text (as snprintf), or -EINVAL.
+ */
+OSD_EXTERN int osdfs_data_map_format(const struct osdfs_data_map *map, char *buf,
+				     size_t len);
+
+/**
+ * Check that @p map can be laid out on @p ndevices devices (enough devices
+ * for one group with its mirrors, a parity group wide enough for its
+ * parity, a valid stripe unit).
+ * @return 0 or -EINVAL with the reason in @p err.
+ */
+OSD_EXTERN int osdfs_data_map_check(const struct osdfs_data_map *map, unsigned ndevices,
+				    char *err, size_t errlen);
+
+/** Version of struct osdfs_layout_config. */
+#define OSDFS_LAYOUT_CONFIG_VERSION 1
+
+/** What osdfs_backend_layout_new() is built from. */
+struct osdfs_layout_config {
+	int version;                 /**< OSDFS_LAYOUT_CONFIG_VERSION */
+	unsigned ndevices;           /**< number of entries in @ref devices */
+	osdfs_backend **devices;     /**< child backends; the layout backend owns
+				          every non-NULL entry once created, even when
+				          creation fails. NULL = device unavailable */
+	const char *const *addresses;/**< address of each device (target directory
+				          or iSCSI URL) for the table and messages;
+				          copied; may be NULL */
+	struct osdfs_data_map map;   /**< default data map written by format();
+				          ignored when the devices carry a table */
+};
+
+/** Initialiser of struct osdfs_layout_config (RAID 0, 64 KiB units). */
+#define OSDFS_LAYOUT_CONFIG_INIT { OSDFS_LAYOUT_CONFIG_VERSION, 0, NULL, NULL, \
+				   { 65536, 0, 0, 0, 0, OSDFS_RAID_0 } }
+
+/**
+ * Create a layout backend over @p cfg's devices.
+ *
+ * If some device carries a device table (a formatted layout filesystem), the
+ * children are matched to table slots by their device uuid, whatever their
+ * order in @p cfg; slots without a matching child are down. A child that has
+ * no table is a spare (see osdfs_layout_replace()). Otherwise the backend is
+ * unformatted: the slots are @p cfg's order, and format() (osdfs_mkfs())
+ * formats every device and writes the table.
+ *
+ * @param[out] out the backend ("layout"), released with osdfs_backend_free()
+ *                 or owned by a mount
+ * @param cfg devices and default map
+ * @param err if not NULL, receives the reason on failure
+ * @param errlen size of @p err
+ * @return 0; -EINVAL (bad config, tables of different filesystems, a map the
+ *         devices cannot hold); -ENODEV (too many devices down to read the
+ *         filesystem); -ENOMEM; or a child's error.
+ */
+OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
+					const struct osdfs_layout_config *cfg,
+					char *err, size_t errlen);
+
+/** Whether @p be is a layout backend (1) or not (0). */
+OSD_EXTERN int osdfs_backend_is_layout(const osdfs_backend *be);
+
+/** State of one device slot. */
+enum osdfs_layout_dev_state {
+	OSDFS_LAYOUT_DEV_UP,         /**< in service */
+	OSDFS_LAYOUT_DEV_DOWN,       /**< missing or failed; its data is degraded */
+	OSDFS_LAYOUT_DEV_REBUILDING  /**< a replacement not yet rebuilt: written to,
+				          not read from */
+};
+
+/** One device slot, as osdfs_layout_device() reports it. */
+struct osdfs_layout_device {
+	unsigned slot;                       /**< index in the table */
+	uint8_t uuid[16];                    /**< the device's uuid */
+	char address[256];                   /**< address recorded in the table */
+	enum osdfs_layout_dev_state state;   /**< current state */
+	uint64_t errors;                     /**< I/O errors seen since creation */
+};
+
+/** Number of device slots (0 if @p be is not a layout backend). */
+OSD_EXTERN unsigned osdfs_layout_ndevices(const osdfs_backend *be);
+
+/**
+ * Report slot @p slot.
+ * @return 0, -EINVAL (not a layout backend) or -ERANGE (no such slot).
+ */
+OSD_EXTERN int osdfs_layout_device(const osdfs_backend *be, unsigned slot,
+				   struct osdfs_layout_device *out);
+
+/** The default data map of the filesystem (from the table, or the config). */
+OSD_EXTERN int osdfs_layout_default_map(const osdfs_backend *be, struct osdfs_data_map *out);
+
+/**
+ * Put a new, empty device in slot @p slot (which must be down): it gets a new
+ * uuid, the table on every device names it, and the slot becomes
+ * OSDFS_LAYOUT_DEV_REBUILDING. With @p fresh NULL, the first spare given at
+ * creation is used.
+ * @param be the layout backend
+ * @param slot the slot to fill
+ * @param fresh the new device's backend (owned by @p be on success), or NULL
+ * @param address its address for the table (copied), or NULL to keep the spare's
+ * @return 0, -EINVAL, -EBUSY (the slot is up), -ENODEV (no spare), or an error
+ *         writing the table.
+ */
+OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_backend *fresh,
+				    const char *address);
+
+/** Counters of a rebuild. */
+struct osdfs_layout_rebuild_stats {
+	uint64_t objects;        /**< objects examined */
+	uint64_t components;     /**< components written to the slot */
+	uint64_t bytes;          /**< data bytes written to the slot */
+	uint64_t unrecoverable;  /**< objects that could not be reconstructed */
+};
+
+/**
+ * Rebuild slot @p slot (state REBUILDING): recreate each of its components
+ * from mirrors or parity, with data and attributes. On success the slot is
+ * UP. Safe while the filesystem is mounted and in use.
+ * @param progress if not NULL, called after each object with the counters so far
+ * @return 0, -EINVAL, -EIO if some object was unrecoverable (counted in @p st),
+ *         or a device error.
+ */
+OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
+				    struct osdfs_layout_rebuild_stats *st,
+				    void (*progress)(const struct osdfs_layout_rebuild_stats *st,
+						     void *payload),
+				    void *payload);
+
+#ifdef __cplusplus
+}
+#endif
+/** @} */
+#endif
