@@ -1,0 +1,29 @@
+/* What test_rel_load and test_rel_limits share: the scale factor, removing
+ * a test directory, and starting osd-targetd on a store. */
+#ifndef TEST_REL_LOAD_ENV_H
+#define TEST_REL_LOAD_ENV_H
+
+#include <check.h>
+#include <sys/types.h>
+
+/* $OSD_REL_SCALE clamped to [@p min, 4]; 1 when unset. */
+double rel_scale(double min);
+
+/* rm -r @p dir (errors ignored). */
+void rel_rmtree(const char *dir);
+
+/* In a child forked by @p parent: get SIGKILL when the parent (the test)
+ * dies, so a failing test leaves no process behind. */
+void rel_die_with_parent(pid_t parent);
+
+/* Start @p exe (osd-targetd) on 127.0.0.1, kernel-chosen port, serving
+ * @p store (created if missing); its port file goes in @p dir. Output goes
+ * to /dev/null unless $OSD_TEST_VERBOSE. Returns the pid and the port in
+ * *port, or -1 when it did not come up within 15 s. */
+pid_t rel_targetd_start(const char *exe, const char *dir, const char *store, unsigned *port);
+
+/* Run the suite @p suite of one test case (stdout line-buffered so the REL
+ * lines survive a failing test, SIGPIPE ignored). Returns main()'s status. */
+int rel_run_tcase(const char *suite, TCase *tc);
+
+#endif
