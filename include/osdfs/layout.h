@@ -181,7 +181,8 @@ OSD_EXTERN int osdfs_layout_default_map(const osdfs_backend *be, struct osdfs_da
  * Put a new, empty device in slot @p slot (which must be down): it gets a new
  * uuid, the table on every device names it, and the slot becomes
  * OSDFS_LAYOUT_DEV_REBUILDING. With @p fresh NULL, the first spare given at
- * creation is used.
+ * creation is used, or without a spare the slot's own device if it is present
+ * but down (stale: it came back after a failure); the device is emptied.
  * @param be the layout backend
  * @param slot the slot to fill
  * @param fresh the new device's backend (owned by @p be on success), or NULL
@@ -204,7 +205,11 @@ struct osdfs_layout_rebuild_stats {
  * Rebuild slot @p slot (state REBUILDING): recreate each of its components
  * from mirrors or parity, with data and attributes. On success the slot is
  * UP. Safe while the filesystem is mounted and in use.
+ * @param be the layout backend
+ * @param slot the slot to rebuild
+ * @param[out] st if not NULL, receives the counters
  * @param progress if not NULL, called after each object with the counters so far
+ * @param payload passed to @p progress
  * @return 0, -EINVAL, -EIO if some object was unrecoverable (counted in @p st),
  *         or a device error.
  */

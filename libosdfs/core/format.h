@@ -21,6 +21,7 @@
 #define OSDFS__ATTR_MOUNT 2u
 #define OSDFS__ATTR_COUNTERS 3u
 #define OSDFS__ATTR_ORPHANS 4u
+#define OSDFS__ATTR_DEVTABLE 5u    /* layout backend: device table (docs/layout.md) */
 #define OSDFS__PAGE_INODE 0x10001u
 #define OSDFS__ATTR_INODE 1u
 #define OSDFS__PAGE_DIR 0x10002u
@@ -28,6 +29,8 @@
 #define OSDFS__ATTR_DIRTAB0 2u     /* table chunk i is attribute 2 + i */
 #define OSDFS__PAGE_XATTR 0x10003u
 #define OSDFS__ATTR_XATTR 1u
+/* Layout backend (docs/layout.md): number 1 = a file's encoded data map. */
+#define OSDFS__PAGE_LAYOUT 0x10004u
 
 #define OSDFS__FORMAT_VERSION 1u
 #define OSDFS__MAGIC "OSDFS\x1a\n"   /* 8 bytes with the NUL */

@@ -221,16 +221,85 @@ static void osd_close(struct be_instance *inst)
 	osd_target_close(env->tgt);
 	free(env);
 }
+
+/* The layout backend over three OSD-2 loopback targets (RAID 5). */
+#include <osdfs/layout.h>
+
+#define LAYOUT_OSD_N 3
+
+static void layout_osd_close(struct be_instance *inst)
+{
+	struct be_instance *sub = inst->priv;
+
+	osdfs_backend_free(inst->be); /* first: its children use the devices */
+	inst->be = NULL;
+	for (int i = 0; i < LAYOUT_OSD_N; i++)
+		if (sub[i].priv)
+			osd_close(&sub[i]);
+	free(sub);
+}
+
+static int layout_osd_open(struct be_instance *inst, const char *dir)
+{
+	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
+	struct be_instance *sub = calloc(LAYOUT_OSD_N, sizeof(*sub));
+	osdfs_backend *dev[LAYOUT_OSD_N];
+	int rc = sub ? 0 : -ENOMEM;
+
+	inst->priv = sub;
+	for (int i = 0; i < LAYOUT_OSD_N && rc == 0; i++)
+		rc = osd2_open(&sub[i], dir);
+	for (int i = 0; i < LAYOUT_OSD_N && rc == 0; i++) {
+		dev[i] = sub[i].be;
+		sub[i].be = NULL; /* owned by the layout from here */
+	}
+	if (rc == 0)
+		rc = osdfs_data_map_parse(&cfg.map, "raid5,su=16K", NULL, 0);
+	cfg.ndevices = LAYOUT_OSD_N;
+	cfg.devices = dev;
+	if (rc == 0)
+		rc = osdfs_backend_layout_new(&inst->be, &cfg, NULL, 0);
+	if (rc < 0 && sub)
+		layout_osd_close(inst);
+	return rc;
+}
 #endif
+
+/* The layout backend (osdfs/layout.h): RAID 5 over four mem devices. */
+#include <osdfs/layout.h>
+
+static int layout_open(struct be_instance *inst, const char *dir)
+{
+	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
+	osdfs_backend *dev[4] = { NULL };
+	int rc = 0;
+
+	(void)dir;
+	inst->priv = NULL;
+	for (int i = 0; i < 4 && rc == 0; i++)
+		rc = osdfs_backend_mem_new(&dev[i], 0);
+	if (rc == 0)
+		rc = osdfs_data_map_parse(&cfg.map, "raid5,su=16K", NULL, 0);
+	cfg.ndevices = 4;
+	cfg.devices = dev;
+	if (rc == 0)
+		return osdfs_backend_layout_new(&inst->be, &cfg, NULL, 0);
+	for (int i = 0; i < 4; i++)
+		osdfs_backend_free(dev[i]);
+	return rc;
+}
 
 static const struct be_factory factories[] = {
 	{ "mem", true, true, true, 1ULL << 40, false, NULL, mem_open, mem_close },
+	{ "layout", false, false, false, 1ULL << 40, false, NULL, layout_open, mem_close },
 #ifdef OSDFS_TEST_OSD
 	/* OSD-1 has no PUNCH: the backend writes zeros, which frees nothing. */
 	{ "osd1", false, true, false, 1ULL << 30, false, NULL, osd1_open, osd_close },
 	{ "osd2", false, true, true, 1ULL << 30, false, NULL, osd2_open, osd_close },
 	/* OSD-2 through an event-loop transport: completions need poll(). */
 	{ "osd2-evloop", false, true, true, 1ULL << 30, true, NULL, osd2_evloop_open, osd_close },
+	{ "layout-osd2", false, false, false, 1ULL << 30, false, NULL, layout_osd_open,
+	  layout_osd_close },
 #endif
 };
 

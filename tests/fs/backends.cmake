@@ -23,6 +23,14 @@ foreach(v osd1 osd2 osd2-evloop)
     ENVIRONMENT "CK_DEFAULT_TIMEOUT=120;OSD_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
     SKIP_RETURN_CODE 77 LABELS "fs;backend")
 endforeach()
+# The layout backend (libosdfs/layout): RAID 5 over four mem devices and
+# over three OSD-2 loopback targets.
+foreach(v layout layout-osd2)
+  add_test(NAME test_backend_conformance_${v} COMMAND test_backend_conformance ${v})
+  set_tests_properties(test_backend_conformance_${v} PROPERTIES TIMEOUT 120
+    ENVIRONMENT "CK_DEFAULT_TIMEOUT=120;OSD_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    SKIP_RETURN_CODE 77 LABELS "fs;backend;layout")
+endforeach()
 
 osd_add_check_test(NAME test_backend_osd
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_backend_osd.c

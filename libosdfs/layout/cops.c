@@ -1,0 +1,145 @@
+/*
+ * Component operations: one child backend call each, run as fan-out jobs.
+ * A device error (I/O or connection) marks the slot down.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout/layout_int.h"
+
+static void zero_tail(struct iovec *iov, int iovcnt, size_t from)
+{
+	for (int i = 0; i < iovcnt; i++) {
+		if (from >= iov[i].iov_len) {
+			from -= iov[i].iov_len;
+			continue;
+		}
+		memset((uint8_t *)iov[i].iov_base + from, 0, iov[i].iov_len - from);
+		from = 0;
+	}
+}
+
+static long exec_one(struct lay_cop *c, const struct osdfs_backend_ops *ops, void *impl)
+{
+	ssize_t n;
+
+	switch (c->kind) {
+	case LAY_READ:
+		n = ops->read(impl, c->oid, c->off, c->iov, c->iovcnt);
+		if (n >= 0)
+			zero_tail(c->iov, c->iovcnt, (size_t)n);
+		return (long)n;
+	case LAY_WRITE:
+		n = ops->write(impl, c->oid, c->off, c->iov, c->iovcnt, c->attrs, c->nattrs);
+		return n < 0 ? (long)n : (size_t)n == c->len ? 0 : -EIO;
+	case LAY_SETATTR:
+		return ops->set_attrs(impl, c->oid, c->attrs, c->nattrs);
+	case LAY_GETATTR:
+		return ops->get_attrs(impl, c->oid, c->gattrs, c->nattrs);
+	case LAY_CREATE:
+		return ops->create(impl, c->oid, c->attrs, c->nattrs);
+	case LAY_REMOVE:
+		return ops->remove(impl, c->oid);
+	case LAY_TRUNC:
+		return ops->truncate(impl, c->oid, c->off);
+	case LAY_FLUSH:
+		return ops->flush(impl, c->oid);
+	}
+	return -EINVAL;
+}
+
+static void exec_job(struct lay_job *j)
+{
+	struct lay_cop *c = (struct lay_cop *)j;
+	struct lay *L = c->L;
+	const struct osdfs_backend_ops *ops;
+	void *impl;
+
+	pthread_mutex_lock(&L->mu);
+	ops = L->dev[c->slot].ops;
+	impl = L->dev[c->slot].impl;
+	pthread_mutex_unlock(&L->mu);
+	c->rc = ops ? exec_one(c, ops, impl) : -ENODEV;
+	if (c->rc < 0)
+		lay_dev_failed(L, c->slot, c->rc);
+}
+
+void lay_cops_run(struct lay *L, struct lay_cop *ops, size_t n)
+{
+	struct lay_batch b;
+
+	for (size_t i = 0; i < n; i++) {
+		ops[i].L = L;
+		ops[i].job.fn = exec_job;
+	}
+	if (n <= 1) {
+		if (n)
+			exec_job(&ops[0].job);
+		return;
+	}
+	lay_batch_init(&b);
+	for (size_t i = 1; i < n; i++)
+		lay_pool_run(L->pool, ops[i].slot, &b, &ops[i].job);
+	exec_job(&ops[0].job); /* the caller works too */
+	lay_batch_wait(&b);
+	lay_batch_destroy(&b);
+}
+
+void lay_copv_free(struct lay_copv *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->v[i].iov);
+	free(v->v);
+	v->v = NULL;
+	v->n = v->cap = 0;
+}
+
+struct lay_cop *lay_copv_add(struct lay_copv *v, enum lay_op_kind kind, unsigned slot,
+			     uint64_t oid)
+{
+	struct lay_cop *c;
+
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 16;
+		struct lay_cop *nv = realloc(v->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		v->v = nv;
+		v->cap = cap;
+	}
+	c = &v->v[v->n++];
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	c->slot = slot;
+	c->oid = oid;
+	return c;
+}
+
+int lay_cop_iov(struct lay_cop *c, void *p, size_t len)
+{
+	if (c->iovcnt && (uint8_t *)c->iov[c->iovcnt - 1].iov_base +
+				 c->iov[c->iovcnt - 1].iov_len == (uint8_t *)p) {
+		c->iov[c->iovcnt - 1].iov_len += len;
+	} else {
+		if (c->iovcnt == c->iovcap) {
+			int cap = c->iovcap ? c->iovcap * 2 : 4;
+			struct iovec *n = realloc(c->iov, (size_t)cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			c->iov = n;
+			c->iovcap = cap;
+		}
+		c->iov[c->iovcnt++] = (struct iovec){ p, len };
+	}
+	c->len += len;
+	return 0;
+}
+
+int lay_copv_run(struct lay *L, struct lay_copv *v)
+{
+	lay_cops_run(L, v->v, v->n);
+	return 0;
+}

@@ -1,0 +1,816 @@
+/*
+ * Striped file I/O: reads fan out to one copy of each data unit and fall
+ * back to other copies or parity (degraded reads); writes go to every live
+ * copy, with P/Q recomputed per row (a partial row by read-modify-write or
+ * reconstruct-write, whichever reads less). The caller holds the object's
+ * lock (shared for reads, exclusive for changes).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/format.h"
+#include "core/lebytes.h"
+#include "layout/layout_int.h"
+
+#define CHUNK_MAX (16u << 20) /* bytes of one write batch */
+
+struct rng {
+	uint64_t off;
+	size_t len;
+	uint8_t *dst;
+};
+
+struct piece {
+	unsigned g, pos;
+	uint64_t row, a; /* component row and offset in the unit */
+	size_t len;
+	uint8_t *dst;
+	long op;         /* index in the batch, -1 = no readable copy */
+};
+
+/* The first readable copy of position @p pos (rotating with the row), not @p skip. */
+static int pick_copy(struct lay *L, const struct lay_map *lm, uint64_t oid, unsigned g,
+		     unsigned pos, uint64_t row, unsigned skip, unsigned *comp)
+{
+	for (unsigned i = 0; i < lm->M; i++) {
+		unsigned c = lay_comp(lm, g, pos, (unsigned)((row + i) % lm->M));
+		unsigned s = lay_slot(lm, oid, c);
+
+		if (s != skip && lay_readable(L, s)) {
+			*comp = c;
+			return 0;
+		}
+	}
+	return -EIO;
+}
+
+/* Add @p len bytes at component offset @p coff of component @p c to the batch,
+ * extending the component's last op when contiguous; returns its index. */
+static long add_io(struct lay_copv *v, long *last, enum lay_op_kind kind, const struct lay_map *lm,
+		   uint64_t oid, unsigned c, uint64_t coff, void *p, size_t len)
+{
+	struct lay_cop *op;
+
+	if (last && last[c] >= 0) {
+		op = &v->v[last[c]];
+		if (op->kind == kind && op->off + op->len == coff)
+			return lay_cop_iov(op, p, len) < 0 ? -1 : last[c];
+	}
+	op = lay_copv_add(v, kind, lay_slot(lm, oid, c), oid);
+	if (!op)
+		return -1;
+	op->comp = c;
+	op->off = coff;
+	if (lay_cop_iov(op, p, len) < 0)
+		return -1;
+	if (last)
+		last[c] = (long)(v->n - 1);
+	return (long)(v->n - 1);
+}
+
+/* Index of a row's positions in the recovery order: data 0..Wd-1, then P, Q. */
+static unsigned unit_index(const struct lay_map *lm, uint64_t row, unsigned pos)
+{
+	for (unsigned p = 0; p < lm->P; p++)
+		if (lay_parity_pos(lm, row, p) == pos)
+			return lm->Wd + p;
+	for (unsigned k = 0; k < lm->Wd; k++)
+		if (lay_data_pos(lm, row, k) == pos)
+			return k;
+	return 0;
+}
+
+/* Bytes [a, a+len) of unit @p pos of a row, from the other units and parity. */
+static int unit_from_parity(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+			    unsigned g, uint64_t row, unsigned pos, uint64_t a, size_t len,
+			    unsigned skip, uint8_t *out)
+{
+	uint8_t *buf = calloc(lm->W, len), *u[OSDFS_LAYOUT_MAX_DEVICES];
+	unsigned lost[3], nlost = 0, idx[OSDFS_LAYOUT_MAX_DEVICES];
+	struct lay_copv v = { 0 };
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (unsigned p = 0; p < lm->W && rc == 0; p++) {
+		unsigned c;
+
+		idx[p] = unit_index(lm, row, p);
+		u[idx[p]] = buf + (size_t)p * len;
+		if (p == pos || pick_copy(L, lm, fi->oid, g, p, row, skip, &c) < 0)
+			lost[nlost < 3 ? nlost++ : 2] = idx[p];
+		else if (add_io(&v, NULL, LAY_READ, lm, fi->oid, c, row * lm->su + a, u[idx[p]],
+				len) < 0)
+			rc = -ENOMEM;
+	}
+	if (rc == 0)
+		lay_copv_run(L, &v);
+	for (size_t i = 0; rc == 0 && i < v.n; i++) {
+		if (v.v[i].rc >= 0)
+			continue;
+		if (!lay_is_dev_error(v.v[i].rc))
+			rc = (int)v.v[i].rc;
+		else
+			lost[nlost < 3 ? nlost++ : 2] = idx[v.v[i].comp / lm->M % lm->W];
+	}
+	if (rc == 0)
+		rc = lay_gf_recover(u, lm->Wd, lm->P, len, lost, nlost);
+	if (rc == 0)
+		memcpy(out, u[idx[pos]], len);
+	lay_copv_free(&v);
+	free(buf);
+	return rc;
+}
+
+/* Bytes [a, a+len) of unit @p pos: from another copy, else from parity. */
+static int unit_degraded(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+			 unsigned g, uint64_t row, unsigned pos, uint64_t a, size_t len,
+			 unsigned skip, uint8_t *out)
+{
+	for (unsigned m = 0; m < lm->M; m++) {
+		unsigned c = lay_comp(lm, g, pos, m), s = lay_slot(lm, fi->oid, c);
+		struct lay_copv v = { 0 };
+		struct lay_cop *op;
+		long rc;
+
+		if (s == skip || !lay_readable(L, s))
+			continue;
+		op = lay_copv_add(&v, LAY_READ, s, fi->oid);
+		if (!op || lay_cop_iov(op, out, len) < 0) {
+			lay_copv_free(&v);
+			return -ENOMEM;
+		}
+		op->off = row * lm->su + a;
+		lay_copv_run(L, &v);
+		rc = v.v[0].rc;
+		lay_copv_free(&v);
+		if (rc >= 0)
+			return 0;
+		if (!lay_is_dev_error(rc))
+			return (int)rc;
+	}
+	if (lm->P == 0)
+		return -EIO;
+	return unit_from_parity(L, fi, lm, g, row, pos, a, len, skip, out);
+}
+
+int lay_unit_rebuild(struct lay *L, const struct lay_info *fi, unsigned g, uint64_t row,
+		     unsigned pos, unsigned skip, uint8_t *out)
+{
+	struct lay_map lm;
+
+	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
+		return -EUCLEAN;
+	return unit_degraded(L, fi, &lm, g, row, pos, 0, lm.su, skip, out);
+}
+
+/* Split the ranges into unit pieces, one readable copy each. */
+static int plan_reads(struct lay *L, const struct lay_map *lm, uint64_t oid,
+		      const struct rng *r, size_t nr, struct piece **out, size_t *np,
+		      struct lay_copv *v, long *last)
+{
+	uint64_t rowlen = lm->Wd * lm->su;
+	struct piece *pc = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		for (uint64_t off = r[i].off, end = r[i].off + r[i].len; off < end;) {
+			uint64_t R = off / rowlen, in = off % rowlen, a = in % lm->su;
+			struct lay_row lr = lay_row_of(lm, R);
+			size_t len = (size_t)(lm->su - a < end - off ? lm->su - a : end - off);
+			unsigned c;
+
+			if (n == cap) {
+				struct piece *np2 = realloc(pc, (cap = cap ? cap * 2 : 16) * sizeof(*pc));
+
+				if (!np2) {
+					free(pc);
+					return -ENOMEM;
+				}
+				pc = np2;
+			}
+			pc[n] = (struct piece){ lr.g, lay_data_pos(lm, lr.row, (unsigned)(in / lm->su)),
+						lr.row, a, len, r[i].dst + (off - r[i].off), -1 };
+			if (pick_copy(L, lm, oid, lr.g, pc[n].pos, lr.row, UINT32_MAX, &c) == 0) {
+				pc[n].op = add_io(v, last, LAY_READ, lm, oid, c, lr.row * lm->su + a,
+						  pc[n].dst, len);
+				if (pc[n].op < 0) {
+					free(pc);
+					return -ENOMEM;
+				}
+			}
+			n++;
+			off += len;
+		}
+	}
+	*out = pc;
+	*np = n;
+	return 0;
+}
+
+/* Read logical ranges of a file (no clamping to its length). */
+static int read_ranges(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+		       const struct rng *r, size_t nr)
+{
+	struct lay_copv v = { 0 };
+	struct piece *pc = NULL;
+	long *last = malloc(lm->nc * sizeof(*last));
+	size_t np = 0;
+	int rc;
+
+	if (!last)
+		return -ENOMEM;
+	for (unsigned c = 0; c < lm->nc; c++)
+		last[c] = -1;
+	rc = plan_reads(L, lm, fi->oid, r, nr, &pc, &np, &v, last);
+	if (rc == 0)
+		lay_copv_run(L, &v);
+	for (size_t i = 0; rc == 0 && i < np; i++) {
+		long orc = pc[i].op >= 0 ? v.v[pc[i].op].rc : -EIO;
+
+		if (orc >= 0)
+			continue;
+		if (!lay_is_dev_error(orc))
+			rc = (int)orc;
+		else
+			rc = unit_degraded(L, fi, lm, pc[i].g, pc[i].row, pc[i].pos, pc[i].a,
+					   pc[i].len, UINT32_MAX, pc[i].dst);
+	}
+	lay_copv_free(&v);
+	free(pc);
+	free(last);
+	return rc;
+}
+
+/* The file's logical length, from the cache or its attribute holders. */
+static int file_size(struct lay *L, struct lay_info *fi, const struct lay_map *lm)
+{
+	uint8_t buf[8];
+	struct osdfs_attr a = { OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE, buf, sizeof(buf) };
+
+	if (fi->size_known)
+		return 0;
+	for (unsigned h = 0; h < lay_holders(lm); h++) {
+		unsigned s = lay_slot(lm, fi->oid, h);
+		int rc;
+
+		if (!lay_readable(L, s))
+			continue;
+		rc = L->dev[s].ops->get_attrs(L->dev[s].impl, fi->oid, &a, 1);
+		lay_dev_failed(L, s, rc);
+		if (rc < 0 && lay_is_dev_error(rc))
+			continue;
+		if (rc < 0)
+			return rc;
+		fi->size = a.len == 8 ? osdfs__get_le64(buf) : 0;
+		fi->size_known = 1;
+		lay_info_put(L, fi);
+		return 0;
+	}
+	return -EIO;
+}
+
+int lay_file_size(struct lay *L, struct lay_info *fi, uint64_t *size)
+{
+	struct lay_map lm;
+	int rc = lay_map_resolve(&lm, &fi->map, L->table.ndev);
+
+	if (rc == 0)
+		rc = file_size(L, fi, &lm);
+	if (rc == 0)
+		*size = fi->size;
+	return rc < 0 && rc != -EIO && rc != -ENOENT ? -EUCLEAN : rc;
+}
+
+ssize_t lay_file_read(struct lay *L, const struct lay_info *cfi, uint64_t off, uint8_t *buf,
+		      size_t len)
+{
+	struct lay_info fi = *cfi;
+	struct lay_map lm;
+	struct rng r;
+	int rc;
+
+	if (lay_map_resolve(&lm, &fi.map, L->table.ndev) < 0)
+		return -EUCLEAN;
+	rc = file_size(L, &fi, &lm);
+	if (rc < 0)
+		return rc;
+	if (off >= fi.size)
+		return 0;
+	if (len > fi.size - off)
+		len = (size_t)(fi.size - off);
+	r = (struct rng){ off, len, buf };
+	rc = read_ranges(L, &fi, &lm, &r, 1);
+	return rc < 0 ? rc : (ssize_t)len;
+}
+
+/* Whether every row from @p R0 to @p R1 still has enough live positions. */
+static int rows_writable(struct lay *L, const struct lay_map *lm, uint64_t oid, uint64_t R0,
+			 uint64_t R1)
+{
+	uint64_t cycle = lm->G > 1 ? (uint64_t)lm->G * lm->D : 1;
+
+	if (R1 - R0 >= cycle)
+		R1 = R0 + cycle - 1; /* the same groups repeat */
+	for (uint64_t R = R0; R <= R1; R++) {
+		struct lay_row lr = lay_row_of(lm, R);
+		unsigned dead = 0;
+
+		for (unsigned p = 0; p < lm->W; p++) {
+			unsigned alive = 0;
+
+			for (unsigned m = 0; m < lm->M; m++)
+				alive += lay_writable(L, lay_slot(lm, oid, lay_comp(lm, lr.g, p, m)));
+			dead += alive == 0;
+		}
+		if (dead > lm->P)
+			return 0;
+	}
+	return 1;
+}
+
+/* Add a write of @p len bytes at unit offset @p a of position @p pos to every live copy. */
+static int add_unit_write(struct lay *L, struct lay_copv *v, long *last, const struct lay_map *lm,
+			  uint64_t oid, unsigned g, uint64_t row, unsigned pos, uint64_t a,
+			  const uint8_t *p, size_t len)
+{
+	for (unsigned m = 0; m < lm->M; m++) {
+		unsigned c = lay_comp(lm, g, pos, m);
+
+		if (!lay_writable(L, lay_slot(lm, oid, c)))
+			continue;
+		if (add_io(v, last, LAY_WRITE, lm, oid, c, row * lm->su + a, (void *)p, len) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* One row of a parity write: its data units over [a, b) and scratch. */
+struct prow {
+	uint64_t R, a, b;
+	int partial;
+	int rmw;          /* parity from old parity and the data's change */
+	uint8_t *scratch; /* partial rows: Wd units of b - a bytes (rmw: the changes) */
+	uint8_t *oldpar;  /* rmw: the old P (and Q) over [a, b) */
+};
+
+static void prow_span(struct prow *pr, const struct lay_map *lm, uint64_t off, uint64_t end)
+{
+	uint64_t rowlen = lm->Wd * lm->su, rs = pr->R * rowlen;
+	uint64_t cs = off > rs ? off : rs, ce = end < rs + rowlen ? end : rs + rowlen;
+
+	pr->partial = !(cs == rs && ce == rs + rowlen);
+	pr->a = 0;
+	pr->b = lm->su;
+	if (pr->partial && (cs - rs) / lm->su == (ce - 1 - rs) / lm->su) {
+		pr->a = (cs - rs) % lm->su;
+		pr->b = pr->a + (ce - cs);
+	}
+}
+
+/* Whether unit k of row @p pr overlaps [off, end). */
+static int touched(const struct lay_map *lm, const struct prow *pr, unsigned k, uint64_t off,
+		   uint64_t end)
+{
+	uint64_t ls = pr->R * lm->Wd * lm->su + (uint64_t)k * lm->su + pr->a;
+
+	return ls < end && ls + (pr->b - pr->a) > off;
+}
+
+/* Read-modify-write (old data of the touched units and old parity) when it
+ * reads fewer units than reconstruct-write (the untouched units), and every
+ * parity unit has a readable copy. */
+static int choose_rmw(struct lay *L, const struct lay_map *lm, uint64_t oid,
+		      const struct prow *pr, uint64_t off, uint64_t end)
+{
+	struct lay_row lr = lay_row_of(lm, pr->R);
+	unsigned t = 0, c;
+
+	for (unsigned k = 0; k < lm->Wd; k++)
+		t += (unsigned)touched(lm, pr, k, off, end);
+	if (t + lm->P >= lm->Wd - t)
+		return 0;
+	for (unsigned j = 0; j < lm->P; j++)
+		if (pick_copy(L, lm, oid, lr.g, lay_parity_pos(lm, lr.row, j), lr.row, UINT32_MAX,
+			      &c) < 0)
+			return 0;
+	return 1;
+}
+
+/* The ranges a partial row must read: the units it keeps (reconstruct-write)
+ * or the units it changes (read-modify-write, plus the parity read apart). */
+static int prow_plan(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+		     struct prow *pr, uint64_t off, uint64_t end, struct rng *r, size_t *nr)
+{
+	uint64_t rowlen = lm->Wd * lm->su;
+	size_t w = (size_t)(pr->b - pr->a);
+
+	pr->rmw = choose_rmw(L, lm, fi->oid, pr, off, end);
+	pr->scratch = calloc(lm->Wd, w);
+	pr->oldpar = pr->rmw ? malloc(lm->P * w) : NULL;
+	if (!pr->scratch || (pr->rmw && !pr->oldpar))
+		return -ENOMEM;
+	for (unsigned k = 0; k < lm->Wd; k++) {
+		uint64_t ls = pr->R * rowlen + (uint64_t)k * lm->su + pr->a;
+		int t = touched(lm, pr, k, off, end);
+
+		if (pr->rmw ? !t : ls >= off && ls + w <= end)
+			continue; /* not needed: unchanged (rmw) or overwritten entirely */
+		r[(*nr)++] = (struct rng){ ls, w, pr->scratch + (size_t)k * w };
+	}
+	return 0;
+}
+
+/* Overlay the new data on a partial row's units; with rmw, keep only the change. */
+static void prow_overlay(const struct lay_map *lm, struct prow *pr, uint64_t off,
+			 const uint8_t *buf, size_t len)
+{
+	uint64_t rowlen = lm->Wd * lm->su, end = off + len;
+	size_t w = (size_t)(pr->b - pr->a);
+
+	for (unsigned k = 0; k < lm->Wd; k++) {
+		uint64_t ls = pr->R * rowlen + (uint64_t)k * lm->su + pr->a;
+		uint64_t s = ls > off ? ls : off, e = ls + w < end ? ls + w : end;
+		uint8_t *u = pr->scratch + (size_t)k * w;
+
+		if (s >= e)
+			continue;
+		if (!pr->rmw) {
+			memcpy(u + (s - ls), buf + (s - off), e - s);
+			continue;
+		}
+		for (uint64_t x = s; x < e; x++)
+			u[x - ls] ^= buf[x - off];
+		memset(u, 0, s - ls);
+		memset(u + (e - ls), 0, w - (e - ls));
+	}
+}
+
+/* Read what each partial row needs and merge in the new data. */
+static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+		     struct prow *pr, unsigned npr, uint64_t off, const uint8_t *buf, size_t len)
+{
+	struct rng r[2 * OSDFS_LAYOUT_MAX_DEVICES] = { { 0, 0, NULL } };
+	size_t nr = 0;
+	int rc = 0;
+
+	for (unsigned i = 0; i < npr && rc == 0; i++)
+		if (pr[i].partial)
+			rc = prow_plan(L, fi, lm, &pr[i], off, off + len, r, &nr);
+	if (rc == 0)
+		rc = read_ranges(L, fi, lm, r, nr);
+	for (unsigned i = 0; rc == 0 && i < npr; i++) {
+		struct lay_row lr = lay_row_of(lm, pr[i].R);
+		size_t w = (size_t)(pr[i].b - pr[i].a);
+
+		if (!pr[i].partial)
+			continue;
+		prow_overlay(lm, &pr[i], off, buf, len);
+		for (unsigned j = 0; pr[i].rmw && rc == 0 && j < lm->P; j++)
+			rc = unit_degraded(L, fi, lm, lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
+					   pr[i].a, w, UINT32_MAX, pr[i].oldpar + j * w);
+	}
+	return rc;
+}
+
+/* Compute and queue the parity units of each row. */
+static int queue_parity(struct lay *L, struct lay_copv *v, const struct lay_map *lm,
+			uint64_t oid, struct prow *pr, unsigned npr, uint64_t off,
+			const uint8_t *buf, uint8_t *pbuf)
+{
+	uint64_t rowlen = lm->Wd * lm->su;
+	const uint8_t *d[OSDFS_LAYOUT_MAX_DEVICES];
+
+	for (unsigned i = 0; i < npr; i++) {
+		size_t w = (size_t)(pr[i].b - pr[i].a);
+		uint8_t *p = pbuf + (size_t)i * lm->P * lm->su, *q = lm->P == 2 ? p + w : NULL;
+		struct lay_row lr = lay_row_of(lm, pr[i].R);
+
+		for (unsigned k = 0; k < lm->Wd; k++)
+			d[k] = pr[i].partial ? pr[i].scratch + (size_t)k * w
+					     : buf + (pr[i].R * rowlen - off) + (uint64_t)k * lm->su;
+		lay_gf_gen(d, lm->Wd, w, p, q);
+		for (size_t x = 0; pr[i].rmw && x < w; x++) {
+			/* parity of the change, added to the old parity */
+			p[x] ^= pr[i].oldpar[x];
+			if (q)
+				q[x] ^= pr[i].oldpar[w + x];
+		}
+		for (unsigned j = 0; j < lm->P; j++)
+			if (add_unit_write(L, v, NULL, lm, oid, lr.g, lr.row,
+					   lay_parity_pos(lm, lr.row, j), pr[i].a, j ? q : p, w) < 0)
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Queue the data pieces of [off, off + len) on every live copy. */
+static int queue_data(struct lay *L, struct lay_copv *v, long *last, const struct lay_map *lm,
+		      uint64_t oid, uint64_t off, const uint8_t *buf, size_t len)
+{
+	uint64_t rowlen = lm->Wd * lm->su;
+
+	for (uint64_t o = off, end = off + len; o < end;) {
+		uint64_t R = o / rowlen, in = o % rowlen, a = in % lm->su;
+		struct lay_row lr = lay_row_of(lm, R);
+		size_t n = (size_t)(lm->su - a < end - o ? lm->su - a : end - o);
+
+		if (add_unit_write(L, v, last, lm, oid, lr.g, lr.row,
+				   lay_data_pos(lm, lr.row, (unsigned)(in / lm->su)), a, buf + (o - off),
+				   n) < 0)
+			return -ENOMEM;
+		o += n;
+	}
+	return 0;
+}
+
+/* Attach @p attrs to a write on each live holder, or add a set-attributes op. */
+static int queue_attrs(struct lay *L, struct lay_copv *v, const struct lay_map *lm,
+		       uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
+{
+	size_t nops = v->n;
+
+	for (unsigned h = 0; nattrs > 0 && h < lay_holders(lm); h++) {
+		unsigned s = lay_slot(lm, oid, h);
+		size_t i;
+		struct lay_cop *op;
+
+		if (!lay_writable(L, s))
+			continue;
+		for (i = 0; i < nops; i++)
+			if (v->v[i].comp == h && v->v[i].kind == LAY_WRITE && !v->v[i].attrs)
+				break;
+		if (i < nops) {
+			v->v[i].attrs = attrs;
+			v->v[i].nattrs = nattrs;
+			continue;
+		}
+		op = lay_copv_add(v, LAY_SETATTR, s, oid);
+		if (!op)
+			return -ENOMEM;
+		op->comp = h;
+		op->attrs = attrs;
+		op->nattrs = nattrs;
+	}
+	return 0;
+}
+
+/* Result of a batch of changes: a real error, or -EIO if the rows lost too much. */
+static int batch_result(struct lay *L, const struct lay_copv *v, const struct lay_map *lm,
+			uint64_t oid, uint64_t R0, uint64_t R1)
+{
+	int dev = 0;
+
+	for (size_t i = 0; i < v->n; i++) {
+		long rc = v->v[i].rc;
+
+		if (rc >= 0)
+			continue;
+		if (rc == -ENOENT) {
+			pthread_mutex_lock(&L->mu);
+			rc = L->dev[v->v[i].slot].state == OSDFS_LAYOUT_DEV_REBUILDING ? 0 : rc;
+			pthread_mutex_unlock(&L->mu);
+		}
+		if (rc < 0 && !lay_is_dev_error(rc))
+			return (int)rc;
+		dev |= rc < 0;
+	}
+	if (dev && !rows_writable(L, lm, oid, R0, R1))
+		return -EIO;
+	return 0;
+}
+
+/* Combined attribute list: the caller's plus the new logical length. */
+static struct osdfs_attr *attrs_with_size(const struct osdfs_attr *attrs, int nattrs,
+					  int with_size, uint8_t sbuf[8], uint64_t size, int *n)
+{
+	struct osdfs_attr *a = calloc((size_t)nattrs + 1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	if (nattrs)
+		memcpy(a, attrs, (size_t)nattrs * sizeof(*a));
+	*n = nattrs;
+	if (with_size) {
+		osdfs__put_le64(sbuf, size);
+		a[(*n)++] = (struct osdfs_attr){ OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE, sbuf, 8 };
+	}
+	return a;
+}
+
+static int parity_rows(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+		       struct lay_copv *v, uint64_t off, const uint8_t *buf, size_t len,
+		       struct prow **prp, uint8_t **pbufp)
+{
+	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
+	unsigned npr = (unsigned)(R1 - R0 + 1);
+	struct prow *pr = calloc(npr, sizeof(*pr));
+	uint8_t *pbuf = malloc((size_t)npr * lm->P * lm->su);
+	int rc = pr && pbuf ? 0 : -ENOMEM;
+
+	*prp = pr;
+	*pbufp = pbuf;
+	for (unsigned i = 0; rc == 0 && i < npr; i++) {
+		pr[i].R = R0 + i;
+		prow_span(&pr[i], lm, off, off + len);
+	}
+	if (rc == 0)
+		rc = prow_fill(L, fi, lm, pr, npr, off, buf, len);
+	if (rc == 0)
+		rc = queue_parity(L, v, lm, fi->oid, pr, npr, off, buf, pbuf);
+	return rc;
+}
+
+static void free_prows(struct prow *pr, size_t n, uint8_t *pbuf)
+{
+	for (size_t i = 0; pr && i < n; i++) {
+		free(pr[i].scratch);
+		free(pr[i].oldpar);
+	}
+	free(pr);
+	free(pbuf);
+}
+
+/* One batch: data, parity and attributes of [off, off + len). */
+static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map *lm,
+		       uint64_t off, const uint8_t *buf, size_t len,
+		       const struct osdfs_attr *attrs, int nattrs)
+{
+	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
+	uint64_t newsize = off + len > fi->size ? off + len : fi->size;
+	struct lay_copv v = { 0 };
+	struct prow *pr = NULL;
+	uint8_t *pbuf = NULL, sbuf[8];
+	long *last = malloc(lm->nc * sizeof(*last));
+	struct osdfs_attr *all;
+	int rc = 0, nall = 0;
+
+	all = attrs_with_size(attrs, nattrs, newsize != fi->size, sbuf, newsize, &nall);
+	if (!last || !all)
+		rc = -ENOMEM;
+	else if (!rows_writable(L, lm, fi->oid, R0, R1))
+		rc = -EIO;
+	for (unsigned c = 0; rc == 0 && c < lm->nc; c++)
+		last[c] = -1;
+	if (rc == 0)
+		rc = queue_data(L, &v, last, lm, fi->oid, off, buf, len);
+	if (rc == 0 && lm->P)
+		rc = parity_rows(L, fi, lm, &v, off, buf, len, &pr, &pbuf);
+	if (rc == 0)
+		rc = queue_attrs(L, &v, lm, fi->oid, all, nall);
+	if (rc == 0) {
+		lay_copv_run(L, &v);
+		rc = batch_result(L, &v, lm, fi->oid, R0, R1);
+	}
+	if (rc == 0 && newsize != fi->size) {
+		fi->size = newsize;
+		lay_info_put(L, fi);
+	}
+	free_prows(pr, (size_t)(R1 - R0 + 1), pbuf);
+	lay_copv_free(&v);
+	free(all);
+	free(last);
+	return rc;
+}
+
+ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const uint8_t *buf,
+		       size_t len, const struct osdfs_attr *attrs, int nattrs)
+{
+	struct lay_map lm;
+	uint64_t rowlen;
+	size_t done = 0;
+	int rc;
+
+	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
+		return -EUCLEAN;
+	rc = file_size(L, fi, &lm);
+	if (rc < 0)
+		return rc;
+	if (len == 0)
+		return nattrs ? lay_file_setattrs(L, fi, attrs, nattrs) : 0;
+	rowlen = lm.Wd * lm.su;
+	while (done < len && rc == 0) {
+		uint64_t o = off + done;
+		size_t n = len - done, cap = CHUNK_MAX / rowlen * rowlen + rowlen - o % rowlen;
+
+		if (n > cap)
+			n = cap;
+		rc = write_chunk(L, fi, &lm, o, buf + done, n, done + n == len ? attrs : NULL,
+				 done + n == len ? nattrs : 0);
+		if (rc == 0)
+			done += n;
+	}
+	return rc < 0 ? rc : (ssize_t)len;
+}
+
+int lay_file_setattrs(struct lay *L, struct lay_info *fi, const struct osdfs_attr *attrs,
+		      int nattrs)
+{
+	struct lay_map lm;
+	struct lay_copv v = { 0 };
+	int rc;
+
+	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
+		return -EUCLEAN;
+	rc = queue_attrs(L, &v, &lm, fi->oid, attrs, nattrs);
+	if (rc == 0 && v.n == 0)
+		rc = -EIO;
+	if (rc == 0) {
+		lay_copv_run(L, &v);
+		rc = batch_result(L, &v, &lm, fi->oid, 0, 0);
+	}
+	lay_copv_free(&v);
+	return rc;
+}
+
+/* Parity of the last row after a shrink to @p size, whose kept data is @p row. */
+static int truncate_parity(struct lay *L, struct lay_copv *v, const struct lay_map *lm,
+			   uint64_t oid, uint64_t size, const uint8_t *row, uint8_t *pbuf)
+{
+	uint64_t rowlen = lm->Wd * lm->su, R = size / rowlen, b = size % rowlen;
+	size_t w = (size_t)(b < lm->su ? b : lm->su);
+	const uint8_t *d[OSDFS_LAYOUT_MAX_DEVICES];
+	struct lay_row lr = lay_row_of(lm, R);
+
+	for (unsigned k = 0; k < lm->Wd; k++)
+		d[k] = row + (size_t)k * lm->su;
+	lay_gf_gen(d, lm->Wd, w, pbuf, lm->P == 2 ? pbuf + w : NULL);
+	for (unsigned j = 0; j < lm->P; j++)
+		if (add_unit_write(L, v, NULL, lm, oid, lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
+				   0, pbuf + j * w, w) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+static int truncate_comps(struct lay *L, const struct lay_map *lm, uint64_t oid, uint64_t size,
+			  uint64_t R)
+{
+	struct lay_copv v = { 0 };
+	int rc = 0;
+
+	for (unsigned c = 0; c < lm->nc && rc == 0; c++) {
+		struct lay_cop *op;
+
+		if (!lay_writable(L, lay_slot(lm, oid, c)))
+			continue;
+		op = lay_copv_add(&v, LAY_TRUNC, lay_slot(lm, oid, c), oid);
+		if (!op)
+			rc = -ENOMEM;
+		else
+			op->off = lay_comp_len(lm, c, size);
+	}
+	if (rc == 0) {
+		lay_copv_run(L, &v);
+		rc = batch_result(L, &v, lm, oid, R, R);
+	}
+	lay_copv_free(&v);
+	return rc;
+}
+
+int lay_file_truncate(struct lay *L, struct lay_info *fi, uint64_t size)
+{
+	struct lay_map lm;
+	struct lay_copv v = { 0 };
+	uint64_t rowlen, R;
+	uint8_t *row = NULL, *pbuf = NULL, sbuf[8];
+	struct osdfs_attr a = { OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE, sbuf, 8 };
+	int rc, fix;
+
+	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
+		return -EUCLEAN;
+	rc = file_size(L, fi, &lm);
+	if (rc < 0)
+		return rc;
+	rowlen = lm.Wd * lm.su;
+	R = size / rowlen;
+	fix = lm.P && size % rowlen && size < fi->size;
+	if (fix) {
+		struct rng r = { R * rowlen, (size_t)(size - R * rowlen), NULL };
+
+		row = calloc(1, (size_t)rowlen);
+		pbuf = malloc((size_t)(lm.P * lm.su));
+		r.dst = row;
+		rc = row && pbuf ? read_ranges(L, fi, &lm, &r, 1) : -ENOMEM;
+	}
+	if (rc == 0)
+		rc = truncate_comps(L, &lm, fi->oid, size, R);
+	if (rc == 0 && fix)
+		rc = truncate_parity(L, &v, &lm, fi->oid, size, row, pbuf);
+	osdfs__put_le64(sbuf, size);
+	if (rc == 0)
+		rc = queue_attrs(L, &v, &lm, fi->oid, &a, 1);
+	if (rc == 0) {
+		lay_copv_run(L, &v);
+		rc = batch_result(L, &v, &lm, fi->oid, R, R);
+	}
+	if (rc == 0) {
+		fi->size = size;
+		fi->size_known = 1;
+		lay_info_put(L, fi);
+	}
+	lay_copv_free(&v);
+	free(row);
+	free(pbuf);
+	return rc;
+}

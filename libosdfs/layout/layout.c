@@ -1,0 +1,628 @@
+/*
+ * The layout backend's state: opening the devices (matching them to table
+ * slots by uuid), device states, the device table, format, list, flush,
+ * statfs and the public queries of osdfs/layout.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "core/format.h"
+#include "layout/layout_int.h"
+
+#define WORKERS_PER_DEVICE 2
+
+/* Random bytes for uuids: getrandom() never returns short for up to 256 bytes. */
+int lay_random(void *buf, size_t len)
+{
+	if (len > 256 || getrandom(buf, len, 0) != (ssize_t)len)
+		return -EIO;
+	return 0;
+}
+
+int lay_is_dev_error(long rc)
+{
+	return rc == -EIO || rc == -ENOTCONN || rc == -ECONNRESET || rc == -ETIMEDOUT ||
+	       rc == -ENODEV || rc == -EPIPE;
+}
+
+int lay_readable(struct lay *L, unsigned s)
+{
+	int r;
+
+	pthread_mutex_lock(&L->mu);
+	r = L->dev[s].be && L->dev[s].state == OSDFS_LAYOUT_DEV_UP;
+	pthread_mutex_unlock(&L->mu);
+	return r;
+}
+
+int lay_writable(struct lay *L, unsigned s)
+{
+	int r;
+
+	pthread_mutex_lock(&L->mu);
+	r = L->dev[s].be && L->dev[s].state != OSDFS_LAYOUT_DEV_DOWN;
+	pthread_mutex_unlock(&L->mu);
+	return r;
+}
+
+void lay_dev_failed(struct lay *L, unsigned s, long rc)
+{
+	if (!lay_is_dev_error(rc))
+		return;
+	pthread_mutex_lock(&L->mu);
+	L->dev[s].errors++;
+	if (L->dev[s].state != OSDFS_LAYOUT_DEV_DOWN) {
+		L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN;
+		L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
+		L->table_dirty = 1;
+	}
+	pthread_mutex_unlock(&L->mu);
+}
+
+pthread_rwlock_t *lay_lock_of(struct lay *L, uint64_t oid)
+{
+	return &L->locks[(oid * 0x9E3779B97F4A7C15ULL) >> 56 & (LAY_LOCKS - 1)];
+}
+
+int lay_table_store(struct lay *L)
+{
+	struct lay_copv v = { 0 };
+	struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, NULL, 0 };
+	uint8_t *buf;
+	int rc = 0, ok = 0;
+
+	pthread_mutex_lock(&L->mu);
+	L->table.generation++;
+	L->table_dirty = 0;
+	a.len = (uint32_t)lay_table_len(&L->table);
+	buf = malloc(a.len);
+	if (buf)
+		lay_table_encode(buf, &L->table);
+	pthread_mutex_unlock(&L->mu);
+	if (!buf)
+		return -ENOMEM;
+	a.value = buf;
+	for (unsigned s = 0; s < L->table.ndev && rc == 0; s++) {
+		struct lay_cop *c;
+
+		if (!lay_readable(L, s))
+			continue;
+		c = lay_copv_add(&v, LAY_SETATTR, s, OSDFS__SUPER_OID);
+		if (!c)
+			rc = -ENOMEM;
+		else {
+			c->attrs = &a;
+			c->nattrs = 1;
+		}
+	}
+	if (rc == 0)
+		lay_copv_run(L, &v);
+	for (size_t i = 0; i < v.n; i++)
+		if (v.v[i].rc == 0)
+			ok = 1;
+	lay_copv_free(&v);
+	free(buf);
+	return rc ? rc : ok ? 0 : -EIO;
+}
+
+void lay_table_sync(struct lay *L)
+{
+	int dirty;
+
+	pthread_mutex_lock(&L->mu);
+	dirty = L->table_dirty && L->formatted;
+	pthread_mutex_unlock(&L->mu);
+	if (dirty)
+		lay_table_store(L);
+}
+
+/* A device's table and identity; *has = 0 when it carries none. */
+static int read_table(osdfs_backend *be, struct lay_table *t, struct lay_self *self, int *has,
+		      char *err, size_t errlen)
+{
+	const struct osdfs_backend_ops *ops = osdfs_backend_ops_of(be);
+	uint8_t *tbuf = malloc(65536), sbuf[LAY_SELF_LEN + 8];
+	struct osdfs_attr a[2] = {
+		{ OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, tbuf, 65536 },
+		{ OSDFS__PAGE_LAYOUT, LAY_ATTR_SELF, sbuf, sizeof(sbuf) },
+	};
+	int rc;
+
+	*has = 0;
+	if (!tbuf)
+		return -ENOMEM;
+	rc = ops->get_attrs(osdfs_backend_impl(be), OSDFS__SUPER_OID, a, 2);
+	if (rc == -ENOENT || (rc == 0 && a[0].len == 0)) {
+		free(tbuf);
+		return 0;
+	}
+	if (rc == 0) {
+		rc = lay_table_decode(t, tbuf, a[0].len, err, errlen);
+		if (rc == 0 && lay_self_decode(self, sbuf, a[1].len) < 0)
+			rc = lay_errf(err, errlen, -EINVAL, "device has a table but no identity");
+		*has = rc == 0;
+	} else {
+		lay_errf(err, errlen, rc, "reading the device table: %s", strerror(-rc));
+	}
+	free(tbuf);
+	return rc;
+}
+
+struct probe {
+	struct lay_table t;
+	struct lay_self self;
+	int has;
+};
+
+/* The newest table among the devices; -EINVAL if they are of different filesystems. */
+static int pick_table(struct lay *L, const struct probe *pr, unsigned n, char *err,
+		      size_t errlen)
+{
+	const struct probe *best = NULL;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!pr[i].has)
+			continue;
+		if (best && memcmp(best->t.fs_uuid, pr[i].t.fs_uuid, 16) != 0)
+			return lay_errf(err, errlen, -EINVAL,
+				    "device %u belongs to another filesystem (foreign device)", i);
+		if (!best || pr[i].t.generation > best->t.generation)
+			best = &pr[i];
+	}
+	if (best) {
+		L->table = best->t;
+		L->formatted = 1;
+	}
+	return 0;
+}
+
+static void add_spare(struct lay *L, osdfs_backend *be, const char *addr)
+{
+	L->spares[L->nspares] = be;
+	snprintf(L->spare_addr[L->nspares], sizeof(L->spare_addr[0]), "%s", addr ? addr : "");
+	L->nspares++;
+}
+
+static void set_dev(struct lay *L, unsigned s, osdfs_backend *be)
+{
+	L->dev[s].be = be;
+	L->dev[s].ops = be ? osdfs_backend_ops_of(be) : NULL;
+	L->dev[s].impl = be ? osdfs_backend_impl(be) : NULL;
+}
+
+/* Put each device in the slot whose uuid it carries; the rest are spares. */
+static int match_slots(struct lay *L, const struct osdfs_layout_config *cfg,
+		       const struct probe *pr)
+{
+	unsigned down = 0;
+
+	for (unsigned i = 0; i < cfg->ndevices; i++) {
+		osdfs_backend *be = cfg->devices[i];
+		unsigned s = pr[i].self.slot;
+
+		cfg->devices[i] = NULL; /* owned by L from here */
+		if (!be)
+			continue;
+		if (pr[i].has && s < L->table.ndev && !L->dev[s].be &&
+		    memcmp(L->table.ent[s].uuid, pr[i].self.dev_uuid, 16) == 0)
+			set_dev(L, s, be);
+		else
+			add_spare(L, be, cfg->addresses ? cfg->addresses[i] : NULL);
+	}
+	for (unsigned s = 0; s < L->table.ndev; s++) {
+		L->dev[s].state = (enum osdfs_layout_dev_state)L->table.ent[s].state;
+		if (!L->dev[s].be && L->dev[s].state != OSDFS_LAYOUT_DEV_DOWN) {
+			L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN;
+			L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
+			L->table_dirty = 1;
+		}
+		down += L->dev[s].state != OSDFS_LAYOUT_DEV_UP;
+	}
+	return down;
+}
+
+/* An unformatted layout: slots in the configuration's order. */
+static int take_unformatted(struct lay *L, const struct osdfs_layout_config *cfg, char *err,
+			    size_t errlen)
+{
+	for (unsigned i = 0; i < cfg->ndevices; i++)
+		if (!cfg->devices[i])
+			return lay_errf(err, errlen, -EINVAL, "device %u is missing", i);
+	L->table.ndev = cfg->ndevices;
+	L->table.map = cfg->map;
+	for (unsigned i = 0; i < cfg->ndevices; i++) {
+		set_dev(L, i, cfg->devices[i]);
+		cfg->devices[i] = NULL;
+		L->dev[i].state = OSDFS_LAYOUT_DEV_UP;
+		if (cfg->addresses && cfg->addresses[i])
+			snprintf(L->table.ent[i].address, sizeof(L->table.ent[i].address), "%s",
+				 cfg->addresses[i]);
+	}
+	return 0;
+}
+
+static struct lay *lay_alloc(void)
+{
+	struct lay *L = calloc(1, sizeof(*L));
+
+	if (!L)
+		return NULL;
+	L->cache = calloc(LAY_CACHE_SIZE, sizeof(*L->cache));
+	if (!L->cache) {
+		free(L);
+		return NULL;
+	}
+	pthread_mutex_init(&L->mu, NULL);
+	for (unsigned i = 0; i < LAY_LOCKS; i++)
+		pthread_rwlock_init(&L->locks[i], NULL);
+	return L;
+}
+
+void lay_be_destroy(void *impl)
+{
+	struct lay *L = impl;
+
+	if (!L)
+		return;
+	lay_pool_free(L->pool);
+	for (unsigned s = 0; s < OSDFS_LAYOUT_MAX_DEVICES; s++) {
+		osdfs_backend_free(L->dev[s].be);
+		osdfs_backend_free(L->spares[s]);
+	}
+	for (unsigned i = 0; i < LAY_LOCKS; i++)
+		pthread_rwlock_destroy(&L->locks[i]);
+	pthread_mutex_destroy(&L->mu);
+	free(L->cache);
+	free(L);
+}
+
+static void free_cfg_devices(const struct osdfs_layout_config *cfg)
+{
+	for (unsigned i = 0; cfg->devices && i < cfg->ndevices; i++) {
+		osdfs_backend_free(cfg->devices[i]);
+		cfg->devices[i] = NULL;
+	}
+}
+
+static int probe_all(const struct osdfs_layout_config *cfg, struct probe *pr, char *err,
+		     size_t errlen)
+{
+	for (unsigned i = 0; i < cfg->ndevices; i++) {
+		int rc;
+
+		if (!cfg->devices[i])
+			continue;
+		rc = read_table(cfg->devices[i], &pr[i].t, &pr[i].self, &pr[i].has, err, errlen);
+		if (lay_is_dev_error(rc)) {
+			/* unreachable: as if it were missing (down if it has a slot) */
+			osdfs_backend_free(cfg->devices[i]);
+			cfg->devices[i] = NULL;
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int open_layout(struct lay *L, const struct osdfs_layout_config *cfg, char *err,
+		       size_t errlen)
+{
+	struct probe *pr = calloc(cfg->ndevices, sizeof(*pr));
+	unsigned down;
+	int rc;
+
+	if (!pr)
+		return -ENOMEM;
+	rc = probe_all(cfg, pr, err, errlen);
+	if (rc == 0)
+		rc = pick_table(L, pr, cfg->ndevices, err, errlen);
+	if (rc == 0 && !L->formatted)
+		rc = take_unformatted(L, cfg, err, errlen);
+	if (rc == 0 && L->formatted) {
+		down = (unsigned)match_slots(L, cfg, pr);
+		rc = lay_map_resolve(&L->defmap, &L->table.map, L->table.ndev);
+		if (rc == 0 && down > L->defmap.tol)
+			rc = lay_errf(err, errlen, -ENODEV, "%u of %u devices are down; the layout "
+				  "tolerates %u", down, L->table.ndev, L->defmap.tol);
+	} else if (rc == 0) {
+		rc = osdfs_data_map_check(&L->table.map, L->table.ndev, err, errlen);
+		if (rc == 0)
+			lay_map_resolve(&L->defmap, &L->table.map, L->table.ndev);
+	}
+	free(pr);
+	return rc;
+}
+
+OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
+					const struct osdfs_layout_config *cfg, char *err,
+					size_t errlen)
+{
+	struct lay *L;
+	int rc;
+
+	if (!out || !cfg)
+		return lay_errf(err, errlen, -EINVAL, "no configuration");
+	*out = NULL;
+	if (cfg->version != OSDFS_LAYOUT_CONFIG_VERSION || !cfg->devices || cfg->ndevices == 0 ||
+	    cfg->ndevices > OSDFS_LAYOUT_MAX_DEVICES) {
+		free_cfg_devices(cfg);
+		return lay_errf(err, errlen, -EINVAL, "bad layout configuration (version or %u devices)",
+			    cfg->ndevices);
+	}
+	L = lay_alloc();
+	rc = L ? open_layout(L, cfg, err, errlen) : -ENOMEM;
+	if (rc == 0)
+		rc = lay_pool_new(&L->pool, L->table.ndev, WORKERS_PER_DEVICE);
+	if (rc == 0)
+		rc = osdfs_backend_new(out, &lay_ops, L, "layout");
+	if (rc < 0) {
+		free_cfg_devices(cfg);
+		lay_be_destroy(L);
+		return rc;
+	}
+	lay_table_sync(L);
+	return 0;
+}
+
+static struct lay *lay_of(const osdfs_backend *be)
+{
+	return osdfs_backend_is_layout(be) ? osdfs_backend_impl(be) : NULL;
+}
+
+OSD_EXTERN int osdfs_backend_is_layout(const osdfs_backend *be)
+{
+	return be && osdfs_backend_ops_of(be)->destroy == lay_be_destroy;
+}
+
+OSD_EXTERN unsigned osdfs_layout_ndevices(const osdfs_backend *be)
+{
+	struct lay *L = lay_of(be);
+
+	return L ? L->table.ndev : 0;
+}
+
+OSD_EXTERN int osdfs_layout_device(const osdfs_backend *be, unsigned slot,
+				   struct osdfs_layout_device *out)
+{
+	struct lay *L = lay_of(be);
+
+	if (!L || !out)
+		return -EINVAL;
+	if (slot >= L->table.ndev)
+		return -ERANGE;
+	pthread_mutex_lock(&L->mu);
+	memset(out, 0, sizeof(*out));
+	out->slot = slot;
+	memcpy(out->uuid, L->table.ent[slot].uuid, 16);
+	snprintf(out->address, sizeof(out->address), "%s", L->table.ent[slot].address);
+	out->state = L->dev[slot].state;
+	out->errors = L->dev[slot].errors;
+	pthread_mutex_unlock(&L->mu);
+	return 0;
+}
+
+OSD_EXTERN int osdfs_layout_default_map(const osdfs_backend *be, struct osdfs_data_map *out)
+{
+	struct lay *L = lay_of(be);
+
+	if (!L || !out)
+		return -EINVAL;
+	*out = L->defmap.m;
+	return 0;
+}
+
+/* Per-device capacity for a usable @p capacity: scaled by the data fraction. */
+static uint64_t dev_capacity(const struct lay *L, uint64_t capacity)
+{
+	const struct lay_map *m = &L->defmap;
+
+	if (capacity == 0)
+		return 0;
+	return capacity / m->Wd * m->W * m->M / m->ndev + (1u << 20);
+}
+
+static int new_uuids(struct lay *L)
+{
+	int rc = lay_random(L->table.fs_uuid, 16);
+
+	for (unsigned s = 0; s < L->table.ndev && rc == 0; s++)
+		rc = lay_random(L->table.ent[s].uuid, 16);
+	return rc;
+}
+
+int lay_be_format(void *impl, uint64_t capacity)
+{
+	struct lay *L = impl;
+	uint64_t cap = dev_capacity(L, capacity);
+	int rc;
+
+	for (unsigned s = 0; s < L->table.ndev; s++) {
+		if (!L->dev[s].be)
+			return -ENODEV;
+		rc = L->dev[s].ops->format(L->dev[s].impl, cap);
+		if (rc < 0)
+			return rc;
+	}
+	rc = new_uuids(L);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&L->mu);
+	L->table.generation = 1;
+	L->table.capacity = capacity;
+	for (unsigned s = 0; s < L->table.ndev; s++) {
+		L->dev[s].state = OSDFS_LAYOUT_DEV_UP;
+		L->table.ent[s].state = OSDFS_LAYOUT_DEV_UP;
+	}
+	L->table.map = L->defmap.m;
+	L->formatted = 1;
+	L->table_dirty = 0;
+	memset(L->cache, 0, LAY_CACHE_SIZE * sizeof(*L->cache));
+	pthread_mutex_unlock(&L->mu);
+	return 0;
+}
+
+/* Objects: each device counts its copies; the superblock is on every device. */
+static uint64_t count_objects(struct lay *L, uint64_t sum, unsigned live)
+{
+	uint64_t size;
+	int super = 0;
+
+	for (unsigned s = 0; s < L->table.ndev && !super; s++)
+		if (lay_readable(L, s))
+			super = L->dev[s].ops->size(L->dev[s].impl, OSDFS__SUPER_OID, &size) == 0;
+	if (super && sum >= live)
+		return (sum - live) / lay_meta_copies(L, OSDFS__OID_BASE + 1) + 1;
+	return sum / lay_meta_copies(L, OSDFS__OID_BASE + 1);
+}
+
+int lay_be_statfs(void *impl, struct osdfs_backend_stat *st)
+{
+	struct lay *L = impl;
+	const struct lay_map *m = &L->defmap;
+	struct osdfs_backend_stat sum = { 0 }, d;
+	unsigned live = 0;
+
+	for (unsigned s = 0; s < L->table.ndev; s++) {
+		if (!lay_readable(L, s) || L->dev[s].ops->statfs(L->dev[s].impl, &d) < 0)
+			continue;
+		sum.capacity += d.capacity;
+		sum.used += d.used;
+		sum.device_free += d.device_free;
+		sum.objects += d.objects;
+		live++;
+	}
+	/* usable bytes: raw bytes times the data fraction of the default map */
+	st->capacity = L->table.capacity ? L->table.capacity
+					 : sum.capacity / (m->W * m->M) * m->Wd;
+	st->used = sum.used / (m->W * m->M) * m->Wd;
+	st->device_free = sum.device_free / (m->W * m->M) * m->Wd;
+	st->objects = count_objects(L, sum.objects, live); /* exact for metadata objects */
+	return 0;
+}
+
+int lay_be_flush(void *impl, uint64_t oid)
+{
+	struct lay *L = impl;
+	struct lay_copv v = { 0 };
+	struct lay_info fi;
+	struct lay_map lm;
+	unsigned first = 0, count = L->table.ndev;
+	int rc = 0;
+
+	lay_table_sync(L);
+	if (oid) {
+		/* one object: the slots of its copies or components */
+		rc = lay_info_get(L, oid, &fi);
+		if (rc < 0)
+			return rc;
+		first = (unsigned)(oid % L->table.ndev);
+		count = lay_meta_copies(L, oid);
+		if (fi.file && lay_map_resolve(&lm, &fi.map, L->table.ndev) == 0)
+			count = lm.nc;
+	}
+	for (unsigned j = 0; j < count; j++) {
+		unsigned s = (first + j) % L->table.ndev;
+		struct lay_cop *c;
+
+		if (!lay_writable(L, s))
+			continue;
+		c = lay_copv_add(&v, LAY_FLUSH, s, oid);
+		if (!c) {
+			lay_copv_free(&v);
+			return -ENOMEM;
+		}
+	}
+	lay_copv_run(L, &v);
+	for (size_t i = 0; i < v.n; i++)
+		if (v.v[i].rc < 0 && v.v[i].rc != -ENOENT && !lay_is_dev_error(v.v[i].rc))
+			rc = (int)v.v[i].rc;
+	lay_copv_free(&v);
+	lay_table_sync(L);
+	return rc;
+}
+
+/* Merge @p add (ascending) into @p acc (ascending, deduplicated) through @p tmp. */
+static size_t merge_ids(uint64_t *acc, size_t n, const uint64_t *add, size_t m, uint64_t *tmp)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < n || j < m) {
+		uint64_t v = j >= m || (i < n && acc[i] <= add[j]) ? acc[i] : add[j];
+
+		if (i < n && acc[i] == v)
+			i++;
+		if (j < m && add[j] == v)
+			j++;
+		tmp[k++] = v;
+	}
+	memcpy(acc, tmp, k * sizeof(*acc));
+	return k;
+}
+
+/* List one readable device into @p acc; tracks whether it has more and the
+ * highest id it vouches for. Returns 0, 1 (device skipped) or an error. */
+static int list_child(struct lay *L, unsigned s, uint64_t start, uint64_t *part, size_t max,
+		      uint64_t *acc, size_t *nacc, uint64_t *tmp, int *more, uint64_t *horizon)
+{
+	size_t pn = 0;
+	uint64_t pnext = 0;
+	int r;
+
+	if (!lay_readable(L, s))
+		return 1;
+	r = L->dev[s].ops->list(L->dev[s].impl, start, part, max, &pn, &pnext);
+	if (r < 0) {
+		lay_dev_failed(L, s, r);
+		return lay_is_dev_error(r) ? 1 : r;
+	}
+	*nacc = merge_ids(acc, *nacc, part, pn, tmp);
+	if (pnext) {
+		*more = 1;
+		if (pn && part[pn - 1] < *horizon)
+			*horizon = part[pn - 1];
+	}
+	return 0;
+}
+
+int lay_be_list(void *impl, uint64_t start, uint64_t *ids, size_t max, size_t *n,
+		uint64_t *next)
+{
+	struct lay *L = impl;
+	uint64_t *acc, *part, *tmp, horizon = UINT64_MAX;
+	size_t nacc = 0, cut;
+	int rc = 0, more = 0, any = 0;
+
+	*n = 0;
+	*next = 0;
+	if (max == 0)
+		return -EINVAL;
+	acc = calloc(max * L->table.ndev, sizeof(*acc));
+	part = calloc(max, sizeof(*part));
+	tmp = calloc(max * L->table.ndev, sizeof(*tmp));
+	if (!acc || !part || !tmp)
+		rc = -ENOMEM;
+	for (unsigned s = 0; rc == 0 && s < L->table.ndev; s++) {
+		int r = list_child(L, s, start, part, max, acc, &nacc, tmp, &more, &horizon);
+
+		any |= r == 0;
+		rc = r < 0 ? r : 0;
+	}
+	if (rc == 0 && !any)
+		rc = -EIO;
+	if (rc == 0) {
+		/* only ids below every unfinished device's last one are complete */
+		for (cut = 0; cut < nacc && cut < max && acc[cut] <= horizon; cut++)
+			ids[cut] = acc[cut];
+		*n = cut;
+		if ((more || cut < nacc) && cut > 0 && ids[cut - 1] != UINT64_MAX)
+			*next = ids[cut - 1] + 1;
+	}
+	free(acc);
+	free(part);
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,248 @@
+/*
+ * Internals of the layout backend (docs/layout.md): resolved data maps and
+ * RFC 5664 placement, GF(2^8) parity, the device table, the per-device
+ * fan-out pool and the backend state shared by layout.c, objinfo.c, io.c
+ * and rebuild.c.
+ */
+#ifndef OSDFS_LAYOUT_INT_H
+#define OSDFS_LAYOUT_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <osdfs/layout.h>
+
+/* Attribute numbers of page OSDFS__PAGE_LAYOUT (core/format.h). */
+#define LAY_ATTR_MAP 1u   /* every component of a file: its encoded data map */
+#define LAY_ATTR_SELF 2u  /* superblock on each device: that device's identity */
+#define LAY_ATTR_SIZE 3u  /* attribute holders of a file: logical length, le64 */
+
+#define LAY_MAP_LEN 32u   /* encoded data map */
+#define LAY_SELF_LEN 40u  /* fs uuid, device uuid, slot, generation */
+#define LAY_TABLE_HDR 88u
+#define LAY_TABLE_ENT 20u /* fixed part of an entry, before the address */
+#define LAY_TABLE_MAGIC "OSDFSLT\0"
+#define LAY_TABLE_VERSION 1u
+#define LAY_ADDR_MAX 255u
+
+/* A data map resolved against a device count: every field concrete. */
+struct lay_map {
+	struct osdfs_data_map m; /* as stored (resolved values) */
+	unsigned ndev;           /* devices of the filesystem */
+	unsigned W, P, Wd, M, G; /* group width, parity units, data units, copies, groups */
+	uint64_t su, D;          /* stripe unit; rows per group (0 = one group) */
+	unsigned nc;             /* components: G * W * M */
+	unsigned tol;            /* device failures always tolerated */
+};
+
+/* Where a logical row lives. */
+struct lay_row {
+	unsigned g;      /* group */
+	uint64_t row;    /* row on the group's components (offset row * su) */
+};
+
+/* Put the formatted reason in @p err (if not NULL) and return @p rc. */
+int lay_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+int lay_map_resolve(struct lay_map *lm, const struct osdfs_data_map *m, unsigned ndev);
+void lay_map_encode(uint8_t out[LAY_MAP_LEN], const struct osdfs_data_map *m);
+int lay_map_decode(struct osdfs_data_map *m, const uint8_t *in, size_t len);
+/* Logical row R -> group and component row. */
+struct lay_row lay_row_of(const struct lay_map *lm, uint64_t R);
+/* Inverse: the logical row stored at component row @p row of group @p g. */
+uint64_t lay_row_logical(const struct lay_map *lm, unsigned g, uint64_t row);
+/* Position (0..W-1) of data unit k, and of parity unit p (0 = P, 1 = Q), in a row. */
+unsigned lay_data_pos(const struct lay_map *lm, uint64_t row, unsigned k);
+unsigned lay_parity_pos(const struct lay_map *lm, uint64_t row, unsigned p);
+/* Component index of position @p pos of group @p g, copy @p m. */
+static inline unsigned lay_comp(const struct lay_map *lm, unsigned g, unsigned pos, unsigned m)
+{
+	return (g * lm->W + pos) * lm->M + m;
+}
+/* Device slot holding component @p c of object @p oid. */
+static inline unsigned lay_slot(const struct lay_map *lm, uint64_t oid, unsigned c)
+{
+	return (unsigned)((oid + c) % lm->ndev);
+}
+/* Bytes component @p c (any copy) holds for a logical length @p size. */
+uint64_t lay_comp_len(const struct lay_map *lm, unsigned c, uint64_t size);
+
+/* GF(2^8), polynomial 0x11D, generator 2 (as Linux RAID-6). */
+uint8_t lay_gf_mul(uint8_t a, uint8_t b);
+uint8_t lay_gf_exp(unsigned e);
+uint8_t lay_gf_inv(uint8_t a);
+/* P (and Q if @p q) of @p nd data units of @p len bytes. */
+void lay_gf_gen(const uint8_t *const *d, unsigned nd, size_t len, uint8_t *p, uint8_t *q);
+/* Rebuild the missing units: u[0..nd-1] data, u[nd] = P, u[nd+1] = Q (if
+ * @p np == 2); @p lost lists up to @p np missing indexes, whose buffers are
+ * overwritten. Returns 0 or -EIO (too many lost). */
+int lay_gf_recover(uint8_t *const *u, unsigned nd, unsigned np, size_t len,
+		   const unsigned *lost, unsigned nlost);
+
+/* The device table: the fs uuid, default map and every slot. */
+struct lay_table_ent {
+	uint8_t uuid[16];
+	uint8_t state;        /* enum osdfs_layout_dev_state */
+	char address[LAY_ADDR_MAX + 1];
+};
+struct lay_table {
+	uint64_t generation;
+	uint64_t capacity;    /* usable bytes format() was given (0 = unlimited) */
+	uint8_t fs_uuid[16];
+	struct osdfs_data_map map;
+	unsigned ndev;
+	struct lay_table_ent ent[OSDFS_LAYOUT_MAX_DEVICES];
+};
+/* Encoded length of @p t. */
+size_t lay_table_len(const struct lay_table *t);
+/* Encode into @p out (lay_table_len() bytes). */
+void lay_table_encode(uint8_t *out, const struct lay_table *t);
+/* Decode and check; -EINVAL with the reason in @p err. */
+int lay_table_decode(struct lay_table *t, const uint8_t *in, size_t len, char *err, size_t errlen);
+
+/* One device's identity attribute (LAY_ATTR_SELF). */
+struct lay_self {
+	uint8_t fs_uuid[16];
+	uint8_t dev_uuid[16];
+	uint32_t slot;
+};
+void lay_self_encode(uint8_t out[LAY_SELF_LEN], const struct lay_self *s);
+int lay_self_decode(struct lay_self *s, const uint8_t *in, size_t len);
+
+/* Fan-out: jobs queued per device slot, run by that slot's workers. */
+struct lay_batch {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned pending;
+};
+struct lay_job {
+	void (*fn)(struct lay_job *j);
+	struct lay_batch *batch;
+	struct lay_job *next;
+};
+struct lay_pool;
+int lay_pool_new(struct lay_pool **out, unsigned nqueues, unsigned workers_per_queue);
+void lay_pool_free(struct lay_pool *p);
+void lay_batch_init(struct lay_batch *b);
+void lay_batch_destroy(struct lay_batch *b);
+/* Queue @p j on queue @p q as part of @p b. */
+void lay_pool_run(struct lay_pool *p, unsigned q, struct lay_batch *b, struct lay_job *j);
+void lay_batch_wait(struct lay_batch *b);
+
+/* Backend state. */
+struct lay_dev {
+	osdfs_backend *be;      /* NULL while down with no device */
+	const struct osdfs_backend_ops *ops;
+	void *impl;
+	enum osdfs_layout_dev_state state;
+	uint64_t errors;
+};
+
+#define LAY_CACHE_SIZE 4096u
+#define LAY_LOCKS 256u
+
+/* What an object is, cached by id (direct-mapped, bounded). */
+struct lay_info {
+	uint64_t oid;          /* 0 = empty entry */
+	int file;              /* striped regular file (else mirrored metadata) */
+	int size_known;
+	uint64_t size;         /* files: logical length */
+	struct osdfs_data_map map;
+};
+
+struct lay {
+	pthread_mutex_t mu;     /* slots' states, table, cache, spares */
+	struct lay_table table;
+	int formatted;
+	struct lay_dev dev[OSDFS_LAYOUT_MAX_DEVICES];
+	osdfs_backend *spares[OSDFS_LAYOUT_MAX_DEVICES];
+	char spare_addr[OSDFS_LAYOUT_MAX_DEVICES][LAY_ADDR_MAX + 1];
+	unsigned nspares;
+	struct lay_map defmap;
+	struct lay_info *cache;
+	pthread_rwlock_t locks[LAY_LOCKS];
+	struct lay_pool *pool;
+	int table_dirty;         /* a slot changed state: rewrite the table */
+};
+
+/* layout.c: device state. */
+int lay_is_dev_error(long rc);
+/* Whether slot @p s can be read from / must be written to. */
+int lay_readable(struct lay *L, unsigned s);
+int lay_writable(struct lay *L, unsigned s);
+/* Count an error of slot @p s; device errors mark it down. */
+void lay_dev_failed(struct lay *L, unsigned s, long rc);
+pthread_rwlock_t *lay_lock_of(struct lay *L, uint64_t oid);
+/* Write the table (new generation) to every writable device. */
+int lay_table_store(struct lay *L);
+/* Store the table if a slot changed state since the last store. */
+void lay_table_sync(struct lay *L);
+/* The vtable (objops.c). */
+extern const struct osdfs_backend_ops lay_ops;
+/* Backend callbacks defined in layout.c and used by the vtable. */
+int lay_be_list(void *impl, uint64_t start, uint64_t *ids, size_t max, size_t *n, uint64_t *next);
+int lay_be_flush(void *impl, uint64_t oid);
+int lay_be_format(void *impl, uint64_t capacity);
+int lay_be_statfs(void *impl, struct osdfs_backend_stat *st);
+void lay_be_destroy(void *impl);
+int lay_random(void *buf, size_t len);
+
+/* objinfo.c: classification and the metadata mirror set. */
+int lay_info_get(struct lay *L, uint64_t oid, struct lay_info *out);
+void lay_info_put(struct lay *L, const struct lay_info *in);
+void lay_info_drop(struct lay *L, uint64_t oid);
+/* Slots of metadata object @p oid: the first is *first, then consecutive. */
+unsigned lay_meta_copies(const struct lay *L, uint64_t oid);
+/* Components of a file that carry its attributes. */
+unsigned lay_holders(const struct lay_map *lm);
+
+/* io.c: striped file I/O (object lock held by the caller). */
+ssize_t lay_file_read(struct lay *L, const struct lay_info *fi, uint64_t off, uint8_t *buf,
+		      size_t len);
+ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const uint8_t *buf,
+		       size_t len, const struct osdfs_attr *attrs, int nattrs);
+int lay_file_truncate(struct lay *L, struct lay_info *fi, uint64_t size);
+int lay_file_setattrs(struct lay *L, struct lay_info *fi, const struct osdfs_attr *attrs,
+		      int nattrs);
+int lay_file_size(struct lay *L, struct lay_info *fi, uint64_t *size);
+/* Unit @p pos of row @p row of group @p g of a file, from a copy or parity;
+ * never from slot @p skip. */
+int lay_unit_rebuild(struct lay *L, const struct lay_info *fi, unsigned g, uint64_t row,
+		     unsigned pos, unsigned skip, uint8_t *out);
+
+/* A job running one child operation. */
+enum lay_op_kind { LAY_READ, LAY_WRITE, LAY_SETATTR, LAY_GETATTR, LAY_CREATE, LAY_REMOVE,
+		   LAY_TRUNC, LAY_FLUSH };
+struct lay_cop {
+	struct lay_job job;
+	struct lay *L;
+	enum lay_op_kind kind;
+	unsigned slot, comp;
+	uint64_t oid, off;
+	struct iovec *iov;
+	int iovcnt, iovcap;
+	size_t len;
+	const struct osdfs_attr *attrs;
+	struct osdfs_attr *gattrs;
+	int nattrs;
+	long rc;
+};
+/* Run @p n ops in parallel (one job per op, the caller runs the first) and wait. */
+void lay_cops_run(struct lay *L, struct lay_cop *ops, size_t n);
+/* A growable list of ops. */
+struct lay_copv {
+	struct lay_cop *v;
+	size_t n, cap;
+};
+/* Append a zeroed op (pointer valid until the next add); NULL if out of memory. */
+struct lay_cop *lay_copv_add(struct lay_copv *v, enum lay_op_kind kind, unsigned slot,
+			     uint64_t oid);
+/* Append @p len bytes at @p p to the op's data, merging with the last iovec. */
+int lay_cop_iov(struct lay_cop *c, void *p, size_t len);
+int lay_copv_run(struct lay *L, struct lay_copv *v);
+void lay_copv_free(struct lay_copv *v);
+
+#endif

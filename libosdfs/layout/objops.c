@@ -1,0 +1,660 @@
+/*
+ * The layout backend's object operations. Every object's components or
+ * copies sit on consecutive slots from oid % ndevices: metadata on
+ * lay_meta_copies() of them (all for the superblock), a file's components
+ * on num_comps of them with its attributes on the first lay_holders().
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/format.h"
+#include "layout/layout_int.h"
+
+#define PUNCH_CHUNK (1u << 20)
+
+/* Consecutive slots an operation on @p oid touches. */
+struct span {
+	unsigned first, count;
+};
+
+static struct span meta_span(const struct lay *L, uint64_t oid)
+{
+	return (struct span){ (unsigned)(oid % L->table.ndev), lay_meta_copies(L, oid) };
+}
+
+static int file_map(struct lay *L, const struct lay_info *fi, struct lay_map *lm)
+{
+	return lay_map_resolve(lm, &fi->map, L->table.ndev) < 0 ? -EUCLEAN : 0;
+}
+
+/* The slots of an object: its metadata copies, or a file's components (all,
+ * or with @p holders only those that carry its attributes). */
+static int obj_span(struct lay *L, const struct lay_info *fi, int holders, struct span *sp)
+{
+	struct lay_map lm;
+
+	*sp = meta_span(L, fi->oid);
+	if (!fi->file)
+		return 0;
+	if (file_map(L, fi, &lm) < 0)
+		return -EUCLEAN;
+	sp->count = holders ? lay_holders(&lm) : lm.nc;
+	return 0;
+}
+
+/* Combine the results of an all-copies batch: 0, a real error, -ENOENT
+ * when no copy had the object, or -EIO when no copy was reachable. */
+static int all_result(struct lay *L, const struct lay_copv *v)
+{
+	int ok = 0, noent = 0;
+
+	for (size_t i = 0; i < v->n; i++) {
+		long rc = v->v[i].rc;
+
+		if (rc >= 0)
+			ok = 1;
+		else if (rc == -ENOENT)
+			noent = 1;
+		else if (!lay_is_dev_error(rc))
+			return (int)rc;
+	}
+	(void)L;
+	return ok ? 0 : noent ? -ENOENT : -EIO;
+}
+
+/* Queue one op of @p kind on every writable slot of @p sp. */
+static int queue_all(struct lay *L, struct lay_copv *v, struct span sp, uint64_t oid,
+		     enum lay_op_kind kind, struct lay_cop *tmpl)
+{
+	for (unsigned j = 0; j < sp.count; j++) {
+		unsigned s = (sp.first + j) % L->table.ndev;
+		struct lay_cop *op;
+
+		if (!lay_writable(L, s))
+			continue;
+		op = lay_copv_add(v, kind, s, oid);
+		if (!op)
+			return -ENOMEM;
+		op->off = tmpl->off;
+		op->len = tmpl->iovcnt ? 0 : tmpl->len; /* lay_cop_iov() counts the data */
+		op->attrs = tmpl->attrs;
+		op->nattrs = tmpl->nattrs;
+		for (int i = 0; i < tmpl->iovcnt; i++)
+			if (lay_cop_iov(op, tmpl->iov[i].iov_base, tmpl->iov[i].iov_len) < 0)
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+static int run_all(struct lay *L, struct span sp, uint64_t oid, enum lay_op_kind kind,
+		   struct lay_cop *tmpl)
+{
+	struct lay_copv v = { 0 };
+	int rc = queue_all(L, &v, sp, oid, kind, tmpl);
+
+	if (rc == 0) {
+		lay_copv_run(L, &v);
+		rc = all_result(L, &v);
+	}
+	lay_copv_free(&v);
+	lay_table_sync(L);
+	return rc;
+}
+
+/* Call @p fn on the first readable slot of @p sp that answers without a device error. */
+static long first_ok(struct lay *L, struct span sp,
+		     long (*fn)(const struct osdfs_backend_ops *ops, void *impl, void *arg),
+		     void *arg)
+{
+	for (unsigned j = 0; j < sp.count; j++) {
+		unsigned s = (sp.first + j) % L->table.ndev;
+		long rc;
+
+		if (!lay_readable(L, s))
+			continue;
+		rc = fn(L->dev[s].ops, L->dev[s].impl, arg);
+		lay_dev_failed(L, s, rc);
+		if (!lay_is_dev_error(rc))
+			return rc;
+	}
+	return -EIO;
+}
+
+static const struct osdfs_attr *find_attr(const struct osdfs_attr *a, int n, uint32_t page,
+					  uint32_t number)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i].page == page && a[i].number == number)
+			return &a[i];
+	return NULL;
+}
+
+static int is_regular(const struct osdfs_attr *attrs, int nattrs)
+{
+	const struct osdfs_attr *ia = find_attr(attrs, nattrs, OSDFS__PAGE_INODE, OSDFS__ATTR_INODE);
+	struct osdfs__dinode di;
+
+	return ia && osdfs__inode_decode(&di, ia->value, ia->len) == 0 && S_ISREG(di.mode);
+}
+
+/* Remove what a failed create made. */
+static void undo_creates(struct lay *L, const struct lay_copv *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i].rc == 0)
+			L->dev[v->v[i].slot].ops->remove(L->dev[v->v[i].slot].impl, v->v[i].oid);
+}
+
+static int finish_create(struct lay *L, struct lay_copv *v)
+{
+	int rc;
+
+	lay_copv_run(L, v);
+	rc = all_result(L, v);
+	if (rc == -ENOENT)
+		rc = -EIO;
+	if (rc < 0)
+		undo_creates(L, v);
+	return rc;
+}
+
+/* The caller's attributes without page OSDFS__PAGE_LAYOUT, plus @p extra. */
+static struct osdfs_attr *merge_attrs(const struct osdfs_attr *attrs, int nattrs,
+				      const struct osdfs_attr *extra, int nextra, int *n)
+{
+	struct osdfs_attr *a = calloc((size_t)nattrs + (size_t)nextra + 1, sizeof(*a));
+
+	*n = 0;
+	if (!a)
+		return NULL;
+	for (int i = 0; i < nattrs; i++)
+		if (attrs[i].page != OSDFS__PAGE_LAYOUT)
+			a[(*n)++] = attrs[i];
+	for (int i = 0; i < nextra; i++)
+		a[(*n)++] = extra[i];
+	return a;
+}
+
+static int create_super(struct lay *L, const struct osdfs_attr *attrs, int nattrs)
+{
+	size_t tlen = lay_table_len(&L->table);
+	uint8_t *tbuf = malloc(tlen), (*sbuf)[LAY_SELF_LEN] = calloc(L->table.ndev, LAY_SELF_LEN);
+	struct osdfs_attr *all[OSDFS_LAYOUT_MAX_DEVICES] = { 0 };
+	struct lay_copv v = { 0 };
+	int rc = tbuf && sbuf ? 0 : -ENOMEM, n = 0;
+
+	if (rc == 0)
+		lay_table_encode(tbuf, &L->table);
+	for (unsigned s = 0; rc == 0 && s < L->table.ndev; s++) {
+		struct lay_self self = { .slot = s };
+		struct osdfs_attr extra[2] = {
+			{ OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, tbuf, (uint32_t)tlen },
+			{ OSDFS__PAGE_LAYOUT, LAY_ATTR_SELF, sbuf[s], LAY_SELF_LEN },
+		};
+		struct lay_cop *op;
+
+		if (!lay_writable(L, s))
+			continue;
+		memcpy(self.fs_uuid, L->table.fs_uuid, 16);
+		memcpy(self.dev_uuid, L->table.ent[s].uuid, 16);
+		lay_self_encode(sbuf[s], &self);
+		all[s] = merge_attrs(attrs, nattrs, extra, 2, &n);
+		op = all[s] ? lay_copv_add(&v, LAY_CREATE, s, OSDFS__SUPER_OID) : NULL;
+		if (!op)
+			rc = -ENOMEM;
+		else {
+			op->attrs = all[s];
+			op->nattrs = n;
+		}
+	}
+	if (rc == 0)
+		rc = finish_create(L, &v);
+	lay_copv_free(&v);
+	for (unsigned s = 0; s < L->table.ndev; s++)
+		free(all[s]);
+	free(tbuf);
+	free(sbuf);
+	return rc;
+}
+
+/* The map of a new file: from its layout attribute, else the default. */
+static int new_file_map(struct lay *L, const struct osdfs_attr *attrs, int nattrs,
+			struct lay_map *lm)
+{
+	const struct osdfs_attr *la = find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP);
+	struct osdfs_data_map m;
+
+	if (!la) {
+		*lm = L->defmap;
+		return 0;
+	}
+	if (lay_map_decode(&m, la->value, la->len) < 0 ||
+	    lay_map_resolve(lm, &m, L->table.ndev) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int create_file(struct lay *L, uint64_t oid, const struct osdfs_attr *attrs, int nattrs,
+		       struct lay_info *fi)
+{
+	uint8_t mbuf[LAY_MAP_LEN], zero[8] = { 0 };
+	struct osdfs_attr extra[2] = { { OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP, mbuf, LAY_MAP_LEN },
+				       { OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE, zero, 8 } };
+	struct lay_copv v = { 0 };
+	struct lay_map lm;
+	struct osdfs_attr *hold;
+	int rc = new_file_map(L, attrs, nattrs, &lm), n = 0;
+
+	if (rc < 0)
+		return rc;
+	lay_map_encode(mbuf, &lm.m);
+	hold = merge_attrs(attrs, nattrs, extra, 2, &n);
+	for (unsigned c = 0; hold && rc == 0 && c < lm.nc; c++) {
+		struct lay_cop *op;
+
+		if (!lay_writable(L, lay_slot(&lm, oid, c)))
+			continue;
+		op = lay_copv_add(&v, LAY_CREATE, lay_slot(&lm, oid, c), oid);
+		if (!op) {
+			rc = -ENOMEM;
+			break;
+		}
+		op->attrs = c < lay_holders(&lm) ? hold : extra;
+		op->nattrs = c < lay_holders(&lm) ? n : 1;
+	}
+	if (!hold)
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = finish_create(L, &v);
+	lay_copv_free(&v);
+	free(hold);
+	fi->file = 1;
+	fi->map = lm.m;
+	fi->size_known = 1;
+	return rc;
+}
+
+static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
+{
+	struct lay *L = impl;
+	struct lay_info fi = { .oid = oid };
+	struct lay_cop tmpl = { .attrs = attrs, .nattrs = nattrs };
+	pthread_rwlock_t *lk = lay_lock_of(L, oid);
+	int rc;
+
+	if (!L->formatted)
+		return -ENODEV;
+	pthread_rwlock_wrlock(lk);
+	lay_info_drop(L, oid);
+	if (oid == OSDFS__SUPER_OID)
+		rc = create_super(L, attrs, nattrs);
+	else if (is_regular(attrs, nattrs))
+		rc = create_file(L, oid, attrs, nattrs, &fi);
+	else
+		rc = run_all(L, meta_span(L, oid), oid, LAY_CREATE, &tmpl);
+	if (rc == -ENOENT)
+		rc = -EIO;
+	if (rc == 0)
+		lay_info_put(L, &fi);
+	pthread_rwlock_unlock(lk);
+	lay_table_sync(L);
+	return rc;
+}
+
+/* Look the object up and take its lock; returns with the lock held on success. */
+static int enter(struct lay *L, uint64_t oid, int excl, struct lay_info *fi)
+{
+	pthread_rwlock_t *lk = lay_lock_of(L, oid);
+	int rc;
+
+	if (excl)
+		pthread_rwlock_wrlock(lk);
+	else
+		pthread_rwlock_rdlock(lk);
+	rc = lay_info_get(L, oid, fi);
+	if (rc < 0)
+		pthread_rwlock_unlock(lk);
+	return rc;
+}
+
+static int leave(struct lay *L, uint64_t oid, int rc)
+{
+	pthread_rwlock_unlock(lay_lock_of(L, oid));
+	lay_table_sync(L);
+	return rc;
+}
+
+static int lay_remove(void *impl, uint64_t oid)
+{
+	struct lay *L = impl;
+	struct lay_info fi;
+	struct lay_cop tmpl = { 0 };
+	struct span sp;
+	int rc = enter(L, oid, 1, &fi);
+
+	if (rc < 0)
+		return rc;
+	rc = obj_span(L, &fi, 0, &sp);
+	if (rc == 0)
+		rc = run_all(L, sp, oid, LAY_REMOVE, &tmpl);
+	lay_info_drop(L, oid);
+	return leave(L, oid, rc);
+}
+
+struct rd_arg {
+	uint64_t oid, off;
+	const struct iovec *iov;
+	int iovcnt;
+};
+
+static long meta_read_fn(const struct osdfs_backend_ops *ops, void *impl, void *arg)
+{
+	struct rd_arg *a = arg;
+
+	return (long)ops->read(impl, a->oid, a->off, a->iov, a->iovcnt);
+}
+
+static size_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/* A flat buffer for @p iov: the single iovec itself, or a copy. */
+static uint8_t *flat_of(const struct iovec *iov, int iovcnt, size_t total, int gather)
+{
+	uint8_t *b;
+	size_t o = 0;
+
+	if (iovcnt == 1)
+		return iov[0].iov_base;
+	b = malloc(total ? total : 1);
+	for (int i = 0; b && gather && i < iovcnt; i++) {
+		memcpy(b + o, iov[i].iov_base, iov[i].iov_len);
+		o += iov[i].iov_len;
+	}
+	return b;
+}
+
+static void scatter(const struct iovec *iov, int iovcnt, const uint8_t *b, size_t n)
+{
+	for (int i = 0; i < iovcnt && n; i++) {
+		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
+
+		memcpy(iov[i].iov_base, b, k);
+		b += k;
+		n -= k;
+	}
+}
+
+static ssize_t lay_read(void *impl, uint64_t oid, uint64_t off, const struct iovec *iov,
+			int iovcnt)
+{
+	struct lay *L = impl;
+	struct lay_info fi;
+	struct rd_arg a = { oid, off, iov, iovcnt };
+	size_t total = iov_total(iov, iovcnt);
+	ssize_t n;
+	uint8_t *flat;
+	int rc = iovcnt < 0 || (iovcnt && !iov) ? -EINVAL : enter(L, oid, 0, &fi);
+
+	if (rc < 0)
+		return rc;
+	if (!fi.file) {
+		n = first_ok(L, meta_span(L, oid), meta_read_fn, &a);
+		return leave(L, oid, 0) < 0 ? -EIO : n;
+	}
+	flat = flat_of(iov, iovcnt, total, 0);
+	n = flat ? lay_file_read(L, &fi, off, flat, total) : -ENOMEM;
+	if (n > 0 && iovcnt != 1)
+		scatter(iov, iovcnt, flat, (size_t)n);
+	if (iovcnt != 1)
+		free(flat);
+	leave(L, oid, 0);
+	return n;
+}
+
+static ssize_t lay_write(void *impl, uint64_t oid, uint64_t off, const struct iovec *iov,
+			 int iovcnt, const struct osdfs_attr *attrs, int nattrs)
+{
+	struct lay *L = impl;
+	struct lay_info fi;
+	size_t total = iov_total(iov, iovcnt);
+	struct lay_cop tmpl = { .off = off, .len = total, .attrs = attrs, .nattrs = nattrs,
+				.iov = (struct iovec *)iov, .iovcnt = iovcnt };
+	ssize_t n;
+	uint8_t *flat;
+	int rc = iovcnt < 0 || (iovcnt && !iov) ? -EINVAL : enter(L, oid, 1, &fi);
+
+	if (rc < 0)
+		return rc;
+	if (!fi.file) {
+		rc = run_all(L, meta_span(L, oid), oid, LAY_WRITE, &tmpl);
+		return leave(L, oid, rc) < 0 ? rc : (ssize_t)total;
+	}
+	flat = flat_of(iov, iovcnt, total, 1);
+	n = flat ? lay_file_write(L, &fi, off, flat, total, attrs, nattrs) : -ENOMEM;
+	if (iovcnt != 1)
+		free(flat);
+	leave(L, oid, 0);
+	return n;
+}
+
+static int lay_truncate(void *impl, uint64_t oid, uint64_t size)
+{
+	struct lay *L = impl;
+	struct lay_info fi;
+	struct lay_cop tmpl = { .off = size };
+	int rc = enter(L, oid, 1, &fi);
+
+	if (rc < 0)
+		return rc;
+	if (fi.file)
+		rc = lay_file_truncate(L, &fi, size);
+	else
+		rc = run_all(L, meta_span(L, oid), oid, LAY_TRUNC, &tmpl);
+	return leave(L, oid, rc);
+}
+
+/* Punch = writes of zeros over the part inside the logical length (keeps parity right). */
+static int punch_file(struct lay *L, struct lay_info *fi, uint64_t off, uint64_t len)
+{
+	uint8_t *z;
+	uint64_t size;
+	int rc = lay_file_size(L, fi, &size);
+
+	if (rc < 0 || off >= size)
+		return rc;
+	if (len > size - off)
+		len = size - off;
+	z = calloc(1, PUNCH_CHUNK);
+	if (!z)
+		return -ENOMEM;
+	while (len && rc == 0) {
+		size_t n = len < PUNCH_CHUNK ? (size_t)len : PUNCH_CHUNK;
+		ssize_t w = lay_file_write(L, fi, off, z, n, NULL, 0);
+
+		rc = w < 0 ? (int)w : 0;
+		off += n;
+		len -= n;
+	}
+	free(z);
+	return rc;
+}
+
+static long meta_punch_fn(const struct osdfs_backend_ops *ops, void *impl, void *arg)
+{
+	const uint64_t *a = arg;
+
+	return ops->punch(impl, a[0], a[1], a[2]);
+}
+
+static int lay_punch(void *impl, uint64_t oid, uint64_t off, uint64_t len)
+{
+	struct lay *L = impl;
+	struct lay_info fi;
+	int rc = enter(L, oid, 1, &fi);
+
+	if (rc < 0)
+		return rc;
+	if (fi.file) {
+		rc = punch_file(L, &fi, off, len);
+	} else {
+		/* every copy, one by one: punches are rare on metadata */
+		struct span sp = meta_span(L, oid);
+		uint64_t a[3] = { oid, off, len };
+		int ok = 0;
+
+		for (unsigned j = 0; j < sp.count && rc == 0; j++) {
+			struct span one = { (sp.first + j) % L->table.ndev, 1 };
+			long r;
+
+			if (!lay_writable(L, one.first))
+				continue;
+			r = first_ok(L, one, meta_punch_fn, a);
+			ok |= r == 0;
+			rc = r < 0 && !lay_is_dev_error(r) ? (int)r : 0;
+		}
+		rc = rc ? rc : ok ? 0 : -EIO;
+	}
+	return leave(L, oid, rc);
+}
+
+struct ga_arg {
+	uint64_t oid;
+	struct osdfs_attr *attrs;
+	int nattrs;
+};
+
+static long get_attrs_fn(const struct osdfs_backend_ops *ops, void *impl, void *arg)
+{
+	struct ga_arg *a = arg;
+
+	return ops->get_attrs(impl, a->oid, a->attrs, a->nattrs);
+}
+
+static int lay_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, int nattrs)
+{
+	struct lay *L = impl;
+	struct lay_info fi;
+	struct ga_arg a = { oid, attrs, nattrs };
+	struct span sp;
+	int rc = enter(L, oid, 0, &fi);
+
+	if (rc < 0)
+		return rc;
+	rc = obj_span(L, &fi, 1, &sp);
+	if (rc == 0)
+		rc = (int)first_ok(L, sp, get_attrs_fn, &a);
+	return leave(L, oid, rc);
+}
+
+static int lay_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
+{
+	struct lay *L = impl;
+	struct lay_info fi;
+	struct lay_cop tmpl = { .attrs = attrs, .nattrs = nattrs };
+	int rc;
+
+	if (find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP) ||
+	    find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE))
+		return -EINVAL; /* the layout's own attributes are not the caller's to set */
+	rc = enter(L, oid, 1, &fi);
+	if (rc < 0)
+		return rc;
+	if (fi.file)
+		rc = lay_file_setattrs(L, &fi, attrs, nattrs);
+	else
+		rc = run_all(L, meta_span(L, oid), oid, LAY_SETATTR, &tmpl);
+	return leave(L, oid, rc);
+}
+
+struct sz_arg {
+	uint64_t oid;
+	uint64_t *size;
+};
+
+static long size_fn(const struct osdfs_backend_ops *ops, void *impl, void *arg)
+{
+	struct sz_arg *a = arg;
+
+	return ops->size(impl, a->oid, a->size);
+}
+
+static int lay_size(void *impl, uint64_t oid, uint64_t *size)
+{
+	struct lay *L = impl;
+	struct lay_info fi;
+	struct sz_arg a = { oid, size };
+	int rc = enter(L, oid, 0, &fi);
+
+	if (rc < 0)
+		return rc;
+	if (fi.file)
+		rc = lay_file_size(L, &fi, size);
+	else
+		rc = (int)first_ok(L, meta_span(L, oid), size_fn, &a);
+	return leave(L, oid, rc);
+}
+
+/* Operations run synchronously; done() is called before submit() returns. */
+static int lay_submit(void *impl, struct osdfs_op *op)
+{
+	switch (op->kind) {
+	case OSDFS_OP_READ:
+		op->result = lay_read(impl, op->oid, op->offset, op->iov, op->iovcnt);
+		if (op->result >= 0 && op->nattrs) {
+			int rc = lay_get_attrs(impl, op->oid, op->attrs, op->nattrs);
+
+			op->result = rc < 0 ? rc : op->result;
+		}
+		break;
+	case OSDFS_OP_WRITE:
+		op->result = lay_write(impl, op->oid, op->offset, op->iov, op->iovcnt, op->attrs,
+				       op->nattrs);
+		break;
+	case OSDFS_OP_GET_ATTRS:
+		op->result = lay_get_attrs(impl, op->oid, op->attrs, op->nattrs);
+		break;
+	case OSDFS_OP_SET_ATTRS:
+		op->result = lay_set_attrs(impl, op->oid, op->attrs, op->nattrs);
+		break;
+	case OSDFS_OP_CREATE:
+		op->result = lay_create(impl, op->oid, op->attrs, op->nattrs);
+		break;
+	case OSDFS_OP_REMOVE:
+		op->result = lay_remove(impl, op->oid);
+		break;
+	case OSDFS_OP_FLUSH:
+		op->result = lay_be_flush(impl, op->oid);
+		break;
+	default:
+		return -EINVAL;
+	}
+	op->done(op);
+	return 0;
+}
+
+const struct osdfs_backend_ops lay_ops = {
+	.version = OSDFS_BACKEND_VERSION,
+	.create = lay_create,
+	.remove = lay_remove,
+	.read = lay_read,
+	.write = lay_write,
+	.truncate = lay_truncate,
+	.punch = lay_punch,
+	.get_attrs = lay_get_attrs,
+	.set_attrs = lay_set_attrs,
+	.size = lay_size,
+	.list = lay_be_list,
+	.flush = lay_be_flush,
+	.format = lay_be_format,
+	.statfs = lay_be_statfs,
+	.submit = lay_submit,
+	.destroy = lay_be_destroy,
+};

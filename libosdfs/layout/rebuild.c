@@ -1,0 +1,422 @@
+/*
+ * Restoring redundancy: osdfs_layout_replace() puts a fresh device in a
+ * down slot, osdfs_layout_rebuild() recreates every component or copy that
+ * belongs on it from the live devices (copies, or parity), with the
+ * attributes osdfs stores, then marks the slot up.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/format.h"
+#include "layout/layout_int.h"
+
+#define ATTR_BUF 65536u /* room for any attribute value */
+#define ATTR_ASK 20480u /* first request: the device table, index chunks, inodes */
+#define COPY_CHUNK (1u << 20)
+#define MAX_ATTRS 64
+
+enum origin { FROM_CALLER, FROM_SPARE, FROM_SLOT };
+
+/* The device for a down slot: @p fresh, else the first spare, else the
+ * slot's own stale device. */
+static int pick_device(struct lay *L, unsigned slot, osdfs_backend **fresh, char *addr,
+		       enum origin *from)
+{
+	int rc;
+
+	pthread_mutex_lock(&L->mu);
+	rc = L->dev[slot].state != OSDFS_LAYOUT_DEV_DOWN ? -EBUSY
+	     : !*fresh && L->nspares == 0 && !L->dev[slot].be ? -ENODEV : 0;
+	*from = FROM_CALLER;
+	if (rc == 0 && !*fresh && L->nspares) {
+		*fresh = L->spares[--L->nspares];
+		memcpy(addr, L->spare_addr[L->nspares], LAY_ADDR_MAX + 1);
+		L->spares[L->nspares] = NULL;
+		*from = FROM_SPARE;
+	} else if (rc == 0 && !*fresh) {
+		*fresh = L->dev[slot].be;
+		*from = FROM_SLOT;
+	}
+	pthread_mutex_unlock(&L->mu);
+	return rc;
+}
+
+/* Put the emptied device in the slot, state rebuilding, under a new uuid. */
+static void install(struct lay *L, unsigned slot, osdfs_backend *fresh, enum origin from,
+		    const uint8_t uuid[16], const char *address)
+{
+	struct lay_table_ent *e = &L->table.ent[slot];
+	osdfs_backend *old;
+
+	pthread_mutex_lock(&L->mu);
+	old = from == FROM_SLOT ? NULL : L->dev[slot].be;
+	if (old && L->nspares < OSDFS_LAYOUT_MAX_DEVICES) {
+		/* an op may still be using it: kept as a spare, freed at destroy */
+		memcpy(L->spare_addr[L->nspares], e->address, sizeof(e->address));
+		L->spares[L->nspares++] = old;
+		old = NULL;
+	}
+	L->dev[slot].be = fresh;
+	L->dev[slot].ops = osdfs_backend_ops_of(fresh);
+	L->dev[slot].impl = osdfs_backend_impl(fresh);
+	L->dev[slot].state = OSDFS_LAYOUT_DEV_REBUILDING;
+	e->state = OSDFS_LAYOUT_DEV_REBUILDING;
+	memcpy(e->uuid, uuid, 16);
+	if (address && address[0])
+		snprintf(e->address, sizeof(e->address), "%s", address);
+	pthread_mutex_unlock(&L->mu);
+	osdfs_backend_free(old);
+}
+
+OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_backend *fresh,
+				    const char *address)
+{
+	struct lay *L = osdfs_backend_is_layout(be) ? osdfs_backend_impl(be) : NULL;
+	struct osdfs_backend_stat st = { 0 };
+	char addr[LAY_ADDR_MAX + 1] = "";
+	enum origin from;
+	uint8_t uuid[16];
+	int rc;
+
+	if (!L || slot >= L->table.ndev || !L->formatted)
+		return -EINVAL;
+	rc = pick_device(L, slot, &fresh, addr, &from);
+	if (rc < 0)
+		return rc;
+	/* the same capacity as the others */
+	for (unsigned s = 0; s < L->table.ndev; s++)
+		if (lay_readable(L, s) && L->dev[s].ops->statfs(L->dev[s].impl, &st) == 0)
+			break;
+	rc = lay_random(uuid, 16);
+	if (rc == 0)
+		rc = osdfs_backend_ops_of(fresh)->format(osdfs_backend_impl(fresh), st.capacity);
+	if (rc < 0 && from == FROM_SPARE) {
+		pthread_mutex_lock(&L->mu);
+		L->spares[L->nspares++] = fresh;
+		pthread_mutex_unlock(&L->mu);
+	}
+	if (rc < 0)
+		return rc; /* a device the caller gave is still the caller's */
+	install(L, slot, fresh, from, uuid, address ? address : addr);
+	return lay_table_store(L);
+}
+
+/* The attributes osdfs keeps on an object (those on the copy or holder we read). */
+struct attrset {
+	struct osdfs_attr a[MAX_ATTRS];
+	int n;
+	uint8_t *buf;
+};
+
+static const uint32_t fixed_attrs[][2] = {
+	{ OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER }, { OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT },
+	{ OSDFS__PAGE_SUPER, OSDFS__ATTR_COUNTERS }, { OSDFS__PAGE_SUPER, OSDFS__ATTR_ORPHANS },
+	{ OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE }, { OSDFS__PAGE_INODE, OSDFS__ATTR_INODE },
+	{ OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR }, { OSDFS__PAGE_XATTR, OSDFS__ATTR_XATTR },
+	{ OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP }, { OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE },
+};
+#define NFIXED (int)(sizeof(fixed_attrs) / sizeof(fixed_attrs[0]))
+
+/* Get @p n attributes asking for ATTR_ASK bytes each (what osdfs values
+ * need, save big xattr lists), then again for each longer one. */
+static int get_from(struct lay *L, unsigned s, uint64_t oid, struct osdfs_attr *a, int n)
+{
+	int rc;
+
+	for (int i = 0; i < n; i++)
+		a[i].len = ATTR_ASK;
+	rc = L->dev[s].ops->get_attrs(L->dev[s].impl, oid, a, n);
+	for (int i = 0; rc == 0 && i < n; i++) {
+		if (a[i].len <= ATTR_ASK)
+			continue;
+		a[i].len = ATTR_BUF;
+		rc = L->dev[s].ops->get_attrs(L->dev[s].impl, oid, &a[i], 1);
+	}
+	lay_dev_failed(L, s, rc);
+	return rc;
+}
+
+/* The directory index chunks of the current depth, read after the header. */
+static int add_dir_chunks(struct lay *L, unsigned s, uint64_t oid, struct attrset *as)
+{
+	const struct osdfs_attr *h = &as->a[6];
+	struct osdfs__dirhdr dh;
+	uint32_t nchunks;
+
+	if (h->len == 0 || osdfs__dirhdr_decode(&dh, h->value, h->len) < 0)
+		return 0;
+	nchunks = (uint32_t)((((size_t)1 << dh.depth) + OSDFS__DIRTAB_CHUNK - 1) /
+			     OSDFS__DIRTAB_CHUNK);
+	if (NFIXED + nchunks > MAX_ATTRS - 1)
+		return -EUCLEAN;
+	for (uint32_t c = 0; c < nchunks; c++) {
+		struct osdfs_attr *a = &as->a[as->n++];
+
+		*a = (struct osdfs_attr){ OSDFS__PAGE_DIR, osdfs__dirtab_attr(dh.depth, c),
+					  as->buf + (size_t)(as->n - 1) * ATTR_BUF, ATTR_BUF };
+	}
+	return get_from(L, s, oid, &as->a[NFIXED], as->n - NFIXED);
+}
+
+/* Drop undefined attributes (length 0) so the create sets only real ones. */
+static void compact(struct attrset *as)
+{
+	int k = 0;
+
+	for (int i = 0; i < as->n; i++)
+		if (as->a[i].len > 0 && as->a[i].len <= ATTR_BUF)
+			as->a[k++] = as->a[i];
+	as->n = k;
+}
+
+static int read_attrs(struct lay *L, unsigned first, unsigned count, unsigned skip,
+		      uint64_t oid, struct attrset *as)
+{
+	int rc = -EIO;
+
+	as->buf = malloc((size_t)MAX_ATTRS * ATTR_BUF);
+	if (!as->buf)
+		return -ENOMEM;
+	for (unsigned j = 0; j < count && rc < 0; j++) {
+		unsigned s = (first + j) % L->table.ndev;
+
+		if (s == skip || !lay_readable(L, s))
+			continue;
+		as->n = NFIXED;
+		for (int i = 0; i < NFIXED; i++)
+			as->a[i] = (struct osdfs_attr){ fixed_attrs[i][0], fixed_attrs[i][1],
+							as->buf + (size_t)i * ATTR_BUF, ATTR_BUF };
+		rc = get_from(L, s, oid, as->a, NFIXED);
+		if (rc == 0)
+			rc = add_dir_chunks(L, s, oid, as);
+		if (rc < 0 && !lay_is_dev_error(rc))
+			return rc;
+	}
+	if (rc == 0)
+		compact(as);
+	return rc;
+}
+
+static int is_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* Write @p n bytes at @p off of the new component unless all zero (a hole). */
+static int put_data(struct lay_dev *d, uint64_t oid, uint64_t off, uint8_t *p, size_t n,
+		    struct osdfs_layout_rebuild_stats *st)
+{
+	struct iovec iov = { p, n };
+	ssize_t w;
+
+	if (is_zero(p, n))
+		return 0;
+	w = d->ops->write(d->impl, oid, off, &iov, 1, NULL, 0);
+	if (w < 0)
+		return (int)w;
+	st->bytes += n;
+	return (size_t)w == n ? 0 : -EIO;
+}
+
+/* Recreate the object on the new slot with @p as; removes a stale one first. */
+static int recreate(struct lay_dev *d, uint64_t oid, struct osdfs_attr *a, int n,
+		    struct osdfs_layout_rebuild_stats *st)
+{
+	int rc = d->ops->remove(d->impl, oid);
+
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	rc = d->ops->create(d->impl, oid, a, n);
+	if (rc == 0)
+		st->components++;
+	return rc;
+}
+
+/* The superblock's copy on the slot also names the device itself. */
+static void add_self(struct lay *L, unsigned slot, struct attrset *as)
+{
+	uint8_t *v = as->buf + (size_t)(MAX_ATTRS - 1) * ATTR_BUF;
+	struct lay_self me = { .slot = slot };
+
+	memcpy(me.fs_uuid, L->table.fs_uuid, 16);
+	memcpy(me.dev_uuid, L->table.ent[slot].uuid, 16);
+	lay_self_encode(v, &me);
+	as->a[as->n++] = (struct osdfs_attr){ OSDFS__PAGE_LAYOUT, LAY_ATTR_SELF, v, LAY_SELF_LEN };
+}
+
+/* Read [off, off + iov len) of metadata object @p oid from a live copy. */
+static ssize_t read_copy(struct lay *L, unsigned first, unsigned count, unsigned slot,
+			 uint64_t oid, uint64_t off, struct iovec *iov)
+{
+	ssize_t n = -EIO;
+
+	for (unsigned j = 0; j < count && n < 0; j++) {
+		unsigned s = (first + j) % L->table.ndev;
+
+		if (s != slot && lay_readable(L, s))
+			n = L->dev[s].ops->read(L->dev[s].impl, oid, off, iov, 1);
+	}
+	return n;
+}
+
+static int copy_meta(struct lay *L, unsigned slot, uint64_t oid,
+		     struct osdfs_layout_rebuild_stats *st)
+{
+	struct lay_dev *d = &L->dev[slot];
+	unsigned first = (unsigned)(oid % L->table.ndev), count = lay_meta_copies(L, oid);
+	struct attrset as = { .n = 0 };
+	uint8_t *buf = NULL;
+	uint64_t size = 0;
+	int rc = read_attrs(L, first, count, slot, oid, &as);
+
+	for (unsigned j = 0; rc == 0 && j < count; j++) {
+		unsigned s = (first + j) % L->table.ndev;
+
+		if (s != slot && lay_readable(L, s)) {
+			rc = L->dev[s].ops->size(L->dev[s].impl, oid, &size);
+			break;
+		}
+	}
+	if (rc == 0 && oid == OSDFS__SUPER_OID)
+		add_self(L, slot, &as);
+	if (rc == 0)
+		rc = recreate(d, oid, as.a, as.n, st);
+	buf = rc == 0 ? malloc(COPY_CHUNK) : NULL;
+	if (rc == 0 && !buf)
+		rc = -ENOMEM;
+	for (uint64_t off = 0; rc == 0 && off < size; off += COPY_CHUNK) {
+		struct iovec iov = { buf, size - off < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK };
+		ssize_t n = read_copy(L, first, count, slot, oid, off, &iov);
+
+		rc = n < 0 ? (int)n : put_data(d, oid, off, buf, (size_t)n, st);
+	}
+	if (rc == 0)
+		rc = d->ops->truncate(d->impl, oid, size);
+	free(buf);
+	free(as.buf);
+	return rc;
+}
+
+static int copy_comp(struct lay *L, unsigned slot, struct lay_info *fi, unsigned c,
+		     struct osdfs_layout_rebuild_stats *st)
+{
+	struct lay_dev *d = &L->dev[slot];
+	struct attrset as = { .n = 0 };
+	struct lay_map lm;
+	uint64_t size, len;
+	unsigned g, pos;
+	uint8_t *buf = NULL;
+	int rc;
+
+	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
+		return -EUCLEAN;
+	g = c / lm.M / lm.W;
+	pos = c / lm.M % lm.W;
+	rc = lay_file_size(L, fi, &size);
+	if (rc == 0)
+		rc = read_attrs(L, (unsigned)(fi->oid % L->table.ndev), lay_holders(&lm), slot,
+				fi->oid, &as);
+	if (rc == 0 && c >= lay_holders(&lm)) {
+		/* not a holder: only the map */
+		for (int i = 0; i < as.n; i++)
+			if (as.a[i].page == OSDFS__PAGE_LAYOUT && as.a[i].number == LAY_ATTR_MAP)
+				as.a[0] = as.a[i];
+		as.n = 1;
+	}
+	if (rc == 0)
+		rc = recreate(d, fi->oid, as.a, as.n, st);
+	len = lay_comp_len(&lm, c, size);
+	buf = rc == 0 ? malloc(lm.su) : NULL;
+	if (rc == 0 && !buf)
+		rc = -ENOMEM;
+	for (uint64_t row = 0; rc == 0 && row * lm.su < len; row++) {
+		size_t n = (size_t)(len - row * lm.su < lm.su ? len - row * lm.su : lm.su);
+
+		rc = lay_unit_rebuild(L, fi, g, row, pos, slot, buf);
+		if (rc == 0)
+			rc = put_data(d, fi->oid, row * lm.su, buf, n, st);
+	}
+	if (rc == 0)
+		rc = d->ops->truncate(d->impl, fi->oid, len);
+	free(buf);
+	free(as.buf);
+	return rc;
+}
+
+/* Rebuild what object @p oid keeps on @p slot (under its lock). */
+static int rebuild_object(struct lay *L, unsigned slot, uint64_t oid,
+			  struct osdfs_layout_rebuild_stats *st)
+{
+	pthread_rwlock_t *lk = lay_lock_of(L, oid);
+	struct lay_info fi;
+	struct lay_map lm;
+	unsigned ndev = L->table.ndev, j = (slot + ndev - (unsigned)(oid % ndev)) % ndev;
+	int rc;
+
+	pthread_rwlock_wrlock(lk);
+	rc = lay_info_get(L, oid, &fi);
+	if (rc == 0 && !fi.file && j < lay_meta_copies(L, oid))
+		rc = copy_meta(L, slot, oid, st);
+	else if (rc == 0 && fi.file && lay_map_resolve(&lm, &fi.map, ndev) == 0 && j < lm.nc)
+		rc = copy_comp(L, slot, &fi, j, st);
+	pthread_rwlock_unlock(lk);
+	return rc == -ENOENT ? 0 : rc; /* removed meanwhile */
+}
+
+static int rebuild_all(struct lay *L, unsigned slot, struct osdfs_layout_rebuild_stats *st,
+		       void (*progress)(const struct osdfs_layout_rebuild_stats *, void *),
+		       void *payload)
+{
+	uint64_t ids[256], start = 0, next;
+	size_t n;
+	int rc;
+
+	do {
+		rc = lay_be_list(L, start, ids, 256, &n, &next);
+		for (size_t i = 0; rc == 0 && i < n; i++) {
+			int r = rebuild_object(L, slot, ids[i], st);
+
+			st->objects++;
+			if (r < 0 && lay_writable(L, slot))
+				st->unrecoverable++;
+			else if (r < 0)
+				rc = r; /* the new device failed */
+			if (progress)
+				progress(st, payload);
+		}
+		start = next;
+	} while (rc == 0 && next);
+	return rc;
+}
+
+OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
+				    struct osdfs_layout_rebuild_stats *st,
+				    void (*progress)(const struct osdfs_layout_rebuild_stats *st,
+						     void *payload),
+				    void *payload)
+{
+	struct lay *L = osdfs_backend_is_layout(be) ? osdfs_backend_impl(be) : NULL;
+	struct osdfs_layout_rebuild_stats local = { 0 };
+	int rc;
+
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	if (!L || slot >= L->table.ndev || L->dev[slot].state != OSDFS_LAYOUT_DEV_REBUILDING)
+		return -EINVAL;
+	rc = rebuild_all(L, slot, st, progress, payload);
+	if (rc == 0 && st->unrecoverable)
+		rc = -EIO;
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&L->mu);
+	L->dev[slot].state = OSDFS_LAYOUT_DEV_UP;
+	L->table.ent[slot].state = OSDFS_LAYOUT_DEV_UP;
+	pthread_mutex_unlock(&L->mu);
+	return lay_table_store(L);
+}

@@ -1,0 +1,16 @@
+# libosdfs/layout: the multi-device layout backend (striping, mirrors, RAID 4/5/6).
+set(_osdfs_lay ${CMAKE_CURRENT_LIST_DIR})
+list(APPEND OSDFS_SOURCES
+  ${_osdfs_lay}/map.c
+  ${_osdfs_lay}/gf256.c
+  ${_osdfs_lay}/table.c
+  ${_osdfs_lay}/fanout.c
+  ${_osdfs_lay}/cops.c
+  ${_osdfs_lay}/layout.c
+  ${_osdfs_lay}/objinfo.c
+  ${_osdfs_lay}/objops.c
+  ${_osdfs_lay}/io.c
+  ${_osdfs_lay}/rebuild.c)
+# The device table's checksum is libosd's CRC32C (checksum/crc32c.h).
+set_source_files_properties(${_osdfs_lay}/table.c
+  PROPERTIES INCLUDE_DIRECTORIES ${PROJECT_SOURCE_DIR}/libosd)

@@ -1,0 +1,185 @@
+/* Layout test fixture: mem stores behind fault-injecting wrappers. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "layout_fixture.h"
+
+struct fault {
+	osdfs_backend *inner;
+	const struct osdfs_backend_ops *ops;
+	void *impl;
+	atomic_int dead;
+};
+
+#define IMPL(x) ((struct fault *)(x))
+#define DEAD(x) (atomic_load(&IMPL(x)->dead))
+
+static int f_create(void *x, uint64_t oid, const struct osdfs_attr *a, int n)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->create(IMPL(x)->impl, oid, a, n);
+}
+
+static int f_remove(void *x, uint64_t oid)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->remove(IMPL(x)->impl, oid);
+}
+
+static ssize_t f_read(void *x, uint64_t oid, uint64_t off, const struct iovec *iov, int cnt)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->read(IMPL(x)->impl, oid, off, iov, cnt);
+}
+
+static ssize_t f_write(void *x, uint64_t oid, uint64_t off, const struct iovec *iov, int cnt,
+		       const struct osdfs_attr *a, int n)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->write(IMPL(x)->impl, oid, off, iov, cnt, a, n);
+}
+
+static int f_truncate(void *x, uint64_t oid, uint64_t size)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->truncate(IMPL(x)->impl, oid, size);
+}
+
+static int f_punch(void *x, uint64_t oid, uint64_t off, uint64_t len)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->punch(IMPL(x)->impl, oid, off, len);
+}
+
+static int f_get_attrs(void *x, uint64_t oid, struct osdfs_attr *a, int n)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->get_attrs(IMPL(x)->impl, oid, a, n);
+}
+
+static int f_set_attrs(void *x, uint64_t oid, const struct osdfs_attr *a, int n)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->set_attrs(IMPL(x)->impl, oid, a, n);
+}
+
+static int f_size(void *x, uint64_t oid, uint64_t *size)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->size(IMPL(x)->impl, oid, size);
+}
+
+static int f_list(void *x, uint64_t start, uint64_t *ids, size_t max, size_t *n, uint64_t *next)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->list(IMPL(x)->impl, start, ids, max, n, next);
+}
+
+static int f_flush(void *x, uint64_t oid)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->flush(IMPL(x)->impl, oid);
+}
+
+static int f_format(void *x, uint64_t cap)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->format(IMPL(x)->impl, cap);
+}
+
+static int f_statfs(void *x, struct osdfs_backend_stat *st)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->statfs(IMPL(x)->impl, st);
+}
+
+static void f_destroy(void *x)
+{
+	osdfs_backend_free(IMPL(x)->inner);
+	free(x);
+}
+
+static const struct osdfs_backend_ops fault_ops = {
+	.version = OSDFS_BACKEND_VERSION, .create = f_create, .remove = f_remove,
+	.read = f_read, .write = f_write, .truncate = f_truncate, .punch = f_punch,
+	.get_attrs = f_get_attrs, .set_attrs = f_set_attrs, .size = f_size, .list = f_list,
+	.flush = f_flush, .format = f_format, .statfs = f_statfs, .destroy = f_destroy,
+};
+
+unsigned fx_scaled(unsigned n)
+{
+	const char *s = getenv("LAYOUT_TEST_SCALE");
+	double k = s ? atof(s) : 1.0;
+	unsigned r = (unsigned)(n * k);
+
+	return r ? r : 1;
+}
+
+void fx_init(struct fx *f, unsigned n)
+{
+	memset(f, 0, sizeof(*f));
+	f->n = n;
+	for (unsigned i = 0; i < FX_MAX + 2; i++)
+		ck_assert_int_eq(osdfs_mem_store_new(&f->store[i], 0), 0);
+}
+
+osdfs_backend *fx_device(struct fx *f, unsigned i)
+{
+	struct fault *x = calloc(1, sizeof(*x));
+	osdfs_backend *be;
+
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(osdfs_backend_mem_attach(&x->inner, f->store[i]), 0);
+	x->ops = osdfs_backend_ops_of(x->inner);
+	x->impl = osdfs_backend_impl(x->inner);
+	ck_assert_int_eq(osdfs_backend_new(&be, &fault_ops, x, "fault"), 0);
+	f->fault[i] = x;
+	return be;
+}
+
+int fx_open(struct fx *f, const int *order, unsigned cnt, const char *map)
+{
+	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
+	osdfs_backend *dev[FX_MAX + 2];
+	const char *addr[FX_MAX + 2];
+	char names[FX_MAX + 2][16], err[256] = "";
+	int rc;
+
+	for (unsigned i = 0; i < cnt; i++) {
+		dev[i] = order[i] == -1 ? NULL
+			 : fx_device(f, (unsigned)(order[i] < 0 ? -order[i] - 2 : order[i]));
+		if (order[i] < -1)
+			fx_kill(f, (unsigned)(-order[i] - 2));
+		snprintf(names[i], sizeof(names[i]), "mem:%d", order[i]);
+		addr[i] = names[i];
+	}
+	cfg.ndevices = cnt;
+	cfg.devices = dev;
+	cfg.addresses = addr;
+	if (map)
+		ck_assert_int_eq(osdfs_data_map_parse(&cfg.map, map, err, sizeof(err)), 0);
+	rc = osdfs_backend_layout_new(&f->be, &cfg, err, sizeof(err));
+	if (rc < 0)
+		f->be = NULL;
+	return rc;
+}
+
+int fx_open_all(struct fx *f, const char *map)
+{
+	int order[FX_MAX];
+
+	for (unsigned i = 0; i < f->n; i++)
+		order[i] = (int)i;
+	return fx_open(f, order, f->n, map);
+}
+
+void fx_kill(struct fx *f, unsigned i)
+{
+	atomic_store(&f->fault[i]->dead, 1);
+}
+
+void fx_close(struct fx *f)
+{
+	osdfs_backend_free(f->be);
+	f->be = NULL;
+	memset(f->fault, 0, sizeof(f->fault));
+}
+
+void fx_fini(struct fx *f)
+{
+	fx_close(f);
+	for (unsigned i = 0; i < FX_MAX + 2; i++)
+		osdfs_mem_store_free(f->store[i]);
+}

@@ -1,0 +1,39 @@
+/*
+ * Layout test fixture: N in-memory devices (stores that outlive the
+ * backends, so a layout can be reopened in any order), each behind a
+ * fault-injecting wrapper that fails every call with -EIO once killed.
+ */
+#ifndef LAYOUT_FIXTURE_H
+#define LAYOUT_FIXTURE_H
+
+#include <osdfs/backends.h>
+#include <osdfs/layout.h>
+
+#define FX_MAX 8
+
+struct fault;
+
+struct fx {
+	unsigned n;
+	osdfs_mem_store *store[FX_MAX + 2];
+	struct fault *fault[FX_MAX + 2]; /* of the last open; valid while it lives */
+	osdfs_backend *be;
+};
+
+/* Create @p n empty stores. */
+void fx_init(struct fx *f, unsigned n);
+/* Open a layout on stores order[0..cnt-1] (-1 = missing device, -2 - i = store i's
+ * device, dead from the start); map may be NULL. */
+int fx_open(struct fx *f, const int *order, unsigned cnt, const char *map);
+/* Open on every store in order. */
+int fx_open_all(struct fx *f, const char *map);
+/* A fault-wrapped device on store @p i (for osdfs_layout_replace). */
+osdfs_backend *fx_device(struct fx *f, unsigned i);
+/* Fail every call of the device on store @p i from now on. */
+void fx_kill(struct fx *f, unsigned i);
+void fx_close(struct fx *f);
+void fx_fini(struct fx *f);
+/* Scale knob: LAYOUT_TEST_SCALE (default 1.0) times @p n, at least 1. */
+unsigned fx_scaled(unsigned n);
+
+#endif

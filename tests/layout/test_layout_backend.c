@@ -1,0 +1,556 @@
+/*
+ * The layout backend over mem devices: every map round-trips random writes,
+ * truncates and reads against a model; redundant maps survive a device
+ * killed mid-workload, are rebuilt onto a new device, then survive losing a
+ * different one; osdfs on top stays fsck-clean through all of it.
+ * LAYOUT_TEST_SCALE scales the number of operations.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <check.h>
+#include <osdfs/fsck.h>
+#include <osdfs/osdfs.h>
+
+#include "core/format.h"
+#include "layout_fixture.h"
+
+#define OID 0x10123ULL
+#define MODEL_MAX (384u * 1024)
+
+struct model {
+	uint8_t *data;
+	uint64_t size;
+	unsigned seed;
+};
+
+static const struct osdfs_backend_ops *O(osdfs_backend *be)
+{
+	return osdfs_backend_ops_of(be);
+}
+
+static void *I(osdfs_backend *be)
+{
+	return osdfs_backend_impl(be);
+}
+
+static void create_file(osdfs_backend *be, uint64_t oid)
+{
+	struct osdfs__dinode di = { .mode = S_IFREG | 0644, .nlink = 1, .generation = 1 };
+	uint8_t buf[OSDFS__INODE_MAX_LEN];
+	struct osdfs_attr a = { OSDFS__PAGE_INODE, OSDFS__ATTR_INODE, buf, 0 };
+
+	a.len = (uint32_t)osdfs__inode_encode(buf, &di);
+	ck_assert_int_eq(O(be)->create(I(be), oid, &a, 1), 0);
+}
+
+static unsigned rnd(struct model *m, unsigned n)
+{
+	return (unsigned)(rand_r(&m->seed) % n);
+}
+
+static void check_all(osdfs_backend *be, const struct model *m)
+{
+	uint8_t *buf = malloc(MODEL_MAX + 4096);
+	struct iovec iov = { buf, MODEL_MAX + 4096 };
+	uint64_t size = 0;
+	ssize_t n;
+
+	ck_assert_int_eq(O(be)->size(I(be), OID, &size), 0);
+	ck_assert_uint_eq(size, m->size);
+	n = O(be)->read(I(be), OID, 0, &iov, 1);
+	ck_assert_int_eq(n, (ssize_t)m->size);
+	ck_assert(memcmp(buf, m->data, m->size) == 0);
+	free(buf);
+}
+
+/* One random operation, checked against the model. */
+static void step(osdfs_backend *be, struct model *m)
+{
+	unsigned kind = rnd(m, 10), off = rnd(m, MODEL_MAX - 65536), len = 1 + rnd(m, 65536);
+	uint8_t *buf = malloc(65536 * 2);
+	struct iovec iov[2];
+
+	if (kind < 6) {
+		for (unsigned i = 0; i < len; i++)
+			buf[i] = (uint8_t)rand_r(&m->seed);
+		iov[0] = (struct iovec){ buf, len / 2 };
+		iov[1] = (struct iovec){ buf + len / 2, len - len / 2 };
+		ck_assert_int_eq(O(be)->write(I(be), OID, off, iov, 2, NULL, 0), (ssize_t)len);
+		memcpy(m->data + off, buf, len);
+		if (off + len > m->size)
+			m->size = off + len;
+	} else if (kind < 8) {
+		uint64_t ns = rnd(m, 2) ? off : m->size / 2 + rnd(m, 1000);
+
+		ck_assert_int_eq(O(be)->truncate(I(be), OID, ns), 0);
+		if (ns < m->size)
+			memset(m->data + ns, 0, m->size - ns);
+		m->size = ns;
+	} else {
+		ssize_t want = off >= m->size ? 0 : (ssize_t)(m->size - off < len ? m->size - off : len);
+
+		iov[0] = (struct iovec){ buf, len };
+		ck_assert_int_eq(O(be)->read(I(be), OID, off, iov, 1), want);
+		ck_assert(memcmp(buf, m->data + off, (size_t)want) == 0);
+	}
+	free(buf);
+}
+
+static void workload(osdfs_backend *be, struct model *m, unsigned nops)
+{
+	for (unsigned i = 0; i < nops; i++)
+		step(be, m);
+	check_all(be, m);
+}
+
+struct mapcase {
+	const char *map;
+	unsigned ndev, kill; /* devices to kill: 0 = not redundant */
+};
+
+static const struct mapcase cases[] = {
+	{ "raid0,su=4K", 4, 0 },
+	{ "raid0,su=64K", 3, 0 },
+	{ "raid0,su=4K,width=2,depth=3", 4, 0 },
+	{ "raid1,su=4K", 2, 1 },
+	{ "raid10,su=4K", 4, 1 },
+	{ "raid10,su=4K,width=2,depth=2", 8, 1 },
+	{ "raid4,su=4K", 4, 1 },
+	{ "raid5,su=4K,width=3", 3, 1 },
+	{ "raid5,su=4K,width=4", 5, 1 },
+	{ "raid5,su=8K,width=5", 5, 1 },
+	{ "raid5,su=4K,width=3,depth=2", 6, 1 },
+	{ "raid6,su=4K,width=4", 4, 2 },
+	{ "raid6,su=4K,width=6", 6, 2 },
+	{ "raid6,su=4K,width=8", 8, 2 },
+	{ "raid5,su=4K,width=8,mirrors=0", 8, 1 },
+};
+
+static void model_init(struct model *m, unsigned seed)
+{
+	m->data = calloc(1, MODEL_MAX);
+	m->size = 0;
+	m->seed = seed;
+}
+
+START_TEST(test_roundtrip)
+{
+	const struct mapcase *c = &cases[_i];
+	struct fx f;
+	struct model m;
+
+	fx_init(&f, c->ndev);
+	ck_assert_int_eq(fx_open_all(&f, c->map), 0);
+	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
+	create_file(f.be, OID);
+	model_init(&m, 1234 + (unsigned)_i);
+	workload(f.be, &m, fx_scaled(400));
+	/* reopened in reverse order: slots are matched by uuid; the map and size persist */
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS__SUPER_OID, NULL, 0), 0);
+	fx_close(&f);
+	{
+		int order[FX_MAX];
+
+		for (unsigned i = 0; i < c->ndev; i++)
+			order[i] = (int)(c->ndev - 1 - i);
+		ck_assert_int_eq(fx_open(&f, order, c->ndev, NULL), 0);
+	}
+	check_all(f.be, &m);
+	free(m.data);
+	fx_fini(&f);
+}
+END_TEST
+
+/* Kill devices mid-workload, replace and rebuild the first, then kill another. */
+START_TEST(test_degraded_rebuild)
+{
+	const struct mapcase *c = &cases[_i];
+	struct osdfs_layout_rebuild_stats st;
+	struct osdfs_layout_device d;
+	/* the devices of components 1 and 2 of the file, then of component 0 */
+	unsigned victim = (OID + 1) % c->ndev, second = (OID + 2) % c->ndev, third = OID % c->ndev;
+	struct fx f;
+	struct model m;
+
+	if (c->kill == 0)
+		return;
+	fx_init(&f, c->ndev);
+	ck_assert_int_eq(fx_open_all(&f, c->map), 0);
+	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS__SUPER_OID, NULL, 0), 0);
+	create_file(f.be, OID);
+	model_init(&m, 99 + (unsigned)_i);
+	workload(f.be, &m, fx_scaled(150));
+	fx_kill(&f, victim);
+	if (c->kill == 2)
+		fx_kill(&f, second);
+	workload(f.be, &m, fx_scaled(150));
+	ck_assert_int_eq(osdfs_layout_device(f.be, victim, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_uint_gt(d.errors, 0);
+	/* a replacement, rebuilt while the file is in use */
+	ck_assert_int_eq(osdfs_layout_replace(f.be, victim, fx_device(&f, FX_MAX), "mem:new"), 0);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, victim, NULL, NULL), -EBUSY);
+	workload(f.be, &m, fx_scaled(20));
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, victim, &st, NULL, NULL), 0);
+	ck_assert_uint_eq(st.unrecoverable, 0);
+	ck_assert_uint_ge(st.components, 2);
+	ck_assert_int_eq(osdfs_layout_device(f.be, victim, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_UP);
+	ck_assert_str_eq(d.address, "mem:new");
+	if (c->kill == 2) {
+		ck_assert_int_eq(osdfs_layout_replace(f.be, second, fx_device(&f, FX_MAX + 1), NULL), 0);
+		ck_assert_int_eq(osdfs_layout_rebuild(f.be, second, &st, NULL, NULL), 0);
+	}
+	check_all(f.be, &m);
+	/* the rebuilt data is real: lose a different device and read everything */
+	fx_kill(&f, third);
+	check_all(f.be, &m);
+	workload(f.be, &m, fx_scaled(20));
+	free(m.data);
+	fx_fini(&f);
+}
+END_TEST
+
+/* Too many failures: -EIO, not wrong data. */
+START_TEST(test_too_many_failures)
+{
+	struct fx f;
+	struct model m;
+	uint8_t buf[100];
+	struct iovec iov = { buf, sizeof(buf) };
+
+	fx_init(&f, 3);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=4K"), 0);
+	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
+	create_file(f.be, OID);
+	model_init(&m, 7);
+	workload(f.be, &m, 20);
+	fx_kill(&f, 0);
+	fx_kill(&f, 1);
+	ck_assert_int_eq(O(f.be)->read(I(f.be), OID, 0, &iov, 1), -EIO);
+	free(m.data);
+	fx_fini(&f);
+}
+END_TEST
+
+/* Concurrent partial-stripe writers on one RAID 5 file: thread t writes
+ * 1 KiB into units 4k + t at the same in-unit offset as its neighbours, so
+ * every row's parity is updated by several threads at once. The data must be
+ * exact and the parity consistent (read back with a device dead). */
+#define RMW_UNITS 24
+
+struct writer {
+	osdfs_backend *be;
+	unsigned id, rounds;
+};
+
+static uint64_t slice_off(unsigned id, unsigned k)
+{
+	return (uint64_t)(k * 4 + id) * 4096 + (k % 4) * 1024;
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint8_t buf[1024];
+	struct iovec iov = { buf, sizeof(buf) };
+
+	for (unsigned r = 0; r < w->rounds; r++) {
+		for (unsigned k = 0; k < RMW_UNITS; k++) {
+			memset(buf, (int)(w->id * 64 + k + r), sizeof(buf));
+			if (O(w->be)->write(I(w->be), OID, slice_off(w->id, k), &iov, 1, NULL, 0) !=
+			    (ssize_t)sizeof(buf))
+				return (void *)1;
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_rmw)
+{
+	struct writer w[4];
+	pthread_t t[4];
+	struct model m;
+	struct fx f;
+	unsigned rounds = fx_scaled(20);
+
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=4K"), 0);
+	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
+	create_file(f.be, OID);
+	for (unsigned i = 0; i < 4; i++) {
+		w[i] = (struct writer){ f.be, i, rounds };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, writer_main, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		void *ret;
+
+		ck_assert_int_eq(pthread_join(t[i], &ret), 0);
+		ck_assert_ptr_null(ret);
+	}
+	model_init(&m, 0);
+	m.size = slice_off(3, RMW_UNITS - 1) + 1024;
+	for (unsigned id = 0; id < 4; id++)
+		for (unsigned k = 0; k < RMW_UNITS; k++)
+			memset(m.data + slice_off(id, k), (int)(id * 64 + k + rounds - 1), 1024);
+	check_all(f.be, &m);
+	fx_kill(&f, 2);
+	check_all(f.be, &m);
+	free(m.data);
+	fx_fini(&f);
+}
+END_TEST
+
+/* Rebuild while a writer keeps changing the file. */
+struct busy {
+	osdfs_backend *be;
+	struct model *m;
+	unsigned nops;
+};
+
+static void *busy_main(void *arg)
+{
+	struct busy *b = arg;
+
+	for (unsigned i = 0; i < b->nops; i++)
+		step(b->be, b->m);
+	return NULL;
+}
+
+START_TEST(test_rebuild_in_use)
+{
+	struct osdfs_layout_rebuild_stats st;
+	struct busy b;
+	pthread_t t;
+	struct model m;
+	struct fx f;
+	unsigned victim = (OID + 2) % 4;
+
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=4K"), 0);
+	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS__SUPER_OID, NULL, 0), 0);
+	create_file(f.be, OID);
+	model_init(&m, 4242);
+	workload(f.be, &m, fx_scaled(100));
+	fx_kill(&f, victim);
+	workload(f.be, &m, fx_scaled(50));
+	ck_assert_int_eq(osdfs_layout_replace(f.be, victim, fx_device(&f, FX_MAX), NULL), 0);
+	b = (struct busy){ f.be, &m, fx_scaled(300) };
+	ck_assert_int_eq(pthread_create(&t, NULL, busy_main, &b), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, victim, &st, NULL, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	check_all(f.be, &m);
+	fx_kill(&f, (victim + 1) % 4);
+	check_all(f.be, &m);
+	free(m.data);
+	fx_fini(&f);
+}
+END_TEST
+
+static osdfs *fs_mount(osdfs_backend *be)
+{
+	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
+	osdfs *fs;
+
+	mo.flags = OSDFS_MOUNT_KEEP_BACKEND;
+	ck_assert_int_eq(osdfs_mount(&fs, be, &mo), 0);
+	return fs;
+}
+
+static void fs_add(osdfs *fs, const char *name, const char *payload, size_t len)
+{
+	osdfs_file *fh;
+
+	ck_assert_int_eq(osdfs_create(fs, OSDFS_ROOT_INO, name, 0644, O_RDWR, NULL, NULL, &fh), 0);
+	ck_assert_int_eq(osdfs_write(fs, fh, payload, len, 0), (ssize_t)len);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+}
+
+static void fs_tree(osdfs_backend *be, const char *payload, size_t len)
+{
+	osdfs *fs = fs_mount(be);
+	struct osdfs_stat st;
+
+	ck_assert_int_eq(osdfs_mkdir(fs, OSDFS_ROOT_INO, "dir", 0755, NULL, &st), 0);
+	ck_assert_int_eq(osdfs_symlink(fs, st.ino, "link", "../f", NULL, NULL), 0);
+	fs_add(fs, "f", payload, len);
+	/* a big extended attribute: rebuild must copy values past its first guess */
+	ck_assert_int_eq(osdfs_setxattr(fs, st.ino, "user.big", payload, 30000, 0), 0);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+}
+
+static void fs_check(osdfs *fs, const char *path, const char *payload, size_t len)
+{
+	char *buf = malloc(len + 10);
+	osdfs_file *fh;
+	uint64_t ino;
+
+	ck_assert_int_eq(osdfs_resolve(fs, path, 1, &ino), 0);
+	ck_assert_int_eq(osdfs_open(fs, ino, O_RDONLY, &fh), 0);
+	ck_assert_int_eq(osdfs_read(fs, fh, buf, len + 10, 0), (ssize_t)len);
+	ck_assert(memcmp(buf, payload, len) == 0);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+	free(buf);
+}
+
+static void fs_verify(osdfs_backend *be, const char *payload, size_t len, int with_g)
+{
+	osdfs *fs = fs_mount(be);
+
+	char *x = malloc(30000);
+	uint64_t d;
+
+	fs_check(fs, "/dir/link", payload, len);
+	ck_assert_int_eq(osdfs_resolve(fs, "/dir", 1, &d), 0);
+	ck_assert_int_eq(osdfs_getxattr(fs, d, "user.big", x, 30000), 30000);
+	ck_assert(memcmp(x, payload, 30000) == 0);
+	free(x);
+	if (with_g)
+		fs_check(fs, "/g", payload + 5, 70000);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+}
+
+static void fsck_clean(osdfs_backend *be)
+{
+	struct osdfs_fsck_report r;
+
+	ck_assert_int_eq(osdfs_fsck(be, NULL, &r), 0);
+	ck_assert_uint_eq(r.total, 0);
+}
+
+START_TEST(test_osdfs_on_layout)
+{
+	struct osdfs_layout_rebuild_stats st;
+	size_t len = 300000;
+	char *payload = malloc(len);
+	int order[5] = { 4, 2, 0, 3, 1 }, degraded[5] = { 0, 1, -1, 3, 4 };
+	int with_spare[6] = { 0, 1, -1, 3, 4, 6 }, lose_other[5] = { 0, 1, 6, -1, 4 };
+	int back[5] = { 0, 1, 6, 3, 4 }, lose_first[5] = { -1, 1, 6, 3, 4 };
+	int dead_at_open[5] = { -2 - 0, 1, 6, 3, 4 }, two_down[5] = { -1, 1, -1, 3, 4 };
+	struct osdfs_layout_device d;
+	struct fx f;
+	osdfs *fs;
+
+	for (size_t i = 0; i < len; i++)
+		payload[i] = (char)(i * 7 + i / 4099);
+	fx_init(&f, 5);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=16K"), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs_tree(f.be, payload, len);
+	fsck_clean(f.be);
+	fx_close(&f);
+	/* any order: devices are matched to slots by uuid */
+	ck_assert_int_eq(fx_open(&f, order, 5, NULL), 0);
+	fsck_clean(f.be);
+	fs_verify(f.be, payload, len, 0);
+	fx_close(&f);
+	/* a device missing: degraded reads, and writes go on */
+	ck_assert_int_eq(fx_open(&f, degraded, 5, NULL), 0);
+	fs = fs_mount(f.be);
+	fs_check(fs, "/dir/link", payload, len);
+	fs_add(fs, "g", payload + 5, 70000);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_close(&f);
+	/* a spare replaces it and is rebuilt */
+	ck_assert_int_eq(fx_open(&f, with_spare, 6, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 2, NULL, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 2, &st, NULL, NULL), 0);
+	ck_assert_uint_eq(st.unrecoverable, 0);
+	fsck_clean(f.be);
+	fx_close(&f);
+	/* the rebuilt device carries real data: lose another one */
+	ck_assert_int_eq(fx_open(&f, lose_other, 5, NULL), 0);
+	fs_verify(f.be, payload, len, 1);
+	fsck_clean(f.be);
+	fx_close(&f);
+	/* the missing device comes back: stale, so down until rebuilt onto itself */
+	ck_assert_int_eq(fx_open(&f, back, 5, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_device(f.be, 3, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 3, NULL, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 3, &st, NULL, NULL), 0);
+	ck_assert_uint_gt(st.bytes, 0);
+	fsck_clean(f.be);
+	fx_close(&f);
+	ck_assert_int_eq(fx_open(&f, lose_first, 5, NULL), 0);
+	fs_verify(f.be, payload, len, 1);
+	fx_close(&f);
+	/* a device that fails while the table is read counts as missing */
+	ck_assert_int_eq(fx_open(&f, dead_at_open, 5, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_device(f.be, 0, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_DOWN);
+	fs_verify(f.be, payload, len, 1);
+	fx_close(&f);
+	/* two of five down is more than RAID 5 tolerates */
+	ck_assert_int_eq(fx_open(&f, two_down, 5, NULL), -ENODEV);
+	free(payload);
+	fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_foreign_device)
+{
+	struct fx a, b;
+	char err[256];
+	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
+	osdfs_backend *dev[3], *be;
+
+	fx_init(&a, 2);
+	fx_init(&b, 2);
+	ck_assert_int_eq(fx_open_all(&a, "raid1"), 0);
+	ck_assert_int_eq(osdfs_mkfs(a.be, NULL), 0);
+	ck_assert_int_eq(fx_open_all(&b, "raid1"), 0);
+	ck_assert_int_eq(osdfs_mkfs(b.be, NULL), 0);
+	dev[0] = fx_device(&a, 0);
+	dev[1] = fx_device(&a, 1);
+	dev[2] = fx_device(&b, 0);
+	cfg.ndevices = 3;
+	cfg.devices = dev;
+	ck_assert_int_eq(osdfs_backend_layout_new(&be, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "another filesystem"));
+	fx_fini(&a);
+	fx_fini(&b);
+}
+END_TEST
+
+static TCase *tcase(Suite *s, const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, 300);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("layout_backend");
+	int n = (int)(sizeof(cases) / sizeof(cases[0]));
+
+	tcase_add_loop_test(tcase(s, "roundtrip"), test_roundtrip, 0, n);
+	tcase_add_loop_test(tcase(s, "degraded"), test_degraded_rebuild, 0, n);
+	tcase_add_test(tcase(s, "failures"), test_too_many_failures);
+	tcase_add_test(tcase(s, "concurrent"), test_concurrent_rmw);
+	tcase_add_test(tcase(s, "concurrent"), test_rebuild_in_use);
+	tcase_add_test(tcase(s, "osdfs"), test_osdfs_on_layout);
+	tcase_add_test(tcase(s, "foreign"), test_foreign_device);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
