@@ -140,7 +140,9 @@ struct osdfs_mount_options {
  * A read-write mount writes a mount record (random id, host, pid) into the
  * superblock; a second mount (read-write or read-only) of a filesystem that
  * carries a record fails with -EBUSY (the options' error buffer says who
- * holds it) unless OSDFS_MOUNT_FORCE. A read-write mount also frees the
+ * holds it) unless OSDFS_MOUNT_FORCE. A forced read-write mount that finds
+ * a record first repairs the filesystem with osdfs_fsck() (the holder
+ * crashed; docs/crash-model.md). A read-write mount also frees the
  * inodes a previous mount left unlinked but open (the orphan list).
  *
  * @param[out] out the mounted filesystem, released with osdfs_unmount()

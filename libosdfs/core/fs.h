@@ -139,6 +139,9 @@ int osdfs__lookup_ino(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 /* file.c: opens an inode the caller holds a reference to (exclusive lock held) */
 int osdfs__open_inode(osdfs *fs, struct osdfs__inode *ip, int flags, osdfs_file **fh);
 
+/* xattr.c: 0 if @p buf holds a well-formed xattr value (section 5), else -EUCLEAN */
+int osdfs__xattr_check(const uint8_t *buf, size_t len);
+
 /* path.c: a symlink's target, NUL terminated, into buf of OSDFS_SYMLINK_MAX + 1 bytes */
 int osdfs__read_link(osdfs *fs, struct osdfs__inode *ip, char *buf);
 

@@ -7,6 +7,11 @@
  * mount that finds a record refuses with -EBUSY unless forced. The backend
  * API has no compare-and-swap, so two mounts racing within one round trip
  * are not detected (documented in docs/osdfs-format.md).
+ *
+ * Taking over a filesystem whose holder crashed (a forced read-write mount
+ * that finds a record) first runs osdfs_fsck() with repair, so whatever the
+ * crash left half done is repaired before anything new is written
+ * (docs/crash-model.md).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,11 +23,14 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include <osdfs/fsck.h>
+
 #include "core/fs.h"
 
 #define DEFAULT_CACHE 4096u
 
 static __thread int err_recorded;
+static __thread int in_takeover_repair; /* fsck's own mount must not recurse */
 
 int osdfs__fail(osdfs *fs, int rc, const char *fmt, ...)
 {
@@ -294,6 +302,23 @@ static int check_root(osdfs *fs)
 	return rc;
 }
 
+/* Repairs a filesystem a crashed mount left behind; damage fsck cannot
+ * repair does not stop the mount (fsck reports it). */
+static int takeover_repair(osdfs *fs, osdfs_backend *be)
+{
+	struct osdfs_fsck_options fo = OSDFS_FSCK_OPTIONS_INIT;
+	int rc;
+
+	fo.repair = 1;
+	in_takeover_repair = 1;
+	rc = osdfs_fsck(be, &fo, NULL);
+	in_takeover_repair = 0;
+	if (rc < 0 && rc != -EUCLEAN)
+		return osdfs__fail(fs, rc, "repairing after the crash of the previous mount: %s",
+				   strerror(-rc));
+	return 0;
+}
+
 int osdfs_mount(osdfs **out, osdfs_backend *be, const struct osdfs_mount_options *opts)
 {
 	struct osdfs_mount_options defaults = OSDFS_MOUNT_OPTIONS_INIT;
@@ -313,6 +338,12 @@ int osdfs_mount(osdfs **out, osdfs_backend *be, const struct osdfs_mount_options
 	fs->flags = o->flags;
 	fs->readonly = !!(o->flags & OSDFS_MOUNT_RDONLY);
 	rc = read_super(fs, &c, &m, &mounted);
+	if (rc == 0 && mounted && (o->flags & OSDFS_MOUNT_FORCE) && !fs->readonly &&
+	    !in_takeover_repair) {
+		rc = takeover_repair(fs, be);
+		if (rc == 0)
+			rc = read_super(fs, &c, &m, &mounted);
+	}
 	if (rc == 0 && mounted && !(o->flags & OSDFS_MOUNT_FORCE))
 		rc = osdfs__fail(fs, -EBUSY,
 				 "filesystem is mounted by host '%s' pid %u (mount id %016llx); "

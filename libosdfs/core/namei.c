@@ -436,10 +436,38 @@ struct rename_ctx {
 	uint8_t ft1, ft2;
 };
 
+/*
+ * A non-directory about to be named twice for a moment (a rename's new entry
+ * before the old one goes) gets the extra link counted first, so that a crash
+ * in between leaves its count one too high, never too low (docs/crash-model.md).
+ */
+static int count_extra_link(osdfs *fs, struct osdfs__inode *ip)
+{
+	int rc;
+
+	if (OSDFS__IS_DIR(ip))
+		return 0;
+	ip->d.nlink++;
+	rc = osdfs__iwrite(fs, ip);
+	if (rc < 0)
+		ip->d.nlink--;
+	return rc;
+}
+
+/* Takes back count_extra_link() (written by the caller's next inode write). */
+static void uncount_extra_link(struct osdfs__inode *ip)
+{
+	if (!OSDFS__IS_DIR(ip))
+		ip->d.nlink--;
+}
+
 static int rename_exchange(osdfs *fs, struct rename_ctx *c)
 {
 	int sdir = OSDFS__IS_DIR(c->sp), tdir = OSDFS__IS_DIR(c->tp), rc;
 
+	rc = count_extra_link(fs, c->tp); /* named by n1 and n2 between the two sets */
+	if (rc < 0)
+		return rc;
 	if (c->dp1 != c->dp2 && sdir != tdir) {
 		c->dp1->d.nlink += sdir ? -1 : 1;
 		c->dp2->d.nlink += sdir ? 1 : -1;
@@ -447,8 +475,11 @@ static int rename_exchange(osdfs *fs, struct rename_ctx *c)
 	rc = osdfs__dir_set(fs, c->dp1, c->n1, c->l1, c->tp->ino, c->ft2);
 	if (rc == 0)
 		rc = osdfs__dir_set(fs, c->dp2, c->n2, c->l2, c->sp->ino, c->ft1);
-	if (rc < 0)
+	uncount_extra_link(c->tp);
+	if (rc < 0) {
+		osdfs__iwrite(fs, c->tp);
 		return rc;
+	}
 	if (sdir)
 		c->sp->d.parent = c->dp2->ino;
 	if (tdir)
@@ -472,6 +503,11 @@ static int rename_move(osdfs *fs, struct rename_ctx *c)
 			return -EISDIR;
 		if (tdir && (rc = osdfs__dir_is_empty(fs, c->tp)) != 1)
 			return rc < 0 ? rc : -ENOTEMPTY;
+	}
+	rc = count_extra_link(fs, c->sp);
+	if (rc < 0)
+		return rc;
+	if (c->tp) {
 		rc = osdfs__dir_set(fs, c->dp2, c->n2, c->l2, c->sp->ino, c->ft1);
 	} else {
 		if (sdir && c->dp1 != c->dp2)
@@ -480,14 +516,18 @@ static int rename_move(osdfs *fs, struct rename_ctx *c)
 		if (rc < 0 && sdir && c->dp1 != c->dp2)
 			c->dp2->d.nlink--;
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		uncount_extra_link(c->sp);
+		osdfs__iwrite(fs, c->sp);
 		return rc;
+	}
 	/* the source leaves dp1; a replaced directory target leaves dp2 */
 	if (sdir && (c->dp1 != c->dp2 || c->tp))
 		c->dp1->d.nlink--;
 	rc = osdfs__dir_remove(fs, c->dp1, c->n1, c->l1);
 	if (rc < 0)
-		return rc;
+		return rc; /* named twice, and counted so */
+	uncount_extra_link(c->sp);
 	if (sdir)
 		c->sp->d.parent = c->dp2->ino;
 	osdfs__now(&c->sp->d.ctime);

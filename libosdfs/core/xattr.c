@@ -23,8 +23,6 @@ struct xblob {
 static int xload(osdfs *fs, struct osdfs__inode *ip, struct xblob *x)
 {
 	struct osdfs_attr a = { OSDFS__PAGE_XATTR, OSDFS__ATTR_XATTR, NULL, XBUF_MAX + 1 };
-	size_t off = 4;
-	uint16_t count;
 	int rc;
 
 	x->buf = malloc(XBUF_MAX + 1);
@@ -42,25 +40,30 @@ static int xload(osdfs *fs, struct osdfs__inode *ip, struct xblob *x)
 		x->len = 4;
 		return 0;
 	}
-	if (x->len < 4 || x->len > XBUF_MAX || x->buf[0] != 1)
-		goto bad;
-	count = osdfs__get_le16(x->buf + 2);
-	for (uint16_t i = 0; i < count; i++) {
-		if (x->len - off < 4)
-			goto bad;
-		size_t nl = x->buf[off], vl = osdfs__get_le16(x->buf + off + 2);
+	if (osdfs__xattr_check(x->buf, x->len) < 0)
+		return osdfs__fail(fs, -EUCLEAN, "xattrs of inode %llu are corrupt",
+				   (unsigned long long)ip->ino);
+	return 0;
+}
 
-		if (nl == 0 || x->len - off - 4 < nl + vl ||
-		    memchr(x->buf + off + 4, 0, nl))
-			goto bad;
+int osdfs__xattr_check(const uint8_t *buf, size_t len)
+{
+	size_t off = 4;
+	uint16_t count;
+
+	if (len < 4 || len > XBUF_MAX || buf[0] != 1)
+		return -EUCLEAN;
+	count = osdfs__get_le16(buf + 2);
+	for (uint16_t i = 0; i < count; i++) {
+		if (len - off < 4)
+			return -EUCLEAN;
+		size_t nl = buf[off], vl = osdfs__get_le16(buf + off + 2);
+
+		if (nl == 0 || len - off - 4 < nl + vl || memchr(buf + off + 4, 0, nl))
+			return -EUCLEAN;
 		off += 4 + nl + vl;
 	}
-	if (off != x->len)
-		goto bad;
-	return 0;
-bad:
-	return osdfs__fail(fs, -EUCLEAN, "xattrs of inode %llu are corrupt",
-			   (unsigned long long)ip->ino);
+	return off == len ? 0 : -EUCLEAN;
 }
 
 /* Offset of the entry called name, or -1. */

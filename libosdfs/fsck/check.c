@@ -87,7 +87,9 @@ static void check_entries(struct fsck *f, struct fsck_inode *dp)
 		struct fsck_entry *e = &dp->ents[i];
 		struct fsck_inode *t = fsck__find(f, e->ino);
 
-		if (!t || t->bad) {
+		if (t && t->bad_link) {
+			e->drop = 1;
+		} else if (!t || t->bad) {
 			fsck__finding(f, OSDFS_FSCK_DANGLING_ENTRY,
 				      "%s/%s: entry names %s inode %llu", path, e->name,
 				      t ? "unreadable" : "missing", (unsigned long long)e->ino);
@@ -227,10 +229,32 @@ static void check_inode(struct fsck *f, struct fsck_inode *ip, uint64_t lost_fou
 		}
 	}
 	if (want && ip->d.nlink != want) {
-		fsck__finding(f, OSDFS_FSCK_LINK_COUNT, "inode %llu: link count %u, should be %u",
-			      (unsigned long long)ip->ino, ip->d.nlink, want);
+		fsck__finding(f, OSDFS_FSCK_LINK_COUNT, "%sinode %llu: link count %u, should be %u",
+			      S_ISDIR(ip->d.mode) ? "directory " : "", (unsigned long long)ip->ino,
+			      ip->d.nlink, want);
 		ip->want_nlink = want;
 		ip->fix_inode = 1;
+	}
+}
+
+/* What scan.c found undecodable: the inode, a symlink target, the xattrs. */
+static void check_attrs(struct fsck *f, struct fsck_inode *ip)
+{
+	if (ip->bad_link) {
+		/* nothing to salvage: removed like a bad inode, its entries
+		 * dropped without a finding of their own */
+		fsck__finding(f, OSDFS_FSCK_BAD_SIZE, "symlink inode %llu: target of %llu "
+			      "bytes missing or damaged (object holds %llu), remove",
+			      (unsigned long long)ip->ino, (unsigned long long)ip->d.size,
+			      (unsigned long long)ip->objlen);
+		ip->bad = ip->remove = 1;
+	} else if (ip->bad) {
+		fsck__finding(f, OSDFS_FSCK_BAD_INODE, "inode %llu: inode attribute missing or "
+			      "corrupt", (unsigned long long)ip->ino);
+		ip->remove = 1;
+	} else if (ip->bad_xattr) {
+		fsck__finding(f, OSDFS_FSCK_BAD_INODE, "inode %llu: extended attributes cannot "
+			      "be decoded: delete them", (unsigned long long)ip->ino);
 	}
 }
 
@@ -240,14 +264,8 @@ void fsck__check(struct fsck *f)
 	uint64_t lost_found = 0;
 	int rc;
 
-	for (size_t i = 0; i < f->ninodes; i++) {
-		if (f->inodes[i].bad) {
-			fsck__finding(f, OSDFS_FSCK_BAD_INODE,
-				      "inode %llu: inode attribute missing or corrupt",
-				      (unsigned long long)f->inodes[i].ino);
-			f->inodes[i].remove = 1;
-		}
-	}
+	for (size_t i = 0; i < f->ninodes; i++)
+		check_attrs(f, &f->inodes[i]);
 	if (!root || root->bad || !S_ISDIR(root->d.mode)) {
 		fsck__finding(f, OSDFS_FSCK_SUPERBLOCK, "root directory missing or corrupt");
 		f->unrepairable++;

@@ -84,6 +84,8 @@ static void state_free(struct fsck *f)
 	for (size_t i = 0; i < f->ninodes; i++)
 		free(f->inodes[i].ents);
 	free(f->inodes);
+	free(f->xbuf);
+	f->xbuf = NULL;
 	f->inodes = NULL;
 	f->ninodes = f->cap = 0;
 }

@@ -27,6 +27,8 @@ struct fsck_inode {
 	struct osdfs__dinode d;
 	uint64_t objlen;
 	int bad;              /* attribute unreadable */
+	int bad_link;         /* a symlink whose target is missing or cut */
+	int bad_xattr;        /* extended attributes that cannot be decoded */
 	uint32_t links;       /* entries naming it (kept ones) */
 	uint32_t subdirs;     /* directories: kept entries naming directories */
 	uint64_t found_parent;/* directories: the directory whose entry names it */
@@ -67,6 +69,7 @@ struct fsck {
 	int fix_counters;
 	uint64_t max_ino;
 
+	uint8_t *xbuf;        /* an xattr value being checked */
 	struct fsck_inode *inodes; /* sorted by ino */
 	size_t ninodes, cap;
 };

@@ -54,6 +54,11 @@ static int raw_fixes(struct fsck *f)
 		} else if (ip->fix_objlen) {
 			r = f->ops->truncate(f->impl, oid, ip->d.size);
 		}
+		if (!ip->remove && ip->bad_xattr && r == 0) {
+			struct osdfs_attr a = { OSDFS__PAGE_XATTR, OSDFS__ATTR_XATTR, NULL, 0 };
+
+			r = f->ops->set_attrs(f->impl, oid, &a, 1);
+		}
 		if (rc == 0)
 			rc = r; /* go on: the verifying pass reports what is left */
 	}
@@ -255,6 +260,8 @@ int fsck__repair(struct fsck *f)
 	osdfs *fs;
 	int rc = raw_fixes(f), r;
 
+	if (rc < 0 && f->mount_rec)
+		return rc; /* the mount below would find the record again */
 	mo.flags = OSDFS_MOUNT_KEEP_BACKEND | OSDFS_MOUNT_FORCE;
 	mo.host = "osdfs-fsck";
 	r = osdfs_mount(&fs, f->be, &mo);

@@ -230,17 +230,29 @@ static void account_fd_locked(struct osd_store *st, struct osd__obj *o, int fd)
 }
 
 /*
- * -ENOSPC if growing the object to @p end would exceed the store capacity,
- * the partition quota or the object quota. obj->mu held. Growth is counted
- * as bytes past the logical length (overwrites and hole fills are free).
+ * -ENOSPC if making [start, end) of the object hold data would exceed the
+ * store capacity, the partition quota or the object quota. obj->mu held.
+ * The object quota bounds the logical length. Space is charged for what
+ * can be allocated: bytes past the logical length (not the hole skipped to
+ * reach @p start, so a sparse file far out costs what it writes), and bytes
+ * inside it up to the holes the object has (length - used); overwrites of a
+ * dense object are free. A truncate that extends is charged in full
+ * (start = the old length): it must be able to hold what it promises, as
+ * fallocate(2) expects.
  */
-static int space_check_locked(struct osd_store *st, struct osd__obj *o, uint64_t end)
+static int space_check_locked(struct osd_store *st, struct osd__obj *o, uint64_t start,
+			      uint64_t end)
 {
-	if (end <= o->length)
+	if (end > o->length && end > o->quota)
+		return -ENOSPC;
+	uint64_t from = start > o->length ? start : o->length;
+	uint64_t grow = end > from ? end - from : 0;
+	uint64_t inside = (start < o->length ? (end < o->length ? end : o->length) - start : 0);
+	uint64_t holes = o->length > o->used ? o->length - o->used : 0;
+	grow += inside < holes ? inside : holes;
+	if (!grow)
 		return 0;
-	uint64_t grow = end - o->length;
-	if (atomic_load(&st->used) + grow > osd__store_capacity(st) ||
-	    o->used + grow > o->quota)
+	if (atomic_load(&st->used) + grow > osd__store_capacity(st))
 		return -ENOSPC;
 	struct osd__obj *po = o->part->obj;
 	pthread_mutex_lock(&po->mu);
@@ -604,7 +616,9 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 		pthread_mutex_unlock(&o->mu);
 		return -EFBIG;
 	}
-	r = o->removed ? -ENOENT : space_check_locked(st, o, off + total);
+	r = o->removed ? -ENOENT : space_check_locked(st, o, off, off + total);
+	if (!r)
+		r = osd__log_write_out(&st->log); /* records before data: docs/crash-model.md */
 	if (!r)
 		r = fd_get_locked(st, o, 1, &fd, &evict);
 	if (!append)
@@ -725,7 +739,9 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 	if (r)
 		return r;
 	pthread_mutex_lock(&o->mu);
-	r = o->removed ? -ENOENT : space_check_locked(st, o, length);
+	r = o->removed ? -ENOENT : space_check_locked(st, o, o->length, length);
+	if (!r && length != o->length)
+		r = osd__log_write_out(&st->log);
 	if (!r && length != o->length)
 		r = fd_get_locked(st, o, 1, &fd, &evict);
 	if (!r && fd >= 0) {
@@ -757,6 +773,8 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 	pthread_mutex_lock(&o->mu);
 	uint64_t end = len > o->length - offset ? o->length : offset + len;
 	if (offset < o->length && len)
+		r = osd__log_write_out(&st->log);
+	if (!r && offset < o->length && len)
 		r = fd_get_locked(st, o, 0, &fd, &evict);
 	if (!r && fd >= 0) {
 		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,

@@ -131,6 +131,16 @@ int osd__log_append(struct osd__log *lg, uint8_t type, const void *p1, size_t l1
 	return r;
 }
 
+int osd__log_write_out(struct osd__log *lg)
+{
+	pthread_mutex_lock(&lg->mu);
+	int r = lg->err;
+	if (!r && lg->len)
+		r = log_write_out(lg);
+	pthread_mutex_unlock(&lg->mu);
+	return r;
+}
+
 uint64_t osd__log_end(struct osd__log *lg)
 {
 	pthread_mutex_lock(&lg->mu);

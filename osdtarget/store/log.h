@@ -82,6 +82,14 @@ void osd__log_destroy(struct osd__log *lg);
 int osd__log_append(struct osd__log *lg, uint8_t type, const void *p1, size_t l1,
 		    const void *p2, size_t l2, uint64_t *pos);
 
+/**
+ * Hand the buffered records to the kernel (no fdatasync). Called before a
+ * data change: the records it may depend on (the object's CREATE, the
+ * attributes a client wrote before it) then survive a crash of the process
+ * whenever the data change does. @return 0 or the sticky write error.
+ */
+int osd__log_write_out(struct osd__log *lg);
+
 /** Logical position past the last appended record. */
 uint64_t osd__log_end(struct osd__log *lg);
 

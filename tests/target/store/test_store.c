@@ -578,10 +578,13 @@ START_TEST(t_capacity)
 	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_USER, 0), 0);
-	ck_assert_int_eq(osd_store_set_capacity(st, 64 * 1024, 0), 0);
+	ck_assert_int_eq(osd_store_set_capacity(st, 12 * 1024, 0), 0);
 	ck_assert_int_eq(wr(P1, O1, 0, a, 8192), 0);
-	ck_assert_int_eq(wr(P1, O1, 60 * 1024, a, 8192), -ENOSPC);
-	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 1 << 20, 0), -ENOSPC);
+	ck_assert_int_eq(wr(P1, O1, 8192, a, 8192), -ENOSPC);
+	ck_assert_int_eq(wr(P1, O1, 60 * 1024, a, 8192), -ENOSPC); /* sparse: charged 8192 */
+	ck_assert_int_eq(wr(P1, O1, 1ull << 30, a, 1), 0);         /* 1 byte, not 1 GiB */
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 8192, 0), 0);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 1 << 20, 0), -ENOSPC); /* in full */
 	ck_assert_int_eq(wr(P1, O1, 0, a, 8192), 0); /* overwrite is free */
 	ck_assert_int_eq(osd_store_set_capacity(st, 0, 0), 0);
 	ck_assert_int_eq(osd_store_get_quota(st, P1, 0, &q), 0);
