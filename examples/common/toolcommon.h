@@ -13,6 +13,7 @@
 #include <osd/osd.h>
 #include <osd/iscsi.h>
 #include <osdtarget/target.h>
+#include <osdfs/layout.h>
 
 /* Exit codes shared by the tools. */
 #define TC_EXIT_OK 0
@@ -120,6 +121,67 @@ void tc_device_close(struct tc_device *d);
  */
 int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
 			   const struct osd_dev_options *dopt);
+
+/* ---- several devices as one filesystem (devset.c) ---- */
+/*
+ * Tools that take several devices repeat --target (a directory may hold a
+ * comma, so no lists in one argument). Each value is checked as
+ * tc_device_option() checks one; the device options apply to every device.
+ */
+#define TC_MAX_TARGETS OSDFS_LAYOUT_MAX_DEVICES
+struct tc_targets {
+	const char *v[TC_MAX_TARGETS];
+	unsigned n;
+};
+/* Adds one --target value (also set in @p o as the last one). Returns 1, or
+ * -EINVAL (message printed) for a bad value or too many. */
+int tc_targets_add(struct tc_targets *t, struct tc_device_opts *o, const char *value);
+/* What a filesystem is on, for messages: its only target, or "N devices". */
+const char *tc_targets_name(const struct tc_targets *t);
+/* tc_device_check() for several targets: the iSCSI options need one URL. */
+int tc_targets_check(const struct tc_targets *t, const struct tc_device_opts *o);
+/* The device options for target @p target: @p o with target_dir and remote set. */
+struct tc_device_opts tc_targets_opts(const struct tc_device_opts *o, const char *target);
+
+/*
+ * The open devices of one filesystem and the backend over them: the "osd"
+ * backend of the only device of a plain filesystem, or a layout backend
+ * (osdfs/layout.h) over the "osd" backend of each device.
+ */
+struct tc_devset {
+	unsigned n;              /* devices named (plus a spare opened later) */
+	unsigned missing;        /* named devices that could not be opened */
+	struct tc_device *dev;   /* TC_MAX_TARGETS + 1 entries; dev[i].dev NULL: not open */
+	char **addr;             /* the address of each: absolute directory or URL */
+	osdfs_backend *be;       /* the filesystem's backend (NULL once taken) */
+	int layout;              /* be is a layout backend */
+};
+/*
+ * Opens the devices @p t names and builds s->be on @p partition.
+ * @p map NULL: an existing filesystem; a device that cannot be opened is
+ * left out with a warning (the layout runs degraded) unless it is the only
+ * one; a single device is a plain filesystem unless it carries a device
+ * table. @p map not NULL (mkfs): every device is opened, created if
+ * @p create, its partition made and keyed, any old device table dropped, and
+ * the backend is a layout with @p map, unless @p map is @p plain_ok and there
+ * is one device. Prints a message on failure.
+ */
+int tc_devset_open(struct tc_devset *s, const struct tc_device_opts *o,
+		   const struct tc_targets *t, uint64_t partition,
+		   const struct osdfs_data_map *map, int plain_ok);
+/*
+ * Opens one more device (a replacement: created if it is a new directory,
+ * its partition made and keyed) and its "osd" backend in @p child. Prints
+ * a message on failure.
+ */
+int tc_devset_open_spare(struct tc_devset *s, const struct tc_device_opts *o,
+			 const char *target, uint64_t partition, osdfs_backend **child);
+/* Releases s->be (unless taken) and closes every device. */
+void tc_devset_close(struct tc_devset *s);
+/* "up", "down" or "rebuilding". */
+const char *tc_layout_state_name(enum osdfs_layout_dev_state st);
+/* The 36-character text form of a uuid. */
+void tc_format_uuid(const uint8_t uuid[16], char out[37]);
 
 /* ---- security manager (security.c) ---- */
 /* Reads a root key file: 20 raw bytes or 40 hex digits (trailing newline ok). */

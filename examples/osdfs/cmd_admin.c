@@ -7,15 +7,20 @@
 #include <unistd.h>
 #include "osdfs_tool.h"
 
-enum { OPT_CAPACITY = 300, OPT_LABEL, OPT_BLOCK_SIZE, OPT_REPAIR };
+enum { OPT_CAPACITY = 300, OPT_LABEL, OPT_BLOCK_SIZE, OPT_LAYOUT, OPT_REPAIR };
 
 static int mkfs_opt(struct tool *t, int key, const char *arg, void *ctx)
 {
 	struct osdfs_mkfs_options *mo = ctx;
+	char err[256] = "";
 	uint64_t v;
 
-	(void)t;
 	switch (key) {
+	case OPT_LAYOUT:
+		if (osdfs_data_map_parse(&t->map, arg, err, sizeof(err)) < 0)
+			return tc_usage_err("mkfs: --layout: '%s': %s", arg, err);
+		t->layout_given = 1;
+		return 0;
 	case OPT_CAPACITY:
 		if (tc_parse_size(arg, &mo->capacity) < 0)
 			return tc_usage_err("mkfs: --capacity: '%s' is not a size (like 10G)", arg);
@@ -42,9 +47,11 @@ int cmd_mkfs(struct tool *t, int argc, char **argv)
 		{ "capacity", required_argument, NULL, OPT_CAPACITY },
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
+		{ "layout", required_argument, NULL, OPT_LAYOUT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct osdfs_mkfs_options mo = OSDFS_MKFS_OPTIONS_INIT;
+	char err[256] = "", spec[128];
 	int i = tool_getopt(t, tool_find_command("mkfs"), argc, argv, "", longs, mkfs_opt, &mo);
 	int rc;
 
@@ -52,20 +59,25 @@ int cmd_mkfs(struct tool *t, int argc, char **argv)
 		return -i;
 	if (i < argc)
 		return tc_usage_err("mkfs: unexpected argument '%s'", argv[i]);
+	if ((t->layout_given || t->targets.n > 1) &&
+	    osdfs_data_map_check(&t->map, t->targets.n, err, sizeof(err)) < 0)
+		return tc_usage_err("mkfs: the layout does not fit %u device%s: %s", t->targets.n,
+				    t->targets.n == 1 ? "" : "s", err);
 	mo.root_uid = (uint32_t)getuid();
 	mo.root_gid = (uint32_t)getgid();
+	/* devices made and keyed before the format, which keeps the keys */
 	if (tool_backend(t, 1) < 0)
 		return TC_EXIT_FAILED;
-	/* keyed before the format, which keeps an existing partition's keys */
-	rc = tc_device_setup_partition(&t->dev, t->partition);
-	if (rc == 0)
-		rc = osdfs_mkfs(t->be, &mo);
+	rc = osdfs_mkfs(t->be, &mo);
+	spec[0] = '\0';
+	if (rc == 0 && osdfs_layout_default_map(t->be, &t->map) == 0)
+		osdfs_data_map_format(&t->map, spec, sizeof(spec)); /* widths resolved */
 	tool_release_backend(t);
 	if (rc < 0)
 		return tool_fail_partition(t, rc);
-	printf("osdfs: created a filesystem on %s partition 0x%" PRIx64 " (block size %u%s%s)\n",
-	       t->devopts.target_dir, t->partition, mo.block_size, mo.label ? ", label " : "",
-	       mo.label ? mo.label : "");
+	printf("osdfs: created a %s%sfilesystem on %s partition 0x%" PRIx64
+	       " (block size %u%s%s)\n", spec, *spec ? " " : "", tool_fs_name(t), t->partition,
+	       mo.block_size, mo.label ? ", label " : "", mo.label ? mo.label : "");
 	return 0;
 }
 

@@ -1,8 +1,10 @@
 /*
  * osdfs: command-line access to an osdfs filesystem on an OSD.
  *
- *   osdfs [--target DIR] [--partition ID] [global options] COMMAND [args]
+ *   osdfs [--target DIR|URL]... [--partition ID] [global options] COMMAND [args]
  *
+ * One --target is a plain filesystem (or one device of a layout); several
+ * are the devices of a layout that spreads the filesystem over them.
  * Every command opens the device, mounts (read-only for queries), does its
  * work and unmounts. Exit codes: 0 success, 1 the operation failed, 2 usage
  * error; fsck: 0 clean, 1 damage repaired, 4 damage left, 8 fsck could not
@@ -15,12 +17,17 @@
 #include "osdfs_tool.h"
 
 static const struct command commands[] = {
-	{ "mkfs", "mkfs [--capacity SIZE] [--label L] [--block-size SIZE]",
+	{ "mkfs", "mkfs [--capacity SIZE] [--label L] [--block-size SIZE] [--layout SPEC]",
 	  "Create an empty filesystem on the partition (creating the target store\n"
-	  "if needed), erasing whatever the partition held.\n"
+	  "if needed), erasing whatever the partition held. With several --target,\n"
+	  "the filesystem is spread over all of them (RAID 0 unless --layout).\n"
 	  "  --capacity SIZE    partition quota, e.g. 10G (default: unlimited)\n"
 	  "  --label L          filesystem label (at most 63 bytes)\n"
-	  "  --block-size SIZE  directory block size, 1K..32K (default 4K)\n", cmd_mkfs },
+	  "  --block-size SIZE  directory block size, 1K..32K (default 4K)\n"
+	  "  --layout SPEC      default data map: raid0, raid1, raid10, raid4, raid5 or\n"
+	  "                     raid6, then su=SIZE (stripe unit, default 64K),\n"
+	  "                     width=N, depth=N, comps=N, mirrors=N, comma-separated,\n"
+	  "                     e.g. raid5,su=64K,width=4\n", cmd_mkfs },
 	{ "ls", "ls [-l] [-a] [-R] [PATH...]",
 	  "List directories (or show files).\n"
 	  "  -l  long format: mode, links, owner, group, size, mtime\n"
@@ -54,6 +61,18 @@ static const struct command commands[] = {
 	  "Exit status: 0 clean, 1 damage repaired, 4 damage left, 8 could not check.\n",
 	  cmd_fsck },
 	{ "tree", "tree [PATH]", "Show a directory tree.\n", cmd_tree },
+	{ "devices", "devices",
+	  "Show the device table of a multi-device filesystem: slot, state, I/O\n"
+	  "errors, uuid and address of each device, and the default data map.\n",
+	  cmd_devices },
+	{ "rebuild", "rebuild [--slot N] [--replace TARGET]",
+	  "Restore redundancy: put a new, empty device (--replace, or a spare given\n"
+	  "as one more --target) in the place of the device that is down (or slot N),\n"
+	  "and rebuild its data from mirrors or parity. Give the other devices with\n"
+	  "--target as usual.\n"
+	  "  --slot N           the slot to rebuild (default: the only one down)\n"
+	  "  --replace TARGET   the new device: an empty store directory or iSCSI URL\n",
+	  cmd_rebuild },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -90,11 +109,12 @@ static const char global_help[] =
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: osdfs [--target DIR|URL] [--partition ID] [options] COMMAND [args]\n\n"
+	fprintf(f, "usage: osdfs [--target DIR|URL]... [--partition ID] [options] COMMAND [args]\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %s\n", commands[i].usage);
-	fprintf(f, "\nRemote paths may be written with a leading ':' (cp requires it).\n\n%s%s%s",
+	fprintf(f, "\nRemote paths may be written with a leading ':' (cp requires it).\n"
+		   "Repeat --target for a filesystem on several devices (mkfs --layout).\n\n%s%s%s",
 		tc_device_help, tc_device_iscsi_help, global_help);
 }
 
@@ -119,7 +139,8 @@ static int global_option(struct tool *t, int key, const char *arg, const struct 
 	int rc;
 
 	switch (key) {
-	case 't': name = "target"; break;
+	case 't':
+		return tc_targets_add(&t->targets, &t->devopts, arg) < 0 ? TC_EXIT_USAGE + 1 : 0;
 	case OPT_OSD_VERSION: name = "osd-version"; break;
 	case OPT_SECURITY: name = "security"; break;
 	case OPT_KEY_FILE: name = "key-file"; break;
@@ -201,7 +222,7 @@ int tool_getopt(struct tool *t, const struct command *c, int argc, char **argv,
 	}
 	if (!t->devopts.target_dir)
 		return -tc_usage_err("%s: no device given (use --target DIR or URL)", c->name);
-	if (tc_device_check(&t->devopts) < 0)
+	if (tc_targets_check(&t->targets, &t->devopts) < 0)
 		return -TC_EXIT_USAGE;
 	return optind;
 }
@@ -215,6 +236,7 @@ int main(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	t.devopts = (struct tc_device_opts)TC_DEVICE_OPTS_INIT;
 	t.partition = DEFAULT_PARTITION;
+	t.map = ((struct osdfs_layout_config)OSDFS_LAYOUT_CONFIG_INIT).map;
 	tc_set_prog("osdfs");
 	opterr = 0;
 	while ((key = getopt_long(argc, argv, "+:t:h", global_longs, NULL)) != -1) {

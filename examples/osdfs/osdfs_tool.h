@@ -24,7 +24,10 @@ struct tool {
 	int json;
 	int progress;
 	const char *cmd;        /* running command, for messages */
-	struct tc_device dev;
+	struct tc_targets targets; /* every --target */
+	struct osdfs_data_map map; /* mkfs --layout (or the RAID 0 default) */
+	int layout_given;       /* mkfs --layout: a layout even on one device */
+	struct tc_devset set;   /* the open devices */
 	osdfs_backend *be;      /* backend not handed to a mount (mkfs, fsck) */
 	osdfs *fs;
 };
@@ -40,8 +43,11 @@ struct command {
 /* session.c */
 int tool_mount(struct tool *t, int readonly);
 int tool_unmount(struct tool *t, int rc);
+/* Opens the devices and t->be; @p create: mkfs (new devices, t->map). */
 int tool_backend(struct tool *t, int create);
 void tool_release_backend(struct tool *t);
+/* What the filesystem is on, for messages: the target, or "N devices". */
+const char *tool_fs_name(struct tool *t);
 /* "osdfs: <cmd>: <what>: <strerror> [(<detail>)]"; returns TC_EXIT_FAILED. */
 int tool_fail(struct tool *t, int rc, const char *what);
 /* tool_fail() about the whole partition ("<dir> partition 0x<p>"). */
@@ -111,5 +117,7 @@ int cmd_rm(struct tool *t, int argc, char **argv);
 int cmd_mv(struct tool *t, int argc, char **argv);
 int cmd_ln(struct tool *t, int argc, char **argv);
 int cmd_fsck(struct tool *t, int argc, char **argv);
+int cmd_devices(struct tool *t, int argc, char **argv);
+int cmd_rebuild(struct tool *t, int argc, char **argv);
 
 #endif

@@ -1,21 +1,28 @@
 /*
- * One run's filesystem: device, osd backend on the chosen partition, and a
- * mount (read-only for queries, so they leave no mount record behind).
+ * One run's filesystem: the devices, the backend on the chosen partition
+ * (plain "osd" on one device, a layout over several), and a mount
+ * (read-only for queries, so they leave no mount record behind).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "osdfs_tool.h"
 
+const char *tool_fs_name(struct tool *t)
+{
+	return tc_targets_name(&t->targets);
+}
+
 int tool_fail(struct tool *t, int rc, const char *what)
 {
 	const char *detail = t->fs ? osdfs_error(t->fs) : "";
 
 	if (rc == -EACCES) {
+		struct tc_device d = { .method = t->devopts.security };
 		char head[4200];
 
 		snprintf(head, sizeof(head), "%s: %s", t->cmd, what);
-		return tc_device_fail(&t->dev, rc, head);
+		return tc_device_fail(&d, rc, head);
 	}
 	/* the core's message adds facts (which block, which inode) for damage */
 	if ((rc == -EUCLEAN || rc == -EIO) && *detail)
@@ -29,7 +36,7 @@ int tool_fail_partition(struct tool *t, int rc)
 {
 	char what[4200];
 
-	snprintf(what, sizeof(what), "%s partition 0x%llx", t->devopts.target_dir,
+	snprintf(what, sizeof(what), "%s partition 0x%llx", tool_fs_name(t),
 		 (unsigned long long)t->partition);
 	return tool_fail(t, rc, what);
 }
@@ -38,24 +45,22 @@ int tool_backend(struct tool *t, int create)
 {
 	int rc;
 
-	if (tc_device_check(&t->devopts) < 0)
+	if (tc_targets_check(&t->targets, &t->devopts) < 0)
 		return -EINVAL;
-	rc = tc_device_open(&t->dev, &t->devopts, create);
+	rc = tc_devset_open(&t->set, &t->devopts, &t->targets, t->partition,
+			    create ? &t->map : NULL, !t->layout_given);
 	if (rc < 0)
 		return rc;
-	rc = osdfs_backend_osd_new(&t->be, t->dev.dev, t->partition);
-	if (rc < 0) {
-		tc_err_rc(rc, "%s: partition 0x%llx", t->cmd, (unsigned long long)t->partition);
-		tc_device_close(&t->dev);
-	}
-	return rc;
+	t->be = t->set.be;
+	t->set.be = NULL;
+	return 0;
 }
 
 void tool_release_backend(struct tool *t)
 {
 	osdfs_backend_free(t->be);
 	t->be = NULL;
-	tc_device_close(&t->dev);
+	tc_devset_close(&t->set);
 }
 
 int tool_mount(struct tool *t, int readonly)
@@ -72,13 +77,14 @@ int tool_mount(struct tool *t, int readonly)
 	rc = osdfs_mount(&t->fs, t->be, &mo);
 	if (rc < 0) {
 		if (rc == -EACCES)
-			tc_device_fail(&t->dev, rc, t->cmd);
+			tc_device_fail(&(struct tc_device){ .method = t->devopts.security }, rc,
+				       t->cmd);
 		else if (rc == -EUCLEAN && strstr(err, "no superblock"))
 			tc_err("%s: %s partition 0x%llx: %s (create one with 'osdfs mkfs')", t->cmd,
-			       t->devopts.target_dir, (unsigned long long)t->partition, err);
+			       tool_fs_name(t), (unsigned long long)t->partition, err);
 		else
 			tc_err("%s: cannot mount %s partition 0x%llx: %s", t->cmd,
-			       t->devopts.target_dir, (unsigned long long)t->partition,
+			       tool_fs_name(t), (unsigned long long)t->partition,
 			       *err ? err : strerror(-rc));
 		tool_release_backend(t);
 		return rc;
@@ -96,6 +102,6 @@ int tool_unmount(struct tool *t, int status)
 		tc_err_rc(rc, "%s: unmount", t->cmd);
 		status = TC_EXIT_FAILED;
 	}
-	tc_device_close(&t->dev);
+	tc_devset_close(&t->set);
 	return status;
 }

@@ -1,0 +1,75 @@
+#!/bin/bash
+# scaleout_mount: osdfs-mount over 4 osd-targetd processes (raid5 by
+# default): cp -r a tree in, diff -r, kill -9 one daemon, drop the kernel's
+# caches, diff -r again (degraded reads through FUSE), write more, unmount;
+# then fsck over the three left. Needs root and /dev/fuse (exit 77).
+#   scaleout_mount.sh OSDFS_MOUNT OSDFS OSD_TARGETD [SPEC]
+set -u
+MOUNT_BIN=$1 OSDFS=$2 TARGETD=$3 SPEC=${4:-raid5,su=64K,width=4}
+UNIT_KB=${OSD_SCALEOUT_KB:-1024}
+HERE=$(dirname "$0")
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+command -v fusermount3 >/dev/null || skip "no fusermount3"
+
+. "$HERE/scaleout_lib.sh"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/osdfs-scaleout-mount.XXXXXX") || exit 1
+MNT=$WORK/mnt MPID=
+mkdir -p "$MNT"
+is_mounted() { awk -v m="$MNT" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo; }
+cleanup_extra() {
+	is_mounted && { fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null; }
+	[ -n "$MPID" ] && kill -TERM "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
+}
+trap cleanup EXIT
+SECONDS=0
+
+make_tree "$WORK/src" "$UNIT_KB"
+TREE_FILES=$(find "$WORK/src" -type f | wc -l)
+TREE_BYTES=$(du -sb --apparent-size "$WORK/src" | cut -f1)
+start_devices 4
+urls=()
+for ((s = 0; s < NDEV; s++)); do urls+=("${URL[$s]}"); done
+
+# as mount_test.sh: restore SIGINT for the background job, wait for the mount
+env --default-signal=INT "$MOUNT_BIN" -f -o "mkfs,layout=${SPEC//,/:}" "${urls[@]}" "$MNT" \
+	>"$WORK/osdfs.log" 2>&1 &
+MPID=$!
+wait_for "the mount" 30 "is_mounted || ! kill -0 $MPID 2>/dev/null"
+if ! is_mounted; then
+	grep -q "Operation not permitted" "$WORK/osdfs.log" && skip "FUSE mounts not permitted here"
+	fail "osdfs-mount exited before mounting"
+fi
+
+check_tree() {
+	diff -r "$WORK/src" "$MNT/$1" >"$WORK/diff.log" 2>&1 ||
+		fail "$2: $MNT/$1 differs: $(head -5 "$WORK/diff.log")"
+	VERIFIED_FILES=$((VERIFIED_FILES + TREE_FILES))
+	VERIFIED_BYTES=$((VERIFIED_BYTES + TREE_BYTES))
+}
+
+cp -a "$WORK/src" "$MNT/a" || fail "cp -a into the mount"
+sync -f "$MNT/a"
+echo 3 >/proc/sys/vm/drop_caches
+check_tree a "after the copy"
+echo "ok: $SPEC over 4 daemons through FUSE: cp -a, diff -r identical"
+kill_slots 2
+echo 3 >/proc/sys/vm/drop_caches
+check_tree a "slot 2 killed"
+cp -a "$WORK/src" "$MNT/b" || fail "cp -a into the degraded mount"
+echo 3 >/proc/sys/vm/drop_caches
+check_tree b "written degraded"
+echo "ok: slot 2 killed: diff -r identical (degraded reads), degraded writes read back"
+fusermount3 -u "$MNT" || fail "fusermount3 -u"
+wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
+wait "$MPID"
+rc=$?
+MPID=
+[ $rc = 0 ] || fail "osdfs-mount exited $rc after the unmount"
+"$OSDFS" $(target_args) fsck >"$WORK/fsck.log" 2>&1 || fail "fsck: $(cat "$WORK/fsck.log")"
+grep -q '^clean' "$WORK/fsck.log" || fail "fsck: $(cat "$WORK/fsck.log")"
+echo "ok: unmounted cleanly; fsck over the 3 devices left: $(grep '^clean' "$WORK/fsck.log")"
+echo "verified: $VERIFIED_FILES files and $VERIFIED_BYTES bytes through FUSE, $KILLS daemon killed," \
+     "in ${SECONDS}s"
