@@ -8,14 +8,18 @@
 
 #define OSD_OPCODE_VARLEN 0x7F
 
-/* Commands that only read (or flush) may be resent after a reconnect. */
+/* Whether a command may be sent again after a reconnect: OSD_ISCSI_RESEND_ALWAYS
+ * for commands that only read (or flush); OSD_ISCSI_RESEND_REPEATABLE for
+ * those that write fixed bytes at a fixed place (running them twice leaves
+ * what running them once does); OSD_ISCSI_RESEND_NEVER for the rest
+ * (CREATE, APPEND, REMOVE, ...: a second run differs or fails). */
 int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len)
 {
 	enum osd_action act;
 	enum osd_version ver;
 
 	if (len == 0)
-		return 0;
+		return OSD_ISCSI_RESEND_NEVER;
 	switch (cdb[0]) {
 	case 0x00: /* TEST UNIT READY */
 	case 0x03: /* REQUEST SENSE */
@@ -26,14 +30,17 @@ int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len)
 	case 0x5A: /* MODE SENSE(10) */
 	case 0x88: /* READ(16) */
 	case 0xA0: /* REPORT LUNS */
-		return 1;
+		return OSD_ISCSI_RESEND_ALWAYS;
+	case 0x2A: /* WRITE(10) */
+	case 0x8A: /* WRITE(16) */
+		return OSD_ISCSI_RESEND_REPEATABLE;
 	case OSD_OPCODE_VARLEN:
 		break;
 	default:
-		return 0;
+		return OSD_ISCSI_RESEND_NEVER;
 	}
 	if (len < 10 || osd_action_from_code((uint16_t)(cdb[8] << 8 | cdb[9]), &act, &ver))
-		return 0;
+		return OSD_ISCSI_RESEND_NEVER;
 	switch (act) {
 	case OSD_ACT_READ:
 	case OSD_ACT_GET_ATTRIBUTES:
@@ -46,9 +53,14 @@ int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len)
 	case OSD_ACT_FLUSH_COLLECTION:
 	case OSD_ACT_FLUSH_PARTITION:
 	case OSD_ACT_FLUSH_OSD:
-		return 1;
+		return OSD_ISCSI_RESEND_ALWAYS;
+	case OSD_ACT_WRITE:
+	case OSD_ACT_SET_ATTRIBUTES:
+	case OSD_ACT_PUNCH:
+	case OSD_ACT_CLEAR:
+		return OSD_ISCSI_RESEND_REPEATABLE;
 	default:
-		return 0;
+		return OSD_ISCSI_RESEND_NEVER;
 	}
 }
 

@@ -331,6 +331,29 @@ static int rx_reserve(struct osd__iscsi_sess *s, size_t need)
 	return 0;
 }
 
+/* One readv() on the connection, retried on EINTR. Returns the bytes read,
+ * 0 when the socket has nothing for now, or a negative errno with the
+ * reason recorded (-ECONNRESET when the target closed the connection). */
+static ssize_t rx_read(struct osd__iscsi_sess *s, const struct iovec *iov, int cnt)
+{
+	for (;;) {
+		ssize_t n = readv(s->fd, iov, cnt);
+
+		if (n > 0)
+			return n;
+		if (n == 0) {
+			osd__iscsi_set_error(s, "connection closed by the target");
+			return -ECONNRESET;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		osd__iscsi_set_error(s, "recv: %s", strerror(errno));
+		return -errno;
+	}
+}
+
 /* Fills @p out (at most @p max entries) with the task's in_iov bytes
  * [off, off + len); returns the count. */
 static int in_iov_slice(const struct osd_xfer *x, size_t off, size_t len, struct iovec *out,
@@ -374,12 +397,29 @@ static void rx_maybe_direct(struct osd__iscsi_sess *s, size_t head)
 	s->rx.need = head;
 }
 
-/* Once the BHS is in: how long the whole PDU is; checks it is acceptable. */
-static int rx_size_pdu(struct osd__iscsi_sess *s)
+/* Bytes of the header (BHS, AHS, header digest) of the PDU in rx. */
+static size_t rx_head_len(const struct osd__iscsi_sess *s)
+{
+	return OSD_ISCSI_BHS_LEN + s->rx.buf[4] * 4u + (s->p.dg.header ? OSD_ISCSI_DIGEST_LEN : 0);
+}
+
+/* Once the header is in: checks its digest before trusting any length in
+ * it (a garbled DataSegmentLength would otherwise have us wait for bytes
+ * that never come), then sizes the whole PDU and checks it is acceptable. */
+static int rx_size_pdu(struct osd__iscsi_sess *s, size_t head)
 {
 	struct osd__iscsi_bhs *h = &s->rx.bhs;
-	int rc = osd__iscsi_bhs_decode(h, s->rx.buf);
+	uint8_t d[OSD_ISCSI_DIGEST_LEN];
+	int rc;
 
+	if (s->p.dg.header) {
+		osd__iscsi_digest(d, s->rx.buf, head - OSD_ISCSI_DIGEST_LEN);
+		if (memcmp(d, s->rx.buf + head - OSD_ISCSI_DIGEST_LEN, OSD_ISCSI_DIGEST_LEN)) {
+			osd__iscsi_set_error(s, "bad header digest from the target");
+			return -EPROTO;
+		}
+	}
+	rc = osd__iscsi_bhs_decode(h, s->rx.buf);
 	if (rc) {
 		osd__iscsi_set_error(s, "malformed PDU header from the target");
 		return -EPROTO;
@@ -391,8 +431,7 @@ static int rx_size_pdu(struct osd__iscsi_sess *s)
 	}
 	s->rx.need = OSD_ISCSI_BHS_LEN + osd__iscsi_pdu_rest_len(h, &s->p.dg);
 	s->rx.have_bhs = 1;
-	rx_maybe_direct(s, OSD_ISCSI_BHS_LEN + h->ahs_words * 4u +
-			   (s->p.dg.header ? OSD_ISCSI_DIGEST_LEN : 0));
+	rx_maybe_direct(s, head);
 	return rx_reserve(s, s->rx.need);
 }
 
@@ -453,19 +492,9 @@ static int rx_direct_read(struct osd__iscsi_sess *s)
 
 		if (r->tail_have < r->tail_len)
 			iov[n++] = (struct iovec){ r->tail + r->tail_have, r->tail_len - r->tail_have };
-		got = readv(s->fd, iov, n);
-		if (got == 0) {
-			osd__iscsi_set_error(s, "connection closed by the target");
-			return -ECONNRESET;
-		}
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			osd__iscsi_set_error(s, "recv: %s", strerror(errno));
-			return -errno;
-		}
+		got = rx_read(s, iov, n);
+		if (got <= 0)
+			return (int)got;
 		size_t d = r->bhs.data_len - r->d_done < (size_t)got ? r->bhs.data_len - r->d_done
 								     : (size_t)got;
 		r->d_done += d;
@@ -474,21 +503,14 @@ static int rx_direct_read(struct osd__iscsi_sess *s)
 	return 1;
 }
 
-/* Digests of a direct PDU: the head's in buf, the segment in the task's
- * buffers, padding and data digest in tail. */
+/* Data digest of a direct PDU (rx_size_pdu() checked the header's): the
+ * segment is in the task's buffers, padding and data digest in tail. */
 static int rx_direct_check(struct osd__iscsi_sess *s)
 {
 	struct osd__iscsi_rx *r = &s->rx;
 	uint8_t d[OSD_ISCSI_DIGEST_LEN];
 	size_t pad = osd__iscsi_pad(r->bhs.data_len);
 
-	if (s->p.dg.header) {
-		osd__iscsi_digest(d, r->buf, r->need - OSD_ISCSI_DIGEST_LEN);
-		if (memcmp(d, r->buf + r->need - OSD_ISCSI_DIGEST_LEN, OSD_ISCSI_DIGEST_LEN)) {
-			osd__iscsi_set_error(s, "bad header digest or malformed PDU from the target");
-			return -EPROTO;
-		}
-	}
 	if (s->p.dg.data) {
 		struct iovec iov[64];
 		size_t off = 0;
@@ -533,28 +555,25 @@ int osd__iscsi_recv(struct osd__iscsi_sess *s)
 	if (rx_reserve(s, OSD_ISCSI_BHS_LEN + RX_AHEAD))
 		return -ENOMEM;
 	for (;;) {
-		if (!s->rx.have_bhs && s->rx.have >= OSD_ISCSI_BHS_LEN && (rc = rx_size_pdu(s)))
-			return rc;
+		if (!s->rx.have_bhs && s->rx.have >= OSD_ISCSI_BHS_LEN) {
+			size_t head = rx_head_len(s);
+
+			if (s->rx.have < head)
+				s->rx.need = head; /* the AHS and header digest first */
+			else if ((rc = rx_size_pdu(s, head)))
+				return rc;
+		}
 		if (s->rx.have >= s->rx.need)
 			break;
 		/* read what this PDU lacks, plus up to RX_AHEAD of what follows */
 		size_t want = s->rx.need - s->rx.have + RX_AHEAD;
 		if (s->rx.direct || want > s->rx.cap - s->rx.have)
 			want = s->rx.direct ? s->rx.need - s->rx.have : s->rx.cap - s->rx.have;
-		ssize_t n = recv(s->fd, s->rx.buf + s->rx.have, want, 0);
+		struct iovec iov = { s->rx.buf + s->rx.have, want };
+		ssize_t n = rx_read(s, &iov, 1);
 
-		if (n == 0) {
-			osd__iscsi_set_error(s, "connection closed by the target");
-			return -ECONNRESET;
-		}
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			osd__iscsi_set_error(s, "recv: %s", strerror(errno));
-			return -errno;
-		}
+		if (n <= 0)
+			return (int)n;
 		s->rx.have += (size_t)n;
 	}
 	if (s->rx.direct) {

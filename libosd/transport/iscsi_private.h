@@ -35,6 +35,13 @@ struct osd__iscsi_conn_params {
 
 enum osd__iscsi_task_state { TASK_PENDING, TASK_SENT, TASK_DONE };
 
+/* What a command in flight when the connection drops may do (iscsi_command.c). */
+enum {
+	OSD_ISCSI_RESEND_NEVER,      /* fails with -EIO */
+	OSD_ISCSI_RESEND_ALWAYS,     /* only reads: sent again */
+	OSD_ISCSI_RESEND_REPEATABLE  /* sent again unless a NEVER command followed it */
+};
+
 /* One command: the submitter's xfer plus our progress on it. */
 struct osd__iscsi_task {
 	struct osd__iscsi_task *next;
@@ -45,7 +52,7 @@ struct osd__iscsi_task {
 	uint32_t data_sn;                 /* next Data-Out DataSN (per sequence) */
 	int err;                          /* completion error */
 	int aborted;                      /* a TMF ended it */
-	int idempotent;                   /* may be resent after a reconnect */
+	int idempotent;                   /* OSD_ISCSI_RESEND_*: after a reconnect */
 };
 
 /* Receive framing: one PDU is collected in buf (with what was read ahead

@@ -347,25 +347,51 @@ static int relogin(struct osd__iscsi_sess *s)
 	return rc;
 }
 
-/* The connection is gone: read-only commands go back to the queue, others
- * fail with -EIO; then log in again (blocking, bounded by the options). */
-void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
+/* The last command in flight that may not be resent, or NULL. A
+ * repeatable write sent before it must not be resent either: the target
+ * may have run both, and running the write again would come after it. */
+static const struct osd__iscsi_task *last_unrepeatable(const struct osd__iscsi_sess *s)
 {
-	struct osd__iscsi_task *t = s->tasks, *next;
+	const struct osd__iscsi_task *last = NULL;
 
-	(void)err;
-	osd__iscsi_disconnect(s);
-	for (; t; t = next) {
+	for (const struct osd__iscsi_task *t = s->tasks; t; t = t->next)
+		if (t->state == TASK_SENT && t->idempotent == OSD_ISCSI_RESEND_NEVER)
+			last = t;
+	return last;
+}
+
+/* Commands in flight when the connection drops: reads, and repeatable
+ * writes with no unrepeatable command after them, go back to the queue
+ * (in their order); the others fail with -EIO. */
+static void triage(struct osd__iscsi_sess *s)
+{
+	const struct osd__iscsi_task *barrier = last_unrepeatable(s);
+	int before = barrier != NULL;
+	struct osd__iscsi_task *t, *next;
+
+	for (t = s->tasks; t; t = next) {
 		next = t->next;
+		if (t == barrier)
+			before = 0;
 		if (t->state != TASK_SENT)
 			continue;
-		if (t->idempotent) {
+		if (t->idempotent == OSD_ISCSI_RESEND_ALWAYS ||
+		    (t->idempotent == OSD_ISCSI_RESEND_REPEATABLE && !before)) {
 			t->state = TASK_PENDING;
 			s->inflight--;
 		} else {
 			osd__iscsi_complete(s, t, -EIO);
 		}
 	}
+}
+
+/* The connection is gone: triage the commands in flight, then log in again
+ * (blocking, bounded by the options). */
+void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
+{
+	(void)err;
+	osd__iscsi_disconnect(s);
+	triage(s);
 	s->nop_itt = OSD_ISCSI_RSVD_TAG;
 	s->logout_requested = 0;
 	if (s->tmf_itt != OSD_ISCSI_RSVD_TAG) {

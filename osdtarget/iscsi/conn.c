@@ -126,6 +126,27 @@ static int recv_in_place(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu, size_
 	return 0;
 }
 
+/* With header digests, the header (BHS, AHS, digest) is checked before any
+ * length in it is trusted: a garbled DataSegmentLength would otherwise have
+ * us wait for bytes that never come. */
+static int header_check(struct iscsi_conn *c)
+{
+	size_t head = OSD_ISCSI_BHS_LEN + c->rx[4] * 4u + OSD_ISCSI_DIGEST_LEN;
+	uint8_t d[OSD_ISCSI_DIGEST_LEN];
+	int rc;
+
+	if (!c->dg.header)
+		return 0;
+	if ((rc = rx_fill(c, head)))
+		return rc;
+	osd__iscsi_digest(d, c->rx, head - OSD_ISCSI_DIGEST_LEN);
+	if (!memcmp(d, c->rx + head - OSD_ISCSI_DIGEST_LEN, OSD_ISCSI_DIGEST_LEN))
+		return 0;
+	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_WARNING, "%s: bad PDU (header digest)",
+			   c->peer);
+	return -EBADMSG;
+}
+
 int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu)
 {
 	/* The previous PDU stayed at c->rx until now; what was read after it moves up. */
@@ -134,7 +155,7 @@ int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu)
 		memmove(c->rx, c->rx + c->rx_used, c->rx_have);
 	c->rx_used = 0;
 	int rc = rx_fill(c, OSD_ISCSI_BHS_LEN);
-	if (rc)
+	if (rc || (rc = header_check(c)))
 		return rc;
 	/* Lengths are opcode-independent: size the rest from the raw bytes. */
 	struct osd__iscsi_bhs raw = { 0 };
@@ -260,6 +281,8 @@ static void serve(struct iscsi_conn *c)
 			rc = osd__tgt_iscsi_conn_reject(c, OSD_ISCSI_REJECT_NOT_SUPPORTED, c->rx);
 		else if (rc == -EILSEQ)
 			rc = osd__tgt_iscsi_data_digest_error(c, &pdu);
+		else if (rc == 0 && atomic_load(&c->superseded))
+			rc = -ECONNABORTED; /* read ahead of the reinstatement: not run */
 		else if (rc == 0)
 			rc = osd__tgt_iscsi_ffp_pdu(c, &pdu);
 		if (rc)
@@ -278,6 +301,6 @@ void *osd__tgt_iscsi_conn_main(void *arg)
 	c->rx = c->in = NULL;
 	shutdown(c->fd, SHUT_RDWR);
 	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_INFO, "%s: closed", c->peer);
-	atomic_store(&c->finished, 1);
+	osd__tgt_iscsi_conn_finished(c);
 	return NULL;
 }

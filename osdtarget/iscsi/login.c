@@ -287,6 +287,8 @@ static int login_step(struct iscsi_conn *c, struct login *l, const struct osd__i
 		osd__iscsi_text_free(&ans);
 		return -EACCES;
 	}
+	if (to_ffp && !c->params.discovery)
+		osd__tgt_iscsi_reinstate(c);
 	if (to_ffp) {
 		unsigned t;
 		while ((t = atomic_fetch_add(&c->srv->next_tsih, 1) & 0xFFFF) == 0)

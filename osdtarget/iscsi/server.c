@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -150,6 +151,7 @@ static void free_server(struct osd_target_iscsi *srv)
 		memset(srv->chap_secret, 0, srv->chap_secret_len);
 	free(srv->chap_secret);
 	pthread_mutex_destroy(&srv->lock);
+	pthread_cond_destroy(&srv->conn_done);
 	free(srv);
 }
 
@@ -175,6 +177,7 @@ int osd_target_iscsi_create(osd_target_iscsi **out, osd_target *const *luns, siz
 	srv->listen_fd = -1;
 	srv->stop_pipe[0] = srv->stop_pipe[1] = -1;
 	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->conn_done, NULL);
 	atomic_init(&srv->next_tsih, 1);
 	srv->luns = calloc(nluns, sizeof(*srv->luns));
 	int rc = srv->luns ? copy_options(srv, opts) : -ENOMEM;
@@ -233,6 +236,56 @@ static void reap(struct osd_target_iscsi *srv, int all)
 		close(c->fd);
 		free(c);
 	}
+}
+
+#define REINSTATE_WAIT_S 30 /* longest a replaced connection's command may run on */
+
+/* Whether @p o is a live connection of the same session as @p c. */
+static int same_session(const struct iscsi_conn *c, const struct iscsi_conn *o)
+{
+	return o != c && !atomic_load(&o->finished) && atomic_load(&o->in_session) &&
+	       !memcmp(o->isid, c->isid, sizeof(c->isid)) &&
+	       !strcmp(o->initiator_name, c->initiator_name);
+}
+
+void osd__tgt_iscsi_reinstate(struct iscsi_conn *c)
+{
+	struct osd_target_iscsi *srv = c->srv;
+	struct timespec until;
+	int waiting = 1;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += REINSTATE_WAIT_S;
+	pthread_mutex_lock(&srv->lock);
+	while (waiting) {
+		waiting = 0;
+		/* the list is walked afresh each time: reap() may free finished ones */
+		for (struct iscsi_conn *o = srv->conns; o; o = o->next) {
+			if (!same_session(c, o))
+				continue;
+			if (!atomic_exchange(&o->superseded, 1)) {
+				osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_INFO,
+					       "%s: session reinstated by %s", o->peer, c->peer);
+				shutdown(o->fd, SHUT_RDWR);
+			}
+			waiting = 1;
+		}
+		if (waiting && pthread_cond_timedwait(&srv->conn_done, &srv->lock, &until)) {
+			osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_WARNING,
+				       "%s: replaced connection still busy", c->peer);
+			break;
+		}
+	}
+	atomic_store(&c->in_session, 1); /* under the lock: two racing logins see each other */
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void osd__tgt_iscsi_conn_finished(struct iscsi_conn *c)
+{
+	pthread_mutex_lock(&c->srv->lock);
+	atomic_store(&c->finished, 1);
+	pthread_cond_broadcast(&c->srv->conn_done);
+	pthread_mutex_unlock(&c->srv->lock);
 }
 
 static void describe_peer(char *buf, size_t len, const struct sockaddr_storage *ss)

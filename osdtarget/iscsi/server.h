@@ -39,6 +39,7 @@ struct osd_target_iscsi {
 	struct osd__iscsi_params ours;  /* the limits we negotiate with */
 
 	pthread_mutex_t lock;           /* guards conns, nconns, error */
+	pthread_cond_t conn_done;       /* a connection thread finished (with lock) */
 	struct iscsi_conn *conns;
 	unsigned nconns;
 	atomic_uint next_tsih;
@@ -73,6 +74,8 @@ struct iscsi_conn {
 	int fd;
 	pthread_t thread;
 	atomic_int finished;
+	atomic_int superseded;      /* a new login reinstated our session: stop */
+	atomic_int in_session;      /* a normal session in full feature phase */
 	char peer[64];
 
 	/* Negotiated state */
@@ -105,6 +108,14 @@ struct iscsi_conn {
 /* server.c */
 void osd__tgt_iscsi_log(struct osd_target_iscsi *srv, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Session reinstatement (RFC 7143 6.3.5): connections of the session that
+ * @p c (logging in with TSIH 0) replaces stop, and the commands they run
+ * finish, before @p c reaches full feature phase; then @p c counts as the
+ * session's connection. */
+void osd__tgt_iscsi_reinstate(struct iscsi_conn *c);
+/* The thread of @p c is done with it (wakes osd__tgt_iscsi_reinstate()). */
+void osd__tgt_iscsi_conn_finished(struct iscsi_conn *c);
 
 /* conn.c: whole-PDU I/O on a connection. */
 void *osd__tgt_iscsi_conn_main(void *arg);

@@ -129,7 +129,9 @@ int tc_recv(struct tc *c, struct osd__iscsi_pdu *pdu)
 static void login_bhs(struct tc *c, struct osd__iscsi_bhs *h, const struct tc_login *o,
 		      int transit, int csg, int nsg)
 {
-	static const uint8_t isid[6] = { 0x80, 0x12, 0x34, 0x56, 0x00, 0x01 };
+	/* the socket tells concurrent sessions apart: one ISID would be one
+	 * session, which a new login reinstates (RFC 7143 6.3.5) */
+	const uint8_t isid[6] = { 0x80, 0x12, 0x34, 0x56, (uint8_t)(c->fd >> 8), (uint8_t)c->fd };
 	memset(h, 0, sizeof(*h));
 	h->opcode = OSD_ISCSI_OP_LOGIN_REQ;
 	h->immediate = 1;

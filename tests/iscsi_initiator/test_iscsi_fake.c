@@ -350,7 +350,7 @@ static int send_status(struct ft *ft, uint32_t itt, uint8_t status)
 	return ft_send(ft, &h, NULL, 0, status ? sense : NULL, status ? sizeof(sense) : 0);
 }
 
-/* ---- dropped connection: reads are resent, writes fail ---- */
+/* ---- dropped connection: reads are resent, an APPEND fails ---- */
 
 static void script_drop(struct ft *ft)
 {
@@ -366,9 +366,9 @@ static void script_drop(struct ft *ft)
 			return;
 		FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD, "command expected");
 		seen_read |= action_of(ft) == 0x8885;
-		seen_write |= action_of(ft) == 0x8886;
+		seen_write |= action_of(ft) == 0x8887;
 	}
-	FT_CHECK(ft, seen_read && seen_write, "READ and WRITE expected");
+	FT_CHECK(ft, seen_read && seen_write, "READ and APPEND expected");
 	close(ft->fd); /* the connection drops with both in flight */
 	ft->fd = -1;
 	if (ft_accept(ft) || ft_login(ft))
@@ -414,7 +414,7 @@ START_TEST(dropped_connection)
 	ck_assert_mem_eq(tok1, ft->isid, 6);
 	ck_assert_mem_eq(tok1 + 6, "\x12\x34", 2); /* TSIH from the login */
 	cmd_init(rd, 0x8885, 0, 64);
-	cmd_init(wr, 0x8886, 16, 0);
+	cmd_init(wr, 0x8887, 16, 0); /* APPEND: not repeatable, so not resent */
 	ck_assert_int_eq(tp.ops->submit(tp.impl, &rd->x), 0);
 	ck_assert_int_eq(tp.ops->submit(tp.impl, &wr->x), 0);
 	ck_assert_int_eq(drive(&tp, both_called, &both), 0);
