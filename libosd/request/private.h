@@ -56,6 +56,7 @@ struct osd_dev {
 	pthread_mutex_t lock;   /* in-flight count, cache, error text */
 	pthread_cond_t cond;    /* signalled on every completion */
 	unsigned inflight;
+	int polling;            /* a waiter is in poll() on the transport's fd */
 	char err[OSD__ERR_LEN];
 	uint8_t system_id[OSD_SYSTEM_ID_LEN];
 	int have_system_id;

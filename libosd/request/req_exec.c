@@ -185,24 +185,29 @@ static void deadline_ts(struct timespec *ts, unsigned ms)
 }
 
 /* One step of waiting: poll the transport's fd, service a fd-less transport
- * that has a service hook, or sleep on the completion condition. */
+ * that has a service hook, or sleep on the completion condition. One thread
+ * at a time polls the fd: a second one would sleep in poll() until its slice
+ * ends when the first one's service reads and completes its request. */
 void osd__dev_wait_step(osd_dev *dev, unsigned slice_ms)
 {
 	const struct osd_transport_ops *ops = dev->tp.ops;
 	int fd = ops->get_fd ? ops->get_fd(dev->tp.impl) : -1;
 
-	if (fd >= 0) {
+	if (fd >= 0 && !dev->polling) {
 		struct pollfd pfd = { .fd = fd, .events = (short)osd_dev_which_events(dev) };
 
+		dev->polling = 1;
 		pthread_mutex_unlock(&dev->lock);
 		if (poll(&pfd, 1, (int)slice_ms) < 0)
 			pfd.revents = 0;
 		if (ops->service)
 			ops->service(dev->tp.impl, pfd.revents);
 		pthread_mutex_lock(&dev->lock);
+		dev->polling = 0;
+		pthread_cond_broadcast(&dev->cond); /* another waiter may poll now */
 		return;
 	}
-	if (ops->service) {
+	if (fd < 0 && ops->service) {
 		pthread_mutex_unlock(&dev->lock);
 		ops->service(dev->tp.impl, 0);
 		pthread_mutex_lock(&dev->lock);
