@@ -9,6 +9,7 @@ if(TARGET osd_toolcommon)
             ${CMAKE_CURRENT_LIST_DIR}/test_rel_crash_work.c
             ${CMAKE_CURRENT_LIST_DIR}/test_rel_crash_check.c
             ${CMAKE_CURRENT_LIST_DIR}/test_rel_crash_journal.c
+            ${CMAKE_CURRENT_LIST_DIR}/rel_env.c
             ${PROJECT_SOURCE_DIR}/tests/common/daemon_wait.c
     LIBS osd_toolcommon osdfs osdtarget osd TIMEOUT 240 LABELS reliability)
   set(rel_crash_targetd "")
@@ -21,7 +22,8 @@ endif()
 
 if(TARGET osd_toolcommon)
   osd_add_check_test(NAME test_rel_corrupt
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rel_corrupt.c
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rel_corrupt.c ${CMAKE_CURRENT_LIST_DIR}/rel_env.c
+            ${PROJECT_SOURCE_DIR}/tests/common/daemon_wait.c
     LIBS osd_toolcommon osdfs osdtarget osd TIMEOUT 240 LABELS reliability)
   set(rel_corrupt_tool "")
   if(TARGET osdfs_tool)

@@ -2,6 +2,7 @@
 # fault-injecting iSCSI proxy (drops, delays, truncation, corruption).
 osd_add_check_test(NAME test_rel_proxy
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rel_proxy.c ${CMAKE_CURRENT_LIST_DIR}/fault_proxy.c
+          ${CMAKE_CURRENT_LIST_DIR}/rel_env.c
           ${PROJECT_SOURCE_DIR}/tests/common/daemon_wait.c
   LIBS osd_static OpenSSL::Crypto
   TIMEOUT 300

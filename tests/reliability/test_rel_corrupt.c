@@ -34,6 +34,7 @@
 #include <osdfs/fsck.h>
 #include <osdfs/osdfs.h>
 
+#include "rel_env.h"
 #include "toolcommon.h"
 
 #define OID(ino) (0x10000ULL + (ino))
@@ -457,11 +458,9 @@ static void seed_in_memory(uint64_t seed, struct totals *t)
 
 START_TEST(corrupt_seeds)
 {
-	const char *sc = getenv("OSD_REL_SCALE"), *sd = getenv("OSD_REL_SEED");
 	const char *tmp = getenv("TMPDIR");
-	double scale = sc && strtod(sc, NULL) > 0 ? strtod(sc, NULL) : 1.0;
-	unsigned seeds = (unsigned)(BASE_SEEDS * scale + 0.5);
-	uint64_t first = sd ? strtoull(sd, NULL, 0) : 1;
+	unsigned seeds = (unsigned)(BASE_SEEDS * rel_scale(0) + 0.5);
+	uint64_t first = rel_seed(1);
 	struct totals t;
 	char dir[256], cmd[300];
 

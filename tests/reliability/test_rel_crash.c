@@ -31,6 +31,7 @@
 #include <osdfs/fsck.h>
 
 #include "daemon_wait.h"
+#include "rel_env.h"
 #include "test_rel_crash.h"
 #include "toolcommon.h"
 
@@ -56,17 +57,12 @@ struct run {
 
 static double scale(void)
 {
-	const char *s = getenv("OSD_REL_SCALE");
-	double v = s ? strtod(s, NULL) : 1.0;
-
-	return v > 0 ? v : 1.0;
+	return rel_scale(0);
 }
 
 static uint64_t base_seed(void)
 {
-	const char *s = getenv("OSD_REL_SEED");
-
-	return s ? strtoull(s, NULL, 0) : 20261203u;
+	return rel_seed(20261203u);
 }
 
 /* ---- osd-targetd ---- */

@@ -29,7 +29,7 @@
 #include <osdtarget/iscsi.h>
 #include <osdtarget/target.h>
 #include "daemon_wait.h"
-#include "test_rel_load_env.h"
+#include "rel_env.h"
 
 #ifndef OSD_TARGETD_PATH
 #define OSD_TARGETD_PATH ""

@@ -22,7 +22,7 @@
 #include <osdtarget/iscsi.h>
 #include <osdtarget/target.h>
 #include "test_rel_load_client.h"
-#include "test_rel_load_env.h"
+#include "rel_env.h"
 
 #ifndef OSD_TARGETD_PATH
 #define OSD_TARGETD_PATH ""
@@ -51,9 +51,7 @@ struct load_env {
 
 static uint64_t seed_base(void)
 {
-	const char *s = getenv("OSD_REL_SEED");
-
-	return s && *s ? strtoull(s, NULL, 0) : 0x10ADull;
+	return rel_seed(0x10ADull);
 }
 
 /* ---- target, devices and keys ---- */

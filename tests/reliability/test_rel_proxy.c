@@ -17,6 +17,7 @@
 #include <osd/iscsi.h>
 #include "daemon_wait.h"
 #include "fault_proxy.h"
+#include "rel_env.h"
 
 #ifndef OSD_TARGETD_PATH
 #define OSD_TARGETD_PATH ""
@@ -38,27 +39,17 @@ static pid_t daemon_pid = -1;
 static unsigned target_port;
 static char target[OSD_ISCSI_NAME_MAX + 1];
 
-static double scale(void)
-{
-	const char *s = getenv("OSD_REL_SCALE");
-	double v = s ? strtod(s, NULL) : 1.0;
-
-	return v > 0 ? v : 1.0;
-}
-
 /* @p n scaled by OSD_REL_SCALE, but at least @p min (enough faults to check). */
 static unsigned scaled(unsigned n, unsigned min)
 {
-	unsigned v = (unsigned)(n * scale());
+	unsigned v = (unsigned)(n * rel_scale(0));
 
 	return v > min ? v : min;
 }
 
 static uint64_t seed(void)
 {
-	const char *s = getenv("OSD_REL_SEED");
-
-	return s ? strtoull(s, NULL, 0) : 0x0517D00Dull;
+	return rel_seed(0x0517D00Dull);
 }
 
 /* ---- the daemon ---- */

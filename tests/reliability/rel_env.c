@@ -1,6 +1,6 @@
-/* See test_rel_load_env.h. */
+/* See rel_env.h. */
 #define _XOPEN_SOURCE 700
-#include "test_rel_load_env.h"
+#include "rel_env.h"
 
 #include <fcntl.h>
 #include <ftw.h>
@@ -18,7 +18,16 @@ double rel_scale(double min)
 	const char *s = getenv("OSD_REL_SCALE");
 	double v = s && *s ? strtod(s, NULL) : 1.0;
 
-	return v < min ? min : v > 4 ? 4 : v;
+	if (!(v > 0))
+		v = 1.0;
+	return v < min ? min : v;
+}
+
+unsigned long long rel_seed(unsigned long long dflt)
+{
+	const char *s = getenv("OSD_REL_SEED");
+
+	return s && *s ? strtoull(s, NULL, 0) : dflt;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -1,13 +1,18 @@
-/* What test_rel_load and test_rel_limits share: the scale factor, removing
- * a test directory, and starting osd-targetd on a store. */
-#ifndef TEST_REL_LOAD_ENV_H
-#define TEST_REL_LOAD_ENV_H
+/* What the reliability tests share: the scale factor and seed from the
+ * environment, removing a test directory, and starting osd-targetd on a store. */
+#ifndef TEST_REL_ENV_H
+#define TEST_REL_ENV_H
 
 #include <check.h>
 #include <sys/types.h>
 
-/* $OSD_REL_SCALE clamped to [@p min, 4]; 1 when unset. */
+/* $OSD_REL_SCALE (1 when unset or not positive), at least @p min. The ASan
+ * run in CI sets it below 1. */
 double rel_scale(double min);
+
+/* $OSD_REL_SEED (decimal or 0x hex), or @p dflt when unset: the base seed of
+ * a test's pseudo-random schedule, printed so a failure can be replayed. */
+unsigned long long rel_seed(unsigned long long dflt);
 
 /* rm -r @p dir (errors ignored). */
 void rel_rmtree(const char *dir);
