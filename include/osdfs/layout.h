@@ -219,6 +219,36 @@ OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
 						     void *payload),
 				    void *payload);
 
+/**
+ * The data map of regular file @p oid (what its components carry).
+ * @param be the layout backend
+ * @param oid the file's object id
+ * @param[out] out its resolved map (concrete comps, width, depth)
+ * @return 0; -EINVAL (not a layout backend); -ENODATA (the object is not a
+ *         regular file: metadata has no map); -ENOENT; or a device error.
+ */
+OSD_EXTERN int osdfs_layout_file_map(osdfs_backend *be, uint64_t oid,
+				     struct osdfs_data_map *out);
+
+/**
+ * Lay an empty regular file out again with @p map: its components are
+ * re-created per the new map, the attributes osdfs keeps copied onto the new
+ * attribute holders. A crash leaves either the old or the new map in effect
+ * (the map on the file's first component decides; docs/layout.md).
+ * @param be the layout backend
+ * @param oid the file's object id
+ * @param map the new map (resolved against the filesystem's device count)
+ * @param attrs attributes to set with it on the holders (e.g. the inode with
+ *              a new ctime); none may be on the layout's own page 0x10004
+ * @param nattrs number of @p attrs (at most 32)
+ * @return 0; -EINVAL (not a layout backend, not a regular file, or a map the
+ *         devices cannot hold); -EBUSY (the file's length is not 0); -EIO (a
+ *         device either map uses is not up); -ENOENT; or a device error.
+ */
+OSD_EXTERN int osdfs_layout_set_file_map(osdfs_backend *be, uint64_t oid,
+					 const struct osdfs_data_map *map,
+					 const struct osdfs_attr *attrs, int nattrs);
+
 #ifdef __cplusplus
 }
 #endif

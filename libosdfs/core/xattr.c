@@ -5,10 +5,17 @@
  *
  * Encoding: u8 version (1), u8 reserved, u16 count, then per attribute
  * u8 name length, u8 reserved, u16 value length, name, value.
+ *
+ * Virtual attributes are computed, not kept in the blob, and not listed:
+ * "osdfs.layout" is a regular file's data map on the layout backend
+ * (docs/layout.md).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include <osdfs/layout.h>
 
 #include "core/fs.h"
 #include "core/lebytes.h"
@@ -90,6 +97,91 @@ static int name_check(const char *name, size_t *nl)
 	return *nl > 255 ? -ERANGE : 0;
 }
 
+#define LAYOUT_XATTR "osdfs.layout"
+#define LAYOUT_TEXT_MAX 128
+
+static int is_virtual(const char *name)
+{
+	return strcmp(name, LAYOUT_XATTR) == 0;
+}
+
+/* The inode of a regular file, under fs->lock held by the caller. */
+static int reg_iget(osdfs *fs, uint64_t ino, struct osdfs__inode **ip, int notreg)
+{
+	int rc = osdfs__iget(fs, ino, ip);
+
+	if (rc == 0 && !S_ISREG((*ip)->d.mode)) {
+		osdfs__iput(fs, *ip);
+		rc = notreg;
+	}
+	return rc;
+}
+
+/* getxattr osdfs.layout: the map's text (osdfs_data_map_format()), no NUL. */
+static ssize_t layout_get(osdfs *fs, uint64_t ino, void *value, size_t size)
+{
+	struct osdfs__inode *ip;
+	struct osdfs_data_map m;
+	char text[LAYOUT_TEXT_MAX];
+	int rc, n;
+
+	if (!osdfs_backend_is_layout(fs->be))
+		return -ENODATA;
+	pthread_rwlock_rdlock(&fs->lock);
+	rc = reg_iget(fs, ino, &ip, -ENODATA);
+	if (rc == 0) {
+		rc = osdfs_layout_file_map(fs->be, OSDFS__OID_BASE + ino, &m);
+		osdfs__iput(fs, ip);
+	}
+	pthread_rwlock_unlock(&fs->lock);
+	n = rc < 0 ? rc : osdfs_data_map_format(&m, text, sizeof(text));
+	if (n < 0 || size == 0)
+		return n;
+	if (size < (size_t)n)
+		return -ERANGE;
+	memcpy(value, text, (size_t)n);
+	return n;
+}
+
+/* setxattr osdfs.layout: re-lay an empty regular file out with the map
+ * the value names (osdfs_data_map_parse() text, a trailing NUL allowed). */
+static int layout_set(osdfs *fs, uint64_t ino, const void *value, size_t size)
+{
+	uint8_t ibuf[OSDFS__INODE_MAX_LEN];
+	struct osdfs__inode *ip;
+	struct osdfs_data_map m;
+	struct osdfs_attr a;
+	char text[LAYOUT_TEXT_MAX], why[128];
+	int rc;
+
+	if (!osdfs_backend_is_layout(fs->be))
+		return -EOPNOTSUPP;
+	if (size >= sizeof(text) || (size && !value))
+		return osdfs__fail(fs, -EINVAL, "%s: value too long", LAYOUT_XATTR);
+	memcpy(text, value, size);
+	text[size] = '\0';
+	if (osdfs_data_map_parse(&m, text, why, sizeof(why)) < 0)
+		return osdfs__fail(fs, -EINVAL, "%s: %s", LAYOUT_XATTR, why);
+	if (fs->readonly)
+		return -EROFS;
+	pthread_rwlock_wrlock(&fs->lock);
+	rc = reg_iget(fs, ino, &ip, -EINVAL);
+	if (rc == 0) {
+		if (ip->d.size != 0) {
+			rc = osdfs__fail(fs, -EBUSY, "%s: inode %llu is not empty", LAYOUT_XATTR,
+					 (unsigned long long)ino);
+		} else {
+			osdfs__now(&ip->d.ctime);
+			osdfs__inode_attr(ip, &a, ibuf);
+			rc = osdfs_layout_set_file_map(fs->be, OSDFS__OID_BASE + ino, &m, &a, 1);
+			ip->dirty = rc < 0;
+		}
+		osdfs__iput(fs, ip);
+	}
+	pthread_rwlock_unlock(&fs->lock);
+	return rc;
+}
+
 ssize_t osdfs_getxattr(osdfs *fs, uint64_t ino, const char *name, void *value, size_t size)
 {
 	struct osdfs__inode *ip;
@@ -101,6 +193,10 @@ ssize_t osdfs_getxattr(osdfs *fs, uint64_t ino, const char *name, void *value, s
 	osdfs__begin();
 	if ((rc = name_check(name, &nl)) < 0)
 		return osdfs__end(fs, (int)rc, "getxattr");
+	if (is_virtual(name)) {
+		rc = layout_get(fs, ino, value, size);
+		return rc < 0 ? osdfs__end(fs, (int)rc, "getxattr") : rc;
+	}
 	pthread_rwlock_rdlock(&fs->lock);
 	rc = osdfs__iget(fs, ino, &ip);
 	if (rc == 0) {
@@ -214,6 +310,8 @@ static int xupdate(osdfs *fs, uint64_t ino, const char *name, const void *value,
 		return rc;
 	if (flags & ~(OSDFS_XATTR_CREATE | OSDFS_XATTR_REPLACE))
 		return -EINVAL;
+	if (is_virtual(name))	/* a file always has a map: set only, flags ignored */
+		return set ? layout_set(fs, ino, value, size) : -EOPNOTSUPP;
 	if (fs->readonly)
 		return -EROFS;
 	pthread_rwlock_wrlock(&fs->lock);

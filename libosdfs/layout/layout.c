@@ -460,23 +460,55 @@ int lay_be_format(void *impl, uint64_t capacity)
 	L->table.map = L->defmap.m;
 	L->formatted = 1;
 	L->table_dirty = 0;
+	L->nobjects = 0; /* the devices are empty: count from here */
+	L->nobjects_known = 1;
 	memset(L->cache, 0, LAY_CACHE_SIZE * sizeof(*L->cache));
 	pthread_mutex_unlock(&L->mu);
 	return 0;
 }
 
-/* Objects: each device counts its copies; the superblock is on every device. */
-static uint64_t count_objects(struct lay *L, uint64_t sum, unsigned live)
+void lay_count_add(struct lay *L, int delta)
 {
-	uint64_t size;
-	int super = 0;
+	pthread_mutex_lock(&L->mu);
+	if (L->nobjects_known)
+		L->nobjects += (uint64_t)(int64_t)delta;
+	pthread_mutex_unlock(&L->mu);
+}
 
-	for (unsigned s = 0; s < L->table.ndev && !super; s++)
-		if (lay_readable(L, s))
-			super = L->dev[s].ops->size(L->dev[s].impl, OSDFS__SUPER_OID, &size) == 0;
-	if (super && sum >= live)
-		return (sum - live) / lay_meta_copies(L, OSDFS__OID_BASE + 1) + 1;
-	return sum / lay_meta_copies(L, OSDFS__OID_BASE + 1);
+/*
+ * Objects: the devices' own counts cannot be turned into an exact number
+ * (files have as many components as their maps say), so the first statfs
+ * counts the ids of the union list with every object lock held (no create
+ * or remove runs meanwhile); creates and removes keep the count from then on.
+ */
+static int count_objects(struct lay *L, uint64_t *out)
+{
+	uint64_t ids[1024], start = 0, next = 0, total = 0;
+	size_t n;
+	int rc = 0, known;
+
+	pthread_mutex_lock(&L->mu);
+	known = L->nobjects_known;
+	*out = L->nobjects;
+	pthread_mutex_unlock(&L->mu);
+	if (known)
+		return 0;
+	for (unsigned i = 0; i < LAY_LOCKS; i++)
+		pthread_rwlock_wrlock(&L->locks[i]);
+	do {
+		rc = lay_be_list(L, start, ids, sizeof(ids) / sizeof(ids[0]), &n, &next);
+		total += n;
+		start = next;
+	} while (rc == 0 && next != 0);
+	if (rc == 0) {
+		pthread_mutex_lock(&L->mu);
+		L->nobjects = *out = total;
+		L->nobjects_known = 1;
+		pthread_mutex_unlock(&L->mu);
+	}
+	for (unsigned i = LAY_LOCKS; i-- > 0;)
+		pthread_rwlock_unlock(&L->locks[i]);
+	return rc;
 }
 
 int lay_be_statfs(void *impl, struct osdfs_backend_stat *st)
@@ -484,7 +516,6 @@ int lay_be_statfs(void *impl, struct osdfs_backend_stat *st)
 	struct lay *L = impl;
 	const struct lay_map *m = &L->defmap;
 	struct osdfs_backend_stat sum = { 0 }, d;
-	unsigned live = 0;
 
 	for (unsigned s = 0; s < L->table.ndev; s++) {
 		if (!lay_readable(L, s) || L->dev[s].ops->statfs(L->dev[s].impl, &d) < 0)
@@ -492,16 +523,13 @@ int lay_be_statfs(void *impl, struct osdfs_backend_stat *st)
 		sum.capacity += d.capacity;
 		sum.used += d.used;
 		sum.device_free += d.device_free;
-		sum.objects += d.objects;
-		live++;
 	}
 	/* usable bytes: raw bytes times the data fraction of the default map */
 	st->capacity = L->table.capacity ? L->table.capacity
 					 : sum.capacity / (m->W * m->M) * m->Wd;
 	st->used = sum.used / (m->W * m->M) * m->Wd;
 	st->device_free = sum.device_free / (m->W * m->M) * m->Wd;
-	st->objects = count_objects(L, sum.objects, live); /* exact for metadata objects */
-	return 0;
+	return count_objects(L, &st->objects);
 }
 
 int lay_be_flush(void *impl, uint64_t oid)

@@ -166,6 +166,8 @@ struct lay {
 	pthread_rwlock_t locks[LAY_LOCKS];
 	struct lay_pool *pool;
 	int table_dirty;         /* a slot changed state: rewrite the table */
+	uint64_t nobjects;       /* objects, once counted (statfs) */
+	int nobjects_known;      /* nobjects is valid: kept by create/remove */
 };
 
 /* layout.c: device state. */
@@ -180,6 +182,10 @@ pthread_rwlock_t *lay_lock_of(struct lay *L, uint64_t oid);
 int lay_table_store(struct lay *L);
 /* Store the table if a slot changed state since the last store. */
 void lay_table_sync(struct lay *L);
+/* objops.c: look @p oid up and take its lock (exclusive with @p excl); on
+ * success the lock is held until lay_obj_leave(), which returns @p rc. */
+int lay_obj_enter(struct lay *L, uint64_t oid, int excl, struct lay_info *fi);
+int lay_obj_leave(struct lay *L, uint64_t oid, int rc);
 /* The vtable (objops.c). */
 extern const struct osdfs_backend_ops lay_ops;
 /* Backend callbacks defined in layout.c and used by the vtable. */
@@ -189,6 +195,8 @@ int lay_be_format(void *impl, uint64_t capacity);
 int lay_be_statfs(void *impl, struct osdfs_backend_stat *st);
 void lay_be_destroy(void *impl);
 int lay_random(void *buf, size_t len);
+/* A create (+1) or remove (-1) of a whole object succeeded. */
+void lay_count_add(struct lay *L, int delta);
 
 /* objinfo.c: classification and the metadata mirror set. */
 int lay_info_get(struct lay *L, uint64_t oid, struct lay_info *out);
@@ -212,6 +220,18 @@ int lay_file_size(struct lay *L, struct lay_info *fi, uint64_t *size);
  * never from slot @p skip. */
 int lay_unit_rebuild(struct lay *L, const struct lay_info *fi, unsigned g, uint64_t row,
 		     unsigned pos, unsigned skip, uint8_t *out);
+
+/* rebuild.c: the attributes osdfs keeps on an object, read from the first
+ * readable of @p count slots from @p first (never @p skip); undefined ones
+ * dropped. The caller frees as->buf. */
+#define LAY_MAX_ATTRS 64
+struct lay_attrset {
+	struct osdfs_attr a[LAY_MAX_ATTRS];
+	int n;
+	uint8_t *buf;
+};
+int lay_attrs_read(struct lay *L, unsigned first, unsigned count, unsigned skip, uint64_t oid,
+		   struct lay_attrset *as);
 
 /* A job running one child operation. */
 enum lay_op_kind { LAY_READ, LAY_WRITE, LAY_SETATTR, LAY_GETATTR, LAY_CREATE, LAY_REMOVE,

@@ -296,15 +296,16 @@ static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, 
 		rc = run_all(L, meta_span(L, oid), oid, LAY_CREATE, &tmpl);
 	if (rc == -ENOENT)
 		rc = -EIO;
-	if (rc == 0)
+	if (rc == 0) {
 		lay_info_put(L, &fi);
+		lay_count_add(L, 1);
+	}
 	pthread_rwlock_unlock(lk);
 	lay_table_sync(L);
 	return rc;
 }
 
-/* Look the object up and take its lock; returns with the lock held on success. */
-static int enter(struct lay *L, uint64_t oid, int excl, struct lay_info *fi)
+int lay_obj_enter(struct lay *L, uint64_t oid, int excl, struct lay_info *fi)
 {
 	pthread_rwlock_t *lk = lay_lock_of(L, oid);
 	int rc;
@@ -319,7 +320,7 @@ static int enter(struct lay *L, uint64_t oid, int excl, struct lay_info *fi)
 	return rc;
 }
 
-static int leave(struct lay *L, uint64_t oid, int rc)
+int lay_obj_leave(struct lay *L, uint64_t oid, int rc)
 {
 	pthread_rwlock_unlock(lay_lock_of(L, oid));
 	lay_table_sync(L);
@@ -332,15 +333,17 @@ static int lay_remove(void *impl, uint64_t oid)
 	struct lay_info fi;
 	struct lay_cop tmpl = { 0 };
 	struct span sp;
-	int rc = enter(L, oid, 1, &fi);
+	int rc = lay_obj_enter(L, oid, 1, &fi);
 
 	if (rc < 0)
 		return rc;
 	rc = obj_span(L, &fi, 0, &sp);
 	if (rc == 0)
 		rc = run_all(L, sp, oid, LAY_REMOVE, &tmpl);
+	if (rc == 0)
+		lay_count_add(L, -1);
 	lay_info_drop(L, oid);
-	return leave(L, oid, rc);
+	return lay_obj_leave(L, oid, rc);
 }
 
 struct rd_arg {
@@ -401,13 +404,13 @@ static ssize_t lay_read(void *impl, uint64_t oid, uint64_t off, const struct iov
 	size_t total = iov_total(iov, iovcnt);
 	ssize_t n;
 	uint8_t *flat;
-	int rc = iovcnt < 0 || (iovcnt && !iov) ? -EINVAL : enter(L, oid, 0, &fi);
+	int rc = iovcnt < 0 || (iovcnt && !iov) ? -EINVAL : lay_obj_enter(L, oid, 0, &fi);
 
 	if (rc < 0)
 		return rc;
 	if (!fi.file) {
 		n = first_ok(L, meta_span(L, oid), meta_read_fn, &a);
-		return leave(L, oid, 0) < 0 ? -EIO : n;
+		return lay_obj_leave(L, oid, 0) < 0 ? -EIO : n;
 	}
 	flat = flat_of(iov, iovcnt, total, 0);
 	n = flat ? lay_file_read(L, &fi, off, flat, total) : -ENOMEM;
@@ -415,7 +418,7 @@ static ssize_t lay_read(void *impl, uint64_t oid, uint64_t off, const struct iov
 		scatter(iov, iovcnt, flat, (size_t)n);
 	if (iovcnt != 1)
 		free(flat);
-	leave(L, oid, 0);
+	lay_obj_leave(L, oid, 0);
 	return n;
 }
 
@@ -429,19 +432,19 @@ static ssize_t lay_write(void *impl, uint64_t oid, uint64_t off, const struct io
 				.iov = (struct iovec *)iov, .iovcnt = iovcnt };
 	ssize_t n;
 	uint8_t *flat;
-	int rc = iovcnt < 0 || (iovcnt && !iov) ? -EINVAL : enter(L, oid, 1, &fi);
+	int rc = iovcnt < 0 || (iovcnt && !iov) ? -EINVAL : lay_obj_enter(L, oid, 1, &fi);
 
 	if (rc < 0)
 		return rc;
 	if (!fi.file) {
 		rc = run_all(L, meta_span(L, oid), oid, LAY_WRITE, &tmpl);
-		return leave(L, oid, rc) < 0 ? rc : (ssize_t)total;
+		return lay_obj_leave(L, oid, rc) < 0 ? rc : (ssize_t)total;
 	}
 	flat = flat_of(iov, iovcnt, total, 1);
 	n = flat ? lay_file_write(L, &fi, off, flat, total, attrs, nattrs) : -ENOMEM;
 	if (iovcnt != 1)
 		free(flat);
-	leave(L, oid, 0);
+	lay_obj_leave(L, oid, 0);
 	return n;
 }
 
@@ -450,7 +453,7 @@ static int lay_truncate(void *impl, uint64_t oid, uint64_t size)
 	struct lay *L = impl;
 	struct lay_info fi;
 	struct lay_cop tmpl = { .off = size };
-	int rc = enter(L, oid, 1, &fi);
+	int rc = lay_obj_enter(L, oid, 1, &fi);
 
 	if (rc < 0)
 		return rc;
@@ -458,7 +461,7 @@ static int lay_truncate(void *impl, uint64_t oid, uint64_t size)
 		rc = lay_file_truncate(L, &fi, size);
 	else
 		rc = run_all(L, meta_span(L, oid), oid, LAY_TRUNC, &tmpl);
-	return leave(L, oid, rc);
+	return lay_obj_leave(L, oid, rc);
 }
 
 /* Punch = writes of zeros over the part inside the logical length (keeps parity right). */
@@ -498,7 +501,7 @@ static int lay_punch(void *impl, uint64_t oid, uint64_t off, uint64_t len)
 {
 	struct lay *L = impl;
 	struct lay_info fi;
-	int rc = enter(L, oid, 1, &fi);
+	int rc = lay_obj_enter(L, oid, 1, &fi);
 
 	if (rc < 0)
 		return rc;
@@ -522,7 +525,7 @@ static int lay_punch(void *impl, uint64_t oid, uint64_t off, uint64_t len)
 		}
 		rc = rc ? rc : ok ? 0 : -EIO;
 	}
-	return leave(L, oid, rc);
+	return lay_obj_leave(L, oid, rc);
 }
 
 struct ga_arg {
@@ -544,14 +547,14 @@ static int lay_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, int
 	struct lay_info fi;
 	struct ga_arg a = { oid, attrs, nattrs };
 	struct span sp;
-	int rc = enter(L, oid, 0, &fi);
+	int rc = lay_obj_enter(L, oid, 0, &fi);
 
 	if (rc < 0)
 		return rc;
 	rc = obj_span(L, &fi, 1, &sp);
 	if (rc == 0)
 		rc = (int)first_ok(L, sp, get_attrs_fn, &a);
-	return leave(L, oid, rc);
+	return lay_obj_leave(L, oid, rc);
 }
 
 static int lay_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
@@ -564,14 +567,14 @@ static int lay_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attr
 	if (find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP) ||
 	    find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE))
 		return -EINVAL; /* the layout's own attributes are not the caller's to set */
-	rc = enter(L, oid, 1, &fi);
+	rc = lay_obj_enter(L, oid, 1, &fi);
 	if (rc < 0)
 		return rc;
 	if (fi.file)
 		rc = lay_file_setattrs(L, &fi, attrs, nattrs);
 	else
 		rc = run_all(L, meta_span(L, oid), oid, LAY_SETATTR, &tmpl);
-	return leave(L, oid, rc);
+	return lay_obj_leave(L, oid, rc);
 }
 
 struct sz_arg {
@@ -591,7 +594,7 @@ static int lay_size(void *impl, uint64_t oid, uint64_t *size)
 	struct lay *L = impl;
 	struct lay_info fi;
 	struct sz_arg a = { oid, size };
-	int rc = enter(L, oid, 0, &fi);
+	int rc = lay_obj_enter(L, oid, 0, &fi);
 
 	if (rc < 0)
 		return rc;
@@ -599,7 +602,7 @@ static int lay_size(void *impl, uint64_t oid, uint64_t *size)
 		rc = lay_file_size(L, &fi, size);
 	else
 		rc = (int)first_ok(L, meta_span(L, oid), size_fn, &a);
-	return leave(L, oid, rc);
+	return lay_obj_leave(L, oid, rc);
 }
 
 /* Operations run synchronously; done() is called before submit() returns. */

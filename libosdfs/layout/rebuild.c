@@ -15,7 +15,7 @@
 #define ATTR_BUF 65536u /* room for any attribute value */
 #define ATTR_ASK 20480u /* first request: the device table, index chunks, inodes */
 #define COPY_CHUNK (1u << 20)
-#define MAX_ATTRS 64
+#define MAX_ATTRS LAY_MAX_ATTRS
 
 enum origin { FROM_CALLER, FROM_SPARE, FROM_SLOT };
 
@@ -103,12 +103,6 @@ OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_back
 	return lay_table_store(L);
 }
 
-/* The attributes osdfs keeps on an object (those on the copy or holder we read). */
-struct attrset {
-	struct osdfs_attr a[MAX_ATTRS];
-	int n;
-	uint8_t *buf;
-};
 
 static const uint32_t fixed_attrs[][2] = {
 	{ OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER }, { OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT },
@@ -139,7 +133,7 @@ static int get_from(struct lay *L, unsigned s, uint64_t oid, struct osdfs_attr *
 }
 
 /* The directory index chunks of the current depth, read after the header. */
-static int add_dir_chunks(struct lay *L, unsigned s, uint64_t oid, struct attrset *as)
+static int add_dir_chunks(struct lay *L, unsigned s, uint64_t oid, struct lay_attrset *as)
 {
 	const struct osdfs_attr *h = &as->a[6];
 	struct osdfs__dirhdr dh;
@@ -161,7 +155,7 @@ static int add_dir_chunks(struct lay *L, unsigned s, uint64_t oid, struct attrse
 }
 
 /* Drop undefined attributes (length 0) so the create sets only real ones. */
-static void compact(struct attrset *as)
+static void compact(struct lay_attrset *as)
 {
 	int k = 0;
 
@@ -171,8 +165,8 @@ static void compact(struct attrset *as)
 	as->n = k;
 }
 
-static int read_attrs(struct lay *L, unsigned first, unsigned count, unsigned skip,
-		      uint64_t oid, struct attrset *as)
+int lay_attrs_read(struct lay *L, unsigned first, unsigned count, unsigned skip,
+		   uint64_t oid, struct lay_attrset *as)
 {
 	int rc = -EIO;
 
@@ -238,7 +232,7 @@ static int recreate(struct lay_dev *d, uint64_t oid, struct osdfs_attr *a, int n
 }
 
 /* The superblock's copy on the slot also names the device itself. */
-static void add_self(struct lay *L, unsigned slot, struct attrset *as)
+static void add_self(struct lay *L, unsigned slot, struct lay_attrset *as)
 {
 	uint8_t *v = as->buf + (size_t)(MAX_ATTRS - 1) * ATTR_BUF;
 	struct lay_self me = { .slot = slot };
@@ -269,10 +263,10 @@ static int copy_meta(struct lay *L, unsigned slot, uint64_t oid,
 {
 	struct lay_dev *d = &L->dev[slot];
 	unsigned first = (unsigned)(oid % L->table.ndev), count = lay_meta_copies(L, oid);
-	struct attrset as = { .n = 0 };
+	struct lay_attrset as = { .n = 0 };
 	uint8_t *buf = NULL;
 	uint64_t size = 0;
-	int rc = read_attrs(L, first, count, slot, oid, &as);
+	int rc = lay_attrs_read(L, first, count, slot, oid, &as);
 
 	for (unsigned j = 0; rc == 0 && j < count; j++) {
 		unsigned s = (first + j) % L->table.ndev;
@@ -306,7 +300,7 @@ static int copy_comp(struct lay *L, unsigned slot, struct lay_info *fi, unsigned
 		     struct osdfs_layout_rebuild_stats *st)
 {
 	struct lay_dev *d = &L->dev[slot];
-	struct attrset as = { .n = 0 };
+	struct lay_attrset as = { .n = 0 };
 	struct lay_map lm;
 	uint64_t size, len;
 	unsigned g, pos;
@@ -319,7 +313,7 @@ static int copy_comp(struct lay *L, unsigned slot, struct lay_info *fi, unsigned
 	pos = c / lm.M % lm.W;
 	rc = lay_file_size(L, fi, &size);
 	if (rc == 0)
-		rc = read_attrs(L, (unsigned)(fi->oid % L->table.ndev), lay_holders(&lm), slot,
+		rc = lay_attrs_read(L, (unsigned)(fi->oid % L->table.ndev), lay_holders(&lm), slot,
 				fi->oid, &as);
 	if (rc == 0 && c >= lay_holders(&lm)) {
 		/* not a holder: only the map */

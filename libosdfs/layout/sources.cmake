@@ -10,7 +10,8 @@ list(APPEND OSDFS_SOURCES
   ${_osdfs_lay}/objinfo.c
   ${_osdfs_lay}/objops.c
   ${_osdfs_lay}/io.c
-  ${_osdfs_lay}/rebuild.c)
+  ${_osdfs_lay}/rebuild.c
+  ${_osdfs_lay}/relayout.c)
 # The device table's checksum is libosd's CRC32C (checksum/crc32c.h).
 set_source_files_properties(${_osdfs_lay}/table.c
   PROPERTIES INCLUDE_DIRECTORIES ${PROJECT_SOURCE_DIR}/libosd)

@@ -37,3 +37,12 @@ osd_add_check_test(NAME test_backend_osd
           ${CMAKE_CURRENT_LIST_DIR}/backend_factory.c
   LIBS osdfs_static osdtarget_static TIMEOUT 60 LABELS fs backend)
 target_compile_definitions(test_backend_osd PRIVATE OSDFS_TEST_OSD)
+
+# The filesystem suites (test_fs_*, defined in CMakeLists.txt after this file)
+# on the layout backend: RAID 5 over four mem devices.
+foreach(t ops dir format faults)
+  add_test(NAME test_fs_${t}_layout COMMAND test_fs_${t})
+  set_tests_properties(test_fs_${t}_layout PROPERTIES TIMEOUT 300
+    ENVIRONMENT "OSDFS_TEST_BACKEND=layout;CK_DEFAULT_TIMEOUT=300"
+    SKIP_RETURN_CODE 77 LABELS "fs;layout")
+endforeach()

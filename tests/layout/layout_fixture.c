@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <check.h>
+#include <osdfs/osdfs.h>
 
 #include "layout_fixture.h"
 
@@ -182,4 +183,14 @@ void fx_fini(struct fx *f)
 	fx_close(f);
 	for (unsigned i = 0; i < FX_MAX + 2; i++)
 		osdfs_mem_store_free(f->store[i]);
+}
+
+osdfs *fx_mount(osdfs_backend *be)
+{
+	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
+	osdfs *fs;
+
+	mo.flags = OSDFS_MOUNT_KEEP_BACKEND;
+	ck_assert_int_eq(osdfs_mount(&fs, be, &mo), 0);
+	return fs;
 }

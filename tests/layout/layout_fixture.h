@@ -8,6 +8,7 @@
 
 #include <osdfs/backends.h>
 #include <osdfs/layout.h>
+#include <osdfs/osdfs.h>
 
 #define FX_MAX 8
 
@@ -33,6 +34,8 @@ osdfs_backend *fx_device(struct fx *f, unsigned i);
 void fx_kill(struct fx *f, unsigned i);
 void fx_close(struct fx *f);
 void fx_fini(struct fx *f);
+/* Mount osdfs on @p be, keeping the backend at unmount (asserts success). */
+osdfs *fx_mount(osdfs_backend *be);
 /* Scale knob: LAYOUT_TEST_SCALE (default 1.0) times @p n, at least 1. */
 unsigned fx_scaled(unsigned n);
 

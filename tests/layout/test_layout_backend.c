@@ -354,16 +354,6 @@ START_TEST(test_rebuild_in_use)
 }
 END_TEST
 
-static osdfs *fs_mount(osdfs_backend *be)
-{
-	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
-	osdfs *fs;
-
-	mo.flags = OSDFS_MOUNT_KEEP_BACKEND;
-	ck_assert_int_eq(osdfs_mount(&fs, be, &mo), 0);
-	return fs;
-}
-
 static void fs_add(osdfs *fs, const char *name, const char *payload, size_t len)
 {
 	osdfs_file *fh;
@@ -375,7 +365,7 @@ static void fs_add(osdfs *fs, const char *name, const char *payload, size_t len)
 
 static void fs_tree(osdfs_backend *be, const char *payload, size_t len)
 {
-	osdfs *fs = fs_mount(be);
+	osdfs *fs = fx_mount(be);
 	struct osdfs_stat st;
 
 	ck_assert_int_eq(osdfs_mkdir(fs, OSDFS_ROOT_INO, "dir", 0755, NULL, &st), 0);
@@ -402,7 +392,7 @@ static void fs_check(osdfs *fs, const char *path, const char *payload, size_t le
 
 static void fs_verify(osdfs_backend *be, const char *payload, size_t len, int with_g)
 {
-	osdfs *fs = fs_mount(be);
+	osdfs *fs = fx_mount(be);
 
 	char *x = malloc(30000);
 	uint64_t d;
@@ -453,7 +443,7 @@ START_TEST(test_osdfs_on_layout)
 	fx_close(&f);
 	/* a device missing: degraded reads, and writes go on */
 	ck_assert_int_eq(fx_open(&f, degraded, 5, NULL), 0);
-	fs = fs_mount(f.be);
+	fs = fx_mount(f.be);
 	fs_check(fs, "/dir/link", payload, len);
 	fs_add(fs, "g", payload + 5, 70000);
 	ck_assert_int_eq(osdfs_unmount(fs), 0);
