@@ -15,6 +15,24 @@ int osd_bench_target(int argc, char **argv);
 int osd_bench_fs(int argc, char **argv);
 /* --iscsi: the software target over iSCSI on 127.0.0.1 next to loopback. */
 int osd_bench_iscsi(int argc, char **argv);
+/* --fuse: osdfs-mount beside a FUSE passthrough and the native filesystem. */
+int osd_bench_fuse(int argc, char **argv);
+/* --layout: osdfs over 1, 2 and 4 osd-targetd processes (layout backend). */
+int osd_bench_layout(int argc, char **argv);
+
+struct osd_dev;
+struct osd_req;
+/* Prints "osd-bench MODE: WHAT: reason" (the device's last error if it has
+ * one, else strerror(-rc)) and exits 1. */
+void bench_die(const char *mode, const char *what, int rc, struct osd_dev *dev)
+	__attribute__((noreturn));
+/* Executes @p req and frees it; bench_die() if it fails. */
+void bench_exec_or_die(const char *mode, struct osd_dev *dev, struct osd_req *req,
+		       const char *what);
+
+/* Parses a decimal count 1..max into *out; prints "osd-bench MODE: bad
+ * count" and returns -EINVAL otherwise. */
+int bench_parse_count(const char *mode, const char *s, unsigned max, unsigned *out);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t bench_now_ns(void);

@@ -29,6 +29,7 @@
 #include <osdtarget/iscsi.h>
 #include "bench.h"
 
+#define MODE "--iscsi" /* for bench_die() messages */
 #define MAX_RUNS 21
 #define MAX_DEPTH 32
 #define SMALL 4096u
@@ -64,22 +65,6 @@ struct batch {
 	unsigned span; /* offsets wrap after this many blocks of len */
 };
 
-static void die(const char *what, int rc, osd_dev *dev)
-{
-	fprintf(stderr, "osd-bench --iscsi: %s: %s\n", what,
-		dev && *osd_dev_error(dev) ? osd_dev_error(dev) : strerror(-rc));
-	exit(1);
-}
-
-static void exec_or_die(osd_dev *dev, osd_req *req, const char *what)
-{
-	int rc = osd_req_execute(req);
-
-	if (rc)
-		die(what, rc, dev);
-	osd_req_free(req);
-}
-
 static void on_done(osd_req *req, int result, void *p)
 {
 	struct batch *bt = p;
@@ -100,13 +85,13 @@ static void submit_one(struct batch *bt)
 			   : osd_req_read(&req, bt->s->dev, &bt->s->obj, off, &iov, 1);
 
 	if (rc)
-		die("build request", rc, bt->s->dev);
+		bench_die(MODE, "build request", rc, bt->s->dev);
 	bt->issued++;
 	bt->inflight++;
 	rc = osd_req_submit(req, on_done, bt);
 	if (rc) {
 		osd_req_free(req);
-		die("submit", rc, bt->s->dev);
+		bench_die(MODE, "submit", rc, bt->s->dev);
 	}
 }
 
@@ -127,14 +112,14 @@ static void drive(struct batch *bt)
 		int n = poll(&pfd, 1, 1000);
 
 		if (n < 0 && errno != EINTR)
-			die("poll", -errno, NULL);
+			bench_die(MODE, "poll", -errno, NULL);
 		int rc = osd_dev_service(dev, n > 0 ? pfd.revents : 0);
 
 		if (rc)
-			die("service", rc, dev);
+			bench_die(MODE, "service", rc, dev);
 	}
 	if (bt->failed)
-		die(bt->write ? "write" : "read", bt->failed, dev);
+		bench_die(MODE, bt->write ? "write" : "read", bt->failed, dev);
 }
 
 /* Returns ops/s for the small rows and MiB/s for the 1 MiB ones. */
@@ -176,14 +161,14 @@ static void open_side(struct bench *b, struct side *s, struct osd_transport *tp,
 	o.cred_source = bench_no_credential;
 	if ((rc = osd_dev_open(&s->dev, tp, &o))) {
 		tp->ops->destroy(tp->impl);
-		die("device", rc, NULL);
+		bench_die(MODE, "device", rc, NULL);
 	}
 	if ((rc = osd_dev_add_credential(s->dev, cr)))
-		die("credential", rc, s->dev);
+		bench_die(MODE, "credential", rc, s->dev);
 	if ((rc = osd_req_create(&req, s->dev, &want, 1)))
-		die("create", rc, s->dev);
+		bench_die(MODE, "create", rc, s->dev);
 	if ((rc = osd_req_execute(req)) || (rc = osd_req_created_id(req, &s->obj)))
-		die("create", rc, s->dev);
+		bench_die(MODE, "create", rc, s->dev);
 	osd_req_free(req);
 
 	struct batch fill = { .b = b, .s = s, .write = 1, .len = BIG, .depth = SEQ_DEPTH };
@@ -208,14 +193,14 @@ static void setup(struct bench *b)
 	if (rc == 0)
 		rc = osd_target_set_root_key(b->tgt, bench_root_key);
 	if (rc)
-		die("target", rc, NULL);
+		bench_die(MODE, "target", rc, NULL);
 	rc = bench_root_credential(b->tgt, &cr);
 	if (rc)
-		die("credential", rc, NULL);
+		bench_die(MODE, "credential", rc, NULL);
 
 	/* Format and make the partition through the loopback device. */
 	if ((rc = osd_target_loopback(b->tgt, &tp)))
-		die("loopback", rc, NULL);
+		bench_die(MODE, "loopback", rc, NULL);
 	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
 	osd_dev *adm;
 
@@ -223,17 +208,17 @@ static void setup(struct bench *b)
 	o.security = OSD_SEC_CAPKEY;
 	o.cred_source = bench_no_credential;
 	if ((rc = osd_dev_open(&adm, &tp, &o)))
-		die("device", rc, NULL);
+		bench_die(MODE, "device", rc, NULL);
 	if ((rc = osd_dev_add_credential(adm, &cr)))
-		die("credential", rc, adm);
+		bench_die(MODE, "credential", rc, adm);
 	if ((rc = osd_req_format(&req, adm, 0)))
-		die("format", rc, adm);
-	exec_or_die(adm, req, "format");
+		bench_die(MODE, "format", rc, adm);
+	bench_exec_or_die(MODE, adm, req, "format");
 	osd_target_set_root_key(b->tgt, bench_root_key);
 	if ((rc = osd_req_create_partition(&req, adm, 0)))
-		die("create partition", rc, adm);
+		bench_die(MODE, "create partition", rc, adm);
 	if ((rc = osd_req_execute(req)) || (rc = osd_req_created_id(req, &part)))
-		die("create partition", rc, adm);
+		bench_die(MODE, "create partition", rc, adm);
 	osd_req_free(req);
 	osd_dev_close(adm);
 
@@ -243,7 +228,7 @@ static void setup(struct bench *b)
 	so.allow_digests = 1;
 	if ((rc = osd_target_iscsi_create(&b->srv, &b->tgt, 1, &so)) ||
 	    (rc = osd_target_iscsi_start(b->srv)))
-		die("iSCSI server", rc, NULL);
+		bench_die(MODE, "iSCSI server", rc, NULL);
 	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%d/" OSD_TARGET_ISCSI_DEFAULT_NAME "/0",
 		 osd_target_iscsi_port(b->srv));
 	io.header_digest = io.data_digest = b->digests ? OSD_ISCSI_DIGEST_CRC32C : OSD_ISCSI_DIGEST_NONE;
@@ -256,7 +241,7 @@ static void setup(struct bench *b)
 	}
 	open_side(b, &b->side[T_ISCSI], &tp, &cr, part.partition);
 	if ((rc = osd_target_loopback(b->tgt, &tp)))
-		die("loopback", rc, NULL);
+		bench_die(MODE, "loopback", rc, NULL);
 	open_side(b, &b->side[T_LOOP], &tp, &cr, part.partition);
 }
 
@@ -354,11 +339,11 @@ int osd_bench_iscsi(int argc, char **argv)
 		return 2;
 	}
 	if ((rc = bench_mkdtemp(base, "osd-bench", b.dir, sizeof(b.dir))))
-		die(base, rc, NULL);
+		bench_die(MODE, base, rc, NULL);
 	b.small = malloc(SMALL);
 	b.big = malloc(BIG);
 	if (!b.small || !b.big)
-		die("memory", -ENOMEM, NULL);
+		bench_die(MODE, "memory", -ENOMEM, NULL);
 	for (unsigned i = 0; i < BIG; i++)
 		b.big[i] = (uint8_t)(i * 131 + 7);
 	memcpy(b.small, b.big, SMALL);

@@ -18,6 +18,7 @@
 #include <osdtarget/target.h>
 #include "bench.h"
 
+#define MODE "--target" /* for bench_die() messages */
 #define MAX_RUNS 21
 #define SMALL 4096u
 #define BIG (1u << 20)
@@ -32,22 +33,6 @@ struct bench {
 	unsigned creates, getattrs, small_ops, big_mib;
 };
 
-static void die(const char *what, int rc, osd_dev *dev)
-{
-	fprintf(stderr, "osd-bench --target: %s: %s\n", what,
-		dev && *osd_dev_error(dev) ? osd_dev_error(dev) : strerror(-rc));
-	exit(1);
-}
-
-static void exec_or_die(osd_dev *dev, osd_req *req, const char *what)
-{
-	int rc = osd_req_execute(req);
-
-	if (rc)
-		die(what, rc, dev);
-	osd_req_free(req);
-}
-
 static double secs(uint64_t t0)
 {
 	return (double)(bench_now_ns() - t0) / 1e9;
@@ -58,8 +43,8 @@ static void flush_all(struct bench *b)
 	osd_req *req;
 
 	if (osd_req_flush_osd(&req, b->dev, OSD_FLUSH_RANGE))
-		die("flush", -EINVAL, b->dev);
-	exec_or_die(b->dev, req, "flush");
+		bench_die(MODE, "flush", -EINVAL, b->dev);
+	bench_exec_or_die(MODE, b->dev, req, "flush");
 }
 
 static double run_creates(struct bench *b)
@@ -71,8 +56,8 @@ static double run_creates(struct bench *b)
 		osd_req *req;
 
 		if (osd_req_create(&req, b->dev, &want, 1))
-			die("create", -EINVAL, b->dev);
-		exec_or_die(b->dev, req, "create");
+			bench_die(MODE, "create", -EINVAL, b->dev);
+		bench_exec_or_die(MODE, b->dev, req, "create");
 	}
 	flush_all(b);
 	return b->creates / secs(t0);
@@ -91,8 +76,8 @@ static double run_getattr(struct bench *b, int page_mode)
 				       : osd_req_add_get_attr(req, OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION,
 							      OSD_ATTR_UI_LOGICAL_LENGTH);
 		if (rc)
-			die("get attributes", rc, b->dev);
-		exec_or_die(b->dev, req, "get attributes");
+			bench_die(MODE, "get attributes", rc, b->dev);
+		bench_exec_or_die(MODE, b->dev, req, "get attributes");
 	}
 	return b->getattrs / secs(t0);
 }
@@ -109,8 +94,8 @@ static double run_small(struct bench *b, int write, uint8_t *buf)
 			       : osd_req_read(&req, b->dev, &b->obj, off, &iov, 1);
 
 		if (rc)
-			die("4 KiB I/O", rc, b->dev);
-		exec_or_die(b->dev, req, write ? "write" : "read");
+			bench_die(MODE, "4 KiB I/O", rc, b->dev);
+		bench_exec_or_die(MODE, b->dev, req, write ? "write" : "read");
 	}
 	if (write)
 		flush_all(b);
@@ -128,8 +113,8 @@ static double run_big(struct bench *b, int write, uint8_t *buf)
 			       : osd_req_read(&req, b->dev, &b->obj, (uint64_t)i * BIG, &iov, 1);
 
 		if (rc)
-			die("1 MiB I/O", rc, b->dev);
-		exec_or_die(b->dev, req, write ? "write" : "read");
+			bench_die(MODE, "1 MiB I/O", rc, b->dev);
+		bench_exec_or_die(MODE, b->dev, req, write ? "write" : "read");
 	}
 	if (write)
 		flush_all(b);
@@ -147,13 +132,13 @@ static int baseline_open(struct bench *b, uint8_t *buf)
 	snprintf(path, sizeof(path), "%s/baseline.dat", b->dir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
-		die("baseline file", -errno, NULL);
+		bench_die(MODE, "baseline file", -errno, NULL);
 	unlink(path);
 	for (unsigned i = 0; i < b->big_mib; i++)
 		if (pwrite(fd, buf, BIG, (off_t)i * BIG) != (ssize_t)BIG)
-			die("baseline pwrite", -errno, NULL);
+			bench_die(MODE, "baseline pwrite", -errno, NULL);
 	if (fdatasync(fd))
-		die("baseline fdatasync", -errno, NULL);
+		bench_die(MODE, "baseline fdatasync", -errno, NULL);
 	return fd;
 }
 
@@ -163,9 +148,9 @@ static double run_baseline(struct bench *b, int fd, uint8_t *buf)
 
 	for (unsigned i = 0; i < b->big_mib; i++)
 		if (pwrite(fd, buf, BIG, (off_t)i * BIG) != (ssize_t)BIG)
-			die("baseline pwrite", -errno, NULL);
+			bench_die(MODE, "baseline pwrite", -errno, NULL);
 	if (fdatasync(fd))
-		die("baseline fdatasync", -errno, NULL);
+		bench_die(MODE, "baseline fdatasync", -errno, NULL);
 	return b->big_mib / secs(t0);
 }
 
@@ -185,33 +170,33 @@ static void setup(struct bench *b)
 	if (rc == 0)
 		rc = osd_target_loopback(b->tgt, &tp);
 	if (rc)
-		die("target", rc, NULL);
+		bench_die(MODE, "target", rc, NULL);
 	o.osd_version = OSD_VERSION_2;
 	o.security = OSD_SEC_CAPKEY;
 	o.cred_source = bench_no_credential;
 	rc = osd_dev_open(&b->dev, &tp, &o);
 	if (rc)
-		die("device", rc, NULL);
+		bench_die(MODE, "device", rc, NULL);
 	rc = bench_root_credential(b->tgt, &cr);
 	if (rc == 0)
 		rc = osd_dev_add_credential(b->dev, &cr);
 	if (rc)
-		die("credential", rc, b->dev);
+		bench_die(MODE, "credential", rc, b->dev);
 	if ((rc = osd_req_format(&req, b->dev, 0)))
-		die("format", rc, b->dev);
-	exec_or_die(b->dev, req, "format");
+		bench_die(MODE, "format", rc, b->dev);
+	bench_exec_or_die(MODE, b->dev, req, "format");
 	osd_target_set_root_key(b->tgt, bench_root_key);
 	if ((rc = osd_req_create_partition(&req, b->dev, 0)))
-		die("create partition", rc, b->dev);
+		bench_die(MODE, "create partition", rc, b->dev);
 	if ((rc = osd_req_execute(req)) || (rc = osd_req_created_id(req, &want)))
-		die("create partition", rc, b->dev);
+		bench_die(MODE, "create partition", rc, b->dev);
 	osd_req_free(req);
 	b->pid = want.partition;
 	want.id = 0;
 	if ((rc = osd_req_create(&req, b->dev, &want, 1)))
-		die("create", rc, b->dev);
+		bench_die(MODE, "create", rc, b->dev);
 	if ((rc = osd_req_execute(req)) || (rc = osd_req_created_id(req, &b->obj)))
-		die("create", rc, b->dev);
+		bench_die(MODE, "create", rc, b->dev);
 	osd_req_free(req);
 }
 
@@ -274,11 +259,11 @@ int osd_bench_target(int argc, char **argv)
 		return 2;
 	}
 	if ((rc = bench_mkdtemp(base, "osd-bench", b.dir, sizeof(b.dir))))
-		die(base, rc, NULL);
+		bench_die(MODE, base, rc, NULL);
 	small = malloc(SMALL);
 	big = malloc(BIG);
 	if (!small || !big)
-		die("memory", -ENOMEM, NULL);
+		bench_die(MODE, "memory", -ENOMEM, NULL);
 	for (unsigned i = 0; i < BIG; i++)
 		big[i] = (uint8_t)(i * 131 + 7);
 	memcpy(small, big, SMALL);

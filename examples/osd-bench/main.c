@@ -20,9 +20,42 @@ static const struct mode modes[] = {
 	{ "--target", osd_bench_target, "software target through the loopback transport" },
 	{ "--fs", osd_bench_fs, "osdfs on the mem backend and on the software target" },
 	{ "--iscsi", osd_bench_iscsi, "the target over iSCSI on 127.0.0.1 vs loopback" },
+	{ "--fuse", osd_bench_fuse, "osdfs-mount vs a FUSE passthrough vs native" },
+	{ "--layout", osd_bench_layout, "osdfs striped over 1, 2 and 4 osd-targetd processes" },
 };
 
 #define NUM_MODES (sizeof(modes) / sizeof(modes[0]))
+
+void bench_die(const char *mode, const char *what, int rc, osd_dev *dev)
+{
+	fprintf(stderr, "osd-bench %s: %s: %s\n", mode, what,
+		dev && *osd_dev_error(dev) ? osd_dev_error(dev) : strerror(-rc));
+	exit(1);
+}
+
+void bench_exec_or_die(const char *mode, osd_dev *dev, osd_req *req, const char *what)
+{
+	int rc = osd_req_execute(req);
+
+	if (rc)
+		bench_die(mode, what, rc, dev);
+	osd_req_free(req);
+}
+
+int bench_parse_count(const char *mode, const char *s, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < 1 || v > max) {
+		fprintf(stderr, "osd-bench %s: bad count '%s' (1..%u)\n", mode, s, max);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
 
 uint64_t bench_now_ns(void)
 {

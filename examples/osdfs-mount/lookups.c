@@ -14,6 +14,7 @@
 struct slot {
 	uint64_t ino;   /* 0 = empty (inode 0 does not exist) */
 	uint64_t count;
+	int nocaps;     /* known to have no security.capability xattr */
 };
 
 struct mnt_lookups {
@@ -21,6 +22,7 @@ struct mnt_lookups {
 	struct slot *slots;
 	size_t mask;    /* capacity - 1; capacity is a power of two */
 	size_t used;
+	uint64_t xgen;  /* bumped before and after every xattr change */
 };
 
 #define INITIAL_SLOTS 1024u
@@ -129,6 +131,7 @@ static void remove_slot(struct mnt_lookups *t, size_t i)
 	}
 	t->slots[i].ino = 0;
 	t->slots[i].count = 0;
+	t->slots[i].nocaps = 0;
 	t->used--;
 }
 
@@ -151,4 +154,56 @@ int64_t mnt_lookups_drop(struct mnt_lookups *t, uint64_t ino, uint64_t n)
 	}
 	pthread_mutex_unlock(&t->lock);
 	return left;
+}
+
+/*
+ * Without FUSE_HANDLE_KILLPRIV(_V2) the kernel asks for security.capability
+ * before every write(2) (file_remove_privs()), and for osdfs each answer is a
+ * GET ATTRIBUTES command. The mount is exclusive, so only our own setxattr
+ * and removexattr can make the answer change: "absent" is remembered per
+ * inode while the kernel holds it. A change bumps xgen before and after it,
+ * and an absence seen by a getxattr that overlapped a change is not kept.
+ */
+uint64_t mnt_lookups_xattr_gen(struct mnt_lookups *t)
+{
+	uint64_t g;
+
+	pthread_mutex_lock(&t->lock);
+	g = t->xgen;
+	pthread_mutex_unlock(&t->lock);
+	return g;
+}
+
+void mnt_lookups_xattr_change(struct mnt_lookups *t, uint64_t ino)
+{
+	size_t i;
+
+	pthread_mutex_lock(&t->lock);
+	t->xgen++;
+	if (ino) {
+		i = find_slot(t, ino);
+		t->slots[i].nocaps = 0;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+int mnt_lookups_nocaps(struct mnt_lookups *t, uint64_t ino)
+{
+	int r;
+
+	pthread_mutex_lock(&t->lock);
+	r = t->slots[find_slot(t, ino)].nocaps;
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+void mnt_lookups_set_nocaps(struct mnt_lookups *t, uint64_t ino, uint64_t gen)
+{
+	size_t i;
+
+	pthread_mutex_lock(&t->lock);
+	i = find_slot(t, ino);
+	if (t->slots[i].ino && t->xgen == gen)
+		t->slots[i].nocaps = 1;
+	pthread_mutex_unlock(&t->lock);
 }

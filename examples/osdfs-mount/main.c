@@ -1,8 +1,10 @@
 /*
  * osdfs-mount: mount an osdfs filesystem through FUSE 3.
  *
- *   osdfs-mount [-o options] TARGET MOUNTPOINT
+ *   osdfs-mount [-o options] TARGET [TARGET...] MOUNTPOINT
  *
+ * Several TARGETs are the devices of a multi-device layout (osdfs/layout.h);
+ * one that cannot be reached is left out and the layout runs degraded.
  * Everything that can fail is done before the mount appears: options are
  * checked (exit 2), the device is opened, the filesystem made (-o mkfs)
  * and mounted by osdfs (exit 1 with the reason, e.g. when it is mounted
@@ -28,34 +30,59 @@
 struct run {
 	struct mnt_options o;
 	struct mnt_ctx ctx;
-	struct tc_device dev;
-	char *target_abs;
+	struct tc_devset set;
+	char *target_abs[TC_MAX_TARGETS];
 	struct fuse_session *se;
 	int signals_set, fuse_mounted;
 };
 
-/* The daemon changes to "/": make TARGET absolute first. */
-static int absolute_target(struct run *r)
+/* The daemon changes to "/": make directory TARGET @p i absolute first. */
+static int absolute_target(struct run *r, unsigned i)
 {
+	const char *target = r->o.targets.v[i];
 	char cwd[PATH_MAX];
 	struct stat st;
 
-	if (r->o.dev.remote)
+	if (tc_target_is_url(target))
 		return 0; /* a URL: checked and set by the option parser */
-	if (stat(r->o.target, &st) == 0 && !S_ISDIR(st.st_mode))
-		return tc_usage_err("%s: not a directory", r->o.target);
-	if (r->o.target[0] == '/') {
-		r->target_abs = strdup(r->o.target);
+	if (stat(target, &st) == 0 && !S_ISDIR(st.st_mode))
+		return tc_usage_err("%s: not a directory", target);
+	if (target[0] == '/') {
+		r->target_abs[i] = strdup(target);
 	} else {
 		if (!getcwd(cwd, sizeof(cwd)))
 			return tc_err_rc(-errno, "current directory");
-		if (asprintf(&r->target_abs, "%s/%s", cwd, r->o.target) < 0)
-			r->target_abs = NULL;
+		if (asprintf(&r->target_abs[i], "%s/%s", cwd, target) < 0)
+			r->target_abs[i] = NULL;
 	}
-	if (!r->target_abs)
-		return tc_err_rc(-ENOMEM, "%s", r->o.target);
-	r->o.dev.target_dir = r->target_abs;
+	if (!r->target_abs[i])
+		return tc_err_rc(-ENOMEM, "%s", target);
+	r->o.targets.v[i] = r->target_abs[i];
+	r->o.dev.target_dir = r->target_abs[i];
 	return 0;
+}
+
+static int absolute_targets(struct run *r)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < r->o.targets.n && rc == 0; i++)
+		rc = absolute_target(r, i);
+	return rc;
+}
+
+/* What the filesystem is on, for messages: TARGET, or "N devices". */
+static const char *fs_name(const struct run *r)
+{
+	return tc_targets_name(&r->o.targets);
+}
+
+/* tc_device_fail() without a device at hand: names the security method. */
+static int device_fail(const struct run *r, int rc, const char *what)
+{
+	struct tc_device d = { .method = r->o.dev.security };
+
+	return tc_device_fail(&d, rc, what);
 }
 
 static int check_mountpoint(const char *mp)
@@ -79,16 +106,14 @@ static int make_fs(struct run *r, osdfs_backend *be)
 	mo.capacity = r->o.capacity;
 	mo.root_uid = (uint32_t)getuid();
 	mo.root_gid = (uint32_t)getgid();
-	/* keyed before the format, which keeps an existing partition's keys */
-	rc = tc_device_setup_partition(&r->dev, r->o.partition);
-	if (rc == 0)
-		rc = osdfs_mkfs(be, &mo);
+	/* the devices were keyed when opened: the format keeps the keys */
+	rc = osdfs_mkfs(be, &mo);
 	if (rc < 0) {
 		char what[4200];
 
-		snprintf(what, sizeof(what), "mkfs on %s partition 0x%" PRIx64, r->o.target,
+		snprintf(what, sizeof(what), "mkfs on %s partition 0x%" PRIx64, fs_name(r),
 			 r->o.partition);
-		return tc_device_fail(&r->dev, rc, what);
+		return device_fail(r, rc, what);
 	}
 	return 0;
 }
@@ -101,18 +126,19 @@ static int open_fs(struct run *r)
 	char err[256] = "";
 	int rc;
 
-	if (tc_device_check(&r->o.dev) < 0)
+	if (tc_targets_check(&r->o.targets, &r->o.dev) < 0)
 		return TC_EXIT_USAGE;
-	if (tc_device_open(&r->dev, &r->o.dev, r->o.mkfs) < 0)
+	if (tc_devset_open(&r->set, &r->o.dev, &r->o.targets, r->o.partition,
+			   r->o.mkfs ? &r->o.map : NULL, !r->o.layout_given) < 0)
 		return TC_EXIT_FAILED;
-	rc = osdfs_backend_osd_new(&be, r->dev.dev, r->o.partition);
-	if (rc < 0)
-		return tc_err_rc(rc, "partition 0x%" PRIx64, r->o.partition);
+	be = r->set.be;
+	r->set.be = NULL;
 	if (r->o.mkfs && (rc = make_fs(r, be)) != 0) {
 		osdfs_backend_free(be);
 		return rc;
 	}
 	mo.flags = (r->o.readonly ? OSDFS_MOUNT_RDONLY : 0) | (r->o.force ? OSDFS_MOUNT_FORCE : 0);
+	mo.inode_cache = MNT_INODE_CACHE;
 	mo.error = err;
 	mo.error_size = sizeof(err);
 	rc = osdfs_mount(&r->ctx.fs, be, &mo);
@@ -120,10 +146,10 @@ static int open_fs(struct run *r)
 		char what[4200];
 
 		osdfs_backend_free(be);
-		snprintf(what, sizeof(what), "cannot mount %s partition 0x%" PRIx64, r->o.target,
+		snprintf(what, sizeof(what), "cannot mount %s partition 0x%" PRIx64, fs_name(r),
 			 r->o.partition);
 		if (rc == -EACCES)
-			return tc_device_fail(&r->dev, rc, what);
+			return device_fail(r, rc, what);
 		tc_err("%s: %s", what, *err ? err : strerror(-rc));
 		if (rc == -EBUSY)
 			tc_err("if that mount is gone (it crashed), mount with -o force");
@@ -185,16 +211,16 @@ static int shutdown_all(struct run *r, int status)
 	if (r->ctx.fs && !r->ctx.unmounted) /* init never came: destroy did not run */
 		mnt_op_destroy(&r->ctx);
 	if (r->ctx.unmounted && r->ctx.unmount_rc < 0) {
-		tc_err_rc(r->ctx.unmount_rc, "unmount of %s: %s", r->o.target,
+		tc_err_rc(r->ctx.unmount_rc, "unmount of %s: %s", fs_name(r),
 			  r->ctx.unmount_rc == -ESTALE ? "taken over by a forced mount"
 						       : "could not write everything back");
 		status = TC_EXIT_FAILED;
 	}
-	if (r->dev.dev || r->dev.tgt)
-		tc_device_close(&r->dev);
+	tc_devset_close(&r->set);
 	mnt_lookups_free(r->ctx.lookups);
 	pthread_mutex_destroy(&r->ctx.files_lock);
-	free(r->target_abs);
+	for (unsigned i = 0; i < TC_MAX_TARGETS; i++)
+		free(r->target_abs[i]);
 	mnt_options_free(&r->o);
 	return status;
 }
@@ -214,8 +240,8 @@ static int prepare(struct run *r, int argc, char **argv)
 		printf(PROG " %s (osdfs, libfuse %s)\n", osd_version_string(), fuse_pkgversion());
 		return -1;
 	}
-	rc = absolute_target(r);
-	if (rc == 0 && tc_device_check(&r->o.dev) < 0)
+	rc = absolute_targets(r);
+	if (rc == 0 && tc_targets_check(&r->o.targets, &r->o.dev) < 0)
 		rc = TC_EXIT_USAGE;
 	if (rc == 0)
 		rc = check_mountpoint(r->o.mountpoint);

@@ -15,13 +15,18 @@
 #include <osdfs/osdfs.h>
 #include "toolcommon.h"
 
-/* Largest read and write request we ask the kernel for (libfuse's cap). */
-#define MNT_MAX_IO (1024u * 1024u)
+/* Unused inodes osdfs keeps cached (its default is 4096). The kernel asks for
+ * attributes again once attr_timeout has passed, so a daemon serving it
+ * gains from holding the inodes of a whole working set (~300 bytes each). */
+#define MNT_INODE_CACHE 65536u
 
 /* ---- command line (options.c) ---- */
 struct mnt_options {
-	const char *target;       /* TARGET argument */
+	const char *target;       /* TARGET argument (the first of several) */
 	const char *mountpoint;   /* MOUNTPOINT argument */
+	struct tc_targets targets;/* every TARGET (several: a multi-device layout) */
+	struct osdfs_data_map map;/* layout= (with mkfs) */
+	int layout_given;         /* layout= */
 	uint64_t partition;       /* pid= */
 	int mkfs;                 /* mkfs */
 	int force;                /* force: take over a stale mount record */
@@ -58,6 +63,14 @@ int mnt_lookups_add(struct mnt_lookups *t, uint64_t ino);
 /* Drops @p n references; returns the count left, or -ENOENT if @p ino held
  * fewer than @p n (a kernel/frontend mismatch worth a debug message). */
 int64_t mnt_lookups_drop(struct mnt_lookups *t, uint64_t ino, uint64_t n);
+/* "No security.capability" remembered per held inode (see lookups.c):
+ * the change counter to pass to set_nocaps, bumped by xattr_change (call it
+ * before and after changing an xattr of @p ino; 0: no inode). */
+uint64_t mnt_lookups_xattr_gen(struct mnt_lookups *t);
+void mnt_lookups_xattr_change(struct mnt_lookups *t, uint64_t ino);
+int mnt_lookups_nocaps(struct mnt_lookups *t, uint64_t ino);
+/* Remembers the absence unless an xattr changed since @p gen was read. */
+void mnt_lookups_set_nocaps(struct mnt_lookups *t, uint64_t ino, uint64_t gen);
 
 /* ---- one mount's state, the FUSE userdata ---- */
 struct mnt_file {

@@ -6,41 +6,17 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/xattr.h>
 #include "mount.h"
+#include "caps.h"
 #include "ops.h"
-
-static void want(struct fuse_conn_info *conn, unsigned int cap, int on)
-{
-	if (on && (conn->capable & cap))
-		conn->want |= cap;
-	else
-		conn->want &= ~cap;
-}
 
 void mnt_op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct mnt_ctx *c = userdata;
 
-	/* 1 MiB requests (libfuse caps max_write to its buffer and asks the
-	 * kernel for max_pages to match; reads follow max_pages) */
-	conn->max_write = MNT_MAX_IO;
-	want(conn, FUSE_CAP_READDIRPLUS, 1);
-	want(conn, FUSE_CAP_READDIRPLUS_AUTO, 1);
-	want(conn, FUSE_CAP_ATOMIC_O_TRUNC, 1);
-	want(conn, FUSE_CAP_PARALLEL_DIROPS, 1);
-	want(conn, FUSE_CAP_ASYNC_READ, 1);
-	/* an exclusive mount: symlink targets only change through us */
-	want(conn, FUSE_CAP_CACHE_SYMLINKS, 1);
-	/* the kernel clears set-id bits itself (osdfs does on write too) */
-	want(conn, FUSE_CAP_HANDLE_KILLPRIV, 0);
-	/* osdfs needs the data in memory: splicing would only add a copy */
-	want(conn, FUSE_CAP_SPLICE_READ, 0);
-	want(conn, FUSE_CAP_SPLICE_WRITE, 0);
-	want(conn, FUSE_CAP_SPLICE_MOVE, 0);
-	want(conn, FUSE_CAP_EXPORT_SUPPORT, 0);
-	want(conn, FUSE_CAP_POSIX_ACL, 0);
-	want(conn, FUSE_CAP_WRITEBACK_CACHE, c->opts->writeback);
+	mnt_caps_choose(conn, c->opts->writeback);
 	c->writeback = (conn->want & FUSE_CAP_WRITEBACK_CACHE) != 0;
 	if (c->opts->writeback && !c->writeback)
 		fprintf(stderr, "osdfs-mount: the kernel offers no writeback cache; "
@@ -83,20 +59,30 @@ void mnt_op_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &v);
 }
 
+/* Replies to a setxattr or removexattr of @p ino that osdfs answered with
+ * @p rc; the change was announced before it too (see lookups.c). */
+static void reply_xattr_changed(fuse_req_t req, fuse_ino_t ino, int rc)
+{
+	mnt_lookups_xattr_change(mnt_ctx(req)->lookups, ino);
+	mnt_reply_err(req, rc);
+}
+
 void mnt_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 		     size_t size, int flags)
 {
+	struct mnt_ctx *c = mnt_ctx(req);
 	int of = 0;
 
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	mnt_lookups_xattr_change(c->lookups, ino);
 	if (flags & XATTR_CREATE)
 		of |= OSDFS_XATTR_CREATE;
 	if (flags & XATTR_REPLACE)
 		of |= OSDFS_XATTR_REPLACE;
-	mnt_reply_err(req, osdfs_setxattr(mnt_ctx(req)->fs, ino, name, value, size, of));
+	reply_xattr_changed(req, ino, osdfs_setxattr(c->fs, ino, name, value, size, of));
 }
 
 /* getxattr and listxattr: size 0 asks for the length only. */
@@ -110,16 +96,34 @@ static void reply_sized(fuse_req_t req, ssize_t n, const void *buf, size_t size)
 		fuse_reply_buf(req, buf, (size_t)n);
 }
 
+/* The kernel asks this before every write (see lookups.c). */
+static int is_caps(const char *name)
+{
+	return !strcmp(name, "security.capability");
+}
+
 void mnt_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	char *buf = size ? malloc(size) : NULL;
+	struct mnt_ctx *c = mnt_ctx(req);
+	char *buf;
+	uint64_t gen = 0;
 	ssize_t n;
 
+	if (is_caps(name)) {
+		if (mnt_lookups_nocaps(c->lookups, ino)) {
+			fuse_reply_err(req, ENODATA);
+			return;
+		}
+		gen = mnt_lookups_xattr_gen(c->lookups);
+	}
+	buf = size ? malloc(size) : NULL;
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = osdfs_getxattr(mnt_ctx(req)->fs, ino, name, buf, size);
+	n = osdfs_getxattr(c->fs, ino, name, buf, size);
+	if (n == -ENODATA && is_caps(name))
+		mnt_lookups_set_nocaps(c->lookups, ino, gen);
 	reply_sized(req, n, buf, size);
 	free(buf);
 }
@@ -140,5 +144,6 @@ void mnt_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 void mnt_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	mnt_reply_err(req, osdfs_removexattr(mnt_ctx(req)->fs, ino, name));
+	mnt_lookups_xattr_change(mnt_ctx(req)->lookups, ino);
+	reply_xattr_changed(req, ino, osdfs_removexattr(mnt_ctx(req)->fs, ino, name));
 }

@@ -1,5 +1,6 @@
 /*
- * Command line: "osdfs-mount [-o options] TARGET MOUNTPOINT". Our own -o
+ * Command line: "osdfs-mount [-o options] TARGET [TARGET...] MOUNTPOINT"
+ * (several TARGETs: the devices of a multi-device layout). Our own -o
  * options are taken out of the list; everything else goes to libfuse, which
  * rejects what it does not know when the session is created.
  */
@@ -17,7 +18,7 @@
 #define MAX_THREADS 10000
 
 enum {
-	KEY_PID, KEY_MKFS, KEY_FORCE, KEY_FORMAT, KEY_RO, KEY_WRITEBACK, KEY_ATTR_TIMEOUT,
+	KEY_PID, KEY_MKFS, KEY_LAYOUT, KEY_FORCE, KEY_FORMAT, KEY_RO, KEY_WRITEBACK, KEY_ATTR_TIMEOUT,
 	KEY_ENTRY_TIMEOUT, KEY_SECURITY, KEY_KEYFILE, KEY_OSD_VERSION, KEY_ISCSI,
 	KEY_MAX_THREADS, KEY_CLONE_FD, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_HELP, KEY_VERSION,
 };
@@ -25,6 +26,7 @@ enum {
 static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("pid=", KEY_PID),
 	FUSE_OPT_KEY("mkfs", KEY_MKFS),
+	FUSE_OPT_KEY("layout=", KEY_LAYOUT),
 	FUSE_OPT_KEY("force", KEY_FORCE),
 	FUSE_OPT_KEY("format=", KEY_FORMAT),
 	FUSE_OPT_KEY("ro", KEY_RO),
@@ -55,6 +57,7 @@ static const struct fuse_opt spec[] = {
 
 struct parse_state {
 	struct mnt_options *o;
+	const char *nonopt[TC_MAX_TARGETS + 1]; /* TARGET... MOUNTPOINT */
 	int nonopts;
 	int bad;      /* a message was printed */
 	int request;  /* MNT_PARSE_HELP / MNT_PARSE_VERSION */
@@ -101,16 +104,56 @@ static int parse_timeout(const char *v, double *out)
 
 static int on_nonopt(struct parse_state *s, const char *arg)
 {
-	if (s->nonopts == 0)
-		s->o->target = arg;
-	else if (s->nonopts == 1)
-		s->o->mountpoint = arg;
-	else {
-		tc_err("unexpected argument '%s' (give TARGET and MOUNTPOINT only)", arg);
+	if (s->nonopts == TC_MAX_TARGETS + 1) {
+		tc_err("unexpected argument '%s' (at most %u TARGETs, then MOUNTPOINT)", arg,
+		       TC_MAX_TARGETS);
 		s->bad = 1;
 		return -1;
 	}
-	s->nonopts++;
+	s->nonopt[s->nonopts++] = arg;
+	return 0;
+}
+
+/* The last argument is MOUNTPOINT, the ones before it the TARGETs. */
+static int split_nonopts(struct parse_state *s)
+{
+	struct mnt_options *o = s->o;
+
+	if (s->nonopts < 2)
+		return tc_usage_err("give TARGET and MOUNTPOINT");
+	o->mountpoint = s->nonopt[s->nonopts - 1];
+	o->target = s->nonopt[0];
+	for (int i = 0; i < s->nonopts - 1; i++) {
+		o->targets.v[i] = s->nonopt[i];
+		/* a URL is checked here; a directory once made absolute (main.c) */
+		if (tc_target_is_url(s->nonopt[i]) &&
+		    tc_device_option(&o->dev, "target", s->nonopt[i]) < 0) {
+			fprintf(stderr, "Try '%s --help'.\n", tc_prog());
+			return TC_EXIT_USAGE;
+		}
+	}
+	o->targets.n = (unsigned)s->nonopts - 1;
+	return 0;
+}
+
+/*
+ * "layout=SPEC": the default data map of a new multi-device filesystem.
+ * Commas separate -o options, so SPEC's settings are joined by ':' here
+ * (raid5:su=64K:width=4); an escaped "\," reaches us as a comma too.
+ */
+static int layout_option(struct parse_state *s, const char *arg)
+{
+	char text[128], err[256] = "";
+
+	if (strlen(value_of(arg)) >= sizeof(text))
+		return bad_value(s, arg, "too long");
+	strcpy(text, value_of(arg));
+	for (char *p = text; *p; p++)
+		if (*p == ':')
+			*p = ',';
+	if (osdfs_data_map_parse(&s->o->map, text, err, sizeof(err)) < 0)
+		return bad_value(s, arg, err);
+	s->o->layout_given = 1;
 	return 0;
 }
 
@@ -168,6 +211,8 @@ static int on_key(void *data, const char *arg, int key, struct fuse_args *out)
 	case KEY_MKFS:
 		o->mkfs = 1;
 		return 0;
+	case KEY_LAYOUT:
+		return layout_option(s, arg);
 	case KEY_FORCE:
 		o->force = 1;
 		return 0;
@@ -237,21 +282,26 @@ static int on_key(void *data, const char *arg, int key, struct fuse_args *out)
 }
 
 /* Everything about the arguments that one option alone cannot tell. */
-static int check_combination(struct mnt_options *o)
+static int check_combination(struct parse_state *s)
 {
-	if (!o->target || !o->mountpoint)
-		return tc_usage_err("give TARGET and MOUNTPOINT");
+	struct mnt_options *o = s->o;
+	char err[256] = "";
+	int rc = split_nonopts(s);
+
+	if (rc)
+		return rc;
+	if (o->layout_given && !o->mkfs)
+		return tc_usage_err("layout= sets the layout of a new filesystem: add -o mkfs");
+	if (o->mkfs && (o->layout_given || o->targets.n > 1) &&
+	    osdfs_data_map_check(&o->map, o->targets.n, err, sizeof(err)) < 0)
+		return tc_usage_err("the layout does not fit %u TARGET%s: %s", o->targets.n,
+				    o->targets.n == 1 ? "" : "s", err);
 	if (o->capacity && !o->mkfs)
 		return tc_usage_err("format= sets the capacity of a new filesystem: add -o mkfs");
 	if (o->mkfs && o->readonly)
 		return tc_usage_err("mkfs and ro do not go together");
 	if (o->writeback && o->readonly)
 		return tc_usage_err("writeback_cache and ro do not go together");
-	/* a URL is checked here; a directory once made absolute (main.c) */
-	if (tc_target_is_url(o->target) && tc_device_option(&o->dev, "target", o->target) < 0) {
-		fprintf(stderr, "Try '%s --help'.\n", tc_prog());
-		return TC_EXIT_USAGE;
-	}
 	return 0;
 }
 
@@ -284,6 +334,7 @@ int mnt_parse_args(struct mnt_options *o, int argc, char **argv)
 	o->partition = OSD_FIRST_ID;
 	o->attr_timeout = 1.0;
 	o->entry_timeout = 1.0;
+	o->map = ((struct osdfs_layout_config)OSDFS_LAYOUT_CONFIG_INIT).map;
 	o->fuse = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_opt_parse(&o->fuse, &s, spec, on_key) != 0) {
 		if (!s.bad)
@@ -293,7 +344,7 @@ int mnt_parse_args(struct mnt_options *o, int argc, char **argv)
 	}
 	if (s.request)
 		return s.request;
-	rc = check_combination(o);
+	rc = check_combination(&s);
 	if (rc)
 		return -rc;
 	rc = add_fuse_defaults(o);
@@ -313,10 +364,11 @@ void mnt_options_free(struct mnt_options *o)
 
 void mnt_print_help(const char *prog)
 {
-	printf("usage: %s [-o options] TARGET MOUNTPOINT\n\n"
+	printf("usage: %s [-o options] TARGET [TARGET...] MOUNTPOINT\n\n"
 	       "Mount the osdfs filesystem stored on an OSD at MOUNTPOINT. TARGET is\n"
 	       "the directory of an embedded software OSD target, or an iSCSI target\n"
-	       "as iscsi://host[:port]/iqn/lun.\n\n"
+	       "as iscsi://host[:port]/iqn/lun. Several TARGETs are the devices of a\n"
+	       "filesystem spread over them (all of them, or all but failed ones).\n\n"
 	       "General options:\n"
 	       "  -f                     stay in the foreground\n"
 	       "  -d, -o debug           print every request (implies -f)\n"
@@ -329,6 +381,9 @@ void mnt_print_help(const char *prog)
 	       "  -o pid=ID              partition holding the filesystem, decimal or\n"
 	       "                         0x hex (default 0x10000)\n"
 	       "  -o mkfs                create an empty filesystem first (erases the partition)\n"
+	       "  -o layout=SPEC         with mkfs: the data map over the TARGETs, as\n"
+	       "                         osdfs mkfs --layout with ':' for ',', e.g.\n"
+	       "                         raid5:su=64K:width=4 (default raid0 over all)\n"
 	       "  -o force               mount even if the filesystem is recorded as mounted\n"
 	       "                         (after that mount crashed; with ro: just look)\n"
 	       "  -o format=SIZE         with mkfs: partition capacity, e.g. 10G\n"

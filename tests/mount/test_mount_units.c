@@ -193,7 +193,20 @@ END_TEST
 START_TEST(arguments)
 {
 	ck_assert_int_eq(PARSE("t"), -TC_EXIT_USAGE);
-	ck_assert_int_eq(PARSE("t", "m", "x"), -TC_EXIT_USAGE);
+	/* several TARGETs before MOUNTPOINT: the devices of a layout */
+	ck_assert_int_eq(PARSE("t", "m", "x"), MNT_PARSE_RUN);
+	ck_assert_uint_eq(o.targets.n, 2);
+	ck_assert_str_eq(o.targets.v[1], "m");
+	ck_assert_str_eq(o.mountpoint, "x");
+	ck_assert_int_eq(PARSE("-o", "layout=raid5:width=3", "a", "b", "c", "m"), -TC_EXIT_USAGE);
+	ck_assert_int_eq(PARSE("-o", "mkfs,layout=raid5:width=4", "a", "b", "c", "m"),
+			 -TC_EXIT_USAGE); /* 4 wide on 3 devices */
+	ck_assert_int_eq(PARSE("-o", "mkfs,layout=raid9", "a", "b", "m"), -TC_EXIT_USAGE);
+	ck_assert_int_eq(PARSE("-o", "mkfs,layout=raid5:su=16K:width=3", "a", "b", "c", "m"),
+			 MNT_PARSE_RUN);
+	ck_assert_int_eq(o.map.raid, OSDFS_RAID_5);
+	ck_assert_uint_eq(o.map.stripe_unit, 16384);
+	ck_assert_uint_eq(o.map.group_width, 3);
 	ck_assert_int_eq(PARSE("iscsi://host/iqn.2026-12.x", "m"), -TC_EXIT_USAGE);
 	ck_assert_int_eq(PARSE("http://host/", "m"), -TC_EXIT_USAGE);
 	/* an iSCSI URL with its options (names as osdctl's and osdfs's) */
