@@ -273,7 +273,11 @@ static void fs_size(struct osd_store *st)
 
 /* ---- open ------------------------------------------------------------------------ */
 
-/* data/ itself; its fan-out directories are made when a first file needs one. */
+/*
+ * data/ and, for a new store, its fan-out directories with one fsync of
+ * data/: made lazily, each would cost an fsync in the middle of a workload's
+ * first writes. A missing one (a store made before) is still made lazily.
+ */
 static int open_fanout(struct osd_store *st, int create)
 {
 	if (create && mkdirat(st->dirfd, "data", 0755) != 0 && errno != EEXIST)
@@ -281,7 +285,16 @@ static int open_fanout(struct osd_store *st, int create)
 	st->datafd = openat(st->dirfd, "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (st->datafd < 0)
 		return -errno;
-	if (create && fsync(st->dirfd) != 0)
+	if (!create)
+		return 0;
+	for (unsigned d = 0; d < OSD__FANOUT; d++) {
+		char name[4];
+
+		snprintf(name, sizeof(name), "%02x", d);
+		if (mkdirat(st->datafd, name, 0755) != 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fsync(st->datafd) != 0 || fsync(st->dirfd) != 0)
 		return -errno;
 	return 0;
 }

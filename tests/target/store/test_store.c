@@ -435,11 +435,26 @@ static int data_dirs(void)
 	return n;
 }
 
-START_TEST(t_lazy_fanout)
+/* Remove every fan-out directory, as a store made before they were made up front. */
+static void remove_data_dirs(void)
+{
+	char p[4300];
+
+	for (unsigned d = 0; d < 256; d++) {
+		snprintf(p, sizeof(p), "%s/data/%02x", dir, d);
+		ck_assert_int_eq(rmdir(p), 0);
+	}
+}
+
+START_TEST(t_fanout)
 {
 	uint8_t b[8];
-	/* A new store has no fan-out directory; CREATE makes none either. */
-	ck_assert_int_eq(data_dirs(), 0);
+	/* A new store has its 256 fan-out directories. A store without them (made
+	 * before they were made up front) gets each when its first file needs it;
+	 * CREATE makes none. */
+	ck_assert_int_eq(data_dirs(), 256);
+	remove_data_dirs();
+	reopen();
 	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_USER, 0), 0);
@@ -1103,7 +1118,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_data);
 	tcase_add_test(tc, t_remove_recreate);
 	tcase_add_test(tc, t_attrs);
-	tcase_add_test(tc, t_lazy_fanout);
+	tcase_add_test(tc, t_fanout);
 	tcase_add_test(tc, t_attr_same_value);
 	tcase_add_test(tc, t_capacity);
 	tcase_add_test(tc, t_capacity_option);
