@@ -195,6 +195,20 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 	return 0;
 }
 
+/*
+ * fd_get_locked() for a data change (write, truncate, punch): first hands the
+ * log's buffered records to the kernel, so the records the change may depend
+ * on (the object's CREATE, attributes written before it) survive a crash of
+ * the process whenever the change does (docs/crash-model.md).
+ */
+static int fd_get_for_change(struct osd_store *st, struct osd__obj *o, int create, int *fd,
+			     int *need_evict)
+{
+	int r = osd__log_write_out(&st->log);
+
+	return r ? r : fd_get_locked(st, o, create, fd, need_evict);
+}
+
 static void fd_put(struct osd_store *st, struct osd__obj *o)
 {
 	pthread_mutex_lock(&o->mu);
@@ -618,9 +632,7 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 	}
 	r = o->removed ? -ENOENT : space_check_locked(st, o, off, off + total);
 	if (!r)
-		r = osd__log_write_out(&st->log); /* records before data: docs/crash-model.md */
-	if (!r)
-		r = fd_get_locked(st, o, 1, &fd, &evict);
+		r = fd_get_for_change(st, o, 1, &fd, &evict);
 	if (!append)
 		pthread_mutex_unlock(&o->mu); /* plain writes run in parallel */
 	if (!r) {
@@ -741,9 +753,7 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 	pthread_mutex_lock(&o->mu);
 	r = o->removed ? -ENOENT : space_check_locked(st, o, o->length, length);
 	if (!r && length != o->length)
-		r = osd__log_write_out(&st->log);
-	if (!r && length != o->length)
-		r = fd_get_locked(st, o, 1, &fd, &evict);
+		r = fd_get_for_change(st, o, 1, &fd, &evict);
 	if (!r && fd >= 0) {
 		if (ftruncate(fd, (off_t)length) != 0)
 			r = -errno;
@@ -773,9 +783,7 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 	pthread_mutex_lock(&o->mu);
 	uint64_t end = len > o->length - offset ? o->length : offset + len;
 	if (offset < o->length && len)
-		r = osd__log_write_out(&st->log);
-	if (!r && offset < o->length && len)
-		r = fd_get_locked(st, o, 0, &fd, &evict);
+		r = fd_get_for_change(st, o, 0, &fd, &evict);
 	if (!r && fd >= 0) {
 		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,
 			      (off_t)(end - offset)) != 0)
