@@ -537,21 +537,6 @@ static void usage(FILE *f)
 		MAX_COUNT, MAX_RUNS, MAX_MIB);
 }
 
-static int parse_count(const char *s, unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < 1 || v > max) {
-		fprintf(stderr, "osd-bench --fs: bad count '%s' (1..%u)\n", s, max);
-		return -EINVAL;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 /* 0: run, 1: --help printed, -EINVAL: bad options (message printed). */
 static int parse_args(int argc, char **argv, struct params *p)
 {
@@ -574,11 +559,11 @@ static int parse_args(int argc, char **argv, struct params *p)
 	while (!rc && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': p->base = optarg; break;
-		case 'r': rc = parse_count(optarg, MAX_RUNS, &runs); break;
-		case 'f': rc = parse_count(optarg, MAX_COUNT, &given.files); break;
-		case 'e': rc = parse_count(optarg, MAX_COUNT, &given.entries); break;
-		case 'l': rc = parse_count(optarg, MAX_COUNT, &given.lookups); break;
-		case 'm': rc = parse_count(optarg, MAX_MIB, &given.mib); break;
+		case 'r': rc = bench_parse_count("--fs", optarg, MAX_RUNS, &runs); break;
+		case 'f': rc = bench_parse_count("--fs", optarg, MAX_COUNT, &given.files); break;
+		case 'e': rc = bench_parse_count("--fs", optarg, MAX_COUNT, &given.entries); break;
+		case 'l': rc = bench_parse_count("--fs", optarg, MAX_COUNT, &given.lookups); break;
+		case 'm': rc = bench_parse_count("--fs", optarg, MAX_MIB, &given.mib); break;
 		case 'q': quick = 1; break;
 		case 'h': usage(stdout); return 1;
 		default: return -EINVAL; /* getopt printed the message */

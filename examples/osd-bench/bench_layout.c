@@ -351,21 +351,6 @@ static void usage(FILE *f)
 		MAX_RUNS, MAX_MIB);
 }
 
-static int parse_number(const char *s, unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < 1 || v > max) {
-		fprintf(stderr, "osd-bench " MODE ": '%s' is not a number from 1 to %u\n", s, max);
-		return -EINVAL;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 /* 0: run, 1: help printed, -EINVAL: bad arguments (message printed). */
 static int parse_args(struct bench *b, int argc, char **argv)
 {
@@ -385,8 +370,8 @@ static int parse_args(struct bench *b, int argc, char **argv)
 	optind = 1;
 	while (!rc && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'r': rc = parse_number(optarg, MAX_RUNS, &runs); break;
-		case 's': rc = parse_number(optarg, MAX_MIB, &b->p.mib); break;
+		case 'r': rc = bench_parse_count(MODE, optarg, MAX_RUNS, &runs); break;
+		case 's': rc = bench_parse_count(MODE, optarg, MAX_MIB, &b->p.mib); break;
 		case 'l': b->p.spec = optarg; break;
 		case 'd': b->p.base = optarg; break;
 		case 't': b->p.targetd = optarg; break;
