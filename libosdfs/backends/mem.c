@@ -22,6 +22,7 @@
 
 #include "backends/iov.h"
 #include "backends/mem.h"
+#include "backends/op_sync.h"
 
 static struct mem_object *object_of(struct osdfs__hnode *n)
 {
@@ -429,37 +430,15 @@ static int mem_statfs(void *impl, struct osdfs_backend_stat *st)
 	return 0;
 }
 
+static const struct osdfs_backend_ops mem_ops;
+
+/* Inline; a READ gets its attributes under the same lock as the data. */
 static int mem_submit(void *impl, struct osdfs_op *op)
 {
-	if (!op || !op->done)
-		return -EINVAL;
-	switch (op->kind) {
-	case OSDFS_OP_READ:
-		op->result = mem_read_get(impl, op->oid, op->offset, op->iov, op->iovcnt,
-					  op->attrs, op->nattrs);
-		break;
-	case OSDFS_OP_WRITE:
-		op->result = mem_write(impl, op->oid, op->offset, op->iov, op->iovcnt,
-				       op->attrs, op->nattrs);
-		break;
-	case OSDFS_OP_GET_ATTRS:
-		op->result = mem_get_attrs(impl, op->oid, op->attrs, op->nattrs);
-		break;
-	case OSDFS_OP_SET_ATTRS:
-		op->result = mem_set_attrs(impl, op->oid, op->attrs, op->nattrs);
-		break;
-	case OSDFS_OP_CREATE:
-		op->result = mem_create(impl, op->oid, op->attrs, op->nattrs);
-		break;
-	case OSDFS_OP_REMOVE:
-		op->result = mem_remove(impl, op->oid);
-		break;
-	case OSDFS_OP_FLUSH:
-		op->result = mem_flush(impl, op->oid);
-		break;
-	default:
-		return -EINVAL;
-	}
+	if (!op || !op->done || op->kind != OSDFS_OP_READ)
+		return osdfs__op_run_sync(&mem_ops, impl, op);
+	op->result = mem_read_get(impl, op->oid, op->offset, op->iov, op->iovcnt,
+				  op->attrs, op->nattrs);
 	op->done(op);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backends/op_sync.h"
 #include "core/format.h"
 #include "layout/layout_int.h"
 
@@ -608,39 +609,7 @@ static int lay_size(void *impl, uint64_t oid, uint64_t *size)
 /* Operations run synchronously; done() is called before submit() returns. */
 static int lay_submit(void *impl, struct osdfs_op *op)
 {
-	switch (op->kind) {
-	case OSDFS_OP_READ:
-		op->result = lay_read(impl, op->oid, op->offset, op->iov, op->iovcnt);
-		if (op->result >= 0 && op->nattrs) {
-			int rc = lay_get_attrs(impl, op->oid, op->attrs, op->nattrs);
-
-			op->result = rc < 0 ? rc : op->result;
-		}
-		break;
-	case OSDFS_OP_WRITE:
-		op->result = lay_write(impl, op->oid, op->offset, op->iov, op->iovcnt, op->attrs,
-				       op->nattrs);
-		break;
-	case OSDFS_OP_GET_ATTRS:
-		op->result = lay_get_attrs(impl, op->oid, op->attrs, op->nattrs);
-		break;
-	case OSDFS_OP_SET_ATTRS:
-		op->result = lay_set_attrs(impl, op->oid, op->attrs, op->nattrs);
-		break;
-	case OSDFS_OP_CREATE:
-		op->result = lay_create(impl, op->oid, op->attrs, op->nattrs);
-		break;
-	case OSDFS_OP_REMOVE:
-		op->result = lay_remove(impl, op->oid);
-		break;
-	case OSDFS_OP_FLUSH:
-		op->result = lay_be_flush(impl, op->oid);
-		break;
-	default:
-		return -EINVAL;
-	}
-	op->done(op);
-	return 0;
+	return osdfs__op_run_sync(&lay_ops, impl, op);
 }
 
 const struct osdfs_backend_ops lay_ops = {
