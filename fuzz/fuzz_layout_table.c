@@ -1,15 +1,17 @@
 /*
  * The layout backend's on-object decoders (docs/layout.md) from arbitrary
  * bytes: the device table (superblock attribute 0x10000/5), a data map
- * attribute (0x10004/1) and a device identity (0x10004/2).
+ * attribute (0x10004/1) and a device identity (0x10004/2); and the data map
+ * text osdfs_data_map_parse() reads (mkfs --layout, the osdfs.layout xattr).
  *
  * Whatever a decoder accepts must re-encode to the very same bytes (the
  * formats have no slack), and an accepted data map that resolves on some
  * device count must place every logical row on a valid component inside
  * the group, with component lengths that never exceed the rows written.
+ * Accepted map text must format to text that parses to the same map.
  *
  * Input layout:
- *   byte 0   bits 0-1: 0 device table, 1 data map, 2 identity;
+ *   byte 0   bits 0-1: 0 device table, 1 data map, 2 identity, 3 map text;
  *            bits 2-7: device count for the map (1 + value)
  *   rest     the attribute value
  */
@@ -86,6 +88,32 @@ static void check_map(const uint8_t *in, size_t len, unsigned ndev)
 			fail("component longer than the data");
 }
 
+static void check_text(const uint8_t *in, size_t len)
+{
+	struct osdfs_data_map m, again;
+	char text[256], out[256], err[128];
+	int n;
+
+	if (len >= sizeof(text))
+		return;
+	memcpy(text, in, len);
+	text[len] = 0;
+	if (osdfs_data_map_parse(&m, text, err, sizeof(err)) != 0) {
+		if (!memchr(err, 0, sizeof(err)) || err[0] == 0)
+			fail("parse error without a reason");
+		return;
+	}
+	n = osdfs_data_map_format(&m, out, sizeof(out));
+	if (n < 0 || (size_t)n >= sizeof(out))
+		fail("accepted map does not format");
+	if (osdfs_data_map_parse(&again, out, err, sizeof(err)) != 0)
+		fail("formatted map text does not parse");
+	if (again.stripe_unit != m.stripe_unit || again.num_comps != m.num_comps ||
+	    again.group_width != m.group_width || again.group_depth != m.group_depth ||
+	    again.mirror_cnt != m.mirror_cnt || again.raid != m.raid)
+		fail("formatted map text parses to another map");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct lay_self s;
@@ -99,6 +127,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 1:
 		check_map(data + 1, size - 1, 1u + (data[0] >> 2));
+		break;
+	case 3:
+		check_text(data + 1, size - 1);
 		break;
 	default:
 		if (lay_self_decode(&s, data + 1, size - 1) == 0) {
