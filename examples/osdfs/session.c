@@ -19,7 +19,7 @@ int tool_fail(struct tool *t, int rc, const char *what)
 
 	if (rc == -EACCES) {
 		struct tc_device d = { .method = t->devopts.security };
-		char head[4200];
+		char head[4400]; /* command name, ": ", a what of up to 4200 */
 
 		snprintf(head, sizeof(head), "%s: %s", t->cmd, what);
 		return tc_device_fail(&d, rc, head);

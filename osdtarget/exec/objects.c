@@ -38,7 +38,7 @@ int osd__object_type(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd_ob
 
 int osd__need_object(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd_obj_type type)
 {
-	enum osd_obj_type t;
+	enum osd_obj_type t = 0; /* set on success; -O3 cannot see that */
 
 	if (pid == 0 && oid != 0)
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, OSD__FP_OBJECT);

@@ -9,6 +9,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root"
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 command -v fusermount3 >/dev/null || skip "no fusermount3"
+. "$(dirname "$0")/unmount.sh"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/osdfs-mount-test.XXXXXX") || exit 1
 TGT=$WORK/target MNT=$WORK/mnt MODEL=$WORK/model LOG=$WORK/mount.log
@@ -74,8 +75,8 @@ start_mount() {
 # (bounded) for osdfs-mount to flush everything and exit 0.
 stop_mount() {
 	case $1 in
-	fusermount) fusermount3 -u "$MNT" || fail "fusermount3 -u" ;;
-	umount) umount "$MNT" || fail "umount" ;;
+	fusermount) unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u" ;;
+	umount) unmount_busy_retry umount "$MNT" || fail "umount" ;;
 	TERM|INT) kill -"$1" "$PID" ;;
 	esac
 	for _ in $(seq 1 600); do

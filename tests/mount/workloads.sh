@@ -16,6 +16,7 @@ done
 DBENCH_LOAD=/usr/share/dbench/client.txt
 [ -r "$DBENCH_LOAD" ] || skip "no $DBENCH_LOAD"
 [ -n "$CLI" ] && [ -x "$CLI" ] || skip "the osdfs CLI is not built (needed for fsck)"
+. "$(dirname "$0")/unmount.sh"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/osdfs-workloads.XXXXXX") || exit 1
 TGT=$WORK/target MNT=$WORK/mnt LOG=$WORK/mount.log OUT=$WORK/out
@@ -66,7 +67,7 @@ start_mount() {
 # stop_mount: fusermount3 -u, then wait (bounded) for osdfs-mount to exit 0.
 stop_mount() {
 	cd "$WORK" || fail "cd $WORK"
-	fusermount3 -u "$MNT" || fail "fusermount3 -u"
+	unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
 	for _ in $(seq 1 600); do
 		kill -0 "$PID" 2>/dev/null || break
 		sleep 0.05

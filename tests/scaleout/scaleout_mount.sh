@@ -15,6 +15,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 command -v fusermount3 >/dev/null || skip "no fusermount3"
 
 . "$HERE/scaleout_lib.sh"
+. "$HERE/../mount/unmount.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/osdfs-scaleout-mount.XXXXXX") || exit 1
 MNT=$WORK/mnt MPID=
 mkdir -p "$MNT"
@@ -62,7 +63,7 @@ cp -a "$WORK/src" "$MNT/b" || fail "cp -a into the degraded mount"
 echo 3 >/proc/sys/vm/drop_caches
 check_tree b "written degraded"
 echo "ok: slot 2 killed: diff -r identical (degraded reads), degraded writes read back"
-fusermount3 -u "$MNT" || fail "fusermount3 -u"
+unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
 wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
 wait "$MPID"
 rc=$?
