@@ -5,7 +5,8 @@
  * (data/<gen & 0xff>/<gen>). The file
  * size is the logical length, so data writes need no metadata record.
  * Open descriptors are cached in an LRU; objects with unflushed data sit on
- * a dirty list that FLUSH walks.
+ * a dirty list that FLUSH walks. Removed objects' files are recycled through
+ * data/pool (pool.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -156,6 +157,9 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 		unsigned dir;
 		osd__data_path(o->gen, name, &dir);
 		int flags = O_RDWR | O_CLOEXEC | (o->has_file ? 0 : O_CREAT);
+		/* a recycled file is empty; O_TRUNC in case a crash undid that */
+		if (!o->has_file && osd__pool_take(st, name) == 0)
+			flags = O_RDWR | O_CLOEXEC | O_TRUNC;
 		int f = openat(st->datafd, name, flags, 0644);
 		if (f < 0 && errno == ENOENT && !o->has_file) {
 			int r = make_dir(st, dir); /* the first file of its directory */
@@ -431,6 +435,11 @@ void osd__data_unlink_later(struct osd_store *st, struct osd__obj *obj, uint64_t
 		return; /* the file becomes an orphan, removed at the next open */
 	u->gen = obj->gen;
 	u->pos = pos;
+	/* Removal closed the descriptor unless I/O still holds it; that I/O may
+	 * write after this, so its file must not get a new owner. */
+	pthread_mutex_lock(&obj->mu);
+	u->recycle = obj->fd < 0;
+	pthread_mutex_unlock(&obj->mu);
 	u->next = NULL;
 	pthread_mutex_lock(&st->unlink_mu);
 	*st->unlinks_tail = u;
@@ -458,7 +467,8 @@ void osd__data_unlink_done(struct osd_store *st, uint64_t synced)
 		char name[32];
 		unsigned dir;
 		osd__data_path(done->gen, name, &dir);
-		(void)unlinkat(st->datafd, name, 0);
+		if (!done->recycle || osd__pool_put(st, name) != 0)
+			(void)unlinkat(st->datafd, name, 0);
 		free(done);
 		done = next;
 	}
@@ -706,7 +716,10 @@ int osd_store_read(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t of
 		return r;
 	pthread_mutex_lock(&o->mu);
 	uint64_t len = o->length;
-	if (offset < len && total)
+	/* a removed object's file may already belong to another object */
+	if (o->removed)
+		r = -ENOENT;
+	else if (offset < len && total)
 		r = fd_get_locked(st, o, 0, &fd, &evict);
 	pthread_mutex_unlock(&o->mu);
 	if (evict)
@@ -782,7 +795,9 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 		return r;
 	pthread_mutex_lock(&o->mu);
 	uint64_t end = len > o->length - offset ? o->length : offset + len;
-	if (offset < o->length && len)
+	if (o->removed)
+		r = -ENOENT;
+	else if (offset < o->length && len)
 		r = fd_get_for_change(st, o, 0, &fd, &evict);
 	if (!r && fd >= 0) {
 		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,

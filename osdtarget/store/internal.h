@@ -71,6 +71,7 @@ struct osd__part {
 struct osd__unlink {
 	uint64_t gen;
 	uint64_t pos;              /* log position of the REMOVE record */
+	int recycle;               /* no descriptor was in use: may go to the pool */
 	struct osd__unlink *next;
 };
 
@@ -107,6 +108,11 @@ struct osd_store {
 
 	pthread_mutex_t unlink_mu;
 	struct osd__unlink *unlinks, **unlinks_tail;
+
+	pthread_mutex_t pool_mu;   /* recycled data files (pool.c) */
+	uint64_t *pool;            /* their numbers: data/pool/<n, %016x> */
+	size_t npool, pool_cap;
+	uint64_t pool_next;
 
 	atomic_int compacting;
 	pthread_mutex_t msg_mu;
@@ -151,5 +157,19 @@ void osd__data_account(struct osd_store *st, struct osd__obj *obj, uint64_t used
 int osd__data_scan(struct osd_store *st);
 void osd__data_unlink_later(struct osd_store *st, struct osd__obj *obj, uint64_t pos);
 void osd__data_unlink_done(struct osd_store *st, uint64_t synced);
+
+/* pool.c */
+/* Make data/pool (@p create: a new store, whose caller fsyncs data/) or
+ * adopt the files in it. */
+int osd__pool_open(struct osd_store *st, int create);
+/* Rename a pooled, empty file to @p name (relative to data/); -ENOENT when
+ * the pool is empty, or the rename's -errno. */
+int osd__pool_take(struct osd_store *st, const char *name);
+/* Empty the data file @p name and move it into the pool; -ENOSPC when the
+ * pool is full, or -errno: then the caller unlinks it. */
+int osd__pool_put(struct osd_store *st, const char *name);
+/* Delete every pooled file (FORMAT). */
+void osd__pool_wipe(struct osd_store *st);
+void osd__pool_free(struct osd_store *st);
 
 #endif

@@ -277,6 +277,7 @@ static void fs_size(struct osd_store *st)
  * data/ and, for a new store, its fan-out directories with one fsync of
  * data/: made lazily, each would cost an fsync in the middle of a workload's
  * first writes. A missing one (a store made before) is still made lazily.
+ * Also data/pool, the recycled files (pool.c), made or adopted.
  */
 static int open_fanout(struct osd_store *st, int create)
 {
@@ -286,7 +287,10 @@ static int open_fanout(struct osd_store *st, int create)
 	if (st->datafd < 0)
 		return -errno;
 	if (!create)
-		return 0;
+		return osd__pool_open(st, 0);
+	int r = osd__pool_open(st, 1);
+	if (r)
+		return r;
 	for (unsigned d = 0; d < OSD__FANOUT; d++) {
 		char name[4];
 
@@ -448,6 +452,7 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	pthread_mutex_init(&st->lru_mu, NULL);
 	pthread_mutex_init(&st->dirty_mu, NULL);
 	pthread_mutex_init(&st->unlink_mu, NULL);
+	pthread_mutex_init(&st->pool_mu, NULL);
 	pthread_mutex_init(&st->msg_mu, NULL);
 	return st->path ? osd__ns_init(st) : -ENOMEM;
 }
@@ -597,6 +602,8 @@ void osd_store_close(struct osd_store *st)
 	pthread_mutex_destroy(&st->lru_mu);
 	pthread_mutex_destroy(&st->dirty_mu);
 	pthread_mutex_destroy(&st->unlink_mu);
+	osd__pool_free(st);
+	pthread_mutex_destroy(&st->pool_mu);
 	pthread_mutex_destroy(&st->msg_mu);
 	free(st->path);
 	free(st);
@@ -641,6 +648,7 @@ int osd_store_format(struct osd_store *st, uint64_t capacity)
 		drop_unlinks(st);
 		pthread_mutex_unlock(&st->unlink_mu);
 		wipe_data(st);
+		osd__pool_wipe(st);
 		atomic_store(&st->used, 0);
 	}
 	pthread_rwlock_unlock(&st->ns);

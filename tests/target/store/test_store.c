@@ -400,7 +400,7 @@ START_TEST(t_remove_recreate)
 	ck_assert_uint_eq(rd(P1, O1, 0, b, sizeof(b)), 13);
 	ck_assert_mem_eq(b + 10, "new", 3);
 	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x10000, 1, NULL, 0, NULL), -ENODATA);
-	/* Exactly one data file remains: the removed object's file is gone. */
+	/* Exactly one data file remains: the removed object's file left (for the pool). */
 	int files = 0;
 	for (unsigned d = 0; d < 256; d++) {
 		char p[4300];
@@ -420,7 +420,7 @@ END_TEST
 
 /* ---- lazy fan-out directories ---- */
 
-/* Entries of data/ (fan-out directories made so far). */
+/* Fan-out directories made so far (data/ also holds pool/). */
 static int data_dirs(void)
 {
 	char p[4300];
@@ -430,7 +430,7 @@ static int data_dirs(void)
 	ck_assert_ptr_nonnull(dh);
 	struct dirent *de;
 	while ((de = readdir(dh)))
-		n += de->d_name[0] != '.';
+		n += de->d_name[0] != '.' && strlen(de->d_name) == 2;
 	closedir(dh);
 	return n;
 }
@@ -472,6 +472,103 @@ START_TEST(t_fanout)
 	ck_assert_mem_eq(b, "first+", 6);
 	ck_assert_uint_eq(rd(P1, O1 + 1, 0, b, sizeof(b)), 6);
 	ck_assert_mem_eq(b, "second", 6);
+}
+END_TEST
+
+/* ---- recycled data files (data/pool) ---- */
+
+/* Files in data/pool; each must be empty (no space, no old data). @p name
+ * gets the last one's path when not NULL. */
+static int pool_files(char *name, size_t len)
+{
+	char p[4300], f[4600];
+	int n = 0;
+	snprintf(p, sizeof(p), "%s/data/pool", dir);
+	DIR *dh = opendir(p);
+	ck_assert_ptr_nonnull(dh);
+	struct dirent *de;
+	while ((de = readdir(dh))) {
+		struct stat sb;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof(f), "%s/%s", p, de->d_name);
+		ck_assert_int_eq(stat(f, &sb), 0);
+		ck_assert_int_eq(sb.st_size, 0);
+		ck_assert_int_eq(sb.st_blocks, 0);
+		if (name)
+			snprintf(name, len, "%s", f);
+		n++;
+	}
+	closedir(dh);
+	return n;
+}
+
+/* Create, write @p len bytes of pattern @p seed, remove: its file is pooled
+ * once the removal is durable. */
+static void write_and_remove(uint64_t oid, size_t len, uint64_t seed)
+{
+	uint8_t buf[8192];
+	ck_assert_uint_le(len, sizeof(buf));
+	th_fill(buf, len, seed, 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, oid, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(wr(P1, oid, 0, buf, len), 0);
+	ck_assert_int_eq(osd_store_object_remove(st, P1, oid, 0), 0);
+}
+
+START_TEST(t_recycle)
+{
+	uint8_t b[64];
+	uint64_t len, used;
+	char pooled[4600], elsewhere[4300];
+
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(pool_files(NULL, 0), 0);
+	write_and_remove(O1, 8192, 7);
+	/* Not before the REMOVE record is durable: a crash would bring it back. */
+	ck_assert_int_eq(pool_files(NULL, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_eq(pool_files(NULL, 0), 1);
+	/* The next object's file comes from the pool, empty: no old bytes. */
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(wr(P1, O1 + 1, 10, "new", 3), 0);
+	ck_assert_int_eq(pool_files(NULL, 0), 0);
+	ck_assert_int_eq(osd_store_length(st, P1, O1 + 1, &len), 0);
+	ck_assert_uint_eq(len, 13);
+	ck_assert_int_eq(osd_store_used(st, P1, O1 + 1, &used), 0);
+	ck_assert_uint_le(used, 8192);
+	memset(b, 0xee, sizeof(b));
+	ck_assert_uint_eq(rd(P1, O1 + 1, 0, b, sizeof(b)), 13);
+	ck_assert(all_zero(b, 10));
+	ck_assert_mem_eq(b + 10, "new", 3);
+	/* A reopened store adopts its pool and hands it out again. */
+	write_and_remove(O1 + 2, 4096, 8);
+	reopen();
+	ck_assert_int_eq(pool_files(pooled, sizeof(pooled)), 1);
+	ck_assert_int_eq(wr(P1, O1 + 1, 13, "!", 1), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 3, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(wr(P1, O1 + 3, 0, "third", 5), 0);
+	ck_assert_int_eq(pool_files(NULL, 0), 0);
+	ck_assert_uint_eq(rd(P1, O1 + 3, 0, b, sizeof(b)), 5);
+	ck_assert_mem_eq(b, "third", 5);
+	ck_assert_uint_eq(rd(P1, O1 + 1, 0, b, sizeof(b)), 14);
+	ck_assert_mem_eq(b + 10, "new!", 4);
+	/* A pooled name with a second link (a crash without a journal can leave
+	 * a renamed file under both names) is deleted, never handed out. */
+	write_and_remove(O1 + 4, 100, 9);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_eq(pool_files(pooled, sizeof(pooled)), 1);
+	osd_store_close(st);
+	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", dir);
+	ck_assert_int_eq(link(pooled, elsewhere), 0);
+	st = th_open(dir);
+	ck_assert_int_eq(pool_files(NULL, 0), 0);
+	ck_assert_int_eq(access(elsewhere, F_OK), 0);
+	/* FORMAT empties the pool too. */
+	write_and_remove(O1 + 5, 100, 10);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_eq(pool_files(NULL, 0), 1);
+	ck_assert_int_eq(osd_store_format(st, 0), 0);
+	ck_assert_int_eq(pool_files(NULL, 0), 0);
 }
 END_TEST
 
@@ -1119,6 +1216,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_remove_recreate);
 	tcase_add_test(tc, t_attrs);
 	tcase_add_test(tc, t_fanout);
+	tcase_add_test(tc, t_recycle);
 	tcase_add_test(tc, t_attr_same_value);
 	tcase_add_test(tc, t_capacity);
 	tcase_add_test(tc, t_capacity_option);
