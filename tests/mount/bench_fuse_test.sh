@@ -43,6 +43,9 @@ grep -Eq '^goal: sequential I/O within 1.5x of passthrough: (met|not met) ' "$ou
 	fail "sequential goal line"
 grep -q "median of 1 runs: $files names per metadata row, 8 MiB file" "$out" ||
 	fail "header"
+# as root drop_caches works: the metadata rows start cold
+grep -q "^  caches before each metadata row: dentries and inodes dropped$" "$out" ||
+	fail "header: metadata rows not cold"
 check_clean "after a run"
 
 # Bad usage: exit 2 before anything is made.
