@@ -487,7 +487,7 @@ static int gen_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int parse_gen(const char *name, uint64_t *gen)
+int osd__parse_hex16(const char *name, uint64_t *gen)
 {
 	uint64_t g = 0;
 	size_t i;
@@ -533,7 +533,7 @@ int osd__data_scan(struct osd_store *st)
 		struct dirent *de;
 		while ((de = readdir(dh)) != NULL) {
 			struct gen_ent key, *hit;
-			if (parse_gen(de->d_name, &key.gen) != 0)
+			if (osd__parse_hex16(de->d_name, &key.gen) != 0)
 				continue;
 			hit = bsearch(&key, map, n, sizeof(*map), gen_cmp);
 			if (!hit) {

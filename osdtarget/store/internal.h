@@ -155,6 +155,9 @@ int osd__data_sync_dirs(struct osd_store *st);
 /* Set obj->used and adjust partition and store totals; obj->mu held. */
 void osd__data_account(struct osd_store *st, struct osd__obj *obj, uint64_t used);
 int osd__data_scan(struct osd_store *st);
+/* The number a data or pool file is named by: exactly 16 lowercase hex
+ * digits; -1 for any other name. */
+int osd__parse_hex16(const char *name, uint64_t *n);
 void osd__data_unlink_later(struct osd_store *st, struct osd__obj *obj, uint64_t pos);
 void osd__data_unlink_done(struct osd_store *st, uint64_t synced);
 

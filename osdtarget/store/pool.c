@@ -50,17 +50,6 @@ static int pool_push_locked(struct osd_store *st, uint64_t n)
 	return 0;
 }
 
-/* A pool file name's number, or -1 for anything else. */
-static int parse_pool(const char *name, uint64_t *n)
-{
-	char *end;
-
-	if (name[0] == '.' || !name[0])
-		return -1;
-	*n = strtoull(name, &end, 16);
-	return *end || end - name != 16 ? -1 : 0;
-}
-
 /*
  * Adopt the files a previous open left in the pool; a name with another
  * link (a crash of a filesystem without a journal can leave a renamed file
@@ -79,7 +68,7 @@ static int pool_adopt(struct osd_store *st, int dfd)
 	}
 	pthread_mutex_lock(&st->pool_mu);
 	while ((de = readdir(dh)) != NULL) {
-		if (parse_pool(de->d_name, &n) != 0)
+		if (osd__parse_hex16(de->d_name, &n) != 0)
 			continue;
 		if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(sb.st_mode) || sb.st_nlink != 1 || pool_push_locked(st, n) != 0)
@@ -92,19 +81,15 @@ static int pool_adopt(struct osd_store *st, int dfd)
 
 int osd__pool_open(struct osd_store *st, int create)
 {
-	int made = 0, dfd;
+	int dfd;
 
 	if (mkdirat(st->datafd, "pool", 0755) == 0)
-		made = 1;
-	else if (errno != EEXIST)
-		return -errno;
-	/* A new store's caller fsyncs data/ after its fan-out directories. */
-	if (made && !create && fsync(st->datafd) != 0)
+		/* a new store's caller fsyncs data/ after its fan-out directories */
+		return create || fsync(st->datafd) == 0 ? 0 : -errno;
+	if (errno != EEXIST)
 		return -errno;
 	dfd = openat(st->datafd, "pool", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	return made ? (close(dfd), 0) : pool_adopt(st, dfd);
+	return dfd < 0 ? -errno : pool_adopt(st, dfd);
 }
 
 int osd__pool_take(struct osd_store *st, const char *name)

@@ -560,9 +560,21 @@ START_TEST(t_recycle)
 	osd_store_close(st);
 	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", dir);
 	ck_assert_int_eq(link(pooled, elsewhere), 0);
+	/* So is a symlink; names that are not 16 hex digits are left alone. */
+	char junk[4300], target[4300];
+	snprintf(junk, sizeof(junk), "%s/data/pool/00000000000000aa", dir);
+	ck_assert_int_eq(symlink(elsewhere, junk), 0);
+	snprintf(target, sizeof(target), "%s/data/pool/not-a-pool-file", dir);
+	ck_assert_int_eq(mkdir(target, 0755), 0);
 	st = th_open(dir);
+	ck_assert_int_eq(rmdir(target), 0); /* left alone */
 	ck_assert_int_eq(pool_files(NULL, 0), 0);
 	ck_assert_int_eq(access(elsewhere, F_OK), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 6, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(wr(P1, O1 + 6, 0, "sixth", 5), 0);
+	struct stat esb;
+	ck_assert_int_eq(stat(elsewhere, &esb), 0);
+	ck_assert_int_eq(esb.st_size, 0); /* the store wrote to a file of its own */
 	/* FORMAT empties the pool too. */
 	write_and_remove(O1 + 5, 100, 10);
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
