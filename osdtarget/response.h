@@ -12,19 +12,7 @@
 #include <osd/sense.h>
 #include <osd/sys/transport.h>
 
-/* Copy @p len bytes of @p iov starting at @p off into @p dst; returns bytes copied. */
-size_t osd__iov_read(const struct iovec *iov, int cnt, size_t off, void *dst, size_t len);
-
-/* Copy @p src into @p iov at @p off (NULL src writes zeros); returns bytes written. */
-size_t osd__iov_write(const struct iovec *iov, int cnt, size_t off, const void *src, size_t len);
-
-/*
- * A sub-vector of @p iov covering [off, off + len) clipped to what exists.
- * @p out must hold @p cnt entries; returns the entry count and sets *got to
- * the bytes covered.
- */
-int osd__iov_slice(const struct iovec *iov, int cnt, size_t off, size_t len,
-		   struct iovec *out, size_t *got);
+#include "iov/iov.h" /* libosd: osd__iov_read, osd__iov_write, osd__iov_slice */
 
 /* Write data-in bytes at @p off (clipped to in_len) and extend in_xferred. */
 void osd__resp_data(struct osd_xfer *x, size_t off, const void *buf, size_t len);

@@ -118,6 +118,7 @@ struct osd_req {
 	/* State and completion */
 	enum osd__req_state state;
 	int detached;
+	int nonce_resent;             /* sent again once after a stale nonce */
 	osd_req_cb cb;
 	void *cb_data;
 

@@ -35,32 +35,6 @@ void osd__req_destroy(osd_req *req)
 	free(req);
 }
 
-static void xfer_done(struct osd_xfer *xfer, int err)
-{
-	osd_req *req = xfer->priv;
-	osd_dev *dev = req->dev;
-	osd_req_cb cb;
-	void *data;
-	int detached, result;
-
-	osd__req_complete(req, err);
-	pthread_mutex_lock(&dev->lock);
-	req->state = OSD__REQ_DONE;
-	dev->inflight--;
-	detached = req->detached;
-	cb = req->cb;
-	data = req->cb_data;
-	result = req->result;
-	pthread_cond_broadcast(&dev->cond);
-	pthread_mutex_unlock(&dev->lock);
-	/* A synchronous waiter may free the request as soon as the lock drops:
-	 * touch nothing of it below unless it is ours to finish. */
-	if (detached)
-		osd__req_destroy(req);
-	else if (cb)
-		cb(req, result, data);
-}
-
 /* Called with dev->lock held (the key and the token are shared). */
 static int sign(osd_req *req)
 {
@@ -87,6 +61,67 @@ static int sign(osd_req *req)
 	if (rc == 0)
 		rc = osd__req_sign_data_out(req);
 	return rc;
+}
+
+/*
+ * A CMDRSP/ALLDATA request refused with NONCE TIMESTAMP OUT OF RANGE under a
+ * verified response ICV was not executed: the target checks the nonce
+ * before anything else, and signs its refusal. Its nonce went stale between
+ * signing and the check, typically because the target's replay cache
+ * tightened its window under load (docs/security.md 4). Sign it again with
+ * a fresh nonce and send it once more; returns 1 if it is in flight again.
+ */
+static int resend_stale_nonce(osd_req *req)
+{
+	osd_dev *dev = req->dev;
+	int rc;
+
+	if (req->nonce_resent || req->result != -EACCES || !req->has_sense ||
+	    !req->sense.has_ricv || req->sense.asc != OSD_ASC_NONCE_TIMESTAMP_OUT_OF_RANGE)
+		return 0;
+	req->nonce_resent = 1;
+	pthread_mutex_lock(&dev->lock);
+	rc = sign(req);
+	pthread_mutex_unlock(&dev->lock);
+	if (rc)
+		return 0; /* finish with the refusal */
+	req->xfer.status = 0;
+	req->xfer.sense_len = 0;
+	req->xfer.in_xferred = 0;
+	req->has_sense = 0;
+	req->errmsg = NULL;
+	rc = dev->tp.ops->submit(dev->tp.impl, &req->xfer);
+	if (rc < 0)
+		osd__req_complete(req, rc);
+	return rc == 0;
+}
+
+static void xfer_done(struct osd_xfer *xfer, int err)
+{
+	osd_req *req = xfer->priv;
+	osd_dev *dev = req->dev;
+	osd_req_cb cb;
+	void *data;
+	int detached, result;
+
+	osd__req_complete(req, err);
+	if (resend_stale_nonce(req))
+		return;
+	pthread_mutex_lock(&dev->lock);
+	req->state = OSD__REQ_DONE;
+	dev->inflight--;
+	detached = req->detached;
+	cb = req->cb;
+	data = req->cb_data;
+	result = req->result;
+	pthread_cond_broadcast(&dev->cond);
+	pthread_mutex_unlock(&dev->lock);
+	/* A synchronous waiter may free the request as soon as the lock drops:
+	 * touch nothing of it below unless it is ours to finish. */
+	if (detached)
+		osd__req_destroy(req);
+	else if (cb)
+		cb(req, result, data);
 }
 
 /* Under CMDRSP/ALLDATA a request that retrieves attributes anyway also asks

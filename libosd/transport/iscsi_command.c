@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <osd/types.h>
+#include "iov/iov.h"
 #include "transport/iscsi_private.h"
 
 #define OSD_OPCODE_VARLEN 0x7F
@@ -64,26 +65,6 @@ int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len)
 	}
 }
 
-/* Copies @p len data-out bytes at @p off out of the xfer's iovecs. */
-static void gather(const struct osd_xfer *x, size_t off, size_t len, uint8_t *dst)
-{
-	for (int i = 0; i < x->out_iovcnt && len; i++) {
-		size_t l = x->out_iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		l -= off;
-		if (l > len)
-			l = len;
-		memcpy(dst, (const uint8_t *)x->out_iov[i].iov_base + off, l);
-		dst += l;
-		len -= l;
-		off = 0;
-	}
-}
-
 /* A pointer to @p len contiguous data-out bytes at @p off: inside the
  * caller's buffer when one iovec holds them, else copied into @p *tmp. */
 static const uint8_t *out_bytes(const struct osd_xfer *x, size_t off, size_t len, uint8_t **tmp)
@@ -102,7 +83,7 @@ static const uint8_t *out_bytes(const struct osd_xfer *x, size_t off, size_t len
 	*tmp = malloc(len ? len : 1);
 	if (!*tmp)
 		return NULL;
-	gather(x, off, len, *tmp);
+	osd__iov_read(x->out_iov, x->out_iovcnt, off, *tmp, len);
 	return *tmp;
 }
 

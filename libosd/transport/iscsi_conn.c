@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "iov/iov.h"
 #include "transport/iscsi_private.h"
 
 #define RX_INITIAL 4096
@@ -359,23 +360,7 @@ static ssize_t rx_read(struct osd__iscsi_sess *s, const struct iovec *iov, int c
 static int in_iov_slice(const struct osd_xfer *x, size_t off, size_t len, struct iovec *out,
 			int max)
 {
-	int n = 0;
-
-	for (int i = 0; i < x->in_iovcnt && len && n < max; i++) {
-		size_t l = x->in_iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		l -= off;
-		if (l > len)
-			l = len;
-		out[n++] = (struct iovec){ (uint8_t *)x->in_iov[i].iov_base + off, l };
-		len -= l;
-		off = 0;
-	}
-	return n;
+	return osd__iov_slice(x->in_iov, x->in_iovcnt, off, len, out, max, NULL);
 }
 
 /* A Data-In segment with a known task and in its buffer goes there directly. */

@@ -16,7 +16,7 @@ static int slice(struct osd__cmd *c, const struct iovec *src, int cnt, size_t of
 	*iov = calloc(cnt > 0 ? (size_t)cnt : 1, sizeof(**iov));
 	if (!*iov)
 		return osd__fail(c, OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE);
-	*n = osd__iov_slice(src, cnt, off, len, *iov, got);
+	*n = osd__iov_slice(src, cnt, off, len, *iov, cnt, got);
 	return 0;
 }
 

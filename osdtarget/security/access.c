@@ -474,7 +474,7 @@ static int add_slice(const struct osd__cmd *c, struct iovec *v, int *n, uint64_t
 	if (off == OSD_OFFSET_NONE || off > c->x->out_len || len > c->x->out_len - off)
 		return -1;
 	*n += osd__iov_slice(c->x->out_iov, c->x->out_iovcnt, (size_t)off, (size_t)len, v + *n,
-			     &got);
+			     c->x->out_iovcnt, &got);
 	return got == len ? 0 : -1;
 }
 
@@ -571,7 +571,6 @@ void osd__sec_datain_block(struct osd__cmd *c)
 	int max = 2 * (x->in_iovcnt > 0 ? x->in_iovcnt : 1) + 1, n = 1;
 	struct iovec *v;
 	uint8_t block[DIN_BLOCK_COUNTS + OSD_ICV_MAX_LEN] = { 0 }, mac[OSD_HMAC_LEN];
-	size_t got;
 
 	if (off == OSD_OFFSET_NONE || off > x->in_len || icv_len + DIN_BLOCK_COUNTS > x->in_len - off)
 		return;
@@ -582,10 +581,10 @@ void osd__sec_datain_block(struct osd__cmd *c)
 	osd__put_be64(block + 8, c->attr_len);
 	v[0].iov_base = block;
 	v[0].iov_len = DIN_BLOCK_COUNTS;
-	n += osd__iov_slice(x->in_iov, x->in_iovcnt, 0, data, v + n, &got);
+	n += osd__iov_slice(x->in_iov, x->in_iovcnt, 0, data, v + n, max - n, NULL);
 	if (c->attr_len)
 		n += osd__iov_slice(x->in_iov, x->in_iovcnt, (size_t)c->attr_off, c->attr_len,
-				    v + n, &got);
+				    v + n, max - n, NULL);
 	if (osd_sec_bound_icv(c->capkey, OSD_ICV_DATA_IN, request_icv(c), v, n, mac) == 0) {
 		memcpy(block + DIN_BLOCK_COUNTS, mac, OSD_HMAC_LEN);
 		size_t end = c->attr_len ? (size_t)c->attr_off + c->attr_len : data;

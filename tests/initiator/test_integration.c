@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <osd/sys/transport.h>
 #include "target_fixture.h"
 
 static struct tgt_fixture fx;
@@ -731,6 +733,18 @@ struct worker {
 	int failures;
 };
 
+/* run() for the workers: every failure is reported, with its message. */
+static int run_loud(osd_req *req, const char *what, int i)
+{
+	int rc = osd_req_execute(req);
+
+	if (rc)
+		fprintf(stderr, "threads_share_device: %s %d: %d: %s\n", what, i, rc,
+			osd_req_error(req));
+	osd_req_free(req);
+	return rc;
+}
+
 static void *worker_run(void *p)
 {
 	struct worker *w = p;
@@ -742,10 +756,10 @@ static void *worker_run(void *p)
 
 		fill(out, sizeof(out), (unsigned)(i + w->obj.id));
 		if (osd_req_write(&req, dev, &w->obj, (uint64_t)i * 256, &o, 1) ||
-		    run(req) != 0)
+		    run_loud(req, "WRITE", i) != 0)
 			w->failures++;
-		if (osd_req_read(&req, dev, &w->obj, (uint64_t)i * 256, &n, 1) || run(req) != 0 ||
-		    memcmp(in, out, sizeof(in)))
+		if (osd_req_read(&req, dev, &w->obj, (uint64_t)i * 256, &n, 1) ||
+		    run_loud(req, "READ", i) != 0 || memcmp(in, out, sizeof(in)))
 			w->failures++;
 	}
 	return NULL;
@@ -791,6 +805,144 @@ START_TEST(threads_share_device)
 }
 END_TEST
 
+/* ---- a stale nonce: signed again and sent once more ---- */
+
+/* A transport in front of the loopback one that holds the next command it
+ * is given, when asked, until the test releases it. */
+struct holder {
+	struct osd_transport inner;
+	int hold_next;
+	struct osd_xfer *held;
+	int sends;
+};
+
+static int holder_submit(void *impl, struct osd_xfer *x)
+{
+	struct holder *h = impl;
+
+	h->sends++;
+	if (h->hold_next) {
+		h->hold_next = 0;
+		h->held = x;
+		return 0;
+	}
+	return h->inner.ops->submit(h->inner.impl, x);
+}
+
+static size_t holder_token(void *impl, uint8_t *buf, size_t len)
+{
+	struct holder *h = impl;
+
+	return h->inner.ops->security_token(h->inner.impl, buf, len);
+}
+
+static void holder_destroy(void *impl)
+{
+	struct holder *h = impl;
+
+	h->inner.ops->destroy(h->inner.impl);
+}
+
+static const struct osd_transport_ops holder_ops = {
+	.version = OSD_TRANSPORT_VERSION,
+	.submit = holder_submit,
+	.security_token = holder_token,
+	.destroy = holder_destroy,
+};
+
+static void record_result(osd_req *req, int result, void *p)
+{
+	(void)req;
+	*(int *)p = result;
+}
+
+/* Wait for the next millisecond of the clock nonces are stamped with, so
+ * that what follows is stamped later than anything before (bounded: 1 ms). */
+static void next_ms(void)
+{
+	struct timespec ts;
+	uint64_t t0, t;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t0 = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	do {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		t = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	} while (t <= t0);
+}
+
+#define NONCE_DEPTH 4
+
+/*
+ * The partition remembers NONCE_DEPTH nonces. A WRITE is signed and held in
+ * the transport while NONCE_DEPTH + 1 newer requests pass, so the target
+ * evicts one stamped no earlier than the held one and its floor rises past
+ * it: the held nonce is refused as stale (24h/07h, under a response ICV).
+ * libosd signs the WRITE again with a fresh nonce and sends it once more,
+ * and the caller sees success.
+ */
+START_TEST(stale_nonce_resent)
+{
+	static struct holder h;
+	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
+	struct sec_ctx s = { NULL, 0, 0 };
+	struct osd_transport tp = { &holder_ops, &h };
+	struct osd_obj_id part, x, y;
+	uint8_t sid[OSD_SYSTEM_ID_LEN], data[64], back[64];
+	struct iovec iov = { data, sizeof(data) }, in = { back, sizeof(back) };
+	osd_req *held;
+	int result = 1;
+
+	ver = OSD_V2;
+	fixture_up(&fx, NULL);
+	memset(&h, 0, sizeof(h));
+	ck_assert_int_eq(osd_target_loopback(fx.tgt, &h.inner), 0);
+	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
+	osd_target_system_id(fx.tgt, sid);
+	ck_assert_int_eq(osd_cred_issuer_new(&s.iss, sid), 0);
+	ck_assert_int_eq(osd_cred_issuer_set_root_key(s.iss, ROOT_KEY), 0);
+	o.osd_version = OSD_VERSION_2;
+	o.security = OSD_SEC_CMDRSP;
+	o.cred_source = sec_source;
+	o.cred_payload = &s;
+	ck_assert_int_eq(osd_dev_open(&dev, &tp, &o), 0);
+	fx.dev = dev;
+	format_osd();
+	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
+	part = (struct osd_obj_id){ new_partition(), 0 };
+	key_partition(&s, OSD_SEC_CMDRSP, part.partition);
+	ck_assert_int_eq(osd_req_set_attributes(&held, dev, &part), 0);
+	ck_assert_int_eq(osd_req_add_set_attr(held, OSD_APAGE_PARTITION_BASE +
+					      OSD_APAGE_POLICY_SECURITY,
+					      OSD_ATTR_PS_NONCE_LIST_DEPTH, "\0\4", 2), 0);
+	ck_assert_int_eq(run(held), 0);
+	next_ms(); /* nothing evicted below may share a stamp with a later request */
+	x = new_object(part.partition);
+	y = new_object(part.partition);
+	fill(data, sizeof(data), 7);
+	next_ms();
+
+	h.sends = 0;
+	h.hold_next = 1;
+	ck_assert_int_eq(osd_req_write(&held, dev, &x, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_submit(held, record_result, &result), 0);
+	ck_assert_ptr_nonnull(h.held);
+	for (int i = 0; i <= NONCE_DEPTH; i++)
+		OK(osd_req_write(R, dev, &y, (uint64_t)i * sizeof(data), &iov, 1));
+	next_ms(); /* the fresh nonce is newer than the floor */
+	ck_assert_int_eq(h.sends, NONCE_DEPTH + 2);
+	ck_assert_int_eq(h.inner.ops->submit(h.inner.impl, h.held), 0);
+	ck_assert_int_eq(result, 0);
+	ck_assert_int_eq(h.sends, NONCE_DEPTH + 3); /* the WRITE went out again, once */
+	osd_req_free(held);
+	OK(osd_req_read(R, dev, &x, 0, &in, 1));
+	ck_assert_mem_eq(back, data, sizeof(data));
+	fixture_down(&fx);
+	dev = NULL;
+	osd_cred_issuer_free(s.iss);
+}
+END_TEST
+
 static void noop(void)
 {
 }
@@ -821,6 +973,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, security_cmdrsp, 1, 3);
 	tcase_add_loop_test(tc, security_alldata, 1, 3);
 	tcase_add_test(tc, threads_share_device);
+	if (fixture_transport() == FIXTURE_LOOPBACK)
+		tcase_add_test(tc, stale_nonce_resent);
 	suite_add_tcase(s, tc);
 	return s;
 }

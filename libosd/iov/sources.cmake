@@ -1,0 +1,3 @@
+# iovec byte ranges, shared by the iSCSI transport and the target.
+list(APPEND LIBOSD_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/iov.c)
