@@ -607,11 +607,50 @@ static void key_partition(struct sec_ctx *s, enum osd_sec_method m, uint64_t pid
 	osd_key_free(root);
 }
 
+/* A fresh target of OSD version @p v with the root key, and an issuer for
+ * it in @p s. */
+static void secure_target(struct sec_ctx *s, int v)
+{
+	uint8_t sid[OSD_SYSTEM_ID_LEN];
+
+	ver = (enum osd_version)v;
+	fixture_up(&fx, NULL);
+	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
+	osd_target_system_id(fx.tgt, sid);
+	ck_assert_int_eq(osd_cred_issuer_new(&s->iss, sid), 0);
+	ck_assert_int_eq(osd_cred_issuer_set_root_key(s->iss, ROOT_KEY), 0);
+}
+
+/* The device under method @p m with credentials from @p s (@p o: the
+ * caller's other options), through @p tp or, when NULL, the fixture's
+ * transport; then FORMAT (the root key set again) and a new partition keyed
+ * for @p m, whose id is returned. */
+static uint64_t secure_partition(struct sec_ctx *s, enum osd_sec_method m,
+				 struct osd_dev_options *o, struct osd_transport *tp)
+{
+	uint64_t pid;
+
+	o->osd_version = (enum osd_version_select)ver;
+	o->security = m;
+	o->cred_source = sec_source;
+	o->cred_payload = s;
+	if (tp)
+		ck_assert_int_eq(osd_dev_open(&dev, tp, o), 0);
+	else
+		dev = fixture_dev(&fx, o);
+	fx.dev = dev;
+	format_osd();
+	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
+	pid = new_partition();
+	key_partition(s, m, pid);
+	return pid;
+}
+
 static void security_run(int v, enum osd_sec_method m)
 {
 	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
 	struct sec_ctx s = { NULL, 0, 0 };
-	uint8_t sid[OSD_SYSTEM_ID_LEN], data[3000], back[3000];
+	uint8_t data[3000], back[3000];
 	struct iovec iov = { data, sizeof(data) }, in = { back, sizeof(back) };
 	struct osd_credential cr;
 	struct osd_cred_request cq;
@@ -619,22 +658,9 @@ static void security_run(int v, enum osd_sec_method m)
 	uint64_t pid, len;
 	osd_req *req;
 
-	ver = (enum osd_version)v;
-	fixture_up(&fx, NULL);
-	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
-	osd_target_system_id(fx.tgt, sid);
-	ck_assert_int_eq(osd_cred_issuer_new(&s.iss, sid), 0);
-	ck_assert_int_eq(osd_cred_issuer_set_root_key(s.iss, ROOT_KEY), 0);
-	o.osd_version = (enum osd_version_select)v;
-	o.security = m;
-	o.cred_source = sec_source;
-	o.cred_payload = &s;
+	secure_target(&s, v);
 	o.cred_refresh_ms = 1000;
-	fx.dev = dev = fixture_dev(&fx, &o);
-	format_osd();
-	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
-	pid = new_partition();
-	key_partition(&s, m, pid);
+	pid = secure_partition(&s, m, &o, NULL);
 	obj = new_object(pid);
 	fill(data, sizeof(data), (unsigned)m);
 	OK(osd_req_write(R, dev, &obj, 0, &iov, 1));
@@ -771,24 +797,10 @@ START_TEST(threads_share_device)
 	struct sec_ctx s = { NULL, 0, 0 };
 	struct worker w[THREADS];
 	pthread_t th[THREADS];
-	uint8_t sid[OSD_SYSTEM_ID_LEN];
 	uint64_t pid;
 
-	ver = OSD_V2;
-	fixture_up(&fx, NULL);
-	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
-	osd_target_system_id(fx.tgt, sid);
-	ck_assert_int_eq(osd_cred_issuer_new(&s.iss, sid), 0);
-	ck_assert_int_eq(osd_cred_issuer_set_root_key(s.iss, ROOT_KEY), 0);
-	o.osd_version = OSD_VERSION_2;
-	o.security = OSD_SEC_CMDRSP;
-	o.cred_source = sec_source;
-	o.cred_payload = &s;
-	fx.dev = dev = fixture_dev(&fx, &o);
-	format_osd();
-	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
-	pid = new_partition();
-	key_partition(&s, OSD_SEC_CMDRSP, pid);
+	secure_target(&s, OSD_V2);
+	pid = secure_partition(&s, OSD_SEC_CMDRSP, &o, NULL);
 	for (int i = 0; i < THREADS; i++) {
 		w[i].obj = new_object(pid);
 		w[i].failures = 0;
@@ -888,29 +900,15 @@ START_TEST(stale_nonce_resent)
 	struct sec_ctx s = { NULL, 0, 0 };
 	struct osd_transport tp = { &holder_ops, &h };
 	struct osd_obj_id part, x, y;
-	uint8_t sid[OSD_SYSTEM_ID_LEN], data[64], back[64];
+	uint8_t data[64], back[64];
 	struct iovec iov = { data, sizeof(data) }, in = { back, sizeof(back) };
 	osd_req *held;
 	int result = 1;
 
-	ver = OSD_V2;
-	fixture_up(&fx, NULL);
+	secure_target(&s, OSD_V2);
 	memset(&h, 0, sizeof(h));
 	ck_assert_int_eq(osd_target_loopback(fx.tgt, &h.inner), 0);
-	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
-	osd_target_system_id(fx.tgt, sid);
-	ck_assert_int_eq(osd_cred_issuer_new(&s.iss, sid), 0);
-	ck_assert_int_eq(osd_cred_issuer_set_root_key(s.iss, ROOT_KEY), 0);
-	o.osd_version = OSD_VERSION_2;
-	o.security = OSD_SEC_CMDRSP;
-	o.cred_source = sec_source;
-	o.cred_payload = &s;
-	ck_assert_int_eq(osd_dev_open(&dev, &tp, &o), 0);
-	fx.dev = dev;
-	format_osd();
-	ck_assert_int_eq(osd_target_set_root_key(fx.tgt, ROOT_KEY), 0);
-	part = (struct osd_obj_id){ new_partition(), 0 };
-	key_partition(&s, OSD_SEC_CMDRSP, part.partition);
+	part = (struct osd_obj_id){ secure_partition(&s, OSD_SEC_CMDRSP, &o, &tp), 0 };
 	ck_assert_int_eq(osd_req_set_attributes(&held, dev, &part), 0);
 	ck_assert_int_eq(osd_req_add_set_attr(held, OSD_APAGE_PARTITION_BASE +
 					      OSD_APAGE_POLICY_SECURITY,
