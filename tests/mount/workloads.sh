@@ -10,7 +10,7 @@ MOUNT_BIN=$1 CLI=${2:-}
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root"
 [ -c /dev/fuse ] || skip "no /dev/fuse"
-for t in fusermount3 fs_mark dbench fio stress-ng tar diff; do
+for t in fusermount3 fs_mark dbench fio stress-ng tar diff unshare; do
 	command -v "$t" >/dev/null || skip "no $t (scripts/setup installs it)"
 done
 DBENCH_LOAD=/usr/share/dbench/client.txt
@@ -129,10 +129,19 @@ rm -rf "$MNT/fsmark" || fail "rm -rf fsmark"
 
 # ---- dbench: 2 clients for 15 s on the NetBench client load ----
 mkdir "$MNT/dbench" || fail "mkdir dbench"
-run dbench dbench -c "$DBENCH_LOAD" -D "$MNT/dbench" -t 15 2
+# dbench 4.0 takes semget()'s valid id 0 for a failure: it prints "failed to
+# create barrier semaphore" and runs on with that semaphore (a real failure, -1,
+# fails later at semop with "failed to initialize the barrier semaphore"). Id 0
+# is the first set made in an IPC namespace, so the line came on fresh machines
+# only. dbench runs in a private IPC namespace, where it always gets id 0: the
+# line is expected every time, reported apart, and not counted as an error.
+DBENCH_SEM0='failed to create barrier semaphore'
+run dbench unshare --ipc dbench -c "$DBENCH_LOAD" -D "$MNT/dbench" -t 15 2
 tput=$(grep -o 'Throughput [0-9.]* MB/sec.*' "$OUT")
 [ -n "$tput" ] || fail "dbench printed no throughput"
-grep -i 'error\|failed' "$OUT" >"$WORK/dbench.err" && fail "dbench reported errors: $(head -5 "$WORK/dbench.err")"
+grep -i 'error\|failed' "$OUT" | grep -v "^$DBENCH_SEM0 *\$" >"$WORK/dbench.err" &&
+	fail "dbench reported errors: $(head -5 "$WORK/dbench.err")"
+grep -q "^$DBENCH_SEM0" "$OUT" && echo "dbench: note: its semaphore id 0 message (a dbench 4.0 quirk, not an fs error)"
 echo "dbench: $tput"
 rm -rf "$MNT/dbench" || fail "rm -rf dbench"
 
