@@ -187,7 +187,7 @@ OSD_EXTERN int osd_sec_bound_icv(osd_key *capkey, enum osd_icv_kind kind,
 				 const struct iovec *iov, int iovcnt,
 				 uint8_t icv[OSD_HMAC_LEN]);
 
-/** The counts of an ALLDATA integrity information block (fact sheet 1.9). */
+/** The counts of an ALLDATA integrity information block (osd2r03 §4.12.4.5; docs/protocol.md §5.3). */
 struct osd_sec_integrity {
 	uint64_t data_bytes;     /**< DATA BYTES */
 	uint64_t attr_bytes;     /**< data-out: SET ATTRIBUTES BYTES; data-in: RETRIEVED ATTRIBUTES BYTES */

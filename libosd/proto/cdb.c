@@ -31,7 +31,10 @@
 #define FLUSH_SCOPE_MASK 0x03
 #define CDB_MODE_MAX_LEN 18
 
-/* Per-version positions (fact sheet 1.2, 1.6, 1.8). */
+/*
+ * Per-version positions: osd-r10 §5.2 and osd2r03 §5.2.1 (field map),
+ * osd2r03 §5.2.8 (security parameters); docs/protocol.md §3.1, §3.5, §3.7.
+ */
 struct cdb_layout {
 	size_t len;
 	uint8_t addl_len;

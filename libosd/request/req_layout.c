@@ -1,5 +1,5 @@
 /*
- * Data-out / data-in layout of a request (fact sheet 1.9) and the CDB fields
+ * Data-out / data-in layout of a request (docs/protocol.md §5.2) and the CDB fields
  * that point into it:
  *
  *   data-out: [continuation] [payload] pad [set list | page value] pad
@@ -7,7 +7,8 @@
  *   data-in:  [data] pad [retrieved attributes] pad [integrity block, ALLDATA]
  *
  * Every segment after the first starts at an offset the version can encode
- * (osd_offset_align); the pad bytes in between are transferred as zeros.
+ * (osd_offset_align; osd-r10 §4.12.5, osd2r03 §4.14.5); the pad bytes in
+ * between are transferred as zeros.
  */
 #include <errno.h>
 #include <string.h>

@@ -11,7 +11,8 @@ static int next_ok(struct osd_attr_reader *r, struct osd_attr *a)
 	return osd_attr_reader_next(r, a) == 1;
 }
 
-/* Fact sheet 4.5: OSD-2 set list, logical length (1/0x82) = 4096. */
+/* The example of docs/protocol.md §8.3 (osd2r03 §7.1.3.1, §7.1.3.3): OSD-2 set
+ * list, logical length (1/0x82) = 4096. */
 static const uint8_t fs45[] = {
 	0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18,
 	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x82,

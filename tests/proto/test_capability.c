@@ -26,7 +26,8 @@ static void fill_all(struct osd_capability *c, uint8_t format)
 	c->allowed_object = 0x10005;
 }
 
-/* Bytes 0-55, identical in both versions (fact sheet 8.1). */
+/* Bytes 0-55, identical in both versions (osd-r10 §4.9.2.2, osd2r03 §4.11.2.2;
+ * docs/protocol.md §6). */
 static void expect_common(const uint8_t *b, uint8_t format)
 {
 	static const uint8_t head[10] = { 0, 0xA1, 0x02, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06 };

@@ -1,8 +1,9 @@
 /*
- * Known-answer CDB vectors written by hand from the protocol fact sheet
- * (sections 1.1-1.8, 3.2, 3.3, 8). Each vector is a zeroed 200- or 236-byte
- * array plus {offset, bytes} patches; the fill function builds the same
- * command as a struct osd_cdb. Shared by test_cdb.c only.
+ * Known-answer CDB vectors written by hand from docs/protocol.md §3 (CDB
+ * fields; osd-r10 §5.2, osd2r03 §5.2.1), §4 (service actions) and §6
+ * (capability; osd-r10 §4.9.2.2, osd2r03 §4.11.2.2). Each vector is a zeroed
+ * 200- or 236-byte array plus {offset, bytes} patches; the fill function
+ * builds the same command as a struct osd_cdb. Shared by test_cdb.c only.
  */
 #ifndef TEST_CDB_VECTORS_H
 #define TEST_CDB_VECTORS_H
@@ -25,7 +26,7 @@ struct patch {
 /* List mode with no lists: the three offsets "unused". */
 #define NOLISTS P(56, FF4), P(64, FF4), P(72, FF4)
 
-/* Capabilities (section 8): format, object type + permissions, descriptor type, ids. */
+/* Capabilities (docs/protocol.md §6): format, object type + permissions, descriptor type, ids. */
 #define CAP1_ROOT(p0, p1) P(80, 0x01), P(128, 0x01, p0, p1), P(135, 0x20)
 #define CAP1_PART(p0, p1) P(80, 0x01), P(128, 0x02, p0, p1), P(135, 0x20), P(140, PID)
 #define CAP1_USER(p0, p1) P(80, 0x01), P(128, 0x80, p0, p1), P(135, 0x10), P(140, PID), P(148, OID)

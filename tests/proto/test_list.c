@@ -105,7 +105,7 @@ START_TEST(test_encode)
 	uint8_t b[64];
 	struct osd_list_result r;
 
-	/* the fact-sheet answer above: 3 ids in total, 2 fit, continue at the third */
+	/* the v2_list answer above: 3 ids in total, 2 fit, continue at the third */
 	ck_assert_int_eq(osd_list_encode(OSD_V2, OSD_LIST_FMT_USER_OBJECTS, 0, 0x10007, 9, ids, 2, 3,
 					 b, sizeof(b)), 40);
 	b[23] |= 0x02; /* LSTCHG is not the encoder's business; set it as the vector has it */

@@ -1,4 +1,5 @@
-/* Encoded offsets: the fact-sheet worked values, rounding, limits, decoding. */
+/* Encoded offsets (osd-r10 §4.12.5, osd2r03 §4.14.5): worked values, rounding,
+ * limits, decoding. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@ struct offset_vec {
 	uint64_t v2_real;
 };
 
-/* Fact sheet section 2, "Worked values", plus a few more computed by hand. */
+/* Worked values computed by hand; docs/protocol.md §5.1 lists the same table. */
 static const struct offset_vec vecs[] = {
 	{ 0, 0x00000000, 0, 0x00000000, 0 },
 	{ 8, 0x00000001, 256, 0xB0000001, 8 },

@@ -11,7 +11,8 @@
 
 #include "sec_testutil.h"
 
-/* Capability bytes written by hand from fact sheet 8.1-8.4. */
+/* Capability bytes written by hand from docs/protocol.md §6 (osd-r10 §4.9.2.2,
+ * osd2r03 §4.11.2.2). */
 static const char cap_v1_hex[] =
 	"01" "31" "02" "00" "018c2a3b4c5d"                 /* format, kv 3/alg 1, CMDRSP, expiry */
 	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3"         /* 10-29 audit */
