@@ -395,7 +395,7 @@ void mnt_print_help(const char *prog)
 	       "  -o keyfile=PATH        root key file (20 bytes or 40 hex digits)\n"
 	       "  -o osd_version=V       OSD version to speak: 1, 2 or auto (default auto)\n\n"
 	       "iSCSI options (with an iscsi:// TARGET):\n"
-	       "  -o initiator-name=N    our iSCSI name (default iqn.2026-01.org.libosd:initiator)\n"
+	       "  -o initiator-name=N    our iSCSI name (default iqn.2026-01.org.libosd:initiator.HOSTID)\n"
 	       "  -o header-digest=D     none or crc32c (default: either, none preferred)\n"
 	       "  -o data-digest=D       none or crc32c (default: either, none preferred)\n"
 	       "  -o chap-user=NAME      log in with CHAP under NAME\n"

@@ -50,7 +50,7 @@ enum osd_iscsi_digest {
 /** Options of osd_iscsi_transport_new(). Initialise with OSD_ISCSI_OPTIONS_INIT. */
 struct osd_iscsi_options {
 	int version;                      /**< OSD_ISCSI_OPTIONS_VERSION */
-	const char *initiator_name;       /**< iSCSI name; NULL = "iqn.2026-01.org.libosd:initiator" */
+	const char *initiator_name;       /**< iSCSI name; NULL = "iqn.2026-01.org.libosd:initiator." and 12 hex digits of a hash of this host's machine id (unique per host) */
 	enum osd_iscsi_digest header_digest; /**< HeaderDigest offer */
 	enum osd_iscsi_digest data_digest;   /**< DataDigest offer */
 	const char *chap_user;            /**< CHAP name we answer with; NULL = no CHAP */
@@ -65,16 +65,32 @@ struct osd_iscsi_options {
 	unsigned reconnect_attempts;      /**< logins tried after a drop before failing commands */
 	char *errbuf;                     /**< if not NULL, why osd_iscsi_transport_new() failed */
 	size_t errbuf_len;                /**< size of @ref errbuf */
+	/** Version 2: the longest a target may stay silent while commands wait
+	 *  on it. With commands in flight, a NOP-Out probe goes out after a
+	 *  third of it without a PDU from the target, an unanswered probe drops
+	 *  the connection after another third, and the logins after that drop
+	 *  (within @ref reconnect_attempts) end failover_ms after the target's
+	 *  last PDU, with at least a sixth of it for them. So a target that
+	 *  falls silent fails the commands waiting on it with -EIO within
+	 *  failover_ms of its last PDU (or of their submission, after a longer
+	 *  idle spell), plus the time between two service() calls (250 ms in
+	 *  osd_req_execute()); resendable ones complete instead when a login
+	 *  works. 0 = no bound: the keepalive above, then up to
+	 *  reconnect_attempts logins of connect_timeout_ms each (55 s with the
+	 *  other defaults). A command the target runs for longer than two
+	 *  thirds of it without answering the probe is cut off as well. */
+	unsigned failover_ms;
 };
 
-#define OSD_ISCSI_OPTIONS_VERSION 1 /**< current struct osd_iscsi_options version */
+#define OSD_ISCSI_OPTIONS_VERSION 2 /**< current struct osd_iscsi_options version (1 is
+				       accepted: no failover_ms, which is then 10 s) */
 /** Defaults: digests preferred off, no CHAP, 10 s connect/login, keepalive
  *  after 15 s idle with 10 s to answer, 64 commands in flight, 256 KiB data
- *  segments, 3 reconnect attempts. */
+ *  segments, 3 reconnect attempts, failover within 10 s. */
 #define OSD_ISCSI_OPTIONS_INIT \
 	{ OSD_ISCSI_OPTIONS_VERSION, NULL, OSD_ISCSI_DIGEST_PREFER_NONE, \
 	  OSD_ISCSI_DIGEST_PREFER_NONE, NULL, NULL, NULL, NULL, 10000, 15000, 10000, 64, \
-	  262144, 3, NULL, 0 }
+	  262144, 3, NULL, 0, 10000 }
 
 #define OSD_ISCSI_NAME_MAX 223      /**< longest iSCSI name (RFC 7143 section 4.2.7.1) */
 

@@ -56,13 +56,22 @@ enum osd_version_select {
 	OSD_VERSION_2 = OSD_V2  /**< force OSD-2 */
 };
 
+/** Capability lifetime the credential cache asks its source for (10 min). */
+#define OSD_CRED_LIFETIME_MS 600000u
+
 /**
  * Credential source: called when the device needs a credential it does not
  * have cached (first use of an object, more permissions needed, or the cached
  * one expires within the refresh margin). Runs on the thread building the
  * request, never inside a completion. It may block (e.g. ask a remote
  * security manager).
- * @param want    what is needed: version, object, permissions, method
+ * @param want    what is needed: version, object, permissions, method, and
+ *                as expiration the OSD clock plus OSD_CRED_LIFETIME_MS: the
+ *                lifetime the device suggests (a source may shorten it; 0
+ *                means a capability that never expires, which a captured
+ *                request could then be replayed under for as long as the key
+ *                lives). The device asks again @ref osd_dev_options::cred_refresh_ms
+ *                before a cached credential expires.
  * @param[out] out the credential to use and cache
  * @param payload the pointer given with the source
  * @return 0, or a negative errno that fails the request being built
@@ -75,7 +84,9 @@ struct osd_dev_options {
 	int version;                     /**< OSD_DEV_OPTIONS_VERSION */
 	enum osd_version_select osd_version; /**< which OSD version to speak */
 	enum osd_sec_method security;    /**< method asked of the credential source */
-	unsigned timeout_ms;             /**< synchronous wait limit per command; 0 = none */
+	unsigned timeout_ms;             /**< synchronous wait limit per command; 0 = none.
+					      At the limit the request is given up (see
+					      osd_req_execute()) */
 	unsigned format_timeout_ms;      /**< same for FORMAT OSD; 0 = none */
 	unsigned cred_refresh_ms;        /**< refresh a credential this long before it expires */
 	unsigned cred_cache_max;         /**< credentials kept at most (one is evicted to add
@@ -111,7 +122,10 @@ OSD_EXTERN int osd_dev_open(osd_dev **out, struct osd_transport *tp,
 
 /**
  * Close a device: waits for requests still in flight (driving the transport
- * if it has an fd), then destroys the transport. NULL is allowed.
+ * if it has an fd), then destroys the transport. Requests given up on (timed
+ * out, or freed in flight) are not in flight any more: close does not wait
+ * for them, and what the device still sends for them reaches no caller
+ * buffer. NULL is allowed.
  */
 OSD_EXTERN void osd_dev_close(osd_dev *dev);
 
@@ -459,9 +473,26 @@ typedef void (*osd_req_cb)(osd_req *req, int result, void *private_data);
 /**
  * Send the request and wait for it (driving the transport's event loop if it
  * has one), within the device's timeout.
- * @return the result (osd_req_result()), -ETIMEDOUT (the request stays in
- *         flight; osd_req_free() then releases it when it completes), or
- *         -EBUSY if the request was already sent.
+ *
+ * **Giving up (timeout, osd_req_free() in flight).** A request that has
+ * returned to its caller never touches the caller's memory again: once
+ * osd_req_execute() has returned -ETIMEDOUT, or osd_req_free() has returned
+ * for a request in flight, the transport neither reads its data-out buffers
+ * nor writes its data-in buffers, and never sends the command again (not
+ * after a reconnect either); the caller may free or reuse them at once.
+ * The transport takes the exchange back (struct osd_transport_ops cancel):
+ * data-out still queued for the wire is copied first, data-in that arrives
+ * late is read and dropped, and a command the device already holds is
+ * aborted (iSCSI ABORT TASK). The device may still have run it: a WRITE
+ * given up on may or may not have happened. This holds for libosd's iSCSI
+ * transport and the loopback (which completes every request inside submit,
+ * so nothing is ever left to give up); with a transport that has no cancel
+ * (an older struct osd_transport_ops) the request instead stays in flight
+ * and the buffers stay borrowed until it completes.
+ * @return the result (osd_req_result()); -ETIMEDOUT: no answer within the
+ *         device's timeout_ms, the request is complete with that result
+ *         (or, on a transport without cancel, still in flight:
+ *         osd_req_free() detaches it); -EBUSY if the request was already sent.
  */
 OSD_EXTERN int osd_req_execute(osd_req *req);
 
@@ -478,8 +509,11 @@ OSD_EXTERN int osd_req_execute(osd_req *req);
 OSD_EXTERN int osd_req_submit(osd_req *req, osd_req_cb cb, void *private_data);
 
 /**
- * Free a request. Freeing one still in flight detaches it: it is released
- * when the transport completes it, and its callback does not run. NULL is allowed.
+ * Free a request. Freeing one still in flight gives it up: its callback does
+ * not run, the transport lets go of its buffers before this returns and
+ * never sends it again (see "Giving up" at osd_req_execute()). On a transport
+ * without cancel it is detached instead, and released when the transport
+ * completes it. NULL is allowed.
  */
 OSD_EXTERN void osd_req_free(osd_req *req);
 

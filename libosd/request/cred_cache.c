@@ -424,7 +424,7 @@ int osd__cred_prepare(osd_req *req)
 	struct osd_credential cred;
 	osd_cred_source_fn src;
 	void *payload;
-	uint64_t now = osd_now_ms();
+	uint64_t now;
 	int rc, found;
 
 	if (req->gets.n || req->page_mode)
@@ -436,6 +436,7 @@ int osd__cred_prepare(osd_req *req)
 		return use_own(req, &req->cred);
 
 	pthread_mutex_lock(&dev->lock);
+	now = osd__dev_clock(dev); /* expirations are OSD clock times */
 	found = cache_lookup(req, perms, now, &had);
 	src = dev->opts.cred_source;
 	payload = dev->opts.cred_payload;
@@ -452,6 +453,7 @@ int osd__cred_prepare(osd_req *req)
 		 * on one credential per object instead of thrashing. */
 		want.permissions = (uint16_t)(perms | had);
 		want.method = dev->opts.security;
+		want.expiration = now + OSD_CRED_LIFETIME_MS;
 		memset(&cred, 0, sizeof(cred));
 		rc = src(&want, &cred, payload);
 		if (rc < 0) {

@@ -108,8 +108,18 @@ static int inquiry_version(osd_dev *dev)
 		waited += 100;
 	}
 	if (!r->done) {
-		r->abandoned = 1;
+		/* Take it back from the transport (never sent again); a transport
+		 * that cannot do that frees it when it completes. */
 		pthread_mutex_unlock(&dev->lock);
+		osd__dev_cancel(dev, &r->x);
+		pthread_mutex_lock(&dev->lock);
+		if (!r->done) {
+			r->abandoned = 1;
+			pthread_mutex_unlock(&dev->lock);
+			return -ETIMEDOUT;
+		}
+		pthread_mutex_unlock(&dev->lock);
+		free(r);
 		return -ETIMEDOUT;
 	}
 	pthread_mutex_unlock(&dev->lock);
@@ -218,6 +228,15 @@ static int detect_version(osd_dev *dev)
 	return rc < 0 ? rc : 0;
 }
 
+int osd__dev_cancel(osd_dev *dev, struct osd_xfer *xfer)
+{
+	const struct osd_transport_ops *ops = dev->tp.ops;
+
+	if (ops->version < 2 || !ops->cancel)
+		return -ENOTSUP;
+	return ops->cancel(dev->tp.impl, xfer);
+}
+
 /* The channel's security token can change under the device (an iSCSI
  * reconnect opens a new session), so CAPKEY signing reads it afresh. */
 void osd__dev_refresh_token(osd_dev *dev)
@@ -246,7 +265,7 @@ int osd_dev_open(osd_dev **out, struct osd_transport *tp, const struct osd_dev_o
 	    (opts->osd_version != OSD_VERSION_AUTO && opts->osd_version != OSD_VERSION_1 &&
 	     opts->osd_version != OSD_VERSION_2) ||
 	    (unsigned)opts->security > OSD_SEC_ALLDATA ||
-	    tp->ops->version != OSD_TRANSPORT_VERSION)
+	    tp->ops->version < 1 || tp->ops->version > OSD_TRANSPORT_VERSION)
 		return -EINVAL;
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)

@@ -118,7 +118,12 @@ struct osd_req {
 	/* State and completion */
 	enum osd__req_state state;
 	int detached;
-	int nonce_resent;             /* sent again once after a stale nonce */
+	int give_up;                  /* the caller stopped waiting: -ETIMEDOUT or
+				       * -ECANCELED, the result it completes with */
+	int completing;               /* xfer_done() is taking the answer in */
+	int resent;                   /* sent again once (stale nonce, new session) */
+	uint8_t signed_token[OSD__TOKEN_MAX]; /* CAPKEY: the channel token signed for */
+	size_t signed_token_len;
 	osd_req_cb cb;
 	void *cb_data;
 
@@ -176,6 +181,10 @@ void osd__keyref_put_locked(struct osd__keyref *k);
  * for the same token, else computed and remembered. Needs dev->lock. */
 int osd__keyref_capkey_icv(struct osd__keyref *k, const uint8_t *token, size_t token_len,
 			   const uint8_t **icv);
+
+/* dev.c: the transport's cancel (struct osd_transport_ops), or -ENOTSUP
+ * for a transport without one. */
+int osd__dev_cancel(osd_dev *dev, struct osd_xfer *xfer);
 
 /* req_exec.c */
 int osd__req_submit(osd_req *req, osd_req_cb cb, void *data);

@@ -12,6 +12,9 @@
 #include "security/cdb_icv.h"
 
 #define SERVICE_SLICE_MS 10 /* poll period for transports without an fd */
+/* Longest poll() of a synchronous wait: service() also runs the transport's
+ * timers (iSCSI keepalive and failover_ms), which are that late at most. */
+#define WAIT_SLICE_MS 250
 
 int osd__errmsg(osd_req *req, const char *fmt, ...)
 {
@@ -49,6 +52,8 @@ static int sign(osd_req *req)
 		/* The token may have changed since the last request (reconnect):
 		 * the cached ICV is reused only for the token it was made with. */
 		osd__dev_refresh_token(dev);
+		memcpy(req->signed_token, dev->token, dev->token_len);
+		req->signed_token_len = dev->token_len;
 		rc = osd__keyref_capkey_icv(req->key, dev->token_len ? dev->token : NULL,
 					    dev->token_len, &icv);
 		if (rc == 0)
@@ -68,20 +73,59 @@ static int sign(osd_req *req)
  * verified response ICV was not executed: the target checks the nonce
  * before anything else, and signs its refusal. Its nonce went stale between
  * signing and the check, typically because the target's replay cache
- * tightened its window under load (docs/security.md 4). Sign it again with
- * a fresh nonce and send it once more; returns 1 if it is in flight again.
+ * tightened its window under load (docs/security.md 4).
  */
-static int resend_stale_nonce(osd_req *req)
+static int stale_nonce(const osd_req *req)
+{
+	return req->sense.has_ricv && req->sense.asc == OSD_ASC_NONCE_TIMESTAMP_OUT_OF_RANGE;
+}
+
+/*
+ * A CAPKEY request whose request ICV was refused (INVALID FIELD IN CDB at the
+ * ICV) while the channel's token is no longer the one it was signed for: the
+ * transport logged in again (a new session, a new token) between signing
+ * and sending. The target checks the ICV before executing anything.
+ */
+static int session_changed(osd_req *req)
+{
+	osd_dev *dev = req->dev;
+	int changed;
+
+	if (req->cdb.cap.security_method != OSD_SEC_CAPKEY ||
+	    req->sense.asc != OSD_ASC_INVALID_FIELD_IN_CDB || !req->sense.has_field ||
+	    !req->sense.field_in_cdb ||
+	    req->sense.field_pointer != osd_cdb_icv_offset(req->cdb.version))
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	osd__dev_refresh_token(dev);
+	changed = dev->token_len != req->signed_token_len ||
+		  memcmp(dev->token, req->signed_token, dev->token_len) != 0;
+	pthread_mutex_unlock(&dev->lock);
+	return changed;
+}
+
+/*
+ * Sign a refused request again (fresh nonce, current token) and send it once
+ * more when its refusal shows it was not executed: a stale nonce, or a CAPKEY
+ * signature made for a session that has since been replaced. Returns 1 if
+ * it is in flight again.
+ */
+static int resend_refused(osd_req *req)
 {
 	osd_dev *dev = req->dev;
 	int rc;
 
-	if (req->nonce_resent || req->result != -EACCES || !req->has_sense ||
-	    !req->sense.has_ricv || req->sense.asc != OSD_ASC_NONCE_TIMESTAMP_OUT_OF_RANGE)
+	if (req->resent || req->result != -EACCES || !req->has_sense ||
+	    !(stale_nonce(req) || session_changed(req)))
 		return 0;
-	req->nonce_resent = 1;
+	req->resent = 1;
 	pthread_mutex_lock(&dev->lock);
-	rc = sign(req);
+	/* A caller that gave up meanwhile has its buffers back: no resend. */
+	rc = req->give_up ? -ECANCELED : sign(req);
+	if (rc == 0) {
+		req->completing = 0; /* in flight again: give_up() may cancel it */
+		pthread_cond_broadcast(&dev->cond);
+	}
 	pthread_mutex_unlock(&dev->lock);
 	if (rc)
 		return 0; /* finish with the refusal */
@@ -102,13 +146,24 @@ static void xfer_done(struct osd_xfer *xfer, int err)
 	osd_dev *dev = req->dev;
 	osd_req_cb cb;
 	void *data;
-	int detached, result;
+	int detached, result, gave_up;
 
-	osd__req_complete(req, err);
-	if (resend_stale_nonce(req))
-		return;
+	pthread_mutex_lock(&dev->lock);
+	req->completing = 1; /* give_up() waits for us from here on */
+	gave_up = req->give_up;
+	pthread_mutex_unlock(&dev->lock);
+	if (gave_up) {
+		/* The caller stopped waiting and may have freed its buffers: take
+		 * nothing from the answer (ALLDATA would read the data-in). */
+		osd__req_complete(req, gave_up);
+	} else {
+		osd__req_complete(req, err);
+		if (resend_refused(req))
+			return;
+	}
 	pthread_mutex_lock(&dev->lock);
 	req->state = OSD__REQ_DONE;
+	req->completing = 0;
 	dev->inflight--;
 	detached = req->detached;
 	cb = req->cb;
@@ -219,6 +274,44 @@ static void deadline_ts(struct timespec *ts, unsigned ms)
 	}
 }
 
+/*
+ * The caller stops waiting for @p req (its timeout, or osd_req_free() in
+ * flight), with @p why (-ETIMEDOUT, -ECANCELED) as the result. Asks the
+ * transport to cancel the exchange: once the request is DONE the transport
+ * no longer holds its buffers (include/osd/sys/transport.h). An answer
+ * being taken in on another thread is waited for; one the transport has
+ * handed to a completion run that has not started yet is retried. Called
+ * and returns with dev->lock held; the request is DONE on return unless
+ * the transport cannot cancel (-ENOTSUP, or its own error).
+ */
+static int give_up(osd_req *req, int why)
+{
+	osd_dev *dev = req->dev;
+	int rc = 0;
+
+	req->give_up = why;
+	while (req->state == OSD__REQ_INFLIGHT) {
+		struct timespec ts;
+
+		if (req->completing) {
+			pthread_cond_wait(&dev->cond, &dev->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&dev->lock);
+		rc = osd__dev_cancel(dev, &req->xfer);
+		pthread_mutex_lock(&dev->lock);
+		if (rc == 0 || req->state != OSD__REQ_INFLIGHT || req->completing)
+			continue;
+		if (rc != -ENOENT)
+			return rc;
+		/* The transport has let go of it but xfer_done() has not begun:
+		 * it is about to, on another thread. */
+		deadline_ts(&ts, 1);
+		pthread_cond_timedwait(&dev->cond, &dev->lock, &ts);
+	}
+	return 0;
+}
+
 /* One step of waiting: poll the transport's fd, service a fd-less transport
  * that has a service hook, or sleep on the completion condition. One thread
  * at a time polls the fd: a second one would sleep in poll() until its slice
@@ -263,7 +356,7 @@ int osd__req_wait(osd_req *req, unsigned timeout_ms)
 
 	pthread_mutex_lock(&dev->lock);
 	while (req->state != OSD__REQ_DONE) {
-		unsigned slice = 1000;
+		unsigned slice = WAIT_SLICE_MS;
 
 		if (end) {
 			uint64_t now = mono_ms();
@@ -277,8 +370,17 @@ int osd__req_wait(osd_req *req, unsigned timeout_ms)
 		}
 		osd__dev_wait_step(dev, slice);
 	}
+	/* Timed out: the request completes with -ETIMEDOUT and its buffers are
+	 * the caller's again, unless the transport cannot cancel it; then it
+	 * stays in flight (osd_req_free() detaches it). An answer that came
+	 * in meanwhile wins. */
+	if (rc && give_up(req, -ETIMEDOUT) == 0 && req->result != -ETIMEDOUT)
+		rc = 0;
 	pthread_mutex_unlock(&dev->lock);
 	if (rc) {
+		if (req->state == OSD__REQ_DONE)
+			osd__errmsg(req, "%s: no answer within %u ms",
+				    osd_action_name(req->cdb.action), timeout_ms);
 		osd__dev_set_error(dev, "%s: no answer within %u ms", osd_action_name(req->cdb.action),
 				   timeout_ms);
 		return rc;
@@ -313,8 +415,13 @@ void osd_req_free(osd_req *req)
 	dev = req->dev;
 	pthread_mutex_lock(&dev->lock);
 	if (req->state == OSD__REQ_INFLIGHT) {
-		req->detached = 1;
 		req->cb = NULL;
+		give_up(req, -ECANCELED);
+	}
+	if (req->state == OSD__REQ_INFLIGHT) {
+		/* The transport cannot cancel: it keeps the exchange, and its
+		 * completion releases the request. */
+		req->detached = 1;
 		pthread_mutex_unlock(&dev->lock);
 		return;
 	}

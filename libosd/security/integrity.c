@@ -1,6 +1,6 @@
 /*
- * ALLDATA integrity information blocks (fact sheet 1.9; coverage fixed in
- * docs/security.md 3.4):
+ * ALLDATA integrity information blocks (osd2r03 §4.12.4.5, docs/protocol.md
+ * §5.3; coverage fixed in docs/security.md 3.4):
  *   data-out: DATA BYTES[8] SET ATTRIBUTES BYTES[8] GET ATTRIBUTES BYTES[8] ICV
  *   data-in:  DATA BYTES[8] RETRIEVED ATTRIBUTES BYTES[8] ICV
  * ICV = osd_sec_bound_icv(kind, request ICV, the counts || covered bytes).
@@ -72,7 +72,7 @@ static int osd_integrity__counts_total(const struct osd_sec_integrity *c, uint64
 static int osd_integrity__segments_match(const struct osd_sec_integrity *c,
 					 const struct iovec *iov, int iovcnt)
 {
-	uint64_t want, have;
+	uint64_t want = 0, have = 0; /* set by both calls when they return 0 */
 
 	return osd_integrity__counts_total(c, &want) == 0 &&
 	       osd_integrity__iov_total(iov, iovcnt, &have) == 0 && want == have;

@@ -2,6 +2,7 @@
  * task management. */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,24 @@ static int check_options(const struct osd_iscsi_options *o)
 		return fail_msg(o, -EINVAL, "max_recv_data_segment must be 512 to 16777215");
 	if (o->nop_interval_ms && !o->nop_timeout_ms)
 		return fail_msg(o, -EINVAL, "a keepalive interval needs a keepalive timeout");
+	if (o->failover_ms && o->failover_ms < 300)
+		return fail_msg(o, -EINVAL, "failover_ms must be 0 or at least 300");
 	return 0;
+}
+
+/* Options of version 1 end before failover_ms: copied into @p tmp with the
+ * default for it. Any other version is checked as it is. */
+static const struct osd_iscsi_options *upgrade_options(const struct osd_iscsi_options *o,
+						       struct osd_iscsi_options *tmp)
+{
+	const struct osd_iscsi_options dflt = OSD_ISCSI_OPTIONS_INIT;
+
+	if (o->version != 1)
+		return o;
+	*tmp = dflt;
+	memcpy(tmp, o, offsetof(struct osd_iscsi_options, failover_ms));
+	tmp->version = OSD_ISCSI_OPTIONS_VERSION;
+	return tmp;
 }
 
 static uint64_t deadline_of(const struct osd_iscsi_options *o)
@@ -86,13 +104,12 @@ static int open_session(struct osd__iscsi_sess **out, const struct osd_iscsi_url
 int osd_iscsi_transport_new(struct osd_transport *out, const char *url,
 			    const struct osd_iscsi_options *opts)
 {
-	struct osd_iscsi_options dflt = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_iscsi_options dflt = OSD_ISCSI_OPTIONS_INIT, v1;
 	struct osd__iscsi_sess *s;
 	struct osd_iscsi_url u;
 	int rc;
 
-	if (!opts)
-		opts = &dflt;
+	opts = opts ? upgrade_options(opts, &v1) : &dflt;
 	if (!out)
 		return fail_msg(opts, -EINVAL, "no transport to fill");
 	rc = check_options(opts);
@@ -158,15 +175,14 @@ static int parse_send_targets(const char *txt, size_t len, struct osd_iscsi_targ
 int osd_iscsi_discover(struct osd_iscsi_target_info **out, size_t *count, const char *portal,
 		       const struct osd_iscsi_options *opts)
 {
-	struct osd_iscsi_options dflt = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_iscsi_options dflt = OSD_ISCSI_OPTIONS_INIT, v1;
 	struct osd__iscsi_sess *s;
 	struct osd_iscsi_url u;
 	char *reply = NULL;
 	size_t reply_len = 0;
 	int rc;
 
-	if (!opts)
-		opts = &dflt;
+	opts = opts ? upgrade_options(opts, &v1) : &dflt;
 	if (!out || !count)
 		return fail_msg(opts, -EINVAL, "no output");
 	*out = NULL;

@@ -176,7 +176,7 @@ int osd__iscsi_cmd_send(struct osd__iscsi_sess *s, struct osd__iscsi_task *t)
 
 /* Places one Data-In segment; with S the command is over. Returns 1 when
  * the task completed, 0 when more is expected, -EPROTO for a segment
- * outside the buffer. */
+ * outside the buffer. A cancelled task (no xfer) keeps nothing. */
 int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 		       const struct osd__iscsi_pdu *p)
 {
@@ -184,6 +184,8 @@ int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 	size_t off = p->bhs.offset, len = p->data_len;
 	const uint8_t *src = p->data;
 
+	if (!x)
+		return p->bhs.flags & OSD_ISCSI_F_STATUS ? 1 : 0;
 	if (off > x->in_len || len > x->in_len - off) {
 		osd__iscsi_set_error(s, "Data-In [%zu, +%zu) outside the %zu-byte buffer", off, len,
 				     x->in_len);
@@ -212,11 +214,14 @@ int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 	return 1;
 }
 
-/* Fills the xfer from a SCSI Response: status and sense. */
+/* Fills the xfer from a SCSI Response: status and sense (nothing for a
+ * cancelled task). */
 void osd__iscsi_scsi_rsp(struct osd__iscsi_task *t, const struct osd__iscsi_pdu *p)
 {
 	struct osd_xfer *x = t->xfer;
 
+	if (!x)
+		return;
 	x->status = p->bhs.status;
 	x->sense_len = 0;
 	if (p->data_len >= 2) {

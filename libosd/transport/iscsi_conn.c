@@ -208,7 +208,8 @@ int osd__iscsi_send_borrowed(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h
 }
 
 /* The task's buffers may go away once it completes (a target that ends a
- * command early, an abort): what is still queued from them is copied. If
+ * command early, an abort, the submitter giving up): what is still queued
+ * from them is copied. If
  * that copy cannot be made the connection is dropped (nothing of the PDU
  * may be skipped without breaking the stream). */
 void osd__iscsi_sendq_release(struct osd__iscsi_sess *s, const struct osd__iscsi_task *t)
@@ -355,12 +356,21 @@ static ssize_t rx_read(struct osd__iscsi_sess *s, const struct iovec *iov, int c
 	}
 }
 
-/* Fills @p out (at most @p max entries) with the task's in_iov bytes
- * [off, off + len); returns the count. */
-static int in_iov_slice(const struct osd_xfer *x, size_t off, size_t len, struct iovec *out,
-			int max)
+/* Fills @p out (at most @p max entries) with where segment bytes
+ * [off, off + len) of the direct task go: its in_iov, or for a cancelled
+ * task (no xfer) the sink, whose bytes are dropped (at most its size per
+ * call). Returns the count. */
+static int rx_slice(struct osd__iscsi_sess *s, size_t off, size_t len, struct iovec *out,
+		    int max)
 {
-	return osd__iov_slice(x->in_iov, x->in_iovcnt, off, len, out, max, NULL);
+	const struct osd_xfer *x = s->rx.direct->xfer;
+
+	if (x)
+		return osd__iov_slice(x->in_iov, x->in_iovcnt, off, len, out, max, NULL);
+	if (!len || max < 1)
+		return 0;
+	out[0] = (struct iovec){ s->rx.sink, len < sizeof(s->rx.sink) ? len : sizeof(s->rx.sink) };
+	return 1;
 }
 
 /* A Data-In segment with a known task and in its buffer goes there directly. */
@@ -372,7 +382,8 @@ static void rx_maybe_direct(struct osd__iscsi_sess *s, size_t head)
 	if (h->opcode != OSD_ISCSI_OP_DATA_IN || h->ahs_words || !h->data_len)
 		return;
 	t = osd__iscsi_find_task(s, h->itt);
-	if (!t || h->offset > t->xfer->in_len || h->data_len > t->xfer->in_len - h->offset)
+	if (!t || (t->xfer && (h->offset > t->xfer->in_len ||
+			       h->data_len > t->xfer->in_len - h->offset)))
 		return; /* the normal path reports it */
 	s->rx.direct = t;
 	s->rx.d_done = 0;
@@ -434,7 +445,6 @@ static void rx_compact(struct osd__iscsi_sess *s)
 static void rx_direct_ahead(struct osd__iscsi_sess *s)
 {
 	struct osd__iscsi_rx *r = &s->rx;
-	const struct osd_xfer *x = r->direct->xfer;
 	size_t extra = r->have - r->need, take = r->bhs.data_len - r->d_done, tl;
 	const uint8_t *src = r->buf + r->need;
 	struct iovec iov[8];
@@ -442,7 +452,7 @@ static void rx_direct_ahead(struct osd__iscsi_sess *s)
 	if (take > extra)
 		take = extra;
 	while (take) {
-		int n = in_iov_slice(x, r->bhs.offset + r->d_done, take, iov, 8);
+		int n = rx_slice(s, r->bhs.offset + r->d_done, take, iov, 8);
 
 		if (n == 0)
 			break; /* cannot happen: the segment was checked against in_len */
@@ -471,8 +481,8 @@ static int rx_direct_read(struct osd__iscsi_sess *s)
 
 	while (r->d_done < r->bhs.data_len || r->tail_have < r->tail_len) {
 		struct iovec iov[16];
-		int n = in_iov_slice(r->direct->xfer, r->bhs.offset + r->d_done,
-				     r->bhs.data_len - r->d_done, iov, 15);
+		int n = rx_slice(s, r->bhs.offset + r->d_done, r->bhs.data_len - r->d_done, iov,
+				 15);
 		ssize_t got;
 
 		if (r->tail_have < r->tail_len)
@@ -489,21 +499,22 @@ static int rx_direct_read(struct osd__iscsi_sess *s)
 }
 
 /* Data digest of a direct PDU (rx_size_pdu() checked the header's): the
- * segment is in the task's buffers, padding and data digest in tail. */
+ * segment is in the task's buffers, padding and data digest in tail. The
+ * dropped segment of a cancelled task is not checked: none of it is kept,
+ * and the header digest has vouched for its length. */
 static int rx_direct_check(struct osd__iscsi_sess *s)
 {
 	struct osd__iscsi_rx *r = &s->rx;
 	uint8_t d[OSD_ISCSI_DIGEST_LEN];
 	size_t pad = osd__iscsi_pad(r->bhs.data_len);
 
-	if (s->p.dg.data) {
+	if (s->p.dg.data && r->direct->xfer) {
 		struct iovec iov[64];
 		size_t off = 0;
 		uint32_t c = 0;
 
 		while (off < r->bhs.data_len) {
-			int n = in_iov_slice(r->direct->xfer, r->bhs.offset + off,
-					     r->bhs.data_len - off, iov, 64);
+			int n = rx_slice(s, r->bhs.offset + off, r->bhs.data_len - off, iov, 64);
 
 			for (int i = 0; i < n; i++) {
 				c = osd__crc32c(c, iov[i].iov_base, iov[i].iov_len);

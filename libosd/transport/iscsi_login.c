@@ -425,6 +425,9 @@ int osd__iscsi_login(struct osd__iscsi_sess *s, uint64_t deadline)
 		if (osd__iscsi_sn_lt(s->cmdsn, s->expcmdsn))
 			s->cmdsn = s->expcmdsn;
 	}
+	s->token_len = 0;
+	if (rc == 0 && !s->discovery)
+		rc = osd__iscsi_read_token(s, deadline);
 	return rc;
 }
 

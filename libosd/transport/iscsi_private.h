@@ -24,6 +24,9 @@ struct osd__iscsi_opdu {
 	uint8_t buf[];
 };
 
+/* Longest security token kept (its length is the target's choice). */
+#define OSD_ISCSI_TOKEN_MAX 64
+
 /* Values settled by the operational negotiation, as the data path uses them. */
 struct osd__iscsi_conn_params {
 	struct osd__iscsi_digests dg;     /* CRC32C digests in use */
@@ -42,10 +45,16 @@ enum {
 	OSD_ISCSI_RESEND_REPEATABLE  /* sent again unless a NEVER command followed it */
 };
 
-/* One command: the submitter's xfer plus our progress on it. */
+/* One command: the submitter's xfer plus our progress on it. A task whose
+ * submitter gave up (op_cancel) while the target holds the command has no
+ * xfer: it stays listed, with its ITT and CmdSN, only so that what the
+ * target still sends for it is recognised and dropped; it ends with the
+ * command's status, the answer to its ABORT TASK, or the connection, and is
+ * never sent again. */
 struct osd__iscsi_task {
 	struct osd__iscsi_task *next;
-	struct osd_xfer *xfer;
+	struct osd_xfer *xfer;            /* NULL once cancelled */
+	uint32_t abort_itt;               /* cancelled: ITT of our ABORT TASK, or RSVD */
 	enum osd__iscsi_task_state state;
 	uint32_t itt, cmdsn;
 	size_t in_got;                    /* Data-In bytes received */
@@ -58,7 +67,8 @@ struct osd__iscsi_task {
 /* Receive framing: one PDU is collected in buf (with what was read ahead
  * of it behind), then parsed into pdu. A Data-In segment goes straight into
  * its task's in_iov instead (direct): buf then holds only the head, and
- * pdu.data is NULL with pdu.data_len set. */
+ * pdu.data is NULL with pdu.data_len set. The segment of a cancelled task
+ * (no xfer) is read into sink and dropped. */
 struct osd__iscsi_rx {
 	uint8_t *buf;
 	size_t cap, have, need;
@@ -70,6 +80,7 @@ struct osd__iscsi_rx {
 	uint8_t tail[OSD_ISCSI_PDU_TAIL_MAX];
 	size_t tail_len, tail_have;
 	struct osd__iscsi_pdu pdu;
+	uint8_t sink[4096];               /* late Data-In of a cancelled task */
 };
 
 struct osd__iscsi_sess {
@@ -83,6 +94,8 @@ struct osd__iscsi_sess {
 	int logout_requested;             /* Async Message: drain, then log in again */
 	uint8_t isid[6];
 	uint16_t tsih, cid;
+	uint8_t token[OSD_ISCSI_TOKEN_MAX]; /* Security Token VPD page of this session */
+	size_t token_len;
 	uint32_t cmdsn, expcmdsn, maxcmdsn, expstatsn, next_itt;
 	uint32_t login_itt;               /* ITT of the login in progress */
 	struct osd__iscsi_conn_params p;
@@ -101,6 +114,9 @@ struct osd__iscsi_sess {
 };
 
 /* iscsi_url.c */
+#define OSD_ISCSI_DEFAULT_NAME_PREFIX "iqn.2026-01.org.libosd:initiator."
+#define OSD_ISCSI_DEFAULT_NAME_LEN (sizeof(OSD_ISCSI_DEFAULT_NAME_PREFIX) + 12)
+void osd__iscsi_default_name(char out[OSD_ISCSI_DEFAULT_NAME_LEN]);
 int osd__iscsi_name_valid(const char *name, size_t len);
 int osd__iscsi_parse_hostport(const char *s, size_t len, char *host, size_t hostsz,
 			      uint16_t *port, char *errbuf, size_t errlen);
@@ -133,6 +149,10 @@ int osd__iscsi_login(struct osd__iscsi_sess *s, uint64_t deadline);
 int osd__iscsi_text_exchange(struct osd__iscsi_sess *s, const char *text, char **reply,
 			     size_t *reply_len, uint64_t deadline);
 int osd__iscsi_logout(struct osd__iscsi_sess *s, uint64_t deadline);
+
+/* iscsi_token.c: read the session's security token (INQUIRY VPD B1h) right
+ * after login; a target without the page leaves it empty. */
+int osd__iscsi_read_token(struct osd__iscsi_sess *s, uint64_t deadline);
 
 /* iscsi_command.c: SCSI Command, Data-Out, Data-In placement */
 int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len);

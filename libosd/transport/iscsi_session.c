@@ -4,10 +4,10 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <openssl/rand.h>
 #include "transport/iscsi_private.h"
 
-#define DEFAULT_INITIATOR "iqn.2026-01.org.libosd:initiator"
 #define LOGOUT_WAIT_MS 2000
 
 static char *dup_opt(const char *v, int *fail)
@@ -26,6 +26,7 @@ int osd__iscsi_sess_new(struct osd__iscsi_sess **out, const struct osd_iscsi_url
 			const struct osd_iscsi_options *opts, int discovery)
 {
 	struct osd__iscsi_sess *s = calloc(1, sizeof(*s));
+	char dflt[OSD_ISCSI_DEFAULT_NAME_LEN];
 	int fail = 0;
 
 	if (!s)
@@ -35,8 +36,9 @@ int osd__iscsi_sess_new(struct osd__iscsi_sess **out, const struct osd_iscsi_url
 	s->opts = *opts;
 	s->discovery = discovery;
 	s->fd = -1;
-	s->initiator_name = dup_opt(opts->initiator_name ? opts->initiator_name :
-				    DEFAULT_INITIATOR, &fail);
+	if (!opts->initiator_name)
+		osd__iscsi_default_name(dflt);
+	s->initiator_name = dup_opt(opts->initiator_name ? opts->initiator_name : dflt, &fail);
 	s->chap_user = dup_opt(opts->chap_user, &fail);
 	s->chap_secret = dup_opt(opts->chap_secret, &fail);
 	s->chap_tuser = dup_opt(opts->chap_target_user, &fail);
@@ -94,12 +96,9 @@ static void unlink_task(struct osd__iscsi_sess *s, struct osd__iscsi_task *t)
 		s->inflight--;
 }
 
-/* Moves @p t to the done list; its callback runs once the lock is dropped. */
-void osd__iscsi_complete(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, int err)
+/* Puts @p t (already out of the task list) on the done list. */
+static void queue_done(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, int err)
 {
-	unlink_task(s, t);
-	osd__iscsi_sendq_release(s, t);
-	osd__iscsi_rx_forget(s, t);
 	t->state = TASK_DONE;
 	t->err = err;
 	if (err == 0)
@@ -110,6 +109,20 @@ void osd__iscsi_complete(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, i
 	else
 		s->done_list = t;
 	s->done_tail = t;
+}
+
+/* Moves @p t to the done list; its callback runs once the lock is dropped.
+ * A cancelled task has no callback: it is just forgotten. */
+void osd__iscsi_complete(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, int err)
+{
+	unlink_task(s, t);
+	osd__iscsi_sendq_release(s, t);
+	osd__iscsi_rx_forget(s, t);
+	if (!t->xfer) {
+		free(t);
+		return;
+	}
+	queue_done(s, t, err);
 }
 
 /* Runs the callbacks of completed tasks. Called without the lock held. */
@@ -212,8 +225,10 @@ static int on_r2t(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
 {
 	struct osd__iscsi_task *t = osd__iscsi_find_task(s, h->itt);
 
-	if (!t)
-		return 0; /* aborted meanwhile */
+	/* Aborted meanwhile, or cancelled: its data-out is not ours to send
+	 * any more, and our ABORT TASK ends the transfer (RFC 7143 §11.5.1). */
+	if (!t || !t->xfer)
+		return 0;
 	if (h->offset > t->xfer->out_len || h->length > t->xfer->out_len - h->offset ||
 	    h->length == 0) {
 		osd__iscsi_set_error(s, "R2T for [%u, +%u) outside the %zu-byte data-out",
@@ -256,6 +271,22 @@ static void on_reject(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 	if (rej.itt == s->tmf_itt) {
 		s->tmf_done = 1;
 		s->tmf_response = OSD_ISCSI_TMF_RSP_REJECTED;
+	}
+}
+
+/* The answer to the ABORT TASK of a cancelled task. "Function complete" or
+ * "task does not exist": the target holds the command no more and sends
+ * nothing further for it (RFC 7143 §11.6.1), so the task is forgotten.
+ * Any other answer leaves it to its status or to the connection. */
+static void on_abort_answer(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
+{
+	for (struct osd__iscsi_task *t = s->tasks; t; t = t->next) {
+		if (t->xfer || t->abort_itt != h->itt)
+			continue;
+		if (h->response == OSD_ISCSI_TMF_RSP_COMPLETE ||
+		    h->response == OSD_ISCSI_TMF_RSP_NO_TASK)
+			osd__iscsi_complete(s, t, -ECANCELED);
+		return;
 	}
 }
 
@@ -304,6 +335,8 @@ static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 		if (h->itt == s->tmf_itt) {
 			s->tmf_done = 1;
 			s->tmf_response = h->response;
+		} else {
+			on_abort_answer(s, h);
 		}
 		return 0;
 	case OSD_ISCSI_OP_ASYNC_MSG:
@@ -327,14 +360,23 @@ static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 
 /* ---- connection loss and reconnect ---- */
 
-static int relogin(struct osd__iscsi_sess *s)
+/* Logs in again, up to reconnect_attempts times, each bounded by
+ * connect_timeout_ms and all of them by @p until (0 = no such bound). */
+static int relogin(struct osd__iscsi_sess *s, uint64_t until)
 {
 	int rc = -ECONNRESET;
 
 	for (unsigned i = 0; i < s->opts.reconnect_attempts; i++) {
-		uint64_t deadline = s->opts.connect_timeout_ms ?
-				    osd__iscsi_now_ms() + s->opts.connect_timeout_ms : 0;
+		uint64_t now = osd__iscsi_now_ms();
+		uint64_t deadline = s->opts.connect_timeout_ms ? now + s->opts.connect_timeout_ms : 0;
 
+		if (until && now >= until) {
+			osd__iscsi_set_error(s, "no login within failover_ms (%u ms)",
+					     s->opts.failover_ms);
+			return -ETIMEDOUT;
+		}
+		if (until && (!deadline || deadline > until))
+			deadline = until;
 		rc = osd__iscsi_connect(s, deadline);
 		if (rc == 0)
 			rc = osd__iscsi_login(s, deadline);
@@ -362,7 +404,9 @@ static const struct osd__iscsi_task *last_unrepeatable(const struct osd__iscsi_s
 
 /* Commands in flight when the connection drops: reads, and repeatable
  * writes with no unrepeatable command after them, go back to the queue
- * (in their order); the others fail with -EIO. */
+ * (in their order); the others fail with -EIO. A cancelled command is
+ * forgotten: its submitter has its buffers back, so it is never resent (it
+ * still counts as a barrier: the target may have run it). */
 static void triage(struct osd__iscsi_sess *s)
 {
 	const struct osd__iscsi_task *barrier = last_unrepeatable(s);
@@ -375,7 +419,9 @@ static void triage(struct osd__iscsi_sess *s)
 			before = 0;
 		if (t->state != TASK_SENT)
 			continue;
-		if (t->idempotent == OSD_ISCSI_RESEND_ALWAYS ||
+		if (!t->xfer)
+			osd__iscsi_complete(s, t, -ECANCELED);
+		else if (t->idempotent == OSD_ISCSI_RESEND_ALWAYS ||
 		    (t->idempotent == OSD_ISCSI_RESEND_REPEATABLE && !before)) {
 			t->state = TASK_PENDING;
 			s->inflight--;
@@ -386,10 +432,21 @@ static void triage(struct osd__iscsi_sess *s)
 }
 
 /* The connection is gone: triage the commands in flight, then log in again
- * (blocking, bounded by the options). */
+ * (blocking, bounded by the options). With commands waiting the logins end
+ * failover_ms after the target's last PDU (timers() spent about two thirds
+ * of it noticing a silence), but get at least a sixth of it. */
 void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
 {
+	uint64_t until = 0;
+
 	(void)err;
+	if (s->opts.failover_ms && s->tasks) {
+		uint64_t least = osd__iscsi_now_ms() + s->opts.failover_ms / 6;
+
+		until = s->last_rx_ms + s->opts.failover_ms;
+		if (until < least)
+			until = least;
+	}
 	osd__iscsi_disconnect(s);
 	triage(s);
 	s->nop_itt = OSD_ISCSI_RSVD_TAG;
@@ -398,7 +455,7 @@ void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
 		s->tmf_done = 1;
 		s->tmf_response = -1;
 	}
-	if (relogin(s)) {
+	if (relogin(s, until)) {
 		s->dead = 1;
 		fail_all(s, -EIO);
 		return;
@@ -409,21 +466,36 @@ void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
 
 /* ---- event loop ---- */
 
+/* Keepalive: a NOP-Out after nop_interval_ms without a PDU from the
+ * target, and the connection dropped when it is not answered within
+ * nop_timeout_ms. While commands are in flight the target may stay silent
+ * for failover_ms in all: both steps shrink to a third of it, and the
+ * logins after the drop get the last third (osd__iscsi_conn_lost). */
 static void timers(struct osd__iscsi_sess *s)
 {
 	uint64_t now = osd__iscsi_now_ms();
+	unsigned interval = s->opts.nop_interval_ms, timeout = s->opts.nop_timeout_ms;
 
-	if (s->fd < 0 || !s->opts.nop_interval_ms)
+	if (s->fd < 0)
+		return;
+	if (s->opts.failover_ms && s->inflight) {
+		unsigned third = s->opts.failover_ms / 3;
+
+		if (!interval || interval > third)
+			interval = third;
+		if (!timeout || timeout > third)
+			timeout = third;
+	}
+	if (!interval)
 		return;
 	if (s->nop_itt != OSD_ISCSI_RSVD_TAG) {
-		if (s->opts.nop_timeout_ms && now - s->nop_sent_ms >= s->opts.nop_timeout_ms) {
-			osd__iscsi_set_error(s, "keepalive unanswered for %u ms",
-					     s->opts.nop_timeout_ms);
+		if (timeout && now - s->nop_sent_ms >= timeout) {
+			osd__iscsi_set_error(s, "keepalive unanswered for %u ms", timeout);
 			osd__iscsi_conn_lost(s, -ETIMEDOUT);
 		}
 		return;
 	}
-	if (now - s->last_rx_ms >= s->opts.nop_interval_ms) {
+	if (now - s->last_rx_ms >= interval) {
 		s->nop_itt = osd__iscsi_new_itt(s);
 		s->nop_sent_ms = now;
 		send_nop_out(s, s->nop_itt, OSD_ISCSI_RSVD_TAG, NULL, NULL, 0);
@@ -504,10 +576,126 @@ static int op_submit(void *impl, struct osd_xfer *xfer)
 	for (pp = &s->tasks; *pp; pp = &(*pp)->next)
 		;
 	*pp = t;
-	if (start_pending(s))
+	/* Idle, what the target sent meanwhile (a NOP-In ping, or the close of
+	 * a connection it found idle, RFC 7143 §11.19) is taken in first, so
+	 * the command does not go into a dead connection and fail with -EIO.
+	 * The service sends it (or logs in again, then sends it). */
+	if (s->inflight == 0 && s->fd >= 0)
+		osd__iscsi_service_locked(s, 0);
+	else if (start_pending(s))
 		osd__iscsi_conn_lost(s, -EIO);
 	pthread_mutex_unlock(&s->lock);
 	osd__iscsi_run_completions(s);
+	return 0;
+}
+
+/* ---- giving up on a command ---- */
+
+/* ABORT TASK (RFC 7143 §11.5.1) for the cancelled task @p z, not waited
+ * for: its answer (on_abort_answer) or the command's own status ends @p z.
+ * If it cannot be queued or sent, the connection is shut down and handled
+ * as lost on the next service, which forgets @p z as well. */
+static void send_abort(struct osd__iscsi_sess *s, struct osd__iscsi_task *z)
+{
+	struct osd__iscsi_bhs h;
+
+	if (s->fd < 0)
+		return;
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_TMF_REQ;
+	h.immediate = 1;
+	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_ABORT_TASK;
+	osd__iscsi_lun_encode(h.lun, (uint16_t)s->url.lun);
+	z->abort_itt = osd__iscsi_new_itt(s);
+	h.itt = z->abort_itt;
+	h.ttt = z->itt; /* Referenced Task Tag */
+	h.cmd_sn = s->cmdsn;
+	h.exp_stat_sn = s->expstatsn;
+	h.ref_cmd_sn = z->cmdsn;
+	if (osd__iscsi_send(s, &h, NULL, 0, NULL, 0) == 0 && osd__iscsi_flush(s) == 0)
+		return;
+	osd__iscsi_set_error(s, "cannot send ABORT TASK for a cancelled command");
+	shutdown(s->fd, SHUT_RDWR);
+}
+
+/* Task @p *pp, sent, is given up by its submitter. The target holds the
+ * command, so its ITT stays listed under a stand-in without buffers (in
+ * @p t's place and in its count of commands in flight); a Data-In segment
+ * arriving for it goes on into the sink. @p t leaves the list, its queued
+ * data-out copied. Returns @p t. */
+static struct osd__iscsi_task *cancel_sent(struct osd__iscsi_sess *s,
+					   struct osd__iscsi_task **pp)
+{
+	struct osd__iscsi_task *t = *pp, *z = calloc(1, sizeof(*z));
+
+	if (!z) {
+		/* Nothing to remember it by: end the connection, which forgets it. */
+		osd__iscsi_set_error(s, "out of memory cancelling a command");
+		if (s->fd >= 0)
+			shutdown(s->fd, SHUT_RDWR);
+		unlink_task(s, t);
+		osd__iscsi_sendq_release(s, t);
+		osd__iscsi_rx_forget(s, t);
+		return t;
+	}
+	z->itt = t->itt;
+	z->cmdsn = t->cmdsn;
+	z->state = TASK_SENT;
+	z->in_got = t->in_got;
+	z->idempotent = t->idempotent;
+	z->abort_itt = OSD_ISCSI_RSVD_TAG;
+	z->next = t->next;
+	*pp = z;
+	if (s->rx.direct == t)
+		s->rx.direct = z;
+	osd__iscsi_sendq_release(s, t);
+	send_abort(s, z);
+	return t;
+}
+
+/* The submitter gives up on @p xfer (include/osd/sys/transport.h): when
+ * this returns 0 its done() has run, on this thread, and nothing of the
+ * xfer or its buffers is used again. A command never sent is dropped; one
+ * the target holds is aborted and what still comes for it dropped; one
+ * answered already gets its answer. -ENOENT: done() has been taken by
+ * another thread's completion run. */
+static int op_cancel(void *impl, struct osd_xfer *xfer)
+{
+	struct osd__iscsi_sess *s = impl;
+	struct osd__iscsi_task **pp, *t = NULL, *prev = NULL;
+	int err = -ECANCELED;
+
+	if (!xfer)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	for (pp = &s->tasks; *pp && (*pp)->xfer != xfer; pp = &(*pp)->next)
+		;
+	if (*pp && (*pp)->state == TASK_PENDING) {
+		t = *pp; /* never sent: nothing to ask the target */
+		unlink_task(s, t);
+	} else if (*pp) {
+		t = cancel_sent(s, pp);
+	} else {
+		/* answered, its callback not run yet: run it here and now */
+		for (t = s->done_list; t && t->xfer != xfer; prev = t, t = t->next)
+			;
+		if (t) {
+			if (prev)
+				prev->next = t->next;
+			else
+				s->done_list = t->next;
+			if (s->done_tail == t)
+				s->done_tail = prev;
+			err = t->err;
+		}
+	}
+	if (t)
+		t->state = TASK_DONE;
+	pthread_mutex_unlock(&s->lock);
+	if (!t)
+		return -ENOENT;
+	xfer->done(xfer, err);
+	free(t);
 	return 0;
 }
 
@@ -545,20 +733,18 @@ static int op_service(void *impl, int revents)
 	return rc;
 }
 
-/* The security token is the session identity: ISID (6 bytes) then TSIH
- * (2 bytes, big-endian). It changes when a reconnect opens a new session. */
+/* The security token the target gave this session at login (Security Token
+ * VPD page); a reconnect reads the new session's. */
 static size_t op_security_token(void *impl, uint8_t *buf, size_t len)
 {
 	struct osd__iscsi_sess *s = impl;
-	uint8_t tok[8];
+	size_t n;
 
 	pthread_mutex_lock(&s->lock);
-	memcpy(tok, s->isid, 6);
-	tok[6] = (uint8_t)(s->tsih >> 8);
-	tok[7] = (uint8_t)s->tsih;
+	n = s->token_len;
+	memcpy(buf, s->token, len < n ? len : n);
 	pthread_mutex_unlock(&s->lock);
-	memcpy(buf, tok, len < sizeof(tok) ? len : sizeof(tok));
-	return sizeof(tok);
+	return n;
 }
 
 static void op_destroy(void *impl)
@@ -589,4 +775,5 @@ const struct osd_transport_ops osd__iscsi_ops = {
 	.service = op_service,
 	.security_token = op_security_token,
 	.destroy = op_destroy,
+	.cancel = op_cancel,
 };

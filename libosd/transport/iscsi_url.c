@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <openssl/evp.h>
 #include <osd/iscsi.h>
 #include "transport/iscsi_private.h"
 
@@ -38,6 +40,46 @@ int osd__iscsi_name_valid(const char *name, size_t len)
 			return 0;
 	}
 	return 1;
+}
+
+/* The host's identity: /etc/machine-id, else its host name. */
+static size_t host_identity(char *buf, size_t cap)
+{
+	FILE *f = fopen("/etc/machine-id", "re");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, cap - 1, f);
+		fclose(f);
+		while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+			n--;
+	}
+	if (n == 0 && gethostname(buf, cap - 1) == 0)
+		n = strnlen(buf, cap - 1);
+	buf[n] = 0;
+	return n;
+}
+
+/*
+ * The default initiator name: OSD_ISCSI_DEFAULT_NAME_PREFIX and 12 hex
+ * digits of a SHA-1 of the host's identity. iSCSI names are meant to be
+ * unique per initiator (RFC 7143 §4.2.7.1); a target reinstates a session
+ * on InitiatorName + ISID (§6.3.5), so one constant name everywhere would
+ * let any host take over another's session by copying an ISID. The hash
+ * keeps the machine id itself off the wire.
+ */
+void osd__iscsi_default_name(char out[OSD_ISCSI_DEFAULT_NAME_LEN])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char id[256];
+	size_t n = host_identity(id, sizeof(id));
+	int pos = snprintf(out, OSD_ISCSI_DEFAULT_NAME_LEN, "%s", OSD_ISCSI_DEFAULT_NAME_PREFIX);
+
+	if (EVP_Digest(id, n, md, &mdlen, EVP_sha1(), NULL) != 1 || mdlen < 6)
+		memset(md, 0, 6); /* no digest: the bare prefix and zeros, still a valid name */
+	for (int i = 0; i < 6; i++)
+		pos += snprintf(out + pos, OSD_ISCSI_DEFAULT_NAME_LEN - (size_t)pos, "%02x", md[i]);
 }
 
 /* Parses "host[:port]" of @p len bytes. */

@@ -274,7 +274,10 @@ static ssize_t op_run(struct osdbe *b, struct osdfs_op *op)
 		return rc;
 	rc = osd_req_execute(req);
 	if (osd_req_result(req) == -EINPROGRESS) {
-		/* Timed out: freeing detaches it until the transport completes it. */
+		/* Timed out on a transport that cannot cancel: freeing detaches
+		 * it until the transport completes it. Over iSCSI a timed-out
+		 * request is complete with -ETIMEDOUT (op_finish() returns it)
+		 * and its buffers are the caller's again. */
 		osd_req_free(req);
 		return rc ? rc : -EIO;
 	}

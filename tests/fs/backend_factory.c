@@ -129,7 +129,7 @@ static void deferred_destroy(void *impl)
 
 static const struct osd_transport_ops deferred_ops = {
 	OSD_TRANSPORT_VERSION, deferred_submit, deferred_get_fd, deferred_which_events,
-	deferred_service, deferred_token, deferred_destroy,
+	deferred_service, deferred_token, deferred_destroy, NULL /* cancel */,
 };
 
 /* Wrap @tp (taken over) in a deferring transport. */

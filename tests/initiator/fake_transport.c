@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
 #include "fake_transport.h"
@@ -88,8 +89,29 @@ static int fake_service(void *impl, int revents)
 		return 0;
 	f->npending = 0;
 	for (unsigned i = 0; i < n; i++)
-		answer(f, f->pending[i], base + i);
+		if (f->pending[i])
+			answer(f, f->pending[i], base + i);
 	return 0;
+}
+
+/* Takes a pending exchange back: it is never answered, done(-ECANCELED)
+ * runs now. */
+static int fake_cancel(void *impl, struct osd_xfer *x)
+{
+	struct fake *f = impl;
+
+	if (!f->cancellable)
+		return -ENOTSUP; /* the request layer keeps it in flight */
+	for (unsigned i = 0; i < f->npending; i++) {
+		if (f->pending[i] != x)
+			continue;
+		/* keep the order of the others: answers go by submission index */
+		f->pending[i] = NULL;
+		f->cancels++;
+		x->done(x, -ECANCELED);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 static void fake_destroy(void *impl)
@@ -113,6 +135,7 @@ static const struct osd_transport_ops fake_ops = {
 	.service = fake_service,
 	.security_token = fake_token,
 	.destroy = fake_destroy,
+	.cancel = fake_cancel,
 };
 
 void fake_transport(struct fake *f, struct osd_transport *tp)

@@ -32,6 +32,8 @@ struct fake {
 	int deferred;                  /* complete from service() instead of submit() */
 	int hold;                      /* service() completes nothing (a dead link) */
 	int refuse;                    /* submit returns this (negative) */
+	int cancellable;               /* cancel() takes back a pending exchange */
+	unsigned cancels;              /* exchanges cancel() took back */
 	struct fake_answer answers[FAKE_MAX]; /* answer i for the i-th exchange */
 	unsigned nanswers;
 	struct fake_sent sent[FAKE_MAX];

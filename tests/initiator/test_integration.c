@@ -826,6 +826,7 @@ struct holder {
 	int hold_next;
 	struct osd_xfer *held;
 	int sends;
+	int old_tokens;   /* security_token() calls still answered with OLD_TOKEN */
 };
 
 static int holder_submit(void *impl, struct osd_xfer *x)
@@ -841,10 +842,17 @@ static int holder_submit(void *impl, struct osd_xfer *x)
 	return h->inner.ops->submit(h->inner.impl, x);
 }
 
+#define OLD_TOKEN "an earlier session"
+
 static size_t holder_token(void *impl, uint8_t *buf, size_t len)
 {
 	struct holder *h = impl;
 
+	if (h->old_tokens > 0) { /* as if the channel were still the session before */
+		h->old_tokens--;
+		memcpy(buf, OLD_TOKEN, len < sizeof(OLD_TOKEN) ? len : sizeof(OLD_TOKEN));
+		return sizeof(OLD_TOKEN);
+	}
 	return h->inner.ops->security_token(h->inner.impl, buf, len);
 }
 
@@ -941,6 +949,52 @@ START_TEST(stale_nonce_resent)
 }
 END_TEST
 
+/*
+ * A CAPKEY request signed for the channel's previous session (the transport
+ * logged in again between signing and sending: a new token) is refused at
+ * its request ICV; libosd sees the token changed, signs it for the current
+ * one and sends it once more. A request refused at its ICV while the token
+ * is unchanged (a wrong key) is not sent again.
+ */
+START_TEST(capkey_resigned_for_new_session)
+{
+	static struct holder h;
+	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
+	struct sec_ctx s = { NULL, 0, 0 };
+	struct osd_transport tp = { &holder_ops, &h };
+	struct osd_obj_id x;
+	uint8_t data[64], back[64];
+	struct iovec iov = { data, sizeof(data) }, in = { back, sizeof(back) };
+	osd_req *req;
+
+	secure_target(&s, OSD_V2);
+	memset(&h, 0, sizeof(h));
+	ck_assert_int_eq(osd_target_loopback(fx.tgt, &h.inner), 0);
+	x = new_object(secure_partition(&s, OSD_SEC_CAPKEY, &o, &tp));
+	fill(data, sizeof(data), 9);
+
+	h.sends = 0;
+	h.old_tokens = 1; /* signed for the old session; the target has the new one */
+	ck_assert_int_eq(osd_req_write(&req, dev, &x, 0, &iov, 1), 0);
+	ck_assert_msg(osd_req_execute(req) == 0, "%s", osd_req_error(req));
+	osd_req_free(req);
+	ck_assert_int_eq(h.sends, 2); /* refused once, signed again, sent once more */
+	OK(osd_req_read(R, dev, &x, 0, &in, 1));
+	ck_assert_mem_eq(back, data, sizeof(data));
+
+	h.sends = 0;
+	h.old_tokens = 1000; /* the token never changes: a wrong ICV stays refused */
+	ck_assert_int_eq(osd_req_write(&req, dev, &x, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EACCES);
+	ck_assert_int_eq(osd_req_sense(req)->field_pointer, osd_cdb_icv_offset(OSD_V2));
+	osd_req_free(req);
+	ck_assert_int_eq(h.sends, 1);
+	fixture_down(&fx);
+	dev = NULL;
+	osd_cred_issuer_free(s.iss);
+}
+END_TEST
+
 static void noop(void)
 {
 }
@@ -971,8 +1025,10 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, security_cmdrsp, 1, 3);
 	tcase_add_loop_test(tc, security_alldata, 1, 3);
 	tcase_add_test(tc, threads_share_device);
-	if (fixture_transport() == FIXTURE_LOOPBACK)
+	if (fixture_transport() == FIXTURE_LOOPBACK) {
 		tcase_add_test(tc, stale_nonce_resent);
+		tcase_add_test(tc, capkey_resigned_for_new_session);
+	}
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "target_fixture.h"
@@ -111,6 +112,7 @@ static void session(const char *version, const char *sec)
 		data[i] = (uint8_t)(i * 7 + 1);
 	snprintf(keyfile, sizeof(keyfile), "%s/root.key", dir);
 	write_file(keyfile, "00112233445566778899aabbccddeeff00112233\n", 41);
+	ck_assert_int_eq(chmod(keyfile, 0600), 0); /* the tools refuse a key others can read */
 	snprintf(in, sizeof(in), "%s/in.bin", dir);
 	snprintf(outp, sizeof(outp), "%s/out.bin", dir);
 	write_file(in, data, sizeof(data));
@@ -236,6 +238,7 @@ START_TEST(nosec_refused_on_capkey_partition)
 
 	snprintf(keyfile, sizeof(keyfile), "%s/root.key", dir);
 	write_file(keyfile, "00112233445566778899aabbccddeeff00112233\n", 41);
+	ck_assert_int_eq(chmod(keyfile, 0600), 0); /* the tools refuse a key others can read */
 #define K "--target", store, "--key-file", keyfile
 	CTL_OK(NULL, K, "--security", "capkey", "format", NULL);
 	CTL_OK(NULL, K, "--security", "capkey", "create-partition", "0x10000", NULL);

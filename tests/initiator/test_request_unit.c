@@ -409,6 +409,57 @@ START_TEST(timeout_then_late_completion)
 }
 END_TEST
 
+/* A transport that can cancel: a timed-out request is taken back and
+ * completes with -ETIMEDOUT, and one freed in flight is taken back without
+ * its callback. Either way the answer never comes into the buffer, and
+ * nothing stays in flight. */
+START_TEST(give_up_cancels)
+{
+	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
+	struct osd_transport tp;
+	uint8_t buf[8], want[8];
+	struct iovec iov = { buf, 8 };
+	osd_req *req;
+
+	memset(&fk, 0, sizeof(fk));
+	fake_transport(&fk, &tp);
+	o.osd_version = OSD_VERSION_2;
+	o.timeout_ms = 30;
+	ck_assert_int_eq(osd_dev_open(&dev, &tp, &o), 0);
+	fk.deferred = 1;
+	fk.hold = 1;
+	fk.cancellable = 1;
+	fake_answer_put(fake_next_answer(&fk), 0, "answered", 8);
+	fake_answer_put(fake_next_answer(&fk), 0, "answered", 8);
+	memset(buf, 0xA5, sizeof(buf));
+	memcpy(want, buf, sizeof(want));
+
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), -ETIMEDOUT);
+	ck_assert_int_eq(osd_req_result(req), -ETIMEDOUT);
+	ck_assert_uint_eq(osd_req_bytes_read(req), 0);
+	ck_assert_str_eq(osd_req_error(req), "READ: no answer within 30 ms");
+	ck_assert_uint_eq(fk.cancels, 1);
+	ck_assert_uint_eq(osd_dev_queue_length(dev), 0);
+	osd_req_free(req);
+	fk.hold = 0;
+	osd_dev_service(dev, 0); /* nothing is left to answer */
+	ck_assert_mem_eq(buf, want, sizeof(buf));
+
+	cb_count = 0;
+	fk.hold = 1;
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_submit(req, count_cb, &cb_count), 0);
+	osd_req_free(req);
+	ck_assert_uint_eq(fk.cancels, 2);
+	ck_assert_uint_eq(osd_dev_queue_length(dev), 0);
+	fk.hold = 0;
+	osd_dev_service(dev, 0);
+	ck_assert_int_eq(cb_count, 0);
+	ck_assert_mem_eq(buf, want, sizeof(buf));
+}
+END_TEST
+
 /* Auto-detection: INQUIRY says nothing, OSD-2 is refused as an invalid
  * opcode, OSD-1 answers. */
 START_TEST(autodetect_falls_back_to_v1)
@@ -931,6 +982,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, list_result_and_cursor);
 	tcase_add_test(tc, async_deferred);
 	tcase_add_test(tc, timeout_then_late_completion);
+	tcase_add_test(tc, give_up_cancels);
 	tcase_add_test(tc, autodetect_falls_back_to_v1);
 	tcase_add_test(tc, autodetect_inquiry_descriptor);
 	tcase_add_test(tc, autodetect_inquiry_both);

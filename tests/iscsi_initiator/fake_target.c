@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "fake_target.h"
 
@@ -55,6 +56,8 @@ void ft_start(struct ft *ft, ft_script script)
 		ft->initial_r2t = "Yes";
 	ft->statsn = 0x100;
 	ft->script = script;
+	pthread_mutex_init(&ft->step_mu, NULL);
+	pthread_cond_init(&ft->step_cv, NULL);
 	pthread_create(&ft->th, NULL, ft_main, ft);
 }
 
@@ -115,6 +118,20 @@ int ft_recv(struct ft *ft)
 	return 0;
 }
 
+static size_t send_all(struct ft *ft, const uint8_t *b, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t w = send(ft->fd, b + off, n - off, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	return off;
+}
+
 int ft_send(struct ft *ft, struct osd__iscsi_bhs *h, const uint8_t *ahs, size_t ahs_len,
 	    const uint8_t *data, size_t dlen)
 {
@@ -129,15 +146,40 @@ int ft_send(struct ft *ft, struct osd__iscsi_bhs *h, const uint8_t *ahs, size_t 
 		b[OSD_ISCSI_BHS_LEN + ahs_len] ^= 0x01;
 		ft->corrupt_next = 0;
 	}
-	while (n > 0 && off < (size_t)n) {
-		ssize_t w = send(ft->fd, b + off, (size_t)n - off, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
+	if (n > 0)
+		off = send_all(ft, b, (size_t)n);
 	free(b);
 	FT_CHECK_RC(ft, n > 0 && off == (size_t)n, "cannot send a PDU");
+	return 0;
+}
+
+int ft_send_raw(struct ft *ft, const uint8_t *p, size_t n)
+{
+	FT_CHECK_RC(ft, send_all(ft, p, n) == n, "cannot send %zu bytes", n);
+	return 0;
+}
+
+void ft_step_set(struct ft *ft, int n)
+{
+	pthread_mutex_lock(&ft->step_mu);
+	ft->step = n;
+	pthread_cond_broadcast(&ft->step_cv);
+	pthread_mutex_unlock(&ft->step_mu);
+}
+
+int ft_step_wait(struct ft *ft, int n)
+{
+	struct timespec end;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += IO_TIMEOUT_MS / 1000;
+	pthread_mutex_lock(&ft->step_mu);
+	while (ft->step < n && rc == 0)
+		rc = pthread_cond_timedwait(&ft->step_cv, &ft->step_mu, &end);
+	rc = ft->step >= n ? 0 : -1;
+	pthread_mutex_unlock(&ft->step_mu);
+	FT_CHECK_RC(ft, rc == 0, "step %d not reached", n);
 	return 0;
 }
 
@@ -245,11 +287,33 @@ out:
 	return rc ? -1 : 0;
 }
 
+/* The initiator reads the session's security token (INQUIRY, VPD page B1h)
+ * right after login: answer with FT_TOKEN in one Data-In carrying status. */
+static int answer_token_inquiry(struct ft *ft)
+{
+	uint8_t page[4 + sizeof(FT_TOKEN) - 1] = { 0x11, 0xB1, 0, sizeof(FT_TOKEN) - 1 };
+	struct osd__iscsi_bhs h;
+
+	if (ft_recv(ft))
+		return -1;
+	FT_CHECK_RC(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD && ft->pdu.bhs.cdb[0] == 0x12 &&
+		    ft->pdu.bhs.cdb[1] == 1 && ft->pdu.bhs.cdb[2] == 0xB1,
+		    "INQUIRY of the security token page expected after login");
+	memcpy(page + 4, FT_TOKEN, sizeof(FT_TOKEN) - 1);
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_DATA_IN;
+	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_F_STATUS;
+	h.itt = ft->pdu.bhs.itt;
+	h.ttt = OSD_ISCSI_RSVD_TAG;
+	ft_rsp_sn(ft, &h, 1);
+	return ft_send(ft, &h, NULL, 0, page, sizeof(page)) ? -1 : 0;
+}
+
 int ft_login(struct ft *ft)
 {
 	struct osd__iscsi_text t = { 0 };
 	char v[256];
-	int rc;
+	int rc, discovery;
 
 	if (ft_recv(ft))
 		return -1;
@@ -259,6 +323,7 @@ int ft_login(struct ft *ft)
 		ft->login1_len = ft->len;
 	}
 	memcpy(ft->isid, ft->pdu.bhs.isid, 6);
+	discovery = text_value(&ft->pdu, "SessionType", v, sizeof(v)) && !strcmp(v, "Discovery");
 	if (ft->chap_user) {
 		if (chap_stage(ft))
 			return -1;
@@ -298,7 +363,7 @@ int ft_login(struct ft *ft)
 	osd__iscsi_text_free(&t);
 	ft->dg.header = ft->want_hd;
 	ft->dg.data = ft->want_dd;
-	return rc ? -1 : 0;
+	return rc ? -1 : discovery ? 0 : answer_token_inquiry(ft);
 }
 
 int ft_logout(struct ft *ft)

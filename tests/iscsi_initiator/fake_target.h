@@ -8,6 +8,8 @@
 #include "iscsi/pdu.h"
 
 #define FT_BUF (1u << 20)
+/* The security token ft_login() hands out (Security Token VPD page). */
+#define FT_TOKEN "fake-target-token"
 
 struct ft;
 typedef void (*ft_script)(struct ft *ft);
@@ -39,6 +41,10 @@ struct ft {
 	int logins;                     /* atomic */
 	int corrupt_next;               /* ft_send flips a header digest bit once */
 	void *user;                     /* for the script */
+	/* steps agreed between the test and the script (ft_step_set/wait) */
+	pthread_mutex_t step_mu;
+	pthread_cond_t step_cv;
+	int step;
 	/* last received PDU */
 	uint8_t buf[FT_BUF];
 	size_t len;
@@ -52,7 +58,14 @@ int ft_accept(struct ft *ft);
 int ft_recv(struct ft *ft);
 int ft_send(struct ft *ft, struct osd__iscsi_bhs *h, const uint8_t *ahs, size_t ahs_len,
 	    const uint8_t *data, size_t dlen);
-/* Full login as configured; 0 or -1 (failure recorded). */
+/* Sends @p n raw bytes (part of a PDU built with osd__iscsi_pdu_build()). */
+int ft_send_raw(struct ft *ft, const uint8_t *p, size_t n);
+/* Step @p n reached (either side). */
+void ft_step_set(struct ft *ft, int n);
+/* Waits (at most 10 s) until step @p n is reached; 0 or -1 (failure recorded). */
+int ft_step_wait(struct ft *ft, int n);
+/* Full login as configured, then the answer to the initiator's INQUIRY of
+ * the security token page; 0 or -1 (failure recorded). */
 int ft_login(struct ft *ft);
 /* Answers a Logout Request (the next PDU must be one). */
 int ft_logout(struct ft *ft);

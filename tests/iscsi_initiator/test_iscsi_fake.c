@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <osd/iscsi.h>
 #include "fake_target.h"
+#include "transport/iscsi_private.h"
 
 #define TARGET "iqn.2026-01.org.libosd:fake"
 #define WAIT_MS 10000
@@ -80,9 +81,8 @@ static void open_tp(struct ft *ft, struct osd_transport *tp, struct osd_iscsi_op
 	ck_assert_msg(rc == 0, "transport_new: %d %s / target: %s", rc, err, ft->fail);
 }
 
-static const uint8_t login1_text[] =
-	"InitiatorName=iqn.2026-01.org.libosd:initiator\0SessionType=Normal\0"
-	"TargetName=" TARGET "\0AuthMethod=None";
+static const uint8_t login1_rest[] =
+	"SessionType=Normal\0TargetName=" TARGET "\0AuthMethod=None";
 
 static const uint8_t op_text_prefer_none[] =
 	"HeaderDigest=None,CRC32C\0DataDigest=None,CRC32C\0MaxRecvDataSegmentLength=262144\0"
@@ -160,7 +160,19 @@ static void script_bidi(struct ft *ft)
 static void check_login1(const struct ft *ft)
 {
 	const uint8_t *b = ft->login1;
-	size_t tl = sizeof(login1_text); /* includes the last NUL */
+	char name[OSD_ISCSI_DEFAULT_NAME_LEN], login1_text[512];
+	size_t tl;
+
+	/* the default name: the libosd prefix and 12 hex digits for this host */
+	osd__iscsi_default_name(name);
+	ck_assert_uint_eq(strlen(name), strlen(OSD_ISCSI_DEFAULT_NAME_PREFIX) + 12);
+	ck_assert(strncmp(name, OSD_ISCSI_DEFAULT_NAME_PREFIX,
+			  strlen(OSD_ISCSI_DEFAULT_NAME_PREFIX)) == 0);
+	ck_assert_uint_eq(strspn(name + strlen(OSD_ISCSI_DEFAULT_NAME_PREFIX), "0123456789abcdef"), 12);
+	ck_assert(osd__iscsi_name_valid(name, strlen(name)));
+	tl = (size_t)snprintf(login1_text, sizeof(login1_text), "InitiatorName=%s", name) + 1;
+	memcpy(login1_text + tl, login1_rest, sizeof(login1_rest));
+	tl += sizeof(login1_rest); /* includes the last NUL */
 
 	ck_assert_uint_eq(b[0], 0x43);       /* I + Login Request */
 	ck_assert_uint_eq(b[1], 0x81);       /* T, CSG=0, NSG=1 */
@@ -244,7 +256,8 @@ START_TEST(bidi_write)
 	for (int i = 8; i < 16; i++)
 		ck_assert_uint_eq(c[i], 0);  /* LUN 0 */
 	ck_assert_mem_eq(c + 20, "\0\0\x03\xe8", 4); /* EDTL = data-out length 1000 */
-	ck_assert_mem_eq(c + 28, "\0\0\x01\x02", 4); /* ExpStatSN after two login answers */
+	ck_assert_mem_eq(c + 28, "\0\0\x01\x03", 4); /* ExpStatSN after two login answers
+						       * and the security token INQUIRY */
 	ck_assert_mem_eq(c + 32, cdb, 16);
 	ahs_want[0] = 0;
 	ahs_want[1] = W_CDB - 16 + 1;        /* AHSLength 221 */
@@ -406,13 +419,13 @@ START_TEST(dropped_connection)
 	struct cmd *rd = malloc(sizeof(*rd)), *wr = malloc(sizeof(*wr));
 	struct two both = { rd, wr };
 	uint8_t want[64];
-	uint8_t tok1[8], tok2[8];
+	uint8_t tok1[64], tok2[64];
 
 	ft_start(ft, script_drop);
 	open_tp(ft, &tp, &o);
-	ck_assert_uint_eq(tp.ops->security_token(tp.impl, tok1, sizeof(tok1)), 8);
-	ck_assert_mem_eq(tok1, ft->isid, 6);
-	ck_assert_mem_eq(tok1 + 6, "\x12\x34", 2); /* TSIH from the login */
+	/* the token is what the target's Security Token VPD page says */
+	ck_assert_uint_eq(tp.ops->security_token(tp.impl, tok1, sizeof(tok1)), sizeof(FT_TOKEN) - 1);
+	ck_assert_mem_eq(tok1, FT_TOKEN, sizeof(FT_TOKEN) - 1);
 	cmd_init(rd, 0x8885, 0, 64);
 	cmd_init(wr, 0x8887, 16, 0); /* APPEND: not repeatable, so not resent */
 	ck_assert_int_eq(tp.ops->submit(tp.impl, &rd->x), 0);
@@ -425,8 +438,9 @@ START_TEST(dropped_connection)
 	ck_assert_uint_eq(rd->x.in_xferred, 64);
 	fill(want, sizeof(want), 11);
 	ck_assert_mem_eq(rd->in, want, 64);
-	tp.ops->security_token(tp.impl, tok2, sizeof(tok2));
-	ck_assert_mem_eq(tok2, tok1, 8); /* same ISID; this fake hands out the same TSIH */
+	/* read again after the reconnect (this fake hands out the same token) */
+	ck_assert_uint_eq(tp.ops->security_token(tp.impl, tok2, sizeof(tok2)), sizeof(FT_TOKEN) - 1);
+	ck_assert_mem_eq(tok2, tok1, sizeof(FT_TOKEN) - 1);
 	tp.ops->destroy(tp.impl);
 	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
 	ck_assert_int_eq(ft->logins, 2);

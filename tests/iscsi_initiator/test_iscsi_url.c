@@ -128,6 +128,7 @@ START_TEST(options_bad)
 		    o.chap_target_user = "t", o.chap_target_secret = "same-secret-123"), "differ");
 	EXPECT_BAD(o.max_inflight = 0, "max_inflight");
 	EXPECT_BAD(o.max_recv_data_segment = 100, "max_recv_data_segment");
+	EXPECT_BAD(o.failover_ms = 299, "failover_ms must be 0 or at least 300");
 	EXPECT_BAD((o.nop_interval_ms = 10, o.nop_timeout_ms = 0), "keepalive");
 #undef EXPECT_BAD
 	o.errbuf = err;
@@ -163,6 +164,12 @@ START_TEST(connect_refused)
 	ck_assert_int_eq(osd_iscsi_transport_new(&tp, url, &o), -ECONNREFUSED);
 	ck_assert_ptr_nonnull(strstr(err, "connect to 127.0.0.1"));
 	ck_assert_ptr_null(tp.ops);
+	/* Version 1 options (no failover_ms) are still taken: the same refusal. */
+	o.version = 1;
+	o.failover_ms = 1; /* beyond a version 1 struct: never read */
+	ck_assert_int_eq(osd_iscsi_transport_new(&tp, url, &o), -ECONNREFUSED);
+	o.version = OSD_ISCSI_OPTIONS_VERSION;
+	o.failover_ms = 0;
 	ck_assert_int_eq(osd_iscsi_discover(&list, &n, url, &o), -ECONNREFUSED);
 	ck_assert_ptr_null(list);
 	ck_assert_uint_eq(n, 0);

@@ -26,7 +26,8 @@ extern "C" {
 
 /**
  * One command exchange. The submitter owns it and everything it points to
- * until @ref done has been called.
+ * until @ref done has been called, or until a successful
+ * @ref osd_transport_ops.cancel.
  */
 struct osd_xfer {
 	/* Filled by the submitter */
@@ -67,9 +68,25 @@ struct osd_transport_ops {
 	size_t (*security_token)(void *impl, uint8_t *buf, size_t len);
 	/** Release the transport. */
 	void (*destroy)(void *impl);
+	/** Optional, from version 2 on: the submitter gives up on @p xfer (its
+	 *  wait timed out, or it freed the request in flight). Returns 0 when
+	 *  done() has run (before cancel returns: with -ECANCELED, or with the
+	 *  answer that had already arrived); from then on the transport never
+	 *  reads the data-out buffers, never writes the data-in buffers, never
+	 *  sends the command again and never touches @p xfer. Data-out still
+	 *  queued for the wire is copied first, and data-in that arrives late
+	 *  is read and dropped. A command the target holds may still run there:
+	 *  the transport asks it to abort. Returns -ENOENT when the transport
+	 *  does not hold @p xfer any more (its done() is running on another
+	 *  thread). Thread-safe; may be called from a completion. A transport
+	 *  that wraps another one by copying its ops and putting its own impl
+	 *  in must forward (or clear) this member like the others. */
+	int (*cancel)(void *impl, struct osd_xfer *xfer);
 };
 
-#define OSD_TRANSPORT_VERSION 1 /**< current struct osd_transport_ops version */
+/** Current struct osd_transport_ops version. Version 1 transports (no
+ *  @ref osd_transport_ops.cancel member) are still accepted. */
+#define OSD_TRANSPORT_VERSION 2
 
 /** A transport: operations plus their private state. */
 struct osd_transport {

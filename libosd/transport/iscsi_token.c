@@ -1,0 +1,122 @@
+/*
+ * The channel's security token (OSD-2 Security Token VPD page B1h,
+ * docs/protocol.md §12.2): what a CAPKEY request ICV is computed over. It
+ * is read from the target with INQUIRY right after each login, before any
+ * queued command is sent, so a token the target makes fresh per session
+ * (ours: random bytes) binds every CAPKEY request to the session it was
+ * signed for. A target without the page leaves the token empty.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "iscsi_private.h"
+
+#define INQUIRY 0x12
+#define INQUIRY_EVPD 0x01
+#define VPD_SECURITY_TOKEN 0xB1
+#define VPD_HDR 4u
+
+/* Answer a target's ping (RFC 7143 §11.19) while we wait for the INQUIRY. */
+static int ping_back(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
+{
+	struct osd__iscsi_bhs h;
+
+	if (p->bhs.ttt == OSD_ISCSI_RSVD_TAG)
+		return 0;
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_NOP_OUT;
+	h.immediate = 1;
+	h.flags = OSD_ISCSI_F_FINAL;
+	memcpy(h.lun, p->bhs.lun, 8);
+	h.itt = OSD_ISCSI_RSVD_TAG;
+	h.ttt = p->bhs.ttt;
+	h.cmd_sn = s->cmdsn;
+	h.exp_stat_sn = s->expstatsn;
+	return osd__iscsi_send(s, &h, NULL, 0, p->data, p->data_len);
+}
+
+/* Take the page from Data-In @p p into @p page; returns bytes held so far. */
+static size_t place(const struct osd__iscsi_pdu *p, uint8_t *page, size_t cap, size_t have)
+{
+	size_t off = p->bhs.offset, len = p->data_len;
+
+	if (!p->data || off > cap)
+		return have;
+	if (len > cap - off)
+		len = cap - off;
+	memcpy(page + off, p->data, len);
+	return off + len > have ? off + len : have;
+}
+
+/* Keep the token of a GOOD answer; anything else means no token. */
+static void keep_token(struct osd__iscsi_sess *s, int good, const uint8_t *page, size_t have)
+{
+	size_t n;
+
+	s->token_len = 0;
+	if (!good || have < VPD_HDR || page[1] != VPD_SECURITY_TOKEN)
+		return;
+	n = (size_t)page[2] << 8 | page[3];
+	if (n > have - VPD_HDR)
+		n = have - VPD_HDR;
+	if (n > sizeof(s->token))
+		n = sizeof(s->token);
+	memcpy(s->token, page + VPD_HDR, n);
+	s->token_len = n;
+}
+
+int osd__iscsi_read_token(struct osd__iscsi_sess *s, uint64_t deadline)
+{
+	uint8_t page[VPD_HDR + OSD_ISCSI_TOKEN_MAX];
+	struct osd__iscsi_bhs h;
+	size_t have = 0;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_SCSI_CMD;
+	h.immediate = 1; /* takes no CmdSN: the first queued command keeps its own */
+	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_F_READ | OSD_ISCSI_ATTR_SIMPLE;
+	osd__iscsi_lun_encode(h.lun, (uint16_t)s->url.lun);
+	h.itt = osd__iscsi_new_itt(s);
+	h.ttt = sizeof(page); /* expected data transfer length */
+	h.cmd_sn = s->cmdsn;
+	h.exp_stat_sn = s->expstatsn;
+	h.cdb[0] = INQUIRY;
+	h.cdb[1] = INQUIRY_EVPD;
+	h.cdb[2] = VPD_SECURITY_TOKEN;
+	h.cdb[3] = (uint8_t)(sizeof(page) >> 8);
+	h.cdb[4] = (uint8_t)sizeof(page);
+	rc = osd__iscsi_send(s, &h, NULL, 0, NULL, 0);
+	while (rc == 0 && (rc = osd__iscsi_wait_pdu(s, deadline)) == 0) {
+		const struct osd__iscsi_pdu *p = &s->rx.pdu;
+		int done = 0;
+
+		if (p->bhs.opcode == OSD_ISCSI_OP_NOP_IN) {
+			rc = ping_back(s, p);
+		} else if (p->bhs.itt != h.itt) {
+			osd__iscsi_set_error(s, "unexpected %s while reading the security token",
+					     osd__iscsi_opcode_name(p->bhs.opcode));
+			rc = -EPROTO;
+		} else if (p->bhs.opcode == OSD_ISCSI_OP_DATA_IN) {
+			have = place(p, page, sizeof(page), have);
+			if (p->bhs.flags & OSD_ISCSI_F_STATUS) {
+				keep_token(s, p->bhs.status == 0, page, have);
+				done = 1;
+			}
+		} else if (p->bhs.opcode == OSD_ISCSI_OP_SCSI_RSP) {
+			keep_token(s, p->bhs.response == 0 && p->bhs.status == 0, page, have);
+			done = 1;
+		} else {
+			osd__iscsi_set_error(s, "unexpected %s answering INQUIRY",
+					     osd__iscsi_opcode_name(p->bhs.opcode));
+			rc = -EPROTO;
+		}
+		if (p->bhs.opcode == OSD_ISCSI_OP_SCSI_RSP ||
+		    (p->bhs.opcode == OSD_ISCSI_OP_DATA_IN && (p->bhs.flags & OSD_ISCSI_F_STATUS)))
+			s->expstatsn = p->bhs.stat_sn + 1;
+		osd__iscsi_rx_reset(s);
+		if (done)
+			break;
+	}
+	return rc;
+}

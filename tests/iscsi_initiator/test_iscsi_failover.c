@@ -1,0 +1,114 @@
+/* Bounded failover: osd-targetd is paused (SIGSTOP) right after answering,
+ * and the next command must end within the transport's failover_ms (plus
+ * 2 s of slack for polling and a loaded machine), with an error since the
+ * daemon cannot answer. Before the bound existed a paused daemon held a
+ * WRITE for 55 s: the keepalive's 15 + 10 s, then 3 logins of up to 10 s
+ * each into a daemon whose kernel still accepted the connections. Skips
+ * (77) when osd-targetd is not built. */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <osd/iscsi.h>
+#include <osd/osd.h>
+#include "daemon_wait.h"
+
+#define TARGET "iqn.2026-12.org.osd:target"
+#define SLACK_MS 2000u
+#define WR_LEN (64u << 10)
+
+#ifdef OSD_TARGETD_PATH
+static char dir[64];
+static pid_t daemon_pid = -1;
+static unsigned port;
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/osd-failover-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	port = osd_test_targetd_start(OSD_TARGETD_PATH, dir, &daemon_pid, 20000);
+	ck_assert_msg(port != 0, "osd-targetd did not start");
+}
+
+static void teardown(void)
+{
+	if (daemon_pid > 0)
+		kill(daemon_pid, SIGCONT); /* a stopped daemon cannot take SIGTERM */
+	osd_test_targetd_stop(&daemon_pid, dir);
+}
+
+/* _i 0: the default options (failover_ms 10 s); 1: failover_ms 3 s. */
+START_TEST(paused_target_fails_within_bound)
+{
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_obj_id obj = { 0x10000, 0x10003 };
+	struct osd_transport tp;
+	uint8_t *buf = calloc(1, WR_LEN);
+	struct iovec iov = { buf, WR_LEN };
+	char url[128], err[256] = "";
+	unsigned bound;
+	uint64_t t0, took;
+	osd_req *req;
+	osd_dev *dev;
+	int rc, st;
+
+	if (_i)
+		o.failover_ms = 3000;
+	bound = o.failover_ms;
+	ck_assert_uint_le(bound, 10000); /* the default bound is at most 10 s */
+	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%u/" TARGET "/0", port);
+	o.errbuf = err;
+	o.errbuf_len = sizeof(err);
+	rc = osd_iscsi_transport_new(&tp, url, &o);
+	ck_assert_msg(rc == 0, "transport_new: %d %s", rc, err);
+	ck_assert_int_eq(osd_dev_open(&dev, &tp, NULL), 0); /* auto: INQUIRY answered */
+	/* The target answers (whatever it says about the object), then stops. */
+	ck_assert_int_eq(osd_req_write(&req, dev, &obj, 0, &iov, 1), 0);
+	rc = osd_req_execute(req);
+	ck_assert_msg(rc != -ETIMEDOUT && rc != -EIO, "the live target did not answer: %d", rc);
+	osd_req_free(req);
+	ck_assert_int_eq(kill(daemon_pid, SIGSTOP), 0);
+	/* stopped for sure (it is our child): else it may still answer */
+	ck_assert_int_eq(waitpid(daemon_pid, &st, WUNTRACED), daemon_pid);
+	ck_assert(WIFSTOPPED(st));
+	t0 = osd_test_now_ms();
+	ck_assert_int_eq(osd_req_write(&req, dev, &obj, 0, &iov, 1), 0);
+	rc = osd_req_execute(req); /* the device's own timeout (30 s) is longer */
+	took = osd_test_now_ms() - t0;
+	ck_assert_msg(rc < 0, "a paused target cannot answer (rc %d)", rc);
+	ck_assert_msg(took <= bound + SLACK_MS, "the WRITE took %llu ms, bound %u ms (rc %d)",
+		      (unsigned long long)took, bound, rc);
+	fprintf(stderr, "failover_ms %u: the WRITE failed with %d after %llu ms\n", bound, rc,
+		(unsigned long long)took);
+	osd_req_free(req);
+	osd_dev_close(dev);
+	free(buf);
+}
+END_TEST
+#endif
+
+int main(void)
+{
+#ifdef OSD_TARGETD_PATH
+	Suite *s = suite_create("iscsi_failover");
+	TCase *tc = tcase_create("paused_target");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, paused_target_fails_within_bound, 0, 2);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+#else
+	return 77;
+#endif
+}
