@@ -120,7 +120,7 @@ int osd_target_open(osd_target **out, const char *dir, const struct osd_target_o
 	*out = NULL;
 	if (!opts)
 		opts = &dflt;
-	if (opts->version != OSD_TARGET_OPTIONS_VERSION)
+	if (opts->version < 1 || opts->version > OSD_TARGET_OPTIONS_VERSION)
 		return -EINVAL;
 	tgt = calloc(1, sizeof(*tgt));
 	if (!tgt)
@@ -133,6 +133,13 @@ int osd_target_open(osd_target **out, const char *dir, const struct osd_target_o
 	so.create = opts->create;
 	so.capacity = opts->capacity;
 	so.sync_writes = opts->sync_writes;
+	if (opts->version >= 2) {
+		so.salvage = opts->salvage;
+		_Static_assert(OSD_TARGET_LOG_ERR == OSD_STORE_LOG_ERR &&
+			       OSD_TARGET_LOG_NOTICE == OSD_STORE_LOG_NOTICE, "one set of levels");
+		so.log = opts->log_event;
+		so.log_arg = opts->log_event_arg;
+	}
 	tgt->sync_writes = opts->sync_writes;
 	tgt->start_ms = osd_now_ms();
 	rc = osd_store_open(&tgt->st, dir, &so, tgt->err, sizeof(tgt->err));
@@ -183,6 +190,18 @@ int osd_target_set_root_key(osd_target *tgt, const uint8_t key[20])
 	if (rc < 0)
 		return osd__target_seterr(tgt, rc, "cannot store the root key: %s", strerror(-rc));
 	return 0;
+}
+
+int osd_target_root_secured(osd_target *tgt)
+{
+	int r;
+
+	if (!tgt)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&tgt->cmd_lock);
+	r = osd__root_key_present(tgt->st);
+	pthread_rwlock_unlock(&tgt->cmd_lock);
+	return r;
 }
 
 int osd_target_execute(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, size_t token_len)

@@ -133,6 +133,15 @@ static int security_setup(struct tc_device *d, int create)
 	return rc;
 }
 
+/* Store events of the embedded target (damage named by file and offset,
+ * modes repaired, a full filesystem), as osd-targetd prints them. */
+static void store_event(void *arg, int severity, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "%s: %s: %s\n", tc_prog(), severity <= OSD_TARGET_LOG_ERR ? "error" :
+		severity == OSD_TARGET_LOG_WARNING ? "warning" : "notice", msg);
+}
+
 /* The embedded target in o->target_dir, through its loopback transport. */
 static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, int create,
 			 const struct osd_dev_options *dopt)
@@ -142,6 +151,7 @@ static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, in
 	int rc;
 
 	to.create = create;
+	to.log_event = store_event;
 	rc = osd_target_open(&d->tgt, o->target_dir, &to);
 	if (rc == -ENOENT && !create)
 		return tc_err("%s: no OSD store here (create one with %s)", o->target_dir,
@@ -182,6 +192,8 @@ int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int crea
 		if (rc == -EINVAL)
 			return tc_err("%s: a key file holds 20 bytes or 40 hex digits",
 				      o->key_file), rc;
+		if (rc == -EPERM)
+			return rc; /* tc_read_key_file() said why */
 		if (rc < 0)
 			return tc_err_rc(rc, "%s", o->key_file), rc;
 		d->have_key = 1;
@@ -191,6 +203,8 @@ int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int crea
 	dopt.cred_source = tc_issue_credential;
 	dopt.cred_payload = d;
 	rc = o->remote ? tc__device_open_remote(d, o, &dopt) : open_embedded(d, o, create, &dopt);
+	if (rc == 0)
+		rc = tc__device_probe_root(d);
 	if (rc < 0)
 		tc_device_close(d);
 	return rc;

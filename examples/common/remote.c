@@ -15,7 +15,7 @@ const char *const tc_device_iscsi_options[] = {
 
 const char tc_device_iscsi_help[] =
 	"iSCSI options (with an iscsi:// target):\n"
-	"      --initiator-name N our iSCSI name (default iqn.2026-01.org.libosd:initiator)\n"
+	"      --initiator-name N our iSCSI name (default iqn.2026-01.org.libosd:initiator.HOSTID)\n"
 	"      --header-digest D  none or crc32c (default: either, none preferred)\n"
 	"      --data-digest D    none or crc32c (default: either, none preferred)\n"
 	"      --chap-user NAME   log in with CHAP under NAME\n"
@@ -23,6 +23,8 @@ const char tc_device_iscsi_help[] =
 
 /* CHAP secrets longer than this are refused by the initiator anyway. */
 #define CHAP_SECRET_MAX 255
+/* RFC 7143 12.1.3: shorter secrets fall to an offline search of one exchange. */
+#define CHAP_SECRET_MIN 12
 
 static int parse_digest(const char *v, enum osd_iscsi_digest *out)
 {
@@ -68,11 +70,15 @@ static int read_secret(const char *path, char *buf, size_t size)
 {
 	FILE *f = fopen(path, "rb");
 	size_t len;
+	int rc;
 
 	if (!f) {
-		int rc = -errno;
-
+		rc = -errno;
 		tc_err_rc(rc, "%s", path);
+		return rc;
+	}
+	if ((rc = tc_secret_file_private(f, path, "CHAP secret file")) < 0) {
+		fclose(f);
 		return rc;
 	}
 	len = fread(buf, 1, size - 1, f);
@@ -80,9 +86,10 @@ static int read_secret(const char *path, char *buf, size_t size)
 	buf[len] = '\0';
 	buf[strcspn(buf, "\r\n")] = '\0';
 	len = strlen(buf);
-	if (len == 0 || len > CHAP_SECRET_MAX) {
-		tc_err("%s: a CHAP secret file holds one line of 1 to %d bytes", path,
-		       CHAP_SECRET_MAX);
+	if (len < CHAP_SECRET_MIN || len > CHAP_SECRET_MAX) {
+		tc_err("%s: a CHAP secret file holds one line of %d to %d bytes", path,
+		       CHAP_SECRET_MIN, CHAP_SECRET_MAX);
+		memset(buf, 0, size);
 		return -EINVAL;
 	}
 	return 0;
@@ -90,9 +97,10 @@ static int read_secret(const char *path, char *buf, size_t size)
 
 /*
  * The capability keys name the OSD by its system id, which only the target
- * knows: ask it with a NOSEC device borrowing @p tp (its root answers NOSEC;
- * a device without destroy operation leaves the transport open), and learn
- * the version on the way.
+ * knows: ask it with a NOSEC device borrowing @p tp (a secured root answers
+ * a GET of its system id and clock alone without a credential, which is all
+ * osd_dev_system_id() asks; a device without destroy operation leaves the
+ * transport open), and learn the version on the way.
  */
 static int probe_identity(struct osd_transport *tp, const struct tc_device_opts *o,
 			  uint8_t id[OSD_SYSTEM_ID_LEN], enum osd_version_select *version)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "toolcommon.h"
 
 static int hex_digit(int c)
@@ -38,14 +39,32 @@ int tc_parse_hex(const char *hex, size_t nbytes, uint8_t *out)
 	return 0;
 }
 
+int tc_secret_file_private(FILE *f, const char *path, const char *what)
+{
+	struct stat sb;
+
+	if (fstat(fileno(f), &sb) != 0)
+		return -errno;
+	if (!(sb.st_mode & 077))
+		return 0;
+	tc_err("permissions %04o for '%s' are too open: a %s must not be readable or writable "
+	       "by other users (chmod 600 %s)", (unsigned)(sb.st_mode & 07777), path, what, path);
+	return -EPERM;
+}
+
 int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN])
 {
 	uint8_t buf[2 * OSD_HMAC_LEN + 8];
 	FILE *f = fopen(path, "rb");
 	size_t len;
+	int rc;
 
 	if (!f)
 		return -errno;
+	if ((rc = tc_secret_file_private(f, path, "root key file")) < 0) {
+		fclose(f);
+		return rc;
+	}
 	len = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
@@ -121,8 +140,20 @@ int tc_issue_credential(const struct osd_cred_request *want, struct osd_credenti
 			void *payload)
 {
 	struct tc_device *d = payload;
+	struct osd_cred_request root;
 	int rc;
 
+	if (!want->obj.partition && d->root_secured) {
+		/* The root's own method (tc__device_probe_root), whatever --security says. */
+		if (!d->have_key || d->root_key_refused) {
+			d->root_refused = 1;
+			return -ENOKEY;
+		}
+		root = *want;
+		if (root.method < d->root_method)
+			root.method = d->root_method;
+		return osd_cred_issue(d->iss, &root, out);
+	}
 	if (want->method != OSD_SEC_NOSEC && !d->have_key)
 		return -ENOKEY;
 	if (want->obj.partition && want->method != OSD_SEC_NOSEC &&
@@ -221,9 +252,87 @@ int tc_device_install_root_key(struct tc_device *d)
 	return d->have_key && d->tgt ? osd_target_set_root_key(d->tgt, d->root_key) : 0;
 }
 
+/* GET ATTRIBUTES of the root's default security method, signed with @p method. */
+static int root_method_get(struct tc_device *d, enum osd_sec_method method, uint8_t *out)
+{
+	const uint32_t pol = OSD_APAGE_ROOT_BASE + OSD_APAGE_POLICY_SECURITY;
+	struct osd_obj_id root = { 0, 0 };
+	struct osd_cred_request r;
+	struct osd_credential cr;
+	struct osd_attr a;
+	osd_req *req = NULL;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.version = osd_dev_version(d->dev);
+	r.obj = root;
+	r.permissions = OSD_PERM_GET_ATTR;
+	r.method = method;
+	rc = osd_cred_issue(d->iss, &r, &cr);
+	if (rc == 0)
+		rc = osd_req_get_attributes(&req, d->dev, &root);
+	if (rc == 0)
+		rc = osd_req_add_get_attr(req, pol, OSD_ATTR_PS_DEFAULT_METHOD);
+	if (rc == 0)
+		rc = osd_req_set_credential(req, &cr);
+	if (rc == 0)
+		rc = osd_req_execute(req);
+	*out = OSD_SEC_NOSEC;
+	if (rc == 0 && osd_req_find_attr(req, pol, OSD_ATTR_PS_DEFAULT_METHOD, &a) == 0 &&
+	    a.length == 1)
+		*out = *(const uint8_t *)a.value;
+	osd_req_free(req);
+	memset(&cr, 0, sizeof(cr));
+	return rc;
+}
+
+/*
+ * A root with a root key answers nothing but its system id and clock without
+ * a credential, and needs at least CAPKEY (docs/security.md section 5). With
+ * the root key, ask for the root's method under CAPKEY (no nonce, so no
+ * dependence on the OSD clock), then, refused, under ALLDATA, which any
+ * requirement accepts; refused again, or without a key, ask without a
+ * credential: a refusal then means the root is secured (by another key).
+ */
+int tc__device_probe_root(struct tc_device *d)
+{
+	uint8_t m;
+	int rc = -EACCES;
+
+	d->root_method = d->method;
+	if (d->have_key && (rc = root_method_get(d, OSD_SEC_CAPKEY, &m)) == -EACCES)
+		rc = root_method_get(d, OSD_SEC_ALLDATA, &m);
+	if (rc == 0) {
+		d->root_secured = 1;
+		if (m > OSD_SEC_ALLDATA)
+			m = OSD_SEC_ALLDATA;
+		d->root_method = m > OSD_SEC_CAPKEY ? (enum osd_sec_method)m : OSD_SEC_CAPKEY;
+		if (d->root_method < d->method)
+			d->root_method = d->method;
+		return 0;
+	}
+	if (rc != -EACCES)
+		return 0; /* not decisive (a transport fault): the commands will tell */
+	if (root_method_get(d, OSD_SEC_NOSEC, &m) == -EACCES) {
+		d->root_secured = 1;
+		d->root_key_refused = d->have_key;
+	}
+	return 0;
+}
+
 int tc_device_fail(const struct tc_device *d, int rc, const char *what)
 {
 	const char *detail = d && d->dev ? osd_dev_error(d->dev) : "";
+
+	if (d && d->root_refused) {
+		if (d->have_key)
+			tc_err("%s: %s: the OSD's root is secured and refused the root key of "
+			       "--key-file (a different key?)", what, strerror(EACCES));
+		else
+			tc_err("%s: %s: the OSD's root is secured: --key-file with the root key is "
+			       "needed", what, strerror(EACCES));
+		return TC_EXIT_FAILED;
+	}
 
 	if (rc == -EACCES) {
 		tc_err("%s: %s: the target refused the credential (the partition needs a "

@@ -105,6 +105,10 @@ struct tc_device {
 	int have_key;
 	uint64_t keyed[64];      /* partitions whose keys the issuer holds */
 	unsigned nkeyed;
+	int root_secured;        /* the root has a root key: no keyless root commands */
+	int root_key_refused;    /* ... and it is not the key of --key-file */
+	enum osd_sec_method root_method; /* what root commands are signed with */
+	int root_refused;        /* a root command needed the root key (tc_device_fail) */
 };
 
 /*
@@ -184,8 +188,25 @@ const char *tc_layout_state_name(enum osdfs_layout_dev_state st);
 void tc_format_uuid(const uint8_t uuid[16], char out[37]);
 
 /* ---- security manager (security.c) ---- */
-/* Reads a root key file: 20 raw bytes or 40 hex digits (trailing newline ok). */
+/*
+ * Refuses a secret file (@p f open on @p path) that other users may read or
+ * write, as ssh does: -EPERM with "permissions 0644 for 'K' are too open"
+ * printed; @p what names the file in the message ("root key file").
+ */
+int tc_secret_file_private(FILE *f, const char *path, const char *what);
+/*
+ * Reads a root key file: 20 raw bytes or 40 hex digits (trailing newline ok).
+ * Returns 0, -EINVAL (bad content), -EPERM (group/other bits set; message
+ * printed) or another -errno.
+ */
 int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN]);
+/*
+ * Learns how the OSD's root must be signed (d->root_secured, root_method,
+ * root_key_refused) once d->dev is open: a root with a root key needs at
+ * least CAPKEY and the root's own default method. Returns 0 (a probe that
+ * fails for another reason than a refusal leaves the root taken as NOSEC).
+ */
+int tc__device_probe_root(struct tc_device *d);
 /* The credential source installed by tc_device_open() (payload: the tc_device). */
 int tc_issue_credential(const struct osd_cred_request *want, struct osd_credential *out,
 			void *payload);

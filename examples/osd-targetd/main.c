@@ -7,14 +7,19 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define PROG "osd-targetd"
 #define MAX_LUNS 256
 #define MAX_SECRET 256
+#define MAX_ALLOW 256
 
 static osd_target_iscsi *g_server;
 
@@ -26,9 +31,14 @@ struct config {
 	const char *chap_secret_file;
 	const char *port_file;
 	int create;
+	int salvage;          /* --salvage: open damaged stores, keeping what is intact */
+	int insecure;         /* --insecure: serve a NOSEC root beyond loopback */
 	int verbose;
 	char **dirs;
 	int ndirs;
+	const char *allow[MAX_ALLOW];   /* --allow: the initiator access list */
+	size_t nallow;
+	struct osd_target_iscsi_options limits; /* --limit KEY=VALUE */
 };
 
 static void usage(FILE *f)
@@ -41,7 +51,18 @@ static void usage(FILE *f)
 		"  -n, --iqn IQN              target name (default " OSD_TARGET_ISCSI_DEFAULT_NAME ")\n"
 		"      --chap-user USER       require CHAP: the initiator's user name\n"
 		"      --chap-secret-file F   ... and the file holding its secret\n"
+		"      --allow IQN            only this initiator may log in (repeatable)\n"
+		"      --limit KEY=VALUE      a resource bound (repeatable; docs/iscsi.md):\n"
+		"                             connections, per-address, reserved, pending,\n"
+		"                             login-ms, idle-ms, nop-ms, dataout-ms,\n"
+		"                             budget (bytes), auth-delay-ms, auth-delay-max-ms\n"
 		"  -c, --create               create stores that do not exist\n"
+		"      --salvage              open a store whose metadata log or checkpoint is\n"
+		"                             damaged: keep every intact record, skip the damage,\n"
+		"                             move data files no record names to quarantine/\n"
+		"      --insecure             serve a store without a root key (a NOSEC root:\n"
+		"                             anyone reaching the port may FORMAT it) on an\n"
+		"                             address other than loopback\n"
 		"      --port-file FILE       write the bound TCP port to FILE\n"
 		"  -v, --verbose              also log every PDU\n"
 		"  -h, --help                 show this help\n"
@@ -95,15 +116,61 @@ static int parse_listen(const char *s, struct config *cfg)
 	return 0;
 }
 
+/* --limit KEY=VALUE: one of the bounds of struct osd_target_iscsi_options. */
+static int parse_limit(const char *s, struct osd_target_iscsi_options *o)
+{
+	static const struct { const char *key; size_t off; } keys[] = {
+#define LIMIT(k, f) { k, offsetof(struct osd_target_iscsi_options, f) }
+		LIMIT("connections", max_connections),
+		LIMIT("per-address", max_connections_per_address),
+		LIMIT("reserved", reserved_connections),
+		LIMIT("pending", max_pending_tasks),
+		LIMIT("login-ms", login_timeout_ms),
+		LIMIT("idle-ms", idle_timeout_ms),
+		LIMIT("nop-ms", nop_timeout_ms),
+		LIMIT("dataout-ms", dataout_timeout_ms),
+		LIMIT("auth-delay-ms", auth_fail_delay_ms),
+		LIMIT("auth-delay-max-ms", auth_fail_delay_max_ms),
+#undef LIMIT
+	};
+	const char *eq = strchr(s, '=');
+	char *end;
+	if (!eq || !eq[1])
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(eq + 1, &end, 10);
+	if (errno || *end || eq[1] == '-' || v == 0)
+		return -1;
+	size_t klen = (size_t)(eq - s);
+	if (klen == 6 && !memcmp(s, "budget", 6)) {
+		o->dataout_budget = (size_t)v;
+		return v > SIZE_MAX ? -1 : 0;
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strlen(keys[i].key) == klen && !memcmp(s, keys[i].key, klen)) {
+			if (v > UINT_MAX)
+				return -1;
+			*(unsigned *)((char *)o + keys[i].off) = (unsigned)v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
-	enum { OPT_CHAP_USER = 256, OPT_CHAP_SECRET, OPT_PORT_FILE };
+	enum { OPT_CHAP_USER = 256, OPT_CHAP_SECRET, OPT_PORT_FILE, OPT_ALLOW, OPT_LIMIT,
+	       OPT_INSECURE, OPT_SALVAGE };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "iqn", required_argument, NULL, 'n' },
 		{ "chap-user", required_argument, NULL, OPT_CHAP_USER },
 		{ "chap-secret-file", required_argument, NULL, OPT_CHAP_SECRET },
+		{ "allow", required_argument, NULL, OPT_ALLOW },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "create", no_argument, NULL, 'c' },
+		{ "insecure", no_argument, NULL, OPT_INSECURE },
+		{ "salvage", no_argument, NULL, OPT_SALVAGE },
 		{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -122,7 +189,18 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case 'n': cfg->iqn = optarg; break;
 		case OPT_CHAP_USER: cfg->chap_user = optarg; break;
 		case OPT_CHAP_SECRET: cfg->chap_secret_file = optarg; break;
+		case OPT_ALLOW:
+			if (cfg->nallow == MAX_ALLOW || !optarg[0])
+				return usage_error("invalid --allow (at most 256)", optarg);
+			cfg->allow[cfg->nallow++] = optarg;
+			break;
+		case OPT_LIMIT:
+			if (parse_limit(optarg, &cfg->limits))
+				return usage_error("invalid --limit", optarg);
+			break;
 		case 'c': cfg->create = 1; break;
+		case OPT_INSECURE: cfg->insecure = 1; break;
+		case OPT_SALVAGE: cfg->salvage = 1; break;
 		case OPT_PORT_FILE: cfg->port_file = optarg; break;
 		case 'v': cfg->verbose++; break;
 		case 'h': usage(stdout); exit(0);
@@ -145,8 +223,17 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 static long read_secret(const char *path, uint8_t *buf, size_t cap)
 {
 	FILE *f = fopen(path, "rb");
+	struct stat sb;
 	if (!f)
 		return -errno;
+	if (fstat(fileno(f), &sb) == 0 && (sb.st_mode & 077)) {
+		/* refused like ssh refuses a private key others can read */
+		fprintf(stderr, PROG ": permissions %04o for '%s' are too open: a CHAP secret "
+			"file must not be readable or writable by other users (chmod 600 %s)\n",
+			(unsigned)(sb.st_mode & 07777), path, path);
+		fclose(f);
+		return -EPERM;
+	}
 	size_t n = fread(buf, 1, cap, f);
 	int too_long = n == cap && fgetc(f) != EOF;
 	fclose(f);
@@ -202,10 +289,48 @@ static int install_signals(void)
 	return 0;
 }
 
+/* Store events (damage, quarantine, a full filesystem) with their severity. */
+static void log_store_event(void *arg, int severity, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, PROG ": %s: %s\n", severity <= OSD_TARGET_LOG_ERR ? "error" :
+		severity == OSD_TARGET_LOG_WARNING ? "warning" : "notice", msg);
+}
+
+/* 127.0.0.0/8, ::1 or localhost: only local users reach the port. */
+static int is_loopback(const char *addr)
+{
+	return !strncmp(addr, "127.", 4) || !strcmp(addr, "::1") || !strcmp(addr, "localhost");
+}
+
+/*
+ * A store without a root key has a NOSEC root: whoever reaches the port may
+ * FORMAT it or take its root (docs/security.md 5). Warn; beyond loopback
+ * refuse unless --insecure.
+ */
+static int check_root(const struct config *cfg, int lun, osd_target *tgt)
+{
+	int local = is_loopback(cfg->address);
+
+	if (osd_target_root_secured(tgt) != 0)
+		return 0;
+	fprintf(stderr, PROG ": %s: LUN %d: %s has no root key: its root is NOSEC, so anyone "
+		"who reaches %s:%d can FORMAT it (osdctl --target DIR --key-file K format "
+		"makes a store with a root key)\n", local || cfg->insecure ? "warning" : "error", lun,
+		cfg->dirs[lun], cfg->address, cfg->port);
+	if (local || cfg->insecure)
+		return 0;
+	fprintf(stderr, PROG ": refusing to serve a NOSEC root on %s, which is not a loopback "
+		"address (--insecure to do it anyway)\n", cfg->address);
+	return -EPERM;
+}
+
 static int open_targets(const struct config *cfg, osd_target **luns)
 {
 	struct osd_target_options topts = OSD_TARGET_OPTIONS_INIT;
 	topts.create = cfg->create;
+	topts.salvage = cfg->salvage;
+	topts.log_event = log_store_event;
 	for (int i = 0; i < cfg->ndirs; i++) {
 		int rc = osd_target_open(&luns[i], cfg->dirs[i], &topts);
 		if (rc) {
@@ -214,13 +339,15 @@ static int open_targets(const struct config *cfg, osd_target **luns)
 			return rc;
 		}
 		fprintf(stderr, PROG ": info: LUN %d: %s\n", i, cfg->dirs[i]);
+		if ((rc = check_root(cfg, i, luns[i])) != 0)
+			return rc;
 	}
 	return 0;
 }
 
 static int serve(const struct config *cfg, osd_target **luns)
 {
-	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
+	struct osd_target_iscsi_options o = cfg->limits;
 	uint8_t secret[MAX_SECRET];
 	int verbose = cfg->verbose;
 	o.address = cfg->address;
@@ -228,10 +355,19 @@ static int serve(const struct config *cfg, osd_target **luns)
 	o.target_name = cfg->iqn;
 	o.log = log_stderr;
 	o.log_payload = &verbose;
+	o.allowed_initiators = cfg->allow;
+	o.nallowed_initiators = cfg->nallow;
 	if (cfg->chap_secret_file) {
 		long n = read_secret(cfg->chap_secret_file, secret, sizeof(secret));
+		if (n == -EPERM)
+			return 1; /* read_secret() said why */
 		if (n < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", cfg->chap_secret_file, strerror((int)-n));
+			return 1;
+		}
+		if (n < 12) { /* RFC 7143 12.1.3 */
+			fprintf(stderr, PROG ": %s: CHAP secret of %ld bytes; at least 12 needed\n",
+				cfg->chap_secret_file, n);
 			return 1;
 		}
 		o.chap_user = cfg->chap_user;
@@ -261,7 +397,7 @@ static int serve(const struct config *cfg, osd_target **luns)
 
 int main(int argc, char **argv)
 {
-	struct config cfg = { 0 };
+	struct config cfg = { .limits = OSD_TARGET_ISCSI_OPTIONS_INIT };
 	int rc = parse_args(argc, argv, &cfg);
 	if (rc)
 		return rc;

@@ -43,18 +43,39 @@ struct osd_target_iscsi_options {
 	const char *target_alias; /**< TargetAlias sent at login; NULL = none */
 	const char *chap_user;    /**< with chap_secret: require one-way CHAP (MD5) */
 	const uint8_t *chap_secret; /**< CHAP secret (copied); NULL = no authentication */
-	size_t chap_secret_len;   /**< bytes in chap_secret (RFC 7143 asks for 12 or more) */
+	size_t chap_secret_len;   /**< bytes in chap_secret: at least 12 (RFC 7143 12.1.3) */
 	int allow_digests;        /**< 1: accept HeaderDigest/DataDigest=CRC32C when offered */
 	unsigned max_connections; /**< concurrent connections; 0 = 64 */
 	/** Log sink, may be NULL; called from any server thread. */
 	void (*log)(void *payload, int level, const char *msg);
 	void *log_payload;        /**< passed to log */
+
+	/* Version 2: resource bounds against hostile peers (docs/iscsi.md, "Limits"). */
+	unsigned max_connections_per_address; /**< connections from one IP address; 0 = 16 */
+	/** Slots of max_connections that connections still logging in cannot
+	 *  take (kept for sessions in full feature phase); 0 = max_connections / 8. */
+	unsigned reserved_connections;
+	unsigned login_timeout_ms; /**< whole login phase, from accept; 0 = 10000 */
+	unsigned idle_timeout_ms;  /**< silence after which a NOP-In ping is sent; 0 = 30000 */
+	unsigned nop_timeout_ms;   /**< a ping unanswered this long closes; 0 = 10000 */
+	unsigned dataout_timeout_ms; /**< each Data-Out burst must complete within; 0 = 15000 */
+	unsigned max_pending_tasks; /**< commands waiting for Data-Out per connection; 0 = 32 */
+	/** Bytes of data-out buffered beyond 1 MiB a connection, plus data-in
+	 *  buffers over 4 MiB, for all connections; 0 = 256 MiB. */
+	size_t dataout_budget;
+	unsigned auth_fail_delay_ms; /**< first delay after a failed CHAP login; 0 = 250 */
+	unsigned auth_fail_delay_max_ms; /**< the delay doubles up to this; 0 = 4000 */
+	/** InitiatorNames allowed to log in; NULL (or none) = any. Copied. */
+	const char *const *allowed_initiators;
+	size_t nallowed_initiators; /**< entries in allowed_initiators */
 };
 
-#define OSD_TARGET_ISCSI_OPTIONS_VERSION 1 /**< current options version */
-/** Default options: 127.0.0.1:3260, default name, no CHAP, digests allowed. */
+#define OSD_TARGET_ISCSI_OPTIONS_VERSION 2 /**< current options version (1 is still accepted) */
+/** Default options: 127.0.0.1:3260, default name, no CHAP, digests allowed,
+ *  the default bounds of docs/iscsi.md. */
 #define OSD_TARGET_ISCSI_OPTIONS_INIT \
-	{ OSD_TARGET_ISCSI_OPTIONS_VERSION, NULL, 3260, NULL, NULL, NULL, NULL, 0, 1, 0, NULL, NULL }
+	{ OSD_TARGET_ISCSI_OPTIONS_VERSION, NULL, 3260, NULL, NULL, NULL, NULL, 0, 1, 0, NULL, \
+	  NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0 }
 
 /** Target name used when osd_target_iscsi_options::target_name is NULL. */
 #define OSD_TARGET_ISCSI_DEFAULT_NAME "iqn.2026-12.org.osd:target"
@@ -67,8 +88,11 @@ struct osd_target_iscsi_options {
  * @param luns the targets; borrowed, they must outlive the server
  * @param nluns 1 to 256
  * @param opts NULL for defaults
- * @return 0, -EINVAL (bad options or address), -EADDRINUSE, -ENOMEM or
- *         another -errno from socket/bind/listen.
+ * @return 0, -EINVAL (bad options or address, a CHAP secret shorter than
+ *         12 bytes: the reason goes to the log callback), -EADDRINUSE,
+ *         -ENOMEM or another -errno from socket/bind/listen. Callers built
+ *         against version 1 of the options keep working with the defaults
+ *         of the version 2 fields.
  */
 OSD_EXTERN int osd_target_iscsi_create(osd_target_iscsi **out, osd_target *const *luns,
 				       size_t nluns, const struct osd_target_iscsi_options *opts);

@@ -25,11 +25,39 @@ struct osd_target_options {
 	int create;           /**< create the store if the directory is empty/missing */
 	uint64_t capacity;    /**< total capacity in bytes reported; 0 = the filesystem's */
 	int sync_writes;      /**< 1: every command is durable when it completes (as FUA) */
+	/**
+	 * Version 2: open a store whose metadata is damaged anyway (what
+	 * `osd-targetd --salvage` does): every intact record of the checkpoint
+	 * and log is kept, before and after the damage, the damaged bytes are
+	 * skipped (a bad checkpoint is rebuilt from checkpoint.prev and
+	 * log.prev), data files no record names go to quarantine/, and a clean
+	 * checkpoint and log are written. What it skipped goes to @ref log_event.
+	 */
+	int salvage;
+	/**
+	 * Version 2: told each event of the store with its severity
+	 * (OSD_TARGET_LOG_*): why an open failed (for damage: the file, the byte
+	 * offset and what salvage would keep), a torn log tail cut, data files
+	 * quarantined, a store directory or file open to other users repaired to
+	 * 0700/0600, the filesystem full and having room again, I/O errors.
+	 * One line without a line end. Called from any thread, possibly with
+	 * locks held: it must not call into the target. NULL: none.
+	 */
+	void (*log_event)(void *arg, int severity, const char *msg);
+	void *log_event_arg;  /**< passed to @ref log_event */
 };
 
-#define OSD_TARGET_OPTIONS_VERSION 1 /**< current options version */
+/** @name Severities of osd_target_options.log_event (the syslog levels) */
+/** @{ */
+#define OSD_TARGET_LOG_ERR 3     /**< the store cannot open, or data may be lost */
+#define OSD_TARGET_LOG_WARNING 4 /**< damage or modes repaired, damage skipped, filesystem full */
+#define OSD_TARGET_LOG_NOTICE 5  /**< a condition cleared, salvage found nothing */
+/** @} */
+
+#define OSD_TARGET_OPTIONS_VERSION 2 /**< current options version (1: without salvage
+					  and log_event) */
 /** Default options: create if missing, FLUSH/FUA-level durability. */
-#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0 }
+#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL }
 
 /**
  * Open (and with opts->create, create) the store in @p dir. Only one process
@@ -38,7 +66,8 @@ struct osd_target_options {
  * @param dir the store's directory
  * @param opts NULL for defaults
  * @return 0, -EBUSY, -ENOENT (no store and create = 0), -EUCLEAN (store
- *         damaged beyond recovery), or another -errno.
+ *         damaged: opts->log_event is told the file, the offset and what
+ *         opening with salvage would keep), or another -errno.
  */
 OSD_EXTERN int osd_target_open(osd_target **out, const char *dir,
 			       const struct osd_target_options *opts);
@@ -72,6 +101,18 @@ OSD_EXTERN void osd_target_system_id(osd_target *tgt, uint8_t id[OSD_SYSTEM_ID_L
  * target's owner, not reachable over a transport.
  */
 OSD_EXTERN int osd_target_set_root_key(osd_target *tgt, const uint8_t key[20]);
+
+/**
+ * Whether the root is secured: with a root key installed, every command whose
+ * capability describes the root (FORMAT OSD, CREATE PARTITION, LIST of
+ * partitions, root GET/SET ATTRIBUTES...) needs at least CAPKEY, whatever the
+ * root's default security method says; only a GET ATTRIBUTES of the OSD
+ * SYSTEM ID and CLOCK is answered without a credential (docs/security.md 5).
+ * @param tgt the target
+ * @return 1 secured, 0 NOSEC root (no root key: anyone reaching the target
+ *         may format it), -EINVAL for NULL.
+ */
+OSD_EXTERN int osd_target_root_secured(osd_target *tgt);
 
 /**
  * An in-process loopback transport to @p tgt: submit() executes the command

@@ -191,7 +191,7 @@ int osd_sense_errno(const struct osd_sense *s)
 {
 	if (s->key == OSD_SK_NO_SENSE || s->key == OSD_SK_RECOVERED_ERROR)
 		return 0;
-	if (s->asc == OSD_ASC_QUOTA_ERROR)
+	if (s->asc == OSD_ASC_QUOTA_ERROR || s->asc == OSD_ASC_SPACE_ALLOC_FAILED)
 		return -ENOSPC;
 	if (is_security_asc(s->asc))
 		return -EACCES;
@@ -257,6 +257,7 @@ static const struct asc_name asc_names[] = {
 	{ OSD_ASC_READ_PAST_END_OF_OBJECT, "READ PAST END OF USER OBJECT" },
 	{ OSD_ASC_SYSTEM_RESOURCE_FAILURE, "SYSTEM RESOURCE FAILURE" },
 	{ OSD_ASC_QUOTA_ERROR, "QUOTA ERROR" },
+	{ OSD_ASC_SPACE_ALLOC_FAILED, "SPACE ALLOCATION FAILED WRITE PROTECT" },
 };
 
 #define UNKNOWN_ASC "UNKNOWN ADDITIONAL SENSE CODE"

@@ -99,7 +99,7 @@ static int apply(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_ty
 					a->length, c->fua);
 		break;
 	}
-	if (rc == -ENOSPC || rc == -EDQUOT)
+	if (rc == -EDQUOT)
 		return osd__fail(c, OSD_SK_DATA_PROTECT, OSD_ASC_QUOTA_ERROR);
 	if (rc < 0)
 		return osd__fail_store(c, rc, o->id ? OSD__FP_OBJECT : OSD__FP_PARTITION);

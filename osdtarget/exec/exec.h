@@ -75,6 +75,9 @@ struct osd__cmd {
 	osd_key *capkey;             /* NULL under NOSEC; owned by capent */
 	struct osd__capkey *capent;  /* checked-out cache entry (security/capkey_cache.h) */
 	uint8_t method;
+	/* Checks before data-out (exec/precheck.h): no nonce is used up and
+	 * nothing that needs data-out is checked; the execution does both. */
+	int precheck;
 	/* Outcome */
 	int failed;
 	struct osd_sense sense;

@@ -46,9 +46,13 @@ int osd__fail_store(struct osd__cmd *c, int err, size_t field)
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, field);
 	case -ENOTEMPTY:
 		return osd__fail(c, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_PARTITION_OR_COLLECTION_NOT_EMPTY);
-	case -ENOSPC:
 	case -EDQUOT:
+		/* an object or partition quota (OSD-2 4.10) */
 		return osd__fail(c, OSD_SK_DATA_PROTECT, OSD_ASC_QUOTA_ERROR);
+	case -ENOSPC:
+		/* the store's capacity or its filesystem is full: SBC-3's thin
+		 * provisioning sense, not a quota (docs/protocol-choices.md) */
+		return osd__fail(c, OSD_SK_DATA_PROTECT, OSD_ASC_SPACE_ALLOC_FAILED);
 	case -EFBIG:
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, osd__fp_length(c));
 	default:

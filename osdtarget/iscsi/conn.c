@@ -4,6 +4,7 @@
 #include "proto/byteorder.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
@@ -24,11 +25,50 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
 	return 0;
 }
 
+/* Waits until @p fd is readable (0) or the monotonic @p deadline passes
+ * (-ETIMEDOUT). */
+static int wait_readable(int fd, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t now = osd__tgt_iscsi_now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		uint64_t left = deadline - now;
+		struct pollfd p = { fd, POLLIN, 0 };
+		int n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* The bytes being read are overdue: a slow or stalled peer is closed,
+ * whatever pace it trickles at (the deadline is not moved by bytes). */
+static int overdue(struct iscsi_conn *c, int rc)
+{
+	if (rc == -ETIMEDOUT)
+		osd__tgt_iscsi_refused(c->srv, "%s: %s not complete in time", c->peer,
+				       atomic_load(&c->logging_in) ? "login" : "PDU");
+	return rc;
+}
+
+/* recv() that waits no longer than c->deadline_ms. */
+static ssize_t recv_by_deadline(struct iscsi_conn *c, void *buf, size_t len)
+{
+	int rc = overdue(c, wait_readable(c->fd, c->deadline_ms));
+	if (rc) {
+		errno = -rc;
+		return -1;
+	}
+	return recv(c->fd, buf, len, MSG_DONTWAIT);
+}
+
 /*
  * Receive one PDU into c->rx. Returns 0; -EOPNOTSUPP for an unknown opcode
  * (the raw BHS is in c->rx, its segments were consumed); -EILSEQ for a data
  * digest error (pdu->bhs is valid); or another -errno when the connection
- * cannot go on (EOF, header digest error, oversized segment).
+ * cannot go on (EOF, header digest error, oversized segment, deadline).
  */
 /* Makes c->rx hold at least @p need bytes, reading whatever the socket has
  * (up to ISCSI_RX_AHEAD past @p need): with many commands in flight one
@@ -38,11 +78,12 @@ static int rx_fill(struct iscsi_conn *c, size_t need)
 	int rc = grow(&c->rx, &c->rx_cap, need + ISCSI_RX_AHEAD);
 	while (rc == 0 && c->rx_have < need) {
 		/* no more than ISCSI_RX_AHEAD past need: that much moves up later */
-		ssize_t n = recv(c->fd, c->rx + c->rx_have, need + ISCSI_RX_AHEAD - c->rx_have, 0);
+		ssize_t n = recv_by_deadline(c, c->rx + c->rx_have,
+					     need + ISCSI_RX_AHEAD - c->rx_have);
 		if (n == 0)
 			return -ECONNRESET;
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			return -errno;
 		}
@@ -51,15 +92,15 @@ static int rx_fill(struct iscsi_conn *c, size_t need)
 	return rc;
 }
 
-/* Blocking read of exactly @p len bytes. */
-static int read_full(int fd, uint8_t *buf, size_t len)
+/* Read of exactly @p len bytes, by c->deadline_ms. */
+static int read_full(struct iscsi_conn *c, uint8_t *buf, size_t len)
 {
 	while (len) {
-		ssize_t n = recv(fd, buf, len, 0);
+		ssize_t n = recv_by_deadline(c, buf, len);
 		if (n == 0)
 			return -ECONNRESET;
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			return -errno;
 		}
@@ -100,8 +141,8 @@ static int recv_in_place(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu, size_
 	c->rx_have = head + ahead - take - tl;
 	memmove(c->rx + head, c->rx + head + take + tl, c->rx_have - head);
 	c->rx_used = head;
-	if ((rc = read_full(c->fd, dst + take, len - take)) ||
-	    (rc = read_full(c->fd, tail + tl, tail_len - tl)))
+	if ((rc = read_full(c, dst + take, len - take)) ||
+	    (rc = read_full(c, tail + tl, tail_len - tl)))
 		return rc;
 	memset(pdu, 0, sizeof(*pdu));
 	pdu->bhs = h;
@@ -147,6 +188,54 @@ static int header_check(struct iscsi_conn *c)
 	return -EBADMSG;
 }
 
+/* Our NOP-In ping (RFC 7143 11.19): a TTT the initiator must echo in a
+ * NOP-Out; no StatSN is used up. */
+static int send_ping(struct iscsi_conn *c, uint64_t now)
+{
+	struct osd__iscsi_bhs h = { 0 };
+	if (++c->next_ttt == OSD_ISCSI_RSVD_TAG)
+		c->next_ttt = 1;
+	h.opcode = OSD_ISCSI_OP_NOP_IN;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.itt = OSD_ISCSI_RSVD_TAG;
+	h.ttt = c->next_ttt;
+	osd__tgt_iscsi_conn_stamp(c, &h, 0);
+	c->ping_ttt = h.ttt;
+	c->ping_deadline_ms = now + c->srv->nop_ms;
+	return osd__tgt_iscsi_conn_send(c, &h, NULL, 0);
+}
+
+/*
+ * Full feature phase, between PDUs: wait for the next one. After
+ * idle_ms of silence a NOP-In ping goes out; a peer that sends nothing
+ * (the answer or anything else) within nop_ms is closed. Tasks whose
+ * Data-Out is overdue are ended on the way.
+ */
+static int idle_wait(struct iscsi_conn *c)
+{
+	struct osd_target_iscsi *srv = c->srv;
+	for (;;) {
+		uint64_t now = osd__tgt_iscsi_now_ms(), next;
+		int rc = osd__tgt_iscsi_tasks_expire(c, now, &next);
+		if (rc)
+			return rc;
+		int pinging = c->ping_ttt != OSD_ISCSI_RSVD_TAG;
+		uint64_t until = pinging ? c->ping_deadline_ms : c->last_rx_ms + srv->idle_ms;
+		if (now >= until) {
+			if (pinging) {
+				osd__tgt_iscsi_refused(srv, "%s: NOP-In ping unanswered", c->peer);
+				return -ETIMEDOUT;
+			}
+			if ((rc = send_ping(c, now)))
+				return rc;
+			continue;
+		}
+		rc = wait_readable(c->fd, next && next < until ? next : until);
+		if (rc != -ETIMEDOUT)
+			return rc;
+	}
+}
+
 int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu)
 {
 	/* The previous PDU stayed at c->rx until now; what was read after it moves up. */
@@ -154,7 +243,15 @@ int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu)
 	if (c->rx_have) /* rx is NULL before the first PDU */
 		memmove(c->rx, c->rx + c->rx_used, c->rx_have);
 	c->rx_used = 0;
-	int rc = rx_fill(c, OSD_ISCSI_BHS_LEN);
+	int rc = 0;
+	if (!atomic_load(&c->logging_in)) {
+		/* A PDU is due whole within idle + nop of the wait for it ending. */
+		if (c->rx_have < OSD_ISCSI_BHS_LEN)
+			rc = idle_wait(c);
+		c->deadline_ms = osd__tgt_iscsi_now_ms() + c->srv->idle_ms + c->srv->nop_ms;
+	}
+	if (rc || (rc = rx_fill(c, OSD_ISCSI_BHS_LEN)))
+		return rc;
 	if (rc || (rc = header_check(c)))
 		return rc;
 	/* Lengths are opcode-independent: size the rest from the raw bytes. */
@@ -192,6 +289,13 @@ int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu)
 	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_DEBUG, "%s: <- %s itt %#x len %u", c->peer,
 		       osd__iscsi_opcode_name(pdu->bhs.opcode), pdu->bhs.itt, pdu->bhs.data_len);
 	return 0;
+}
+
+/* A whole PDU came in: the peer is alive (any PDU answers a ping). */
+static void alive(struct iscsi_conn *c)
+{
+	c->last_rx_ms = osd__tgt_iscsi_now_ms();
+	c->ping_ttt = OSD_ISCSI_RSVD_TAG;
 }
 
 /* Sends all of iov (consumed in place), retrying short writes. */
@@ -260,23 +364,35 @@ int osd__tgt_iscsi_conn_reject(struct iscsi_conn *c, uint8_t reason, const uint8
 	return osd__tgt_iscsi_conn_send(c, &h, bhs, OSD_ISCSI_BHS_LEN);
 }
 
-static void set_recv_timeout(int fd, int seconds)
+/* A peer that does not read cannot hold the thread in send() for longer
+ * than it may stay silent. */
+static void set_send_timeout(struct iscsi_conn *c)
 {
-	struct timeval tv = { seconds, 0 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	unsigned ms = c->srv->idle_ms + c->srv->nop_ms;
+	if (ms < c->srv->login_ms)
+		ms = c->srv->login_ms;
+	struct timeval tv = { (time_t)(ms / 1000u), (suseconds_t)(ms % 1000u) * 1000 };
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 static void serve(struct iscsi_conn *c)
 {
-	set_recv_timeout(c->fd, ISCSI_LOGIN_TIMEOUT_S);
+	set_send_timeout(c);
+	/* The whole login phase has one deadline, not one per byte or PDU. */
+	c->deadline_ms = c->accepted_ms + c->srv->login_ms;
 	c->max_recv = ISCSI_LOGIN_DSL;
-	if (osd__tgt_iscsi_login(c))
+	c->ping_ttt = OSD_ISCSI_RSVD_TAG;
+	int rc = osd__tgt_iscsi_login(c);
+	atomic_store(&c->logging_in, 0);
+	if (rc)
 		return;
-	set_recv_timeout(c->fd, 0);
 	c->max_recv = c->srv->ours.max_recv_dsl_target;
+	c->last_rx_ms = osd__tgt_iscsi_now_ms();
 	for (;;) {
 		struct osd__iscsi_pdu pdu;
-		int rc = osd__tgt_iscsi_conn_recv(c, &pdu);
+		rc = osd__tgt_iscsi_conn_recv(c, &pdu);
+		if (rc == 0 || rc == -EILSEQ || rc == -EOPNOTSUPP)
+			alive(c);
 		if (rc == -EOPNOTSUPP)
 			rc = osd__tgt_iscsi_conn_reject(c, OSD_ISCSI_REJECT_NOT_SUPPORTED, c->rx);
 		else if (rc == -EILSEQ)

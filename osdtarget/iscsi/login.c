@@ -7,11 +7,12 @@
 #include <errno.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CHAP_CHALLENGE_LEN 16
-#define CHAP_NAME_MAX 256
+#define CHAP_NAME_MAX ISCSI_CHAP_NAME_MAX
 
 struct login {
 	int stage;                  /* current stage (CSG) */
@@ -114,16 +115,24 @@ static void chap_verify(struct iscsi_conn *c, struct login *l)
 {
 	struct osd_target_iscsi *srv = c->srv;
 	uint8_t want[OSD_ISCSI_CHAP_DIGEST_LEN];
+	/* Failed guesses from this address slow down every next verification,
+	 * the right answer's too: an early success would tell wrong from right. */
+	if (osd__tgt_iscsi_auth_wait(c)) {
+		fail(l, OSD_ISCSI_LOGIN_AUTH_FAILED);
+		return;
+	}
 	if (!l->challenged || !l->have_chap_n || l->chap_r_len != OSD_ISCSI_CHAP_DIGEST_LEN ||
 	    strcmp(l->chap_name, srv->chap_user) != 0 ||
 	    osd__iscsi_chap_response(want, l->chap_id, srv->chap_secret, srv->chap_secret_len,
 				     l->challenge, sizeof(l->challenge)) ||
 	    CRYPTO_memcmp(want, l->chap_r, sizeof(want)) != 0) {
-		osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_WARNING, "%s: CHAP authentication failed",
-			       c->peer);
+		osd__tgt_iscsi_auth_result(c, 0);
+		osd__tgt_iscsi_refused(srv, "%s: CHAP authentication failed", c->peer);
 		fail(l, OSD_ISCSI_LOGIN_AUTH_FAILED);
 		return;
 	}
+	osd__tgt_iscsi_auth_result(c, 1);
+	snprintf(c->chap_user, sizeof(c->chap_user), "%s", l->chap_name);
 	l->authenticated = 1;
 }
 
@@ -223,6 +232,13 @@ static int may_transit(struct iscsi_conn *c, struct login *l, int csg, int nsg)
 			return 0;
 		}
 	}
+	/* The access list (RFC 7143 11.13.5: 02h/02h authorization failure). */
+	if (c->initiator_name[0] && !osd__tgt_iscsi_initiator_allowed(c->srv, c->initiator_name)) {
+		osd__tgt_iscsi_refused(c->srv, "%s: initiator %s not in the access list", c->peer,
+				       c->initiator_name);
+		fail(l, OSD_ISCSI_LOGIN_FORBIDDEN);
+		return 0;
+	}
 	return 1;
 }
 
@@ -244,6 +260,21 @@ static int target_keys(struct iscsi_conn *c, struct login *l, int csg, int to_ff
 		l->declared = 1;
 	}
 	return rc;
+}
+
+/*
+ * The session's security token (OSD-2 Security Token VPD page B1h,
+ * docs/protocol.md §12.2): ISID and TSIH, then random bytes. CAPKEY request
+ * ICVs cover it, so the random part keeps a captured request from verifying
+ * in any other session, even one whose ISID and TSIH repeat (TSIH is a
+ * 16-bit counter).
+ */
+static int new_token(struct iscsi_conn *c)
+{
+	memcpy(c->token, c->isid, sizeof(c->isid));
+	c->token[6] = (uint8_t)(c->tsih >> 8);
+	c->token[7] = (uint8_t)c->tsih;
+	return RAND_bytes(c->token + 8, ISCSI_TOKEN_LEN - 8) == 1 ? 0 : -EIO;
 }
 
 /* One Login Request. Returns 1 when full feature phase is reached, 0 to go
@@ -280,20 +311,22 @@ static int login_step(struct iscsi_conn *c, struct login *l, const struct osd__i
 	int to_ffp = go && nsg == OSD_ISCSI_STAGE_FULL_FEATURE;
 	if (!l->status && target_keys(c, l, csg, to_ffp, &ans))
 		fail(l, OSD_ISCSI_LOGIN_OUT_OF_RESOURCES);
+	/* Only the session's own initiator may reinstate it (02h/02h otherwise). */
+	if (!l->status && to_ffp && !c->params.discovery && osd__tgt_iscsi_reinstate(c))
+		fail(l, OSD_ISCSI_LOGIN_FORBIDDEN);
 	if (l->status) {
-		osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_WARNING, "%s: login failed (%#06x)",
-			       c->peer, l->status);
+		osd__tgt_iscsi_refused(c->srv, "%s: login failed (%#06x)", c->peer, l->status);
 		send_login_rsp(c, h, OSD_ISCSI_LOGIN_FLAGS(0, 0, csg, 0), l->status, NULL);
 		osd__iscsi_text_free(&ans);
 		return -EACCES;
 	}
-	if (to_ffp && !c->params.discovery)
-		osd__tgt_iscsi_reinstate(c);
 	if (to_ffp) {
 		unsigned t;
 		while ((t = atomic_fetch_add(&c->srv->next_tsih, 1) & 0xFFFF) == 0)
 			;
 		c->tsih = (uint16_t)t;
+		if (new_token(c) < 0)
+			return -EIO;
 	}
 	rc = send_login_rsp(c, h, OSD_ISCSI_LOGIN_FLAGS(go, 0, csg, go ? nsg : 0), 0, &ans);
 	osd__iscsi_text_free(&ans);

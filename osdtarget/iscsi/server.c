@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,146 @@ void osd__tgt_iscsi_log(struct osd_target_iscsi *srv, int level, const char *fmt
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	srv->log(srv->log_payload, level, msg);
+}
+
+uint64_t osd__tgt_iscsi_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void osd__tgt_iscsi_refused(struct osd_target_iscsi *srv, const char *fmt, ...)
+{
+	uint64_t sec = osd__tgt_iscsi_now_ms() / 1000u;
+	unsigned dropped = 0;
+	int log_it;
+
+	if (!srv->log)
+		return;
+	/* A flood of refusals must not become a flood of log lines. */
+	pthread_mutex_lock(&srv->lock);
+	if (sec != srv->refuse_sec) {
+		dropped = srv->refuse_dropped;
+		srv->refuse_sec = sec;
+		srv->refuse_logged = srv->refuse_dropped = 0;
+	}
+	log_it = srv->refuse_logged < ISCSI_REFUSALS_PER_S;
+	if (log_it)
+		srv->refuse_logged++;
+	else
+		srv->refuse_dropped++;
+	pthread_mutex_unlock(&srv->lock);
+	if (dropped)
+		osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_WARNING,
+				   "%u more refusals not logged", dropped);
+	if (!log_it)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_WARNING, "refused: %s", msg);
+}
+
+int osd__tgt_iscsi_budget_take(struct osd_target_iscsi *srv, size_t n)
+{
+	size_t used = atomic_load(&srv->budget_used);
+	do {
+		if (n > srv->budget || used > srv->budget - n)
+			return -ENOBUFS;
+	} while (!atomic_compare_exchange_weak(&srv->budget_used, &used, used + n));
+	return 0;
+}
+
+void osd__tgt_iscsi_budget_put(struct osd_target_iscsi *srv, size_t n)
+{
+	atomic_fetch_sub(&srv->budget_used, n);
+}
+
+/* The record of @p host, or a free (or the oldest) one taken over; with lock. */
+static struct iscsi_auth_rec *auth_rec(struct osd_target_iscsi *srv, const char *host,
+				       uint64_t now, int create)
+{
+	struct iscsi_auth_rec *victim = NULL;
+	for (size_t i = 0; i < ISCSI_AUTH_HOSTS; i++) {
+		struct iscsi_auth_rec *r = &srv->auth[i];
+		if (r->host[0] && now - r->last_ms > ISCSI_AUTH_FORGET_MS)
+			r->host[0] = 0;
+		if (r->host[0] && !strcmp(r->host, host))
+			return r;
+		if (!victim || !r->host[0] || (victim->host[0] && r->last_ms < victim->last_ms))
+			victim = r;
+	}
+	if (!create)
+		return NULL;
+	memset(victim, 0, sizeof(*victim));
+	snprintf(victim->host, sizeof(victim->host), "%s", host);
+	return victim;
+}
+
+static unsigned auth_delay(const struct osd_target_iscsi *srv, unsigned fails)
+{
+	uint64_t d = srv->auth_delay_ms;
+	for (unsigned i = 1; i < fails && d < srv->auth_delay_max_ms; i++)
+		d *= 2;
+	return (unsigned)(d < srv->auth_delay_max_ms ? d : srv->auth_delay_max_ms);
+}
+
+int osd__tgt_iscsi_auth_wait(struct iscsi_conn *c)
+{
+	struct osd_target_iscsi *srv = c->srv;
+	uint64_t now = osd__tgt_iscsi_now_ms(), at = now;
+
+	/* Verifications from one address after a failure are spaced by the
+	 * delay, also across parallel connections: each takes the next turn. */
+	pthread_mutex_lock(&srv->lock);
+	struct iscsi_auth_rec *r = auth_rec(srv, c->host, now, 0);
+	if (r && r->fails) {
+		at = r->next_ms > now ? r->next_ms : now;
+		r->next_ms = at + auth_delay(srv, r->fails);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (at == now)
+		return 0;
+	if (at > c->deadline_ms) {
+		osd__tgt_iscsi_refused(srv, "%s: CHAP attempt throttled past the login deadline",
+				       c->peer);
+		return -ETIMEDOUT;
+	}
+	struct timespec ts = { (time_t)((at - now) / 1000u), (long)((at - now) % 1000u) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return 0;
+}
+
+void osd__tgt_iscsi_auth_result(struct iscsi_conn *c, int ok)
+{
+	struct osd_target_iscsi *srv = c->srv;
+	uint64_t now = osd__tgt_iscsi_now_ms();
+	pthread_mutex_lock(&srv->lock);
+	struct iscsi_auth_rec *r = auth_rec(srv, c->host, now, !ok);
+	if (r && ok) {
+		r->host[0] = 0;
+	} else if (r) {
+		r->fails++;
+		r->last_ms = now;
+		uint64_t next = now + auth_delay(srv, r->fails);
+		if (next > r->next_ms)
+			r->next_ms = next;
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+int osd__tgt_iscsi_initiator_allowed(struct osd_target_iscsi *srv, const char *name)
+{
+	if (!srv->nallowed)
+		return 1;
+	for (size_t i = 0; i < srv->nallowed; i++)
+		if (!strcmp(srv->allowed[i], name))
+			return 1;
+	return 0;
 }
 
 static int set_error(struct osd_target_iscsi *srv, int err, const char *what)
@@ -114,9 +255,48 @@ static char *dup_or_null(const char *s, int *failed)
 	return d;
 }
 
+static unsigned or_default(unsigned v, unsigned dflt)
+{
+	return v ? v : dflt;
+}
+
+static int copy_allowed(struct osd_target_iscsi *srv, const struct osd_target_iscsi_options *o)
+{
+	if (!o->allowed_initiators || !o->nallowed_initiators)
+		return 0;
+	srv->allowed = calloc(o->nallowed_initiators, sizeof(*srv->allowed));
+	if (!srv->allowed)
+		return -ENOMEM;
+	srv->nallowed = o->nallowed_initiators;
+	for (size_t i = 0; i < srv->nallowed; i++)
+		if (!(srv->allowed[i] = strdup(o->allowed_initiators[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+static void copy_bounds(struct osd_target_iscsi *srv, const struct osd_target_iscsi_options *o)
+{
+	srv->max_connections = or_default(o->max_connections, ISCSI_DEF_MAX_CONN);
+	srv->max_per_addr = or_default(o->max_connections_per_address, ISCSI_DEF_PER_ADDR);
+	srv->reserved = o->reserved_connections ? o->reserved_connections
+						: srv->max_connections / 8;
+	if (srv->reserved >= srv->max_connections)
+		srv->reserved = srv->max_connections - 1;
+	srv->login_ms = or_default(o->login_timeout_ms, ISCSI_DEF_LOGIN_MS);
+	srv->idle_ms = or_default(o->idle_timeout_ms, ISCSI_DEF_IDLE_MS);
+	srv->nop_ms = or_default(o->nop_timeout_ms, ISCSI_DEF_NOP_MS);
+	srv->dataout_ms = or_default(o->dataout_timeout_ms, ISCSI_DEF_DATAOUT_MS);
+	srv->max_pending = or_default(o->max_pending_tasks, ISCSI_DEF_PENDING);
+	srv->budget = o->dataout_budget ? o->dataout_budget : ISCSI_DEF_BUDGET;
+	srv->auth_delay_ms = or_default(o->auth_fail_delay_ms, ISCSI_DEF_AUTH_DELAY_MS);
+	srv->auth_delay_max_ms = or_default(o->auth_fail_delay_max_ms, ISCSI_DEF_AUTH_DELAY_MAX_MS);
+	if (srv->auth_delay_max_ms < srv->auth_delay_ms)
+		srv->auth_delay_max_ms = srv->auth_delay_ms;
+}
+
 static int copy_options(struct osd_target_iscsi *srv, const struct osd_target_iscsi_options *o)
 {
-	int failed = 0;
+	int failed = copy_allowed(srv, o) != 0;
 	srv->target_name = dup_or_null(o->target_name ? o->target_name
 						      : OSD_TARGET_ISCSI_DEFAULT_NAME, &failed);
 	srv->target_alias = dup_or_null(o->target_alias, &failed);
@@ -130,7 +310,7 @@ static int copy_options(struct osd_target_iscsi *srv, const struct osd_target_is
 		srv->chap_secret_len = o->chap_secret_len;
 	}
 	srv->allow_digests = o->allow_digests;
-	srv->max_connections = o->max_connections ? o->max_connections : 64;
+	copy_bounds(srv, o);
 	srv->log = o->log;
 	srv->log_payload = o->log_payload;
 	return failed ? -ENOMEM : 0;
@@ -150,6 +330,9 @@ static void free_server(struct osd_target_iscsi *srv)
 	if (srv->chap_secret)
 		memset(srv->chap_secret, 0, srv->chap_secret_len);
 	free(srv->chap_secret);
+	for (size_t i = 0; srv->allowed && i < srv->nallowed; i++)
+		free(srv->allowed[i]);
+	free(srv->allowed);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->conn_done);
 	free(srv);
@@ -158,13 +341,28 @@ static void free_server(struct osd_target_iscsi *srv)
 int osd_target_iscsi_create(osd_target_iscsi **out, osd_target *const *luns, size_t nluns,
 			    const struct osd_target_iscsi_options *opts)
 {
-	static const struct osd_target_iscsi_options defaults = OSD_TARGET_ISCSI_OPTIONS_INIT;
+	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
 	*out = NULL;
-	if (!opts)
-		opts = &defaults;
-	if (opts->version != OSD_TARGET_ISCSI_OPTIONS_VERSION || !luns || nluns == 0 ||
-	    nluns > 256 || opts->port < 0 || opts->port > 65535)
+	if (opts && opts->version == 1) /* the fields up to log_payload; the rest default */
+		memcpy(&o, opts, offsetof(struct osd_target_iscsi_options,
+					  max_connections_per_address));
+	else if (opts && opts->version == OSD_TARGET_ISCSI_OPTIONS_VERSION)
+		o = *opts;
+	else if (opts)
 		return -EINVAL;
+	opts = &o;
+	if (!luns || nluns == 0 || nluns > 256 || opts->port < 0 || opts->port > 65535)
+		return -EINVAL;
+	if (opts->chap_secret && opts->chap_secret_len < ISCSI_CHAP_SECRET_MIN) {
+		if (opts->log)
+			opts->log(opts->log_payload, OSD_TARGET_ISCSI_LOG_ERROR,
+				  "CHAP secret too short: at least 12 bytes (RFC 7143 12.1.3)");
+		return -EINVAL;
+	}
+	for (size_t i = 0; opts->allowed_initiators && i < opts->nallowed_initiators; i++)
+		if (!opts->allowed_initiators[i] || !opts->allowed_initiators[i][0] ||
+		    strlen(opts->allowed_initiators[i]) >= ISCSI_NAME_MAX)
+			return -EINVAL;
 	for (size_t i = 0; i < nluns; i++)
 		if (!luns[i])
 			return -EINVAL;
@@ -248,7 +446,18 @@ static int same_session(const struct iscsi_conn *c, const struct iscsi_conn *o)
 	       !strcmp(o->initiator_name, c->initiator_name);
 }
 
-void osd__tgt_iscsi_reinstate(struct iscsi_conn *c)
+/* Only the session's own initiator may replace it: with CHAP one that
+ * authenticated as the same user, without CHAP (nobody is authenticated)
+ * one from the same address. Anyone else presenting its InitiatorName and
+ * ISID would otherwise kill it. */
+static int may_replace(const struct iscsi_conn *c, const struct iscsi_conn *o)
+{
+	if (c->srv->chap_secret)
+		return c->chap_user[0] && !strcmp(o->chap_user, c->chap_user);
+	return !strcmp(o->host, c->host);
+}
+
+int osd__tgt_iscsi_reinstate(struct iscsi_conn *c)
 {
 	struct osd_target_iscsi *srv = c->srv;
 	struct timespec until;
@@ -257,6 +466,14 @@ void osd__tgt_iscsi_reinstate(struct iscsi_conn *c)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += REINSTATE_WAIT_S;
 	pthread_mutex_lock(&srv->lock);
+	for (struct iscsi_conn *o = srv->conns; o; o = o->next) {
+		if (same_session(c, o) && !atomic_load(&o->superseded) && !may_replace(c, o)) {
+			pthread_mutex_unlock(&srv->lock);
+			osd__tgt_iscsi_refused(srv, "%s: may not reinstate the session of %s (%s)",
+					       c->peer, o->peer, c->initiator_name);
+			return -EPERM;
+		}
+	}
 	while (waiting) {
 		waiting = 0;
 		/* the list is walked afresh each time: reap() may free finished ones */
@@ -278,6 +495,7 @@ void osd__tgt_iscsi_reinstate(struct iscsi_conn *c)
 	}
 	atomic_store(&c->in_session, 1); /* under the lock: two racing logins see each other */
 	pthread_mutex_unlock(&srv->lock);
+	return 0;
 }
 
 void osd__tgt_iscsi_conn_finished(struct iscsi_conn *c)
@@ -288,7 +506,7 @@ void osd__tgt_iscsi_conn_finished(struct iscsi_conn *c)
 	pthread_mutex_unlock(&c->srv->lock);
 }
 
-static void describe_peer(char *buf, size_t len, const struct sockaddr_storage *ss)
+static void describe_peer(char *buf, size_t len, char *host_out, const struct sockaddr_storage *ss)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
 	int port = 0;
@@ -302,6 +520,45 @@ static void describe_peer(char *buf, size_t len, const struct sockaddr_storage *
 		port = ntohs(a->sin6_port);
 	}
 	snprintf(buf, len, "%s:%d", host, port);
+	memcpy(host_out, host, sizeof(host));
+}
+
+/*
+ * Room for a new connection from @p c->host (with srv->lock): at most
+ * max_per_addr from one address; connections still logging in may hold at
+ * most max_connections - reserved slots, and when they hold them all (or
+ * every slot is taken) the oldest of them is evicted for the newcomer, so
+ * a flood of idle or slow logins cannot keep an initiator out. Returns
+ * NULL when the connection may come in, else why not; @p evicted gets the
+ * peer that made room ("" if none), to be logged without the lock.
+ */
+static const char *make_room(struct osd_target_iscsi *srv, struct iscsi_conn *c, char *evicted)
+{
+	unsigned live = 0, login = 0, same = 0;
+	struct iscsi_conn *oldest = NULL;
+	for (struct iscsi_conn *o = srv->conns; o; o = o->next) {
+		if (atomic_load(&o->finished) || atomic_load(&o->evicted))
+			continue;
+		live++;
+		if (!strcmp(o->host, c->host))
+			same++;
+		if (atomic_load(&o->logging_in)) {
+			login++;
+			/* newest first in the list: on a tie the later one is older */
+			if (!oldest || o->accepted_ms <= oldest->accepted_ms)
+				oldest = o;
+		}
+	}
+	if (same >= srv->max_per_addr)
+		return "too many connections from this address";
+	if (live < srv->max_connections && login < srv->max_connections - srv->reserved)
+		return NULL;
+	if (!oldest)
+		return "too many connections";
+	atomic_store(&oldest->evicted, 1);
+	shutdown(oldest->fd, SHUT_RDWR);
+	memcpy(evicted, oldest->peer, sizeof(oldest->peer));
+	return NULL;
 }
 
 static void accept_one(struct osd_target_iscsi *srv)
@@ -319,11 +576,14 @@ static void accept_one(struct osd_target_iscsi *srv)
 	}
 	c->srv = srv;
 	c->fd = fd;
-	describe_peer(c->peer, sizeof(c->peer), &ss);
+	c->accepted_ms = osd__tgt_iscsi_now_ms();
+	atomic_init(&c->logging_in, 1);
+	describe_peer(c->peer, sizeof(c->peer), c->host, &ss);
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	char evicted[sizeof(c->peer)] = "";
 	pthread_mutex_lock(&srv->lock);
-	int full = srv->nconns >= srv->max_connections;
+	const char *full = make_room(srv, c, evicted);
 	if (!full && pthread_create(&c->thread, NULL, osd__tgt_iscsi_conn_main, c) == 0) {
 		c->next = srv->conns;
 		srv->conns = c;
@@ -331,9 +591,11 @@ static void accept_one(struct osd_target_iscsi *srv)
 		c = NULL;
 	}
 	pthread_mutex_unlock(&srv->lock);
+	if (evicted[0])
+		osd__tgt_iscsi_refused(srv, "%s: evicted (the oldest login) for a new connection",
+				       evicted);
 	if (c) {
-		osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_WARNING, "%s: refused (%s)", c->peer,
-			       full ? "too many connections" : "no thread");
+		osd__tgt_iscsi_refused(srv, "%s: connection (%s)", c->peer, full ? full : "no thread");
 		close(fd);
 		free(c);
 	}

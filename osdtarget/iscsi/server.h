@@ -18,8 +18,34 @@
 #define ISCSI_MAX_XFER (64u << 20)      /* largest data-out or data-in per command */
 #define ISCSI_RX_AHEAD 16384          /* bytes read ahead of the current PDU */
 #define ISCSI_KEEP_IN (4u << 20)       /* data-in buffer kept between commands */
-#define ISCSI_LOGIN_TIMEOUT_S 30        /* a login must progress within this */
+#define ISCSI_CONN_ALLOWANCE (1u << 20) /* data-out a connection may buffer outside the budget */
 #define ISCSI_NAME_MAX 224              /* iSCSI names are at most 223 bytes */
+#define ISCSI_HOST_MAX 46               /* INET6_ADDRSTRLEN */
+#define ISCSI_CHAP_NAME_MAX 256
+#define ISCSI_CHAP_SECRET_MIN 12        /* RFC 7143 12.1.3 */
+#define ISCSI_AUTH_HOSTS 64             /* addresses whose CHAP failures are remembered */
+#define ISCSI_AUTH_FORGET_MS 600000     /* a failure record this old is dropped */
+#define ISCSI_REFUSALS_PER_S 20         /* refusals logged per second, then summarised */
+/* Defaults of the version 2 options (docs/iscsi.md, "Limits"). */
+#define ISCSI_DEF_MAX_CONN 64
+#define ISCSI_DEF_PER_ADDR 16
+#define ISCSI_DEF_LOGIN_MS 10000
+#define ISCSI_DEF_IDLE_MS 30000
+#define ISCSI_DEF_NOP_MS 10000
+#define ISCSI_DEF_DATAOUT_MS 15000
+#define ISCSI_DEF_PENDING ISCSI_CMD_WINDOW  /* a compliant initiator never meets it */
+#define ISCSI_DEF_BUDGET (256u << 20)
+#define ISCSI_DEF_AUTH_DELAY_MS 250
+#define ISCSI_DEF_AUTH_DELAY_MAX_MS 4000
+
+/* CHAP failures from one address, to slow down guessing. */
+struct iscsi_auth_rec {
+	char host[ISCSI_HOST_MAX];
+	unsigned fails;             /* consecutive failed verifications */
+	uint64_t next_ms;           /* the next verification may not start before */
+	uint64_t last_ms;           /* last failure */
+};
+#define ISCSI_TOKEN_LEN 24              /* ISID, TSIH and 16 random bytes */
 
 struct osd_target_iscsi {
 	osd_target **luns;
@@ -34,11 +60,23 @@ struct osd_target_iscsi {
 	size_t chap_secret_len;
 	int allow_digests;
 	unsigned max_connections;
+	unsigned max_per_addr;
+	unsigned reserved;              /* slots connections in login cannot take */
+	unsigned login_ms, idle_ms, nop_ms, dataout_ms;
+	unsigned max_pending;
+	size_t budget;
+	unsigned auth_delay_ms, auth_delay_max_ms;
+	char **allowed;                 /* InitiatorNames allowed, NULL = any */
+	size_t nallowed;
 	void (*log)(void *payload, int level, const char *msg);
 	void *log_payload;
 	struct osd__iscsi_params ours;  /* the limits we negotiate with */
 
-	pthread_mutex_t lock;           /* guards conns, nconns, error */
+	atomic_size_t budget_used;      /* data-out bytes held by all tasks */
+	pthread_mutex_t lock;           /* guards conns, nconns, error, auth, refusals */
+	struct iscsi_auth_rec auth[ISCSI_AUTH_HOSTS];
+	uint64_t refuse_sec;            /* second the refusal count is for */
+	unsigned refuse_logged, refuse_dropped;
 	pthread_cond_t conn_done;       /* a connection thread finished (with lock) */
 	struct iscsi_conn *conns;
 	unsigned nconns;
@@ -66,6 +104,9 @@ struct iscsi_task {
 	size_t r2t_end;             /* end offset of the outstanding R2T */
 	uint32_t r2t_sn;            /* next R2TSN */
 	uint32_t data_sn;           /* expected DataSN within the current sequence */
+	size_t cap;                 /* bytes allocated in out */
+	size_t shared;              /* of them, taken from the server's budget */
+	uint64_t deadline_ms;       /* the current burst must be in by then */
 };
 
 struct iscsi_conn {
@@ -76,7 +117,18 @@ struct iscsi_conn {
 	atomic_int finished;
 	atomic_int superseded;      /* a new login reinstated our session: stop */
 	atomic_int in_session;      /* a normal session in full feature phase */
+	atomic_int evicted;         /* closed to make room for a new connection */
+	atomic_int logging_in;      /* still in the login phase */
 	char peer[64];
+	char host[ISCSI_HOST_MAX];  /* peer address without the port */
+	uint64_t accepted_ms;
+
+	/* Deadlines (monotonic ms) */
+	uint64_t deadline_ms;       /* the bytes being read must be in by then */
+	uint64_t last_rx_ms;        /* last whole PDU in full feature phase */
+	uint32_t ping_ttt;          /* TTT of our unanswered NOP-In, RSVD if none */
+	uint64_t ping_deadline_ms;
+	char chap_user[ISCSI_CHAP_NAME_MAX]; /* authenticated as, "" without CHAP */
 
 	/* Negotiated state */
 	struct osd__iscsi_params params;
@@ -85,6 +137,7 @@ struct iscsi_conn {
 	uint8_t isid[6];
 	uint16_t tsih;
 	uint16_t cid;
+	uint8_t token[ISCSI_TOKEN_LEN]; /* security token of a normal session */
 	int discovery;
 	uint32_t max_recv;          /* our receive limit for data segments now */
 
@@ -94,6 +147,8 @@ struct iscsi_conn {
 	uint32_t next_ttt;
 
 	struct iscsi_task *tasks;
+	unsigned ntasks;            /* tasks waiting for Data-Out */
+	size_t own;                 /* bytes their buffers hold outside the budget */
 	int logged_out;
 
 	/* Buffers */
@@ -108,12 +163,28 @@ struct iscsi_conn {
 /* server.c */
 void osd__tgt_iscsi_log(struct osd_target_iscsi *srv, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A refused connection, login or command: logged as a warning, at most
+ * ISCSI_REFUSALS_PER_S a second (the rest are counted and summarised). */
+void osd__tgt_iscsi_refused(struct osd_target_iscsi *srv, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+uint64_t osd__tgt_iscsi_now_ms(void);
+/* Take @p n bytes of the data-out budget; 0 or -ENOBUFS. */
+int osd__tgt_iscsi_budget_take(struct osd_target_iscsi *srv, size_t n);
+void osd__tgt_iscsi_budget_put(struct osd_target_iscsi *srv, size_t n);
+/* CHAP throttling per source address: wait for this address's turn (at
+ * most until the login deadline: -ETIMEDOUT), then record the outcome. */
+int osd__tgt_iscsi_auth_wait(struct iscsi_conn *c);
+void osd__tgt_iscsi_auth_result(struct iscsi_conn *c, int ok);
+/* Whether @p name may log in (the access list). */
+int osd__tgt_iscsi_initiator_allowed(struct osd_target_iscsi *srv, const char *name);
 
 /* Session reinstatement (RFC 7143 6.3.5): connections of the session that
  * @p c (logging in with TSIH 0) replaces stop, and the commands they run
  * finish, before @p c reaches full feature phase; then @p c counts as the
- * session's connection. */
-void osd__tgt_iscsi_reinstate(struct iscsi_conn *c);
+ * session's connection. Returns -EPERM (nothing is replaced) when @p c
+ * may not replace the session: with CHAP it authenticated as another user,
+ * without CHAP it comes from another address. */
+int osd__tgt_iscsi_reinstate(struct iscsi_conn *c);
 /* The thread of @p c is done with it (wakes osd__tgt_iscsi_reinstate()). */
 void osd__tgt_iscsi_conn_finished(struct iscsi_conn *c);
 
@@ -145,6 +216,9 @@ int osd__tgt_iscsi_data_digest_error(struct iscsi_conn *c, const struct osd__isc
 unsigned osd__tgt_iscsi_tasks_drop(struct iscsi_conn *c, const uint8_t *lun);
 /* Drop the pending task @p itt; returns 1 if there was one. */
 int osd__tgt_iscsi_task_abort(struct iscsi_conn *c, uint32_t itt);
+/* End the tasks whose Data-Out is overdue at @p now; *next gets the
+ * earliest deadline left (0 if none). 0 or -errno (connection failed). */
+int osd__tgt_iscsi_tasks_expire(struct iscsi_conn *c, uint64_t now, uint64_t *next);
 
 /* lun.c: commands answered for the whole target rather than one LUN. */
 void osd__tgt_iscsi_lun_execute(struct osd_target_iscsi *srv, struct osd_xfer *x);

@@ -5,6 +5,7 @@
  */
 #include "iscsi/server.h"
 
+#include "exec/precheck.h"
 #include "proto/byteorder.h"
 #include "response.h"
 
@@ -14,13 +15,49 @@
 
 #define ASC_DATA_PHASE_ERROR 0x4B00
 #define ASC_PROTOCOL_CRC_ERROR 0x4705
+#define ASC_TIMEOUT_BEFORE_PROCESSING 0x2E01
+#define GROW_STEP (256u << 10)          /* data-out buffers grow by this much */
 
-static void task_free(struct iscsi_task *t)
+static void task_free(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	if (t) {
+		osd__tgt_iscsi_budget_put(c->srv, t->shared);
+		c->own -= t->cap - t->shared;
 		free(t->out);
 		free(t);
 	}
+}
+
+/*
+ * Room in t->out for data-out up to @p need. Buffers grow with the data that
+ * actually arrives (in GROW_STEP steps), not with the transfer length a
+ * command announces: a command whose data never comes holds next to
+ * nothing. Each connection may hold ISCSI_CONN_ALLOWANCE of its own, so
+ * peers that exhaust the server's budget do not stall everybody's small
+ * writes; beyond it the budget is shared. 0 or -ENOBUFS.
+ */
+static int task_grow(struct iscsi_conn *c, struct iscsi_task *t, size_t need)
+{
+	if (need <= t->cap)
+		return 0;
+	size_t want = need + GROW_STEP - 1 - (need + GROW_STEP - 1) % GROW_STEP;
+	if (want > t->out_len)
+		want = t->out_len;
+	size_t more = want - t->cap, own = ISCSI_CONN_ALLOWANCE - c->own;
+	if (own > more)
+		own = more;
+	if (osd__tgt_iscsi_budget_take(c->srv, more - own))
+		return -ENOBUFS;
+	uint8_t *b = realloc(t->out, want);
+	if (!b) {
+		osd__tgt_iscsi_budget_put(c->srv, more - own);
+		return -ENOBUFS;
+	}
+	c->own += own;
+	t->shared += more - own;
+	t->out = b;
+	t->cap = want;
+	return 0;
 }
 
 static struct iscsi_task *task_unlink(struct iscsi_conn *c, uint32_t itt)
@@ -30,6 +67,7 @@ static struct iscsi_task *task_unlink(struct iscsi_conn *c, uint32_t itt)
 		if (t->itt == itt) {
 			*pp = t->next;
 			t->next = NULL;
+			c->ntasks--;
 			return t;
 		}
 	}
@@ -52,7 +90,8 @@ unsigned osd__tgt_iscsi_tasks_drop(struct iscsi_conn *c, const uint8_t *lun)
 		struct iscsi_task *t = *pp;
 		if (!lun || memcmp(t->lun, lun, 8) == 0) {
 			*pp = t->next;
-			task_free(t);
+			c->ntasks--;
+			task_free(c, t);
 			n++;
 		} else {
 			pp = &t->next;
@@ -64,7 +103,7 @@ unsigned osd__tgt_iscsi_tasks_drop(struct iscsi_conn *c, const uint8_t *lun)
 int osd__tgt_iscsi_task_abort(struct iscsi_conn *c, uint32_t itt)
 {
 	struct iscsi_task *t = task_unlink(c, itt);
-	task_free(t);
+	task_free(c, t);
 	return t != NULL;
 }
 
@@ -82,6 +121,7 @@ static int send_r2t(struct iscsi_conn *c, struct iscsi_task *t)
 	t->ttt = c->next_ttt;
 	t->r2t_end = t->received + len;
 	t->data_sn = 0;
+	t->deadline_ms = osd__tgt_iscsi_now_ms() + c->srv->dataout_ms;
 	h.opcode = OSD_ISCSI_OP_R2T;
 	h.flags = OSD_ISCSI_F_FINAL;
 	memcpy(h.lun, t->lun, 8);
@@ -180,16 +220,34 @@ static int respond(struct iscsi_conn *c, const struct iscsi_task *t, const struc
 	return send_scsi_rsp(c, t, x, failed, got, data_sn);
 }
 
+/* BUSY for a command that finds no room for its data-in. */
+static int busy_data_in(struct iscsi_conn *c, const struct iscsi_task *t)
+{
+	struct osd_xfer x = { 0 };
+	osd__tgt_iscsi_refused(c->srv, "%s: task %#x: no room for %zu bytes of data-in", c->peer,
+			       t->itt, t->in_len);
+	x.status = OSD_STATUS_BUSY;
+	return send_scsi_rsp(c, t, &x, 0, t->in_len, 0);
+}
+
 static int execute(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	struct osd_target_iscsi *srv = c->srv;
+	/* A data-in buffer larger than a connection keeps comes from the
+	 * data-out budget while the command runs and its answer is sent: peers
+	 * that do not read their answers cannot pin many large ones. */
+	size_t shared = t->in_len > ISCSI_KEEP_IN ? t->in_len : 0;
+	if (shared && osd__tgt_iscsi_budget_take(srv, shared))
+		return busy_data_in(c, t);
 	/* One data-in buffer per connection, kept between commands (they run
 	 * one at a time): no fresh pages to fault in for every READ. */
 	if (t->in_len > c->in_cap) {
 		free(c->in);
 		c->in_cap = 0;
-		if (!(c->in = malloc(t->in_len)))
+		if (!(c->in = malloc(t->in_len))) {
+			osd__tgt_iscsi_budget_put(srv, shared);
 			return -ENOMEM;
+		}
 		c->in_cap = t->in_len;
 	}
 	uint8_t *in = c->in;
@@ -209,15 +267,10 @@ static int execute(struct iscsi_conn *c, struct iscsi_task *t)
 		x.in_iovcnt = 1;
 		x.in_len = t->in_len;
 	}
-	/* The channel's security token (CAPKEY binds requests to it): the
-	 * session's ISID and TSIH, as the initiator transport reports them. */
-	uint8_t token[8];
-	memcpy(token, c->isid, sizeof(c->isid));
-	token[6] = (uint8_t)(c->tsih >> 8);
-	token[7] = (uint8_t)c->tsih;
 	int lun = osd__iscsi_lun_decode(t->lun);
 	if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
-		int rc = osd_target_execute(srv->luns[lun], &x, token, sizeof(token));
+		/* CAPKEY binds requests to the session's token (login.c) */
+		int rc = osd_target_execute(srv->luns[lun], &x, c->token, sizeof(c->token));
 		if (rc < 0) {
 			osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_ERROR, "%s: LUN %d: %s", c->peer,
 				       lun, osd_target_error(srv->luns[lun]));
@@ -232,6 +285,7 @@ static int execute(struct iscsi_conn *c, struct iscsi_task *t)
 		c->in = NULL;
 		c->in_cap = 0;
 	}
+	osd__tgt_iscsi_budget_put(srv, shared);
 	return rc;
 }
 
@@ -241,14 +295,75 @@ static int task_fail(struct iscsi_conn *c, struct iscsi_task *t, uint16_t asc)
 	struct osd_xfer x = { 0 };
 	osd__resp_error(&x, OSD_SK_ABORTED_COMMAND, asc, -1);
 	int rc = send_scsi_rsp(c, t, &x, 0, t->in_len, 0);
-	task_free(t);
+	task_free(c, t);
+	return rc;
+}
+
+/* End a task (not in the list) with BUSY: no room for its data now. */
+static int task_busy(struct iscsi_conn *c, struct iscsi_task *t, const char *why)
+{
+	struct osd_xfer x = { 0 };
+	osd__tgt_iscsi_refused(c->srv, "%s: task %#x: %s", c->peer, t->itt, why);
+	x.status = OSD_STATUS_BUSY;
+	int rc = send_scsi_rsp(c, t, &x, 0, t->in_len, 0);
+	task_free(c, t);
 	return rc;
 }
 
 static int run_task(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	int rc = execute(c, t);
-	task_free(t);
+	task_free(c, t);
+	return rc;
+}
+
+int osd__tgt_iscsi_tasks_expire(struct iscsi_conn *c, uint64_t now, uint64_t *next)
+{
+	struct iscsi_task **pp = &c->tasks;
+	*next = 0;
+	while (*pp) {
+		struct iscsi_task *t = *pp;
+		if (now < t->deadline_ms) {
+			if (!*next || t->deadline_ms < *next)
+				*next = t->deadline_ms;
+			pp = &t->next;
+			continue;
+		}
+		*pp = t->next;
+		c->ntasks--;
+		osd__tgt_iscsi_refused(c->srv, "%s: task %#x: Data-Out overdue", c->peer, t->itt);
+		int rc = task_fail(c, t, ASC_TIMEOUT_BEFORE_PROCESSING);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * A command that still waits for Data-Out is checked first (CDB, LUN and
+ * credential, exec/precheck.h), so a refused one gets its answer now and
+ * no buffer. Returns 1 to go on, or 0 / -errno once it has been answered.
+ */
+static int precheck(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	struct osd_target_iscsi *srv = c->srv;
+	struct osd_xfer x = { 0 };
+	int lun = osd__iscsi_lun_decode(t->lun), ok;
+
+	x.cdb = t->cdb;
+	x.cdb_len = t->cdb_len;
+	if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
+		ok = osd__target_precheck(srv->luns[lun], &x, c->token, sizeof(c->token));
+	} else {
+		osd__tgt_iscsi_lun_execute(srv, &x); /* needs no data-out */
+		ok = 0;
+	}
+	if (ok)
+		return 1; /* -EINVAL too: the execution reports it */
+	osd__tgt_iscsi_refused(srv, "%s: task %#x refused before its Data-Out", c->peer, t->itt);
+	x.in_xferred = 0;
+	int rc = respond(c, t, &x, 0, NULL);
+	task_free(c, t);
 	return rc;
 }
 
@@ -302,19 +417,26 @@ int osd__tgt_iscsi_scsi_cmd(struct iscsi_conn *c, const struct osd__iscsi_pdu *p
 	t->out_len = w ? h->ttt : 0;
 	t->in_len = t->bidi ? ahs.bidi_read_len : r ? h->ttt : 0;
 	t->ttt = OSD_ISCSI_RSVD_TAG;
-	if (t->out_len && !(t->out = malloc(t->out_len))) {
-		free(t);
-		return -ENOMEM;
+	t->unsolicited = w && !(h->flags & OSD_ISCSI_F_FINAL);
+	t->unsolicited_end = min_size(c->params.first_burst, t->out_len);
+	t->deadline_ms = osd__tgt_iscsi_now_ms() + c->srv->dataout_ms;
+	if (pdu->data_len < t->out_len) {
+		int rc = precheck(c, t);
+		if (rc <= 0)
+			return rc;
+		if (c->ntasks >= c->srv->max_pending)
+			return task_busy(c, t, "too many commands waiting for Data-Out");
 	}
+	if (task_grow(c, t, pdu->data_len))
+		return task_busy(c, t, "data-out budget exhausted");
 	if (pdu->data_len)
 		memcpy(t->out, pdu->data, pdu->data_len);
 	t->received = pdu->data_len;
-	t->unsolicited = w && !(h->flags & OSD_ISCSI_F_FINAL);
-	t->unsolicited_end = min_size(c->params.first_burst, t->out_len);
 	if (t->received == t->out_len)
 		return run_task(c, t);
 	t->next = c->tasks;
 	c->tasks = t;
+	c->ntasks++;
 	return t->unsolicited ? 0 : send_r2t(c, t);
 }
 
@@ -329,7 +451,8 @@ static uint8_t *data_out_slot(struct iscsi_conn *c, const struct osd__iscsi_bhs 
 	int solicited = h->ttt != OSD_ISCSI_RSVD_TAG;
 	size_t end = solicited ? t->r2t_end : t->unsolicited_end;
 	if ((solicited ? h->ttt != t->ttt : !t->unsolicited) || h->offset != t->received ||
-	    h->data_sn != t->data_sn || h->data_len > end - t->received)
+	    h->data_sn != t->data_sn || h->data_len > end - t->received ||
+	    task_grow(c, t, t->received + h->data_len))
 		return NULL;
 	return t->out + t->received;
 }
@@ -358,6 +481,8 @@ int osd__tgt_iscsi_data_out(struct iscsi_conn *c, const struct osd__iscsi_pdu *p
 		task_unlink(c, t->itt);
 		return rc ? rc : task_fail(c, t, ASC_DATA_PHASE_ERROR);
 	}
+	if (task_grow(c, t, t->received + pdu->data_len))
+		return task_busy(c, task_unlink(c, t->itt), "data-out budget exhausted");
 	if (pdu->data_len && pdu->data != t->out + t->received) /* else received in place */
 		memcpy(t->out + t->received, pdu->data, pdu->data_len);
 	t->received += pdu->data_len;

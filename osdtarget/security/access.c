@@ -35,6 +35,8 @@
 #define DEFAULT_NEWEST 10000
 #define DEFAULT_DEPTH 1024
 #define FLUSH_SCOPE_RANGE 2
+/* Room for a get list of a few entries: the bootstrap GET names at most two. */
+#define BOOTSTRAP_LIST_MAX 64
 
 static int cap_fail(struct osd__cmd *c, size_t cap_field)
 {
@@ -87,14 +89,29 @@ static uint64_t attr_num(struct osd__cmd *c, uint64_t pid, uint64_t oid, uint32_
 	return r;
 }
 
+/*
+ * The root's method is its policy attribute, but never below CAPKEY once a
+ * root key is installed: the attribute defaults to NOSEC and is itself set
+ * with a root command, so a keyed root that stayed NOSEC let anyone FORMAT it
+ * or raise the attribute and lock its owner out (docs/security.md 5, check 2).
+ */
 static uint8_t required_method(struct osd__cmd *c, const struct osd_obj_id *d)
 {
+	/* SET KEY of a partition key is signed by the root key (2.2): the root's floor too. */
+	int rooted = !d->partition || (c->cdb.action == OSD_ACT_SET_KEY &&
+				       (c->cdb.cmd_options & 3) == OSD_KEY_PARTITION);
+	uint8_t m;
+
 	if (!d->partition)
-		return (uint8_t)attr_num(c, 0, 0, OSD_APAGE_ROOT_BASE + OSD_APAGE_POLICY_SECURITY,
-					 OSD_ATTR_PS_DEFAULT_METHOD, 1, OSD_SEC_NOSEC);
-	return (uint8_t)attr_num(c, d->partition, 0,
-				 OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY,
-				 OSD_ATTR_PS_DEFAULT_METHOD, 1, OSD_SEC_NOSEC);
+		m = (uint8_t)attr_num(c, 0, 0, OSD_APAGE_ROOT_BASE + OSD_APAGE_POLICY_SECURITY,
+				      OSD_ATTR_PS_DEFAULT_METHOD, 1, OSD_SEC_NOSEC);
+	else
+		m = (uint8_t)attr_num(c, d->partition, 0,
+				      OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY,
+				      OSD_ATTR_PS_DEFAULT_METHOD, 1, OSD_SEC_NOSEC);
+	if (rooted && m < OSD_SEC_CAPKEY && osd__root_key_present(c->st))
+		m = OSD_SEC_CAPKEY;
+	return m;
 }
 
 /* Secret selection of docs/security.md 2.2: which key, not yet its bytes. */
@@ -393,7 +410,7 @@ static int check_range(struct osd__cmd *c)
 	const struct osd_capability *cap = &c->cdb.cap;
 	int ranged;
 
-	if (c->ver != OSD_V2 || !cap->range_length)
+	if (c->ver != OSD_V2 || !cap->range_length || (c->precheck && c->cdb.cont_length))
 		return 0;
 	switch (c->cdb.action) {
 	case OSD_ACT_APPEND:
@@ -511,11 +528,49 @@ static int check_data_out(struct osd__cmd *c)
 	return 0;
 }
 
+/*
+ * The one command a secured root answers without a credential: GET
+ * ATTRIBUTES of the root whose get list names only the OSD SYSTEM ID and the
+ * CLOCK (root information 0x3, 0x100). A client needs both before it can sign
+ * anything: a capability key is HMAC(secret, capability || system id) and a
+ * CMDRSP/ALLDATA nonce carries an OSD clock timestamp. Both are public
+ * anyway (INQUIRY VPD 80h/B0h give the system id). No set list, page or CDB
+ * mode: nothing else is readable and nothing changes.
+ */
+static int bootstrap_get(const struct osd__cmd *c)
+{
+	const uint32_t ri = OSD_APAGE_ROOT_BASE + OSD_APAGE_INFORMATION;
+	const struct osd_cdb_attr_list *l = &c->cdb.attr.list;
+	uint8_t list[BOOTSTRAP_LIST_MAX];
+	struct osd_attr_reader r;
+	struct osd_attr a;
+	int rc, n = 0;
+
+	if (c->cdb.action != OSD_ACT_GET_ATTRIBUTES || c->cdb.obj.partition || c->cdb.obj.id ||
+	    c->cdb.attr_mode != OSD_ATTR_MODE_LIST || l->set_list_length ||
+	    !l->get_list_length || l->get_list_length > sizeof(list) ||
+	    l->get_list_offset == OSD_OFFSET_NONE || l->get_list_offset > c->x->out_len ||
+	    l->get_list_length > c->x->out_len - l->get_list_offset)
+		return 0;
+	if (osd__iov_read(c->x->out_iov, c->x->out_iovcnt, (size_t)l->get_list_offset, list,
+			  l->get_list_length) != l->get_list_length ||
+	    osd_attr_reader_init(&r, c->ver, list, l->get_list_length) < 0 ||
+	    r.type != OSD_LIST_GET)
+		return 0;
+	while ((rc = osd_attr_reader_next(&r, &a)) == 1) {
+		if (a.page != ri || (a.number != OSD_ATTR_RI_SYSTEM_ID &&
+				     a.number != OSD_ATTR_RI_CLOCK))
+			return 0;
+		n++;
+	}
+	return rc == 0 && n > 0;
+}
+
 int osd__sec_check(struct osd__cmd *c, const uint8_t *token, size_t token_len)
 {
 	const struct osd_capability *cap = &c->cdb.cap;
 	struct osd_obj_id d = described(c);
-	uint8_t required = required_method(c, &d);
+	uint8_t required = bootstrap_get(c) ? OSD_SEC_NOSEC : required_method(c, &d);
 	uint8_t format = c->raw[OSD__FP_CAP + CAP_FORMAT_BYTE] & 0x0F;
 	int rc;
 
@@ -541,12 +596,12 @@ int osd__sec_check(struct osd__cmd *c, const uint8_t *token, size_t token_len)
 			return rc;
 		}
 		c->capent->verified = 1;
-		if (c->method >= OSD_SEC_CMDRSP && (rc = check_nonce(c, &d)))
+		if (c->method >= OSD_SEC_CMDRSP && !c->precheck && (rc = check_nonce(c, &d)))
 			return rc;
 	}
 	if ((rc = check_capability(c, &d)))
 		return rc;
-	if (c->method == OSD_SEC_ALLDATA)
+	if (c->method == OSD_SEC_ALLDATA && !c->precheck)
 		return check_data_out(c);
 	return 0;
 }

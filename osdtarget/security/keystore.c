@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <openssl/crypto.h>
 #include <osd/attributes.h>
 
 #include "exec/exec.h"
@@ -44,6 +45,15 @@ int osd__key_load(struct osd_store *st, uint64_t pid, enum osd_key_to_set kind,
 	if (rc < 0 || len != OSD_HMAC_LEN)
 		return -ENOKEY;
 	return 0;
+}
+
+int osd__root_key_present(struct osd_store *st)
+{
+	uint8_t key[OSD_HMAC_LEN];
+	int rc = osd__key_load(st, 0, OSD_KEY_ROOT, 0, key);
+
+	OPENSSL_cleanse(key, sizeof(key));
+	return rc == 0;
 }
 
 int osd__key_save(struct osd_store *st, uint64_t pid, enum osd_key_to_set kind,

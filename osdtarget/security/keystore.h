@@ -19,6 +19,9 @@
 int osd__key_load(struct osd_store *st, uint64_t pid, enum osd_key_to_set kind,
 		  uint8_t version, uint8_t key[OSD_HMAC_LEN]);
 
+/* Whether a root key is installed: the root is then never NOSEC (docs/security.md 5). */
+int osd__root_key_present(struct osd_store *st);
+
 /* Store a key durably and publish @p key_id (may be NULL: no identifier). */
 int osd__key_save(struct osd_store *st, uint64_t pid, enum osd_key_to_set kind,
 		  uint8_t version, const uint8_t key[OSD_HMAC_LEN],

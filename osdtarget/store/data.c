@@ -39,7 +39,7 @@ static int make_dir(struct osd_store *st, unsigned dir)
 {
 	char name[4];
 	snprintf(name, sizeof(name), "%02x", dir);
-	if (mkdirat(st->datafd, name, 0755) != 0 && errno != EEXIST)
+	if (mkdirat(st->datafd, name, 0700) != 0 && errno != EEXIST)
 		return -errno;
 	return fsync(st->datafd) == 0 ? 0 : -errno;
 }
@@ -160,18 +160,18 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 		/* a recycled file is empty; O_TRUNC in case a crash undid that */
 		if (!o->has_file && osd__pool_take(st, name) == 0)
 			flags = O_RDWR | O_CLOEXEC | O_TRUNC;
-		int f = openat(st->datafd, name, flags, 0644);
+		int f = openat(st->datafd, name, flags, 0600);
 		if (f < 0 && errno == ENOENT && !o->has_file) {
 			int r = make_dir(st, dir); /* the first file of its directory */
 			if (r)
 				return r;
-			f = openat(st->datafd, name, flags, 0644);
+			f = openat(st->datafd, name, flags, 0600);
 		}
 		if (f < 0 && (errno == EMFILE || errno == ENFILE)) {
 			/* Out of descriptors: give back half of the cache and retry.
 			 * Safe under obj->mu: eviction only trylocks objects. */
 			fd_evict_to(st, -1);
-			f = openat(st->datafd, name, flags, 0644);
+			f = openat(st->datafd, name, flags, 0600);
 		}
 		if (f < 0)
 			return -errno;
@@ -249,7 +249,8 @@ static void account_fd_locked(struct osd_store *st, struct osd__obj *o, int fd)
 
 /*
  * -ENOSPC if making [start, end) of the object hold data would exceed the
- * store capacity, the partition quota or the object quota. obj->mu held.
+ * store capacity, -EDQUOT if the partition quota or the object quota (the
+ * exec engine reports QUOTA ERROR only for these). obj->mu held.
  * The object quota bounds the logical length. Space is charged for what
  * can be allocated: bytes past the logical length (not the hole skipped to
  * reach @p start, so a sparse file far out costs what it writes), and bytes
@@ -262,7 +263,7 @@ static int space_check_locked(struct osd_store *st, struct osd__obj *o, uint64_t
 			      uint64_t end)
 {
 	if (end > o->length && end > o->quota)
-		return -ENOSPC;
+		return -EDQUOT;
 	uint64_t from = start > o->length ? start : o->length;
 	uint64_t grow = end > from ? end - from : 0;
 	uint64_t inside = (start < o->length ? (end < o->length ? end : o->length) - start : 0);
@@ -277,7 +278,7 @@ static int space_check_locked(struct osd_store *st, struct osd__obj *o, uint64_t
 	uint64_t pq = po->quota;
 	pthread_mutex_unlock(&po->mu);
 	if (atomic_load(&o->part->used) + grow > pq)
-		return -ENOSPC;
+		return -EDQUOT;
 	return 0;
 }
 
@@ -502,10 +503,56 @@ int osd__parse_hex16(const char *name, uint64_t *gen)
 	return i == 16 ? 0 : -1;
 }
 
+/* Data files no record names, reported in one note. */
+struct unnamed {
+	int deleted, quarantined, failed;
+	char names[200];
+};
+
+/*
+ * A file no object refers to. Deleted only when a replayed REMOVE let go of
+ * it (its unlink did not happen before a crash); anything else (a creation
+ * whose record was lost, or records lost to damage) goes to quarantine/.
+ */
+static void unnamed_file(struct osd_store *st, int dfd, const char *name, uint64_t gen,
+			 struct unnamed *u)
+{
+	if (osd__recover_gone(st, gen)) {
+		(void)unlinkat(dfd, name, 0);
+		u->deleted++;
+		return;
+	}
+	if (osd__quarantine(st, dfd, name) != 0) {
+		u->failed++; /* left in place: generations above it are new */
+		return;
+	}
+	size_t n = strlen(u->names), k = strlen(name);
+	if (u->quarantined++ < 8 && n + k + 2 <= sizeof(u->names)) {
+		if (n)
+			u->names[n++] = ' ';
+		memcpy(u->names + n, name, k + 1);
+	}
+}
+
+static void unnamed_report(struct osd_store *st, const struct unnamed *u)
+{
+	if (u->deleted)
+		osd__store_note(st, OSD_STORE_LOG_NOTICE, "removed %d data file(s) of removals "
+				"a crash interrupted", u->deleted);
+	if (u->quarantined)
+		osd__store_note(st, OSD_STORE_LOG_WARNING, "%s: %d data file(s) no record names "
+				"moved to quarantine/: %s%s", st->path, u->quarantined, u->names,
+				u->quarantined > 8 ? " ..." : "");
+	if (u->failed)
+		osd__store_note(st, OSD_STORE_LOG_ERR, "%s: %d data file(s) no record names could "
+				"not be moved to quarantine/ and stay in data/", st->path,
+				u->failed);
+}
+
 /*
  * Attach every data file to its object (length and used bytes from the
- * file) and delete files no object refers to: leftovers of removals whose
- * file unlink or of creations whose record did not survive a crash.
+ * file). Files no object refers to are deleted or quarantined
+ * (unnamed_file()). New objects get generations above every file seen.
  */
 int osd__data_scan(struct osd_store *st)
 {
@@ -518,7 +565,9 @@ int osd__data_scan(struct osd_store *st)
 			if (o->type == OSD_OBJ_USER)
 				map[n++] = (struct gen_ent){ o->gen, o };
 	qsort(map, n, sizeof(*map), gen_cmp);
-	int r = 0, orphans = 0;
+	int r = 0;
+	struct unnamed u = { .deleted = 0 };
+	uint64_t max_gen = 0;
 	for (unsigned d = 0; d < OSD__FANOUT && !r; d++) {
 		int dfd = osd__data_open_dir(st, d);
 		if (dfd == -ENOENT)
@@ -535,10 +584,11 @@ int osd__data_scan(struct osd_store *st)
 			struct gen_ent key, *hit;
 			if (osd__parse_hex16(de->d_name, &key.gen) != 0)
 				continue;
+			if (key.gen > max_gen)
+				max_gen = key.gen;
 			hit = bsearch(&key, map, n, sizeof(*map), gen_cmp);
 			if (!hit) {
-				(void)unlinkat(dfd, de->d_name, 0);
-				orphans++;
+				unnamed_file(st, dfd, de->d_name, key.gen, &u);
 				continue;
 			}
 			struct stat sb;
@@ -553,8 +603,9 @@ int osd__data_scan(struct osd_store *st)
 		closedir(dh);
 	}
 	free(map);
-	if (orphans)
-		osd__store_msg(st, "removed %d orphaned data file(s)", orphans);
+	if (max_gen >= st->next_gen)
+		st->next_gen = max_gen + 1;
+	unnamed_report(st, &u);
 	return r;
 }
 
@@ -649,6 +700,7 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 		r = pwrite_all(fd, iov, iovcnt, off);
 		if (!r)
 			start_writeback(fd, off, total);
+		osd__store_space(st, r, "data");
 		if (!append)
 			pthread_mutex_lock(&o->mu);
 		account_fd_locked(st, o, fd);

@@ -116,17 +116,51 @@ struct osd_store {
 
 	atomic_int compacting;
 	pthread_mutex_t msg_mu;
-	char msg[512];
+	char msg[1024];
+	int opening;               /* notes of the open are joined in msg */
+	int salvage;               /* osd_store_options.salvage */
+	void (*log_cb)(void *arg, int level, const char *msg);
+	void *log_arg;
+	atomic_int full;           /* a write found the filesystem full (reported once) */
+	uint64_t *gone;            /* open only: generations of replayed REMOVEs */
+	size_t ngone, gone_cap;
 };
 
 /* store.c */
 void osd__store_msg(struct osd_store *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A message for osd_store_error() that is also told to the log callback
+ * with @p level (OSD_STORE_LOG_*). During open, notes add up. */
+void osd__store_note(struct osd_store *st, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* After a write to the filesystem: @p err 0 or its -errno. A full filesystem
+ * is reported once, and once more when writes work again. */
+void osd__store_space(struct osd_store *st, int err, const char *what);
+int osd__read_file(int dirfd, const char *name, uint8_t **out, size_t *len);
+/* Atomically install a file holding only a header (see store.c); @p keep
+ * receives its open descriptor. */
+int osd__install_empty(struct osd_store *st, const char *name, const char *magic,
+		       uint64_t epoch, int *keep);
 uint64_t osd__store_capacity(struct osd_store *st);
 int osd__store_commit(struct osd_store *st, uint64_t pos, unsigned flags);
 void osd__store_maybe_compact(struct osd_store *st);
 /* Write a checkpoint and start a new log now (tests; normally automatic). */
 int osd__store_compact(struct osd_store *st);
+
+/* recover.c */
+#define OSD__CKPT_MAGIC "OSDCKPT1"
+#define OSD__LOG_MAGIC "OSDLOG01"
+/* Load the checkpoint and replay the log (st->salvage: whatever is intact
+ * of them and of checkpoint.prev and log.prev), leaving st->log ready. A
+ * damaged store gives -EUCLEAN with a message naming file and offset. */
+int osd__recover_load(struct osd_store *st);
+/* Salvage: link the metadata files it read into quarantine/ and remove
+ * checkpoint.prev and log.prev, before a clean checkpoint replaces them. */
+void osd__recover_keep_damaged(struct osd_store *st);
+/* Move file @p name of directory @p dfd into quarantine/ (a free name). */
+int osd__quarantine(struct osd_store *st, int dfd, const char *name);
+/* 1 if a replayed REMOVE let go of data file generation @p gen. */
+int osd__recover_gone(struct osd_store *st, uint64_t gen);
 
 /* namespace.c */
 int osd__ns_init(struct osd_store *st);

@@ -11,6 +11,8 @@
 
 /* Records are written out once this much is buffered, even without a sync. */
 #define LOG_WRITE_CHUNK (1u << 20)
+/* While write-outs fail (a full filesystem), records stay buffered up to this. */
+#define LOG_BUF_MAX (64u << 20)
 
 size_t osd__rec_parse(const uint8_t *buf, size_t avail, struct osd__rec *rec)
 {
@@ -70,6 +72,7 @@ int osd__log_init(struct osd__log *lg, int fd, uint64_t end)
 	lg->fd = fd;
 	lg->file_end = end;
 	lg->synced = end;
+	lg->rewrite = UINT64_MAX;
 	return 0;
 }
 
@@ -84,28 +87,77 @@ void osd__log_destroy(struct osd__log *lg)
 	lg->fd = -1;
 }
 
+/* Tell the owner when write-outs start or stop failing. mu held. */
+static void log_state(struct osd__log *lg, int e)
+{
+	if (!e == !lg->failing)
+		return;
+	lg->failing = e;
+	if (lg->event)
+		lg->event(lg->event_arg, e);
+}
+
+/*
+ * Write [rewrite, file_end) of the file again, from the page cache: after a
+ * failed fdatasync (ENOSPC) the kernel may have marked those pages clean
+ * without storing them. mu held.
+ */
+static int log_rewrite(struct osd__log *lg)
+{
+	uint8_t tmp[65536];
+	while (lg->rewrite < lg->file_end) {
+		size_t want = lg->file_end - lg->rewrite < sizeof(tmp) ?
+			      (size_t)(lg->file_end - lg->rewrite) : sizeof(tmp);
+		ssize_t n = pread(lg->fd, tmp, want, (off_t)lg->rewrite);
+		if (n > 0)
+			n = pwrite(lg->fd, tmp, (size_t)n, (off_t)lg->rewrite);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		lg->rewrite += (uint64_t)n;
+	}
+	lg->rewrite = UINT64_MAX;
+	return 0;
+}
+
 /* Write the buffer to the file. Called with mu held. */
 static int log_write_out(struct osd__log *lg)
 {
 	size_t done = 0;
-	while (done < lg->len) {
+	int e = lg->rewrite != UINT64_MAX ? log_rewrite(lg) : 0;
+	while (!e && done < lg->len) {
 		ssize_t n = pwrite(lg->fd, lg->buf + done, lg->len - done,
 				   (off_t)(lg->file_end + done));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			int e = n < 0 ? -errno : -EIO;
-			/* Keep what was not written; the log is now unusable. */
-			memmove(lg->buf, lg->buf + done, lg->len - done);
-			lg->len -= done;
-			lg->file_end += done;
-			lg->err = e;
-			return e;
-		}
-		done += (size_t)n;
+		if (n <= 0)
+			e = n < 0 ? -errno : -EIO;
+		else
+			done += (size_t)n;
 	}
-	lg->file_end += lg->len;
-	lg->len = 0;
+	/* What was not written stays buffered and is tried again later. */
+	memmove(lg->buf, lg->buf + done, lg->len - done);
+	lg->len -= done;
+	lg->file_end += done;
+	log_state(lg, e);
+	return e;
+}
+
+/* Room for @p need more bytes: write out, or (that failing) grow the buffer. mu held. */
+static int log_room(struct osd__log *lg, size_t need)
+{
+	if (lg->len + need <= lg->cap)
+		return 0;
+	int e = log_write_out(lg);
+	if (!e && lg->len + need <= lg->cap)
+		return 0;
+	size_t cap = lg->cap * 2;
+	uint8_t *nb = cap <= LOG_BUF_MAX ? realloc(lg->buf, cap) : NULL;
+	if (!nb)
+		return e ? e : -ENOMEM;
+	lg->buf = nb;
+	lg->cap = cap;
 	return 0;
 }
 
@@ -117,15 +169,15 @@ int osd__log_append(struct osd__log *lg, uint8_t type, const void *p1, size_t l1
 		return -EINVAL;
 	pthread_mutex_lock(&lg->mu);
 	int r = lg->err;
-	if (!r && lg->len + need > lg->cap)
-		r = log_write_out(lg);
+	if (!r && (r = log_room(lg, need)) != 0)
+		lg->err = r; /* the caller changed memory already: this record is lost */
 	if (!r) {
 		osd__rec_encode(lg->buf + lg->len, type, p1, l1, p2, l2);
 		lg->len += need;
 		if (pos)
 			*pos = lg->base + lg->file_end + lg->len;
 		if (lg->len >= LOG_WRITE_CHUNK)
-			(void)log_write_out(lg); /* error is sticky, seen by the next sync */
+			(void)log_write_out(lg); /* a failure keeps it buffered */
 	}
 	pthread_mutex_unlock(&lg->mu);
 	return r;
@@ -135,7 +187,7 @@ int osd__log_write_out(struct osd__log *lg)
 {
 	pthread_mutex_lock(&lg->mu);
 	int r = lg->err;
-	if (!r && lg->len)
+	if (!r && (lg->len || lg->rewrite != UINT64_MAX))
 		r = log_write_out(lg);
 	pthread_mutex_unlock(&lg->mu);
 	return r;
@@ -147,6 +199,24 @@ uint64_t osd__log_end(struct osd__log *lg)
 	uint64_t end = lg->base + lg->file_end + lg->len;
 	pthread_mutex_unlock(&lg->mu);
 	return end;
+}
+
+/*
+ * A failed write-out or fdatasync. Running out of space heals: after a
+ * failed fdatasync the bytes not known durable are written again before the
+ * next one. Anything else (EIO) leaves the file state unknown, so it stays.
+ * mu held.
+ */
+static void sync_failed(struct osd__log *lg, int r, int in_fdatasync, uint64_t goal)
+{
+	if (r != -ENOSPC && r != -EDQUOT) {
+		lg->err = r;
+		return;
+	}
+	uint64_t from = lg->synced - lg->base;
+	if (in_fdatasync && goal > lg->synced && from < lg->rewrite)
+		lg->rewrite = from;
+	log_state(lg, r);
 }
 
 int osd__log_sync(struct osd__log *lg, uint64_t pos)
@@ -167,18 +237,21 @@ int osd__log_sync(struct osd__log *lg, uint64_t pos)
 		/* Become the committer for everything appended so far. */
 		lg->syncing = 1;
 		r = log_write_out(lg);
+		int written = !r;
 		uint64_t goal = lg->base + lg->file_end;
 		int fd = lg->fd;
 		pthread_mutex_unlock(&lg->mu);
-		if (!r && fdatasync(fd) != 0)
+		if (written && fdatasync(fd) != 0)
 			r = -errno;
 		pthread_mutex_lock(&lg->mu);
 		lg->syncing = 0;
-		if (r)
-			lg->err = r;
-		else if (goal > lg->synced)
+		if (r && fd == lg->fd)
+			sync_failed(lg, r, written, goal);
+		else if (!r && goal > lg->synced)
 			lg->synced = goal;
 		pthread_cond_broadcast(&lg->cv);
+		if (r)
+			break; /* waiters try again themselves */
 	}
 	pthread_mutex_unlock(&lg->mu);
 	return r;
@@ -198,6 +271,8 @@ void osd__log_switch(struct osd__log *lg, int fd, uint64_t end)
 	lg->file_end = end;
 	lg->synced = lg->base + end;
 	lg->err = 0;
+	lg->rewrite = UINT64_MAX;
+	log_state(lg, 0);
 	pthread_cond_broadcast(&lg->cv);
 	pthread_mutex_unlock(&lg->mu);
 }

@@ -68,7 +68,14 @@ struct osd__log {
 	uint64_t file_end;  /* bytes written to fd */
 	uint64_t synced;    /* logical position known durable */
 	int syncing;        /* a thread is in fdatasync */
-	int err;            /* sticky write/sync failure */
+	int err;            /* sticky failure: a record was lost, or fdatasync gave EIO */
+	int failing;        /* last write-out or sync failed with this (not sticky) */
+	uint64_t rewrite;   /* file offset from which written bytes must be written
+			       again before the next fdatasync (UINT64_MAX: none) */
+	/* Told when write-outs start failing (err < 0) and when they work again
+	 * (0); called with mu held, so it must not call into the log. */
+	void (*event)(void *arg, int err);
+	void *event_arg;
 };
 
 int osd__log_init(struct osd__log *lg, int fd, uint64_t end);
@@ -86,7 +93,13 @@ int osd__log_append(struct osd__log *lg, uint8_t type, const void *p1, size_t l1
  * Hand the buffered records to the kernel (no fdatasync). Called before a
  * data change: the records it may depend on (the object's CREATE, the
  * attributes a client wrote before it) then survive a crash of the process
- * whenever the data change does. @return 0 or the sticky write error.
+ * whenever the data change does. @return 0 or the write error.
+ *
+ * A failed write-out (ENOSPC) is not sticky: what was not written stays
+ * buffered, and every later append, write-out and sync tries again, so the
+ * log works again as soon as the filesystem has room. Only a lost record
+ * (the buffer could not grow) or an fdatasync EIO (file state unknown) is
+ * sticky, until a checkpoint.
  */
 int osd__log_write_out(struct osd__log *lg);
 

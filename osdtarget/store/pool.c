@@ -83,7 +83,7 @@ int osd__pool_open(struct osd_store *st, int create)
 {
 	int dfd;
 
-	if (mkdirat(st->datafd, "pool", 0755) == 0)
+	if (mkdirat(st->datafd, "pool", 0700) == 0)
 		/* a new store's caller fsyncs data/ after its fan-out directories */
 		return create || fsync(st->datafd) == 0 ? 0 : -errno;
 	if (errno != EEXIST)

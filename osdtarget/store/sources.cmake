@@ -5,6 +5,7 @@ set(OSD_STORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/log.c
   ${CMAKE_CURRENT_LIST_DIR}/namespace.c
   ${CMAKE_CURRENT_LIST_DIR}/pool.c
+  ${CMAKE_CURRENT_LIST_DIR}/recover.c
   ${CMAKE_CURRENT_LIST_DIR}/store.c)
 # The store uses libosd's big-endian helpers (proto/byteorder.h) and CRC32C
 # (checksum/crc32c.h).

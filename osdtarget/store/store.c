@@ -26,8 +26,8 @@
 #include "store/internal.h"
 
 #define SB_MAGIC "OSDSTORE"
-#define CKPT_MAGIC "OSDCKPT1"
-#define LOG_MAGIC "OSDLOG01"
+#define CKPT_MAGIC OSD__CKPT_MAGIC
+#define LOG_MAGIC OSD__LOG_MAGIC
 /* Compact once the log exceeds this and twice the last checkpoint. */
 #define COMPACT_MIN_LOG (64ull << 20)
 
@@ -39,6 +39,45 @@ void osd__store_msg(struct osd_store *st, const char *fmt, ...)
 	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
 	va_end(ap);
 	pthread_mutex_unlock(&st->msg_mu);
+}
+
+void osd__store_note(struct osd_store *st, int level, const char *fmt, ...)
+{
+	char line[sizeof(st->msg)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&st->msg_mu);
+	size_t n = st->opening ? strlen(st->msg) : 0;
+	snprintf(st->msg + n, sizeof(st->msg) - n, "%s%s", n ? "; " : "", line);
+	pthread_mutex_unlock(&st->msg_mu);
+	if (st->log_cb)
+		st->log_cb(st->log_arg, level, line);
+}
+
+void osd__store_space(struct osd_store *st, int err, const char *what)
+{
+	int full = err == -ENOSPC || err == -EDQUOT;
+	if (err && !full) {
+		osd__store_note(st, OSD_STORE_LOG_ERR, "%s: %s: %s", st->path, what, strerror(-err));
+		return;
+	}
+	if (atomic_load(&st->full) == full || atomic_exchange(&st->full, full) == full)
+		return;
+	if (full)
+		osd__store_note(st, OSD_STORE_LOG_WARNING, "%s: %s: the filesystem is full (%s); "
+				"FLUSH and new data fail until there is room, records not yet "
+				"written stay buffered", st->path, what, strerror(-err));
+	else
+		osd__store_note(st, OSD_STORE_LOG_NOTICE, "%s: the filesystem has room again (%s "
+				"written)", st->path, what);
+}
+
+/* The log's write-outs failing or working again (osd__log.event). */
+static void log_event(void *arg, int err)
+{
+	osd__store_space(arg, err, "metadata log");
 }
 
 const char *osd_store_error(struct osd_store *st)
@@ -100,6 +139,11 @@ static int read_file(int dirfd, const char *name, uint8_t **out, size_t *len)
 	return 0;
 }
 
+int osd__read_file(int dirfd, const char *name, uint8_t **out, size_t *len)
+{
+	return read_file(dirfd, name, out, len);
+}
+
 /*
  * Atomically install file @p name holding a header and, via @p body, more
  * content: write NAME.tmp, fsync, rename, fsync the directory. With @p keep
@@ -112,7 +156,7 @@ static int install_file(struct osd_store *st, const char *name, const char *magi
 	uint8_t hdr[OSD__FILE_HDR];
 	uint64_t sz = OSD__FILE_HDR;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	int fd = openat(st->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = openat(st->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	osd__file_hdr_put(hdr, magic, epoch);
@@ -139,16 +183,61 @@ static int install_file(struct osd_store *st, const char *name, const char *magi
 	return 0;
 }
 
+int osd__install_empty(struct osd_store *st, const char *name, const char *magic,
+		       uint64_t epoch, int *keep)
+{
+	return install_file(st, name, magic, epoch, 0, keep, NULL);
+}
+
+/* Hard-link @p from as @p to, replacing it: @p from itself never goes missing. */
+static int link_as(struct osd_store *st, const char *from, const char *to)
+{
+	char tmp[64];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
+	(void)unlinkat(st->dirfd, tmp, 0);
+	if (linkat(st->dirfd, from, st->dirfd, tmp, 0) != 0)
+		return -errno;
+	if (renameat(st->dirfd, tmp, st->dirfd, to) != 0) {
+		int r = -errno;
+		(void)unlinkat(st->dirfd, tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
+/*
+ * Keep the checkpoint and log about to be replaced as checkpoint.prev and
+ * log.prev, so salvage can rebuild a damaged checkpoint from them. The log
+ * is synced first: log.prev then holds all the new checkpoint does. When
+ * that fails, no stale pair is left behind. The directory fsync of the
+ * checkpoint's rename covers these names.
+ */
+static void keep_previous(struct osd_store *st)
+{
+	int r = st->log.fd >= 0 ? osd__log_sync(&st->log, UINT64_MAX) : -EBADF;
+	if (!r)
+		r = link_as(st, "checkpoint", "checkpoint.prev");
+	if (!r)
+		r = link_as(st, "log", "log.prev");
+	if (r) {
+		(void)unlinkat(st->dirfd, "checkpoint.prev", 0);
+		(void)unlinkat(st->dirfd, "log.prev", 0);
+	}
+}
+
 /*
  * Write a checkpoint of the current namespace and start an empty log, both
  * under a new epoch. Caller holds st->ns for writing. A crash between the
  * two renames leaves a log of the old epoch, which open then ignores: the
- * checkpoint already holds everything it had.
+ * checkpoint already holds everything it had. With @p keep_prev the files
+ * replaced stay as checkpoint.prev and log.prev.
  */
-static int store_checkpoint(struct osd_store *st)
+static int store_checkpoint(struct osd_store *st, int keep_prev)
 {
 	uint64_t epoch = st->epoch + 1, size = 0;
 	int logfd = -1;
+	if (keep_prev)
+		keep_previous(st);
 	int r = install_file(st, "checkpoint", CKPT_MAGIC, epoch, 1, NULL, &size);
 	if (!r)
 		r = install_file(st, "log", LOG_MAGIC, epoch, 0, &logfd, NULL);
@@ -173,7 +262,7 @@ void osd__store_maybe_compact(struct osd_store *st)
 	if (atomic_exchange(&st->compacting, 1))
 		return;
 	pthread_rwlock_wrlock(&st->ns);
-	int r = store_checkpoint(st);
+	int r = store_checkpoint(st, 1);
 	pthread_rwlock_unlock(&st->ns);
 	if (!r)
 		osd__data_unlink_done(st, osd__log_end(&st->log));
@@ -183,7 +272,7 @@ void osd__store_maybe_compact(struct osd_store *st)
 int osd__store_compact(struct osd_store *st)
 {
 	pthread_rwlock_wrlock(&st->ns);
-	int r = store_checkpoint(st);
+	int r = store_checkpoint(st, 1);
 	pthread_rwlock_unlock(&st->ns);
 	if (!r)
 		osd__data_unlink_done(st, osd__log_end(&st->log));
@@ -281,7 +370,7 @@ static void fs_size(struct osd_store *st)
  */
 static int open_fanout(struct osd_store *st, int create)
 {
-	if (create && mkdirat(st->dirfd, "data", 0755) != 0 && errno != EEXIST)
+	if (create && mkdirat(st->dirfd, "data", 0700) != 0 && errno != EEXIST)
 		return -errno;
 	st->datafd = openat(st->dirfd, "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (st->datafd < 0)
@@ -295,7 +384,7 @@ static int open_fanout(struct osd_store *st, int create)
 		char name[4];
 
 		snprintf(name, sizeof(name), "%02x", d);
-		if (mkdirat(st->datafd, name, 0755) != 0 && errno != EEXIST)
+		if (mkdirat(st->datafd, name, 0700) != 0 && errno != EEXIST)
 			return -errno;
 	}
 	if (fsync(st->datafd) != 0 || fsync(st->dirfd) != 0)
@@ -311,110 +400,16 @@ static int store_create(struct osd_store *st)
 		r = osd__log_init(&st->log, -1, 0);
 	if (r)
 		return r;
-	r = store_checkpoint(st);
+	r = store_checkpoint(st, 0);
 	if (r)
 		return r;
 	/* The checkpoint installed a log and switched to it; the superblock makes the store valid. */
 	return install_file(st, "superblock", SB_MAGIC, (uint64_t)time(NULL), 0, NULL, NULL);
 }
 
-/* Apply the checkpoint; any damage there is fatal (-EUCLEAN). */
-static int load_checkpoint(struct osd_store *st)
-{
-	uint8_t *buf;
-	size_t len, off = OSD__FILE_HDR;
-	uint64_t count = 0;
-	int r = read_file(st->dirfd, "checkpoint", &buf, &len);
-	if (r) {
-		osd__store_msg(st, "cannot read checkpoint: %s", strerror(-r));
-		return r == -ENOENT ? -EUCLEAN : r;
-	}
-	if (len < OSD__FILE_HDR || osd__file_hdr_get(buf, CKPT_MAGIC, &st->epoch)) {
-		free(buf);
-		osd__store_msg(st, "checkpoint header is damaged");
-		return -EUCLEAN;
-	}
-	for (;;) {
-		struct osd__rec rec;
-		size_t n = osd__rec_parse(buf + off, len - off, &rec);
-		if (!n) {
-			r = -EUCLEAN;
-			break;
-		}
-		off += n;
-		if (rec.type == OSD__REC_END) {
-			uint64_t c = 0;
-			for (unsigned i = 0; rec.len == 8 && i < 8; i++)
-				c = c << 8 | rec.payload[i];
-			r = rec.len == 8 && c == count && off == len ? 0 : -EUCLEAN;
-			break;
-		}
-		if (osd__ns_apply(st, &rec) != 0) {
-			r = -EUCLEAN;
-			break;
-		}
-		count++;
-	}
-	free(buf);
-	st->ckpt_size = len;
-	if (r)
-		osd__store_msg(st, "checkpoint is damaged at byte %zu", off);
-	return r;
-}
-
-/* Replay the log, cutting a torn or corrupt tail. Leaves the log open in st->log. */
-static int replay_log(struct osd_store *st)
-{
-	uint8_t *buf;
-	size_t len, off = OSD__FILE_HDR;
-	uint64_t epoch;
-	int r = read_file(st->dirfd, "log", &buf, &len);
-	if (r == -ENOENT || (!r && len >= OSD__FILE_HDR &&
-			     !osd__file_hdr_get(buf, LOG_MAGIC, &epoch) && epoch < st->epoch)) {
-		/* Missing, or older than the checkpoint (crash during compaction). */
-		if (!r)
-			free(buf);
-		int fd;
-		r = install_file(st, "log", LOG_MAGIC, st->epoch, 0, &fd, NULL);
-		return r ? r : osd__log_init(&st->log, fd, OSD__FILE_HDR);
-	}
-	if (r)
-		return r;
-	if (len < OSD__FILE_HDR || osd__file_hdr_get(buf, LOG_MAGIC, &epoch) ||
-	    epoch != st->epoch) {
-		free(buf);
-		osd__store_msg(st, "metadata log header is damaged or from another epoch");
-		return -EUCLEAN;
-	}
-	size_t nrec = 0;
-	for (;;) {
-		struct osd__rec rec;
-		size_t n = osd__rec_parse(buf + off, len - off, &rec);
-		if (!n || osd__ns_apply(st, &rec) != 0)
-			break;
-		off += n;
-		nrec++;
-	}
-	free(buf);
-	int fd = openat(st->dirfd, "log", O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (off < len) {
-		/* Cut the tail so new records follow the last good one. */
-		if (ftruncate(fd, (off_t)off) != 0 || fdatasync(fd) != 0) {
-			r = -errno;
-			close(fd);
-			return r;
-		}
-		osd__store_msg(st, "metadata log: replayed %zu records, cut %zu bytes of torn or "
-			       "corrupt tail at offset %zu", nrec, len - off, off);
-	}
-	return osd__log_init(&st->log, fd, off);
-}
-
 static int store_lock(struct osd_store *st)
 {
-	st->lockfd = openat(st->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	st->lockfd = openat(st->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (st->lockfd < 0)
 		return -errno;
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
@@ -436,6 +431,10 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	st->log.fd = -1;
 	st->path = strdup(dir);
 	st->sync_writes = o->sync_writes;
+	st->salvage = o->salvage;
+	st->log_cb = o->log;
+	st->log_arg = o->log_arg;
+	st->opening = 1;
 	st->unlinks_tail = &st->unlinks;
 	/* Cache at most a quarter of the descriptor limit, 16..1024. */
 	struct rlimit rl;
@@ -455,6 +454,68 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	pthread_mutex_init(&st->pool_mu, NULL);
 	pthread_mutex_init(&st->msg_mu, NULL);
 	return st->path ? osd__ns_init(st) : -ENOMEM;
+}
+
+/* ---- permissions ------------------------------------------------------------------ */
+
+/* Clear group/other bits of @p name in @p dfd ("" = @p dfd itself): 0700 or 0600. */
+static void repair_mode(struct osd_store *st, int dfd,
+			const char *name, const char *shown)
+{
+	struct stat sb;
+	int self = !*name;
+
+	if ((self ? fstat(dfd, &sb) : fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW)) != 0 ||
+	    !(S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode)) || !(sb.st_mode & 077))
+		return;
+	mode_t want = S_ISDIR(sb.st_mode) ? 0700 : 0600;
+	int r = self ? fchmod(dfd, want) : fchmodat(dfd, name, want, 0);
+
+	if (r == 0)
+		osd__store_note(st, OSD_STORE_LOG_WARNING, "%s%s%s was mode %04o, open to other users (the store "
+			   "holds secret keys); changed to %04o", st->path, self ? "" : "/", shown,
+			   (unsigned)(sb.st_mode & 07777), (unsigned)want);
+	else
+		osd__store_note(st, OSD_STORE_LOG_WARNING, "%s%s%s is mode %04o, open to other users, and cannot be "
+			   "changed: %s", st->path, self ? "" : "/", shown,
+			   (unsigned)(sb.st_mode & 07777), strerror(errno));
+}
+
+/* Every entry of directory @p dfd (not recursing); @p prefix names it in messages. */
+static void repair_entries(struct osd_store *st, int dfd,
+			   const char *prefix)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	char shown[300];
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(shown, sizeof(shown), "%s%s", prefix, e->d_name);
+		repair_mode(st, dfd, e->d_name, shown);
+	}
+	closedir(d);
+}
+
+/*
+ * The log and checkpoint hold the root, partition and working keys in clear,
+ * so the store is its owner's alone: 0700 directories, 0600 files. A store
+ * made before (0755/0644) is repaired at open: the directory (store_open),
+ * its files and data/'s directories. Object files deeper down are not walked (there may be
+ * millions); the 0700 directories above them already shut others out.
+ */
+static void repair_modes(struct osd_store *st)
+{
+	repair_entries(st, st->dirfd, "");
+	if (st->datafd >= 0)
+		repair_entries(st, st->datafd, "data/");
 }
 
 /* Make a newly created store directory's own entry durable. */
@@ -483,7 +544,7 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 		return r;
 	st->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (st->dirfd < 0 && errno == ENOENT && o->create) {
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 			return -errno;
 		if ((r = fsync_parent(dir)) != 0)
 			return r;
@@ -498,6 +559,7 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 	st->capacity_opt = o->capacity;
 	if ((r = store_lock(st)) != 0)
 		return r;
+	repair_mode(st, st->dirfd, "", "");
 
 	uint8_t *sb;
 	size_t sblen;
@@ -523,10 +585,17 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 		osd__store_msg(st, "%s: data directories missing or unreadable", dir);
 		return r == -ENOENT ? -EUCLEAN : r;
 	}
-	if ((r = load_checkpoint(st)) != 0 || (r = replay_log(st)) != 0)
+	repair_modes(st);
+	if ((r = osd__recover_load(st)) != 0)
 		return r;
 	if ((r = osd__data_scan(st)) != 0)
 		return r;
+	if (st->salvage) {
+		/* A clean checkpoint and log replace what salvage read. */
+		osd__recover_keep_damaged(st);
+		if ((r = store_checkpoint(st, 0)) != 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -545,6 +614,12 @@ int osd_store_open(struct osd_store **out, const char *dir,
 		osd_store_close(st);
 		return r;
 	}
+	free(st->gone);
+	st->gone = NULL;
+	st->ngone = st->gone_cap = 0;
+	st->log.event = log_event;
+	st->log.event_arg = st;
+	st->opening = 0;
 	*out = st;
 	return 0;
 }
@@ -605,6 +680,7 @@ void osd_store_close(struct osd_store *st)
 	osd__pool_free(st);
 	pthread_mutex_destroy(&st->pool_mu);
 	pthread_mutex_destroy(&st->msg_mu);
+	free(st->gone);
 	free(st->path);
 	free(st);
 }
@@ -641,7 +717,12 @@ int osd_store_format(struct osd_store *st, uint64_t capacity)
 		st->next_gen = next_gen;
 		if (capacity)
 			atomic_store(&st->capacity_set, capacity);
-		r = store_checkpoint(st);
+		r = store_checkpoint(st, 0);
+	}
+	if (!r) {
+		/* Salvage must not bring back what FORMAT removed. */
+		(void)unlinkat(st->dirfd, "checkpoint.prev", 0);
+		(void)unlinkat(st->dirfd, "log.prev", 0);
 	}
 	if (!r) {
 		pthread_mutex_lock(&st->unlink_mu);

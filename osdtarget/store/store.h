@@ -40,7 +40,27 @@ struct osd_store_options {
 				osd_store_set_capacity()/osd_store_format(); 0 = the
 				filesystem's size. Not persisted. */
 	int sync_writes;     /* 1: every mutation is durable on return (as FUA) */
+	/* 1: open a damaged store anyway. Keeps every intact record before and
+	   after damage in the checkpoint and log (falling back to checkpoint.prev
+	   and log.prev for a bad checkpoint), skips the damaged bytes, moves data
+	   files no record names to quarantine/, reports what it skipped and
+	   writes a clean checkpoint and log (docs/target-store.md, "Damage"). */
+	int salvage;
+	/* Told each store event with its level (OSD_STORE_LOG_*): what open
+	   repaired (modes open to other users, damage), cut or quarantined, the filesystem running full and having
+	   room again, I/O errors. One line, no line end. Called from any thread,
+	   possibly with store locks held: it must not call into the store.
+	   NULL: osd_store_error() only. */
+	void (*log)(void *arg, int level, const char *msg);
+	void *log_arg;
 };
+
+/** @name Levels of osd_store_options.log (the syslog values) */
+/** @{ */
+#define OSD_STORE_LOG_ERR 3
+#define OSD_STORE_LOG_WARNING 4
+#define OSD_STORE_LOG_NOTICE 5
+/** @} */
 
 /** Flag for mutating calls: durable before the call returns. */
 #define OSD_STORE_FUA 0x1u
@@ -63,9 +83,12 @@ struct osd_store_options {
  * @param opts NULL for defaults (create = 0, capacity = fs size, no sync)
  * @param err if not NULL, receives a NUL-terminated message on failure
  * @return 0; -ENOENT (no store and create = 0); -EBUSY (opened by another
- *         process or handle); -EUCLEAN (damaged: bad superblock/checkpoint);
- *         or another -errno. A torn or corrupt metadata-log tail is not an
- *         error: it is cut off and reported by osd_store_error().
+ *         process or handle); -EUCLEAN (damaged: bad superblock, checkpoint
+ *         or log header, a missing or empty log, a damaged record with
+ *         intact records after it; @p err names the file, the byte offset
+ *         and what salvage would keep); or another -errno. A torn log tail
+ *         (nothing intact after it) is not an error: it is cut off and
+ *         reported by osd_store_error() and opts->log.
  */
 int osd_store_open(struct osd_store **out, const char *dir,
 		   const struct osd_store_options *opts, char *err, size_t errlen);
@@ -167,7 +190,8 @@ int osd_store_read(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t of
 
 /**
  * Write all iovec bytes at @p offset, extending the logical length if needed.
- * @return 0, -ENOSPC (capacity/quota), -EFBIG, or an I/O -errno.
+ * @return 0, -EDQUOT (object or partition quota), -ENOSPC (store capacity,
+ *         or the filesystem is full), -EFBIG, or an I/O -errno.
  */
 int osd_store_write(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t offset,
 		    const struct iovec *iov, int iovcnt, unsigned flags);
@@ -265,7 +289,7 @@ int osd_store_set_capacity(struct osd_store *st, uint64_t total, unsigned flags)
 /**
  * Set the quota of a partition (oid 0) or user object (OSD_STORE_NO_QUOTA
  * = unlimited, the default). Writes that would make the used capacity exceed
- * a quota fail with -ENOSPC. @return 0, -ENOENT, -EINVAL (root).
+ * a quota fail with -EDQUOT. @return 0, -ENOENT, -EINVAL (root).
  */
 int osd_store_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid,
 			uint64_t quota, unsigned flags);

@@ -16,6 +16,11 @@
 
 int tc_connect(struct tc *c, int port)
 {
+	return tc_connect_from(c, port, NULL);
+}
+
+int tc_connect_from(struct tc *c, int port, const char *source)
+{
 	memset(c, 0, sizeof(*c));
 	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
@@ -26,6 +31,13 @@ int tc_connect(struct tc *c, int port)
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	int one = 1;
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	if (source && (inet_pton(AF_INET, source, &src.sin_addr) != 1 ||
+		       bind(c->fd, (struct sockaddr *)&src, sizeof(src)))) {
+		close(c->fd);
+		c->fd = -1;
+		return -EADDRNOTAVAIL;
+	}
 	if (connect(c->fd, (struct sockaddr *)&a, sizeof(a))) {
 		int err = -errno;
 		close(c->fd);
@@ -137,7 +149,7 @@ static void login_bhs(struct tc *c, struct osd__iscsi_bhs *h, const struct tc_lo
 	h->immediate = 1;
 	h->flags = OSD_ISCSI_LOGIN_FLAGS(transit, 0, csg, nsg);
 	h->status = o->version_min;
-	memcpy(h->isid, isid, 6);
+	memcpy(h->isid, o->isid ? o->isid : isid, 6);
 	h->tsih = o->tsih;
 	h->itt = c->itt;
 	h->cmd_sn = c->cmd_sn;
@@ -241,7 +253,7 @@ int tc_login(struct tc *c, int port, const struct tc_login *o)
 	struct osd__iscsi_text t = { 0 };
 	struct osd__iscsi_bhs h;
 	struct osd__iscsi_pdu pdu;
-	int st = tc_connect(c, port);
+	int st = tc_connect_from(c, port, o->source);
 	if (st)
 		return st;
 	osd__iscsi_text_add(&t, "InitiatorName",

@@ -40,9 +40,13 @@ struct tc_login {
 	int initial_r2t;          /* default No (-1 = Yes) */
 	uint8_t version_min;      /* Version-min in the first request */
 	uint16_t tsih;            /* TSIH in the first request */
+	const uint8_t *isid;      /* 6 bytes; default: made from the socket */
+	const char *source;       /* local IPv4 address to connect from (127.x.y.z) */
 };
 
 int tc_connect(struct tc *c, int port);
+/* tc_connect() from the local address @p source (NULL: any). */
+int tc_connect_from(struct tc *c, int port, const char *source);
 void tc_close(struct tc *c);
 
 /* Send a PDU (header digest/data digest per c->dg). CmdSN/ExpStatSN are the

@@ -34,7 +34,7 @@ fail() {
 "$DAEMON" --help | grep -q -- '--port-file' || fail "--help"
 "$DAEMON" "$DIR/missing" 2>/dev/null; [ $? -eq 1 ] || fail "missing store without --create should exit 1"
 
-printf 'tools-test-secret\n' > "$DIR/secret"
+printf 'tools-test-secret\n' > "$DIR/secret" && chmod 600 "$DIR/secret"
 "$DAEMON" --listen 127.0.0.1:0 --port-file "$DIR/port" --iqn "$IQN" --create \
 	"$DIR/lun0" "$DIR/lun1" 2>"$DIR/log" &
 PID=$!

@@ -853,7 +853,8 @@ static struct osd_xfer raw_exec(const uint8_t *cdb, size_t len, uint8_t *in, siz
 	return x;
 }
 
-/* CDB fields at the fact sheet's offsets; unused data offsets 0xFFFFFFFF, no capability. */
+/* CDB fields at the offsets of docs/protocol.md §3.1; unused data offsets 0xFFFFFFFF,
+ * no capability. */
 static size_t hand_cdb(uint8_t *c, int v2, uint16_t sa, uint64_t pid, uint64_t alloc)
 {
 	size_t len = v2 ? 236 : 200;

@@ -98,6 +98,19 @@ static void set_method(enum osd_version v, uint64_t pid, enum osd_sec_method m)
 	h_req_free(&r);
 }
 
+/* CREATE PARTITION signed with the root key: a keyed root refuses it keyless. */
+static void root_create_partition(enum osd_version v, uint64_t pid)
+{
+	struct osd_credential c = cred(v, 0, 0, OSD_PERM_CREATE, OSD_SEC_CAPKEY);
+	struct h_req r;
+
+	h_req(&r, v, OSD_ACT_CREATE_PARTITION, pid, 0);
+	r.cred = &c;
+	h_run(&ht, &r);
+	h_expect_good(&r);
+	h_req_free(&r);
+}
+
 /* Root key, partition P1 with partition key and working key 0, object O1 = "original". */
 static void secure_setup(enum osd_version v, enum osd_sec_method m)
 {
@@ -108,7 +121,7 @@ static void secure_setup(enum osd_version v, enum osd_sec_method m)
 	ck_assert_int_eq(osd_target_set_root_key(ht.tgt, root_key), 0);
 	ck_assert_int_eq(osd_cred_issuer_new(&iss, sysid), 0);
 	ck_assert_int_eq(osd_cred_issuer_set_root_key(iss, root_key), 0);
-	h_create_partition(&ht, v, P1);
+	root_create_partition(v, P1);
 	set_key(v, P1, OSD_KEY_PARTITION, root_key, 0x11, part_key);
 	set_key(v, P1, OSD_KEY_WORKING, part_key, 0x22, work_key);
 	ck_assert_int_eq(osd_cred_issuer_set_working_key(iss, P1, 0, work_key), 0);
@@ -739,7 +752,7 @@ START_TEST(cached_capability_after_format)
 	h_run(&ht, &r);
 	h_expect_good(&r);
 	h_req_free(&r);
-	h_create_partition(&ht, v, P1);
+	root_create_partition(v, P1);
 	h_create_object(&ht, v, P1, O1);
 	/* P1 has no working key now: checks 4 refuses the capability. */
 	h_req(&r, v, OSD_ACT_READ, P1, O1);

@@ -1,7 +1,11 @@
 /* osd_toolcommon: size parsing and printing, device options. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "toolcommon.h"
 
 START_TEST(parse_sizes)
@@ -122,6 +126,37 @@ START_TEST(iscsi_options)
 }
 END_TEST
 
+/* A root key file others may read or write is refused (like ssh's private keys). */
+START_TEST(key_file_modes)
+{
+	static const unsigned refused[] = { 0644, 0640, 0604, 0620, 0602 };
+	char dir[] = "/tmp/tc-key-XXXXXX", path[64];
+	uint8_t key[OSD_HMAC_LEN];
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("00112233445566778899aabbccddeeff00112233\n", f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		ck_assert_int_eq(chmod(path, refused[i]), 0);
+		memset(key, 0, sizeof(key));
+		ck_assert_int_eq(tc_read_key_file(path, key), -EPERM);
+		ck_assert_uint_eq(key[0], 0);
+	}
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	ck_assert_int_eq(tc_read_key_file(path, key), 0);
+	ck_assert_uint_eq(key[1], 0x11);
+	ck_assert_uint_eq(key[19], 0x33);
+	ck_assert_int_eq(chmod(path, 0400), 0);
+	ck_assert_int_eq(tc_read_key_file(path, key), 0);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("toolcommon");
@@ -134,6 +169,7 @@ int main(void)
 	tcase_add_test(tc, format_sizes);
 	tcase_add_test(tc, device_options);
 	tcase_add_test(tc, iscsi_options);
+	tcase_add_test(tc, key_file_modes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

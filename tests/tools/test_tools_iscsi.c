@@ -269,6 +269,9 @@ START_TEST(capkey_over_iscsi)
 	PATHF(f, "%s/f", dir);
 	write_file(key, "00112233445566778899aabbccddeeff00112233\n", 41);
 	write_file(other, "ffeeddccbbaa99887766554433221100ffeeddcc\n", 41);
+	/* the tools refuse a key file others can read */
+	ck_assert_int_eq(chmod(key, 0600), 0);
+	ck_assert_int_eq(chmod(other, 0600), 0);
 	write_file(f, "secret data\n", 12);
 	ck_assert_int_eq(run_prog(&r, OSDCTL_PATH, "--target", store, "--security", "capkey",
 				  "--key-file", key, "format", (char *)NULL), 0);
@@ -298,6 +301,228 @@ START_TEST(capkey_over_iscsi)
 	FS(&r, 0, "--security", "capkey", "--key-file", key, "fsck");
 	ck_assert_str_eq(r.out, "clean: 2 inodes, 1 directories, 1 entries\n");
 	run_free(&r);
+}
+END_TEST
+
+static unsigned closed_port(void);
+
+#define ROOT_NEEDS_KEY "Permission denied: the OSD's root is secured: --key-file with the root " \
+	"key is needed"
+
+/* Keyless osdctl @p cmd on the secured root: exit 1 naming what is needed. */
+static void keyless_refused(const char *cmd, char *const *args)
+{
+	struct run_result r;
+	char want[256];
+
+	ck_assert_int_eq(run_progv(&r, OSDCTL_PATH, args), 1);
+	snprintf(want, sizeof(want), "osdctl: %s: " ROOT_NEEDS_KEY, cmd);
+	ck_assert_msg(strstr(r.err, want) != NULL, "'%s' not in: %s", want, r.err);
+	ck_assert_str_eq(r.out, "");
+	run_free(&r);
+}
+
+/*
+ * The attacks of a keyless client on a store made with a root key: FORMAT,
+ * CREATE PARTITION, LIST of partitions, info and raising the root's method
+ * are refused and change nothing; with the root key every command works,
+ * also after the owner raised the root's method to CMDRSP.
+ */
+START_TEST(root_secured_over_iscsi)
+{
+	struct run_result r;
+	char key[4200], loose[4200], f[4200];
+
+	PATHF(key, "%s/root.key", dir);
+	PATHF(loose, "%s/loose.key", dir);
+	PATHF(f, "%s/f", dir);
+	write_file(key, "00112233445566778899aabbccddeeff00112233\n", 41);
+	write_file(loose, "00112233445566778899aabbccddeeff00112233\n", 41);
+	ck_assert_int_eq(chmod(key, 0600), 0);
+	ck_assert_int_eq(chmod(loose, 0644), 0);
+	write_file(f, "secret data\n", 12);
+	ck_assert_int_eq(run_prog(&r, OSDCTL_PATH, "--target", store, "--security", "capkey",
+				  "--key-file", key, "format", (char *)NULL), 0);
+	run_free(&r);
+	daemon_start(0);
+	FS(&r, 0, "--security", "capkey", "--key-file", key, "mkfs");
+	run_free(&r);
+	FS(&r, 0, "--security", "capkey", "--key-file", key, "cp", f, ":/f");
+	run_free(&r);
+	/* (1) and (2): nothing keyless on the root */
+	keyless_refused("format", (char *[]){ "--target", url, "format", NULL });
+	keyless_refused("create-partition", (char *[]){ "--target", url, "create-partition",
+			NULL });
+	keyless_refused("list", (char *[]){ "--target", url, "list", NULL });
+	keyless_refused("info", (char *[]){ "--target", url, "info", NULL });
+	keyless_refused("setattr", (char *[]){ "--target", url, "setattr", "0", "0",
+			"0x90000005", "1", "0x01", NULL });
+	/* a key file others can read is refused before anything is sent */
+	CTL(&r, 1, "--key-file", loose, "format");
+	ck_assert_ptr_nonnull(strstr(r.err, "permissions 0644 for '"));
+	ck_assert_ptr_nonnull(strstr(r.err, "loose.key' are too open"));
+	run_free(&r);
+	/* nothing changed: one partition, the file reads back */
+	CTL(&r, 0, "--key-file", key, "list");
+	ck_assert_str_eq(r.out, "0x10000\n");
+	run_free(&r);
+	FS(&r, 0, "--security", "capkey", "--key-file", key, "cat", ":/f");
+	ck_assert_str_eq(r.out, "secret data\n");
+	run_free(&r);
+	/* with the root key (--security nosec or capkey) the root commands work */
+	CTL(&r, 0, "--key-file", key, "info");
+	ck_assert_ptr_nonnull(strstr(r.out, "partitions"));
+	run_free(&r);
+	CTL(&r, 0, "--key-file", key, "create-partition", "0x10001");
+	ck_assert_str_eq(r.out, "0x10001\n");
+	run_free(&r);
+	/* the owner raises the root's method to CMDRSP: the tools follow it */
+	CTL(&r, 0, "--security", "capkey", "--key-file", key, "setattr", "0", "0",
+	    "0x90000005", "1", "0x02");
+	run_free(&r);
+	CTL(&r, 0, "--key-file", key, "list");
+	ck_assert_str_eq(r.out, "0x10000\n0x10001\n");
+	run_free(&r);
+	CTL(&r, 0, "--security", "capkey", "--key-file", key, "info");
+	run_free(&r);
+	CTL(&r, 0, "--key-file", key, "getattr", "0", "0", "0x90000005", "1");
+	ck_assert_str_eq(r.out, "2\n");
+	run_free(&r);
+	keyless_refused("list", (char *[]){ "--target", url, "list", NULL });
+	FS(&r, 0, "--security", "capkey", "--key-file", key, "cat", ":/f");
+	ck_assert_str_eq(r.out, "secret data\n");
+	run_free(&r);
+	CTL(&r, 0, "--key-file", key, "format");
+	ck_assert_str_eq(r.out, "formatted (OSD-2)\n");
+	run_free(&r);
+	/* FORMAT kept the root key: still secured */
+	keyless_refused("create-partition", (char *[]){ "--target", url, "create-partition",
+			NULL });
+}
+END_TEST
+
+/*
+ * osd-targetd @p listen on `store` (no root key) with @p extra. @p refused:
+ * it must exit by itself (its exit status is returned); else it must serve
+ * (stopped again, -1 is returned). Its output goes to @p log.
+ */
+static int targetd_nosec(const char *listen, const char *extra, int refused, char *log,
+			 size_t loglen)
+{
+	char portfile[4200], logfile[4200];
+	unsigned port;
+	int status;
+	size_t n;
+	FILE *lf;
+
+	PATHF(portfile, "%s/port", dir);
+	PATHF(logfile, "%s/nosec.log", dir);
+	unlink(portfile);
+	unlink(logfile);
+	daemon_pid = fork();
+	ck_assert_int_ge(daemon_pid, 0);
+	if (daemon_pid == 0) {
+		int fd = open(logfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(OSD_TARGETD_PATH, "osd-targetd", "--listen", listen, "--port-file", portfile,
+		      "--create", store, extra, (char *)NULL);
+		_exit(127);
+	}
+	status = -1;
+	if (refused) {
+		ck_assert_int_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
+		daemon_pid = -1;
+		status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	} else {
+		port = osd_test_wait_port(portfile, &daemon_pid, START_WAIT_MS);
+		ck_assert_msg(port != 0, "osd-targetd did not start (see %s)", logfile);
+		daemon_stop();
+	}
+	lf = fopen(logfile, "r");
+	ck_assert_ptr_nonnull(lf);
+	n = fread(log, 1, loglen - 1, lf);
+	log[n] = '\0';
+	fclose(lf);
+	return status;
+}
+
+/* A NOSEC root (no root key) is refused beyond loopback without --insecure, warned of on it. */
+START_TEST(targetd_nosec_root)
+{
+	char log[8192];
+
+	ck_assert_int_eq(targetd_nosec("0.0.0.0:0", NULL, 1, log, sizeof(log)), 1);
+	ck_assert_ptr_nonnull(strstr(log, "has no root key: its root is NOSEC"));
+	ck_assert_ptr_nonnull(strstr(log, "refusing to serve a NOSEC root on 0.0.0.0, which is "
+				      "not a loopback address (--insecure to do it anyway)"));
+	ck_assert_int_eq(targetd_nosec("0.0.0.0:0", "--insecure", 0, log, sizeof(log)), -1);
+	ck_assert_ptr_nonnull(strstr(log, "osd-targetd: warning: LUN 0: "));
+	ck_assert_ptr_nonnull(strstr(log, "has no root key: its root is NOSEC"));
+	ck_assert_int_eq(targetd_nosec("127.0.0.1:0", NULL, 0, log, sizeof(log)), -1);
+	ck_assert_ptr_nonnull(strstr(log, "osd-targetd: warning: LUN 0: "));
+	ck_assert_ptr_null(strstr(log, "refusing"));
+}
+END_TEST
+
+/* CHAP secret files: others may not read them, and 12 bytes at least (tools and daemon). */
+START_TEST(chap_secret_files_checked)
+{
+	struct run_result r;
+	char loose[4200], tiny[4200], log[8192], portfile[4200];
+	int status;
+	FILE *lf;
+	size_t n;
+
+	PATHF(loose, "%s/loose", dir);
+	PATHF(tiny, "%s/tiny", dir);
+	PATHF(portfile, "%s/port", dir);
+	write_file(loose, "tools-chap-secret\n", 18);
+	write_file(tiny, "abcd\n", 5);
+	ck_assert_int_eq(chmod(loose, 0644), 0);
+	ck_assert_int_eq(chmod(tiny, 0600), 0);
+	PATHF(url, "iscsi://127.0.0.1:%u/%s/0", closed_port(), OSD_TARGET_ISCSI_DEFAULT_NAME);
+	CTL(&r, 1, "--chap-user", "u", "--chap-secret-file", loose, "list");
+	ck_assert_ptr_nonnull(strstr(r.err, "permissions 0644 for '"));
+	ck_assert_ptr_nonnull(strstr(r.err, "/loose' are too open"));
+	run_free(&r);
+	CTL(&r, 1, "--chap-user", "u", "--chap-secret-file", tiny, "list");
+	ck_assert_ptr_nonnull(strstr(r.err, "a CHAP secret file holds one line of 12 to 255 bytes"));
+	run_free(&r);
+	for (int i = 0; i < 2; i++) {
+		const char *secret = i ? tiny : loose;
+		char logfile[4200];
+
+		PATHF(logfile, "%s/chap.log", dir);
+		daemon_pid = fork();
+		ck_assert_int_ge(daemon_pid, 0);
+		if (daemon_pid == 0) {
+			int fd = open(logfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			if (fd >= 0) {
+				dup2(fd, 1);
+				dup2(fd, 2);
+			}
+			execl(OSD_TARGETD_PATH, "osd-targetd", "--listen", "127.0.0.1:0",
+			      "--port-file", portfile, "--chap-user", "u", "--chap-secret-file",
+			      secret, "--create", store, (char *)NULL);
+			_exit(127);
+		}
+		ck_assert_int_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
+		daemon_pid = -1;
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_eq(WEXITSTATUS(status), 1);
+		lf = fopen(logfile, "r");
+		ck_assert_ptr_nonnull(lf);
+		n = fread(log, 1, sizeof(log) - 1, lf);
+		log[n] = '\0';
+		fclose(lf);
+		ck_assert_ptr_nonnull(strstr(log, i ? "CHAP secret of 4 bytes; at least 12 needed"
+						    : "permissions 0644 for '"));
+	}
 }
 END_TEST
 
@@ -337,6 +562,7 @@ START_TEST(usage_errors)
 
 	PATHF(secret, "%s/secret", dir);
 	write_file(secret, "0123456789abcdef\n", 17);
+	ck_assert_int_eq(chmod(secret, 0600), 0); /* a CHAP secret others can read is refused */
 	for (int i = 0; i < 2; i++) {
 		char *c = (char *)cmd[i];
 
@@ -385,6 +611,9 @@ START_TEST(chap_over_iscsi)
 	PATHF(portfile, "%s/port", dir);
 	write_file(good, "tools-chap-secret\n", 18);
 	write_file(bad, "not-the-chap-secret\n", 20);
+	/* CHAP secret files others can read are refused */
+	ck_assert_int_eq(chmod(good, 0600), 0);
+	ck_assert_int_eq(chmod(bad, 0600), 0);
 	daemon_pid = fork();
 	ck_assert_int_ge(daemon_pid, 0);
 	if (daemon_pid == 0) {
@@ -510,6 +739,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, osdfs_over_iscsi);
 	tcase_add_test(tc, osdctl_over_iscsi);
 	tcase_add_test(tc, capkey_over_iscsi);
+	tcase_add_test(tc, root_secured_over_iscsi);
+	tcase_add_test(tc, targetd_nosec_root);
+	tcase_add_test(tc, chap_secret_files_checked);
 	tcase_add_test(tc, chap_over_iscsi);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, mount_over_iscsi);

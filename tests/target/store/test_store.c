@@ -717,10 +717,10 @@ START_TEST(t_capacity)
 	ck_assert_int_eq(osd_store_set_quota(st, P2, 0, 5, 0), -ENOENT);
 	ck_assert_int_eq(osd_store_set_quota(st, P1, 0, 20000, 0), 0);
 	ck_assert_int_eq(wr(P1, O1 + 1, 0, a, 8192), 0);
-	ck_assert_int_eq(wr(P1, O1 + 1, 8192, a, 8192), -ENOSPC); /* 8192 used + 8192 + 8192 */
+	ck_assert_int_eq(wr(P1, O1 + 1, 8192, a, 8192), -EDQUOT); /* 8192 used + 8192 + 8192 */
 	ck_assert_int_eq(osd_store_set_quota(st, P1, 0, OSD_STORE_NO_QUOTA, 0), 0);
 	ck_assert_int_eq(osd_store_set_quota(st, P1, O1 + 1, 9000, 0), 0);
-	ck_assert_int_eq(wr(P1, O1 + 1, 8192, a, 4096), -ENOSPC);
+	ck_assert_int_eq(wr(P1, O1 + 1, 8192, a, 4096), -EDQUOT);
 	ck_assert_int_eq(wr(P1, O1, 8192, a, 4096), 0);
 	ck_assert_int_eq(osd_store_capacity(st, NULL, &used), 0);
 	ck_assert_uint_eq(used, 8192 + 4096 + 8192);
@@ -981,7 +981,7 @@ START_TEST(t_damage_fuzz)
 			ck_assert_int_eq(pwrite(fd, &b, 1, pos), 1);
 		}
 		close(fd);
-		char err[256];
+		char err[1024];
 		int r = osd_store_open(&st, dir, NULL, err, sizeof(err));
 		if (damage_ckpt || pos < OSD__FILE_HDR) {
 			/* Header or checkpoint damage is reported, never replayed. */
@@ -989,6 +989,19 @@ START_TEST(t_damage_fuzz)
 				      "round %d: %d %s", round, r, err);
 			if (r == 0)
 				osd_store_close(st);
+			else
+				ck_assert_ptr_nonnull(strstr(err, damage_ckpt ? "checkpoint" : "/log"));
+			st = NULL;
+			continue;
+		}
+		if (r == -EUCLEAN) {
+			/* Intact records after the damage: refused naming file and
+			 * offset; salvage then loses at most the damaged record. */
+			ck_assert_msg(strstr(err, "log is damaged at byte"), "round %d: %s", round, err);
+			struct osd_store_options so = { .salvage = 1 };
+			ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), 0);
+			ck_assert_int_ge(count_valid(2 * count), 2 * count - 1);
+			osd_store_close(st);
 			st = NULL;
 			continue;
 		}
