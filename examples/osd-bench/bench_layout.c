@@ -138,9 +138,10 @@ static void start_daemon(struct bench *b, unsigned i, const char *targetd)
 	unsigned port;
 	pid_t pid;
 
-	snprintf(store, sizeof(store), "%s/store%u", b->dir, i);
-	snprintf(portfile, sizeof(portfile), "%s/port%u", b->dir, i);
-	snprintf(log, sizeof(log), "%s/targetd%u.log", b->dir, i);
+	if (snprintf(store, sizeof(store), "%s/store%u", b->dir, i) >= (int)sizeof(store) ||
+	    snprintf(portfile, sizeof(portfile), "%s/port%u", b->dir, i) >= (int)sizeof(portfile) ||
+	    snprintf(log, sizeof(log), "%s/targetd%u.log", b->dir, i) >= (int)sizeof(log))
+		bench_die(MODE, "device path under --dir", -ENAMETOOLONG, NULL);
 	unlink(portfile); /* left by the previous device count */
 	pid = fork();
 	if (pid < 0)

@@ -167,16 +167,19 @@ static ssize_t readv_locked(osdfs *fs, osdfs_file *fh, const struct iovec *iov, 
 
 	if ((fh->flags & O_ACCMODE) == O_WRONLY)
 		return -EBADF;
-	if ((rc = io_check(ip)) < 0)
+	/* ip->d under the inode lock: writers change the mode and size under it
+	 * while we hold fs->lock shared too (fs.h) */
+	pthread_mutex_lock(&ip->mu);
+	rc = io_check(ip);
+	size = ip->d.size;
+	pthread_mutex_unlock(&ip->mu);
+	if (rc < 0)
 		return rc;
 	if (iovcnt < 0)
 		return -EINVAL;
 	total = iov_total(iov, iovcnt, &overflow);
 	if (overflow)
 		return -EINVAL;
-	pthread_mutex_lock(&ip->mu);
-	size = ip->d.size;
-	pthread_mutex_unlock(&ip->mu);
 	if (off >= size || total == 0)
 		return 0;
 	want = size - off < total ? (size_t)(size - off) : total;

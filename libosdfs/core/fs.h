@@ -16,6 +16,16 @@
 
 #include "core/format.h"
 
+/*
+ * Locking of an in-memory inode. fs->lock (rwlock) is held shared by file
+ * I/O and lookups, exclusive by namespace and attribute changes. Under it:
+ * - d, dirty: with fs->lock exclusive, the holder alone; with fs->lock
+ *   shared, only under mu (a write grows the size and clears set-id bits
+ *   while reads of the same file run).
+ * - refs and the hash and LRU links: fs->cache_lock (inode.c).
+ * - dir_loaded, dh, table: filled once under mu with fs->lock shared
+ *   (dir_load()); changed or dropped only with fs->lock exclusive.
+ */
 struct osdfs__inode {
 	uint64_t ino;
 	struct osdfs__dinode d;

@@ -164,6 +164,8 @@ struct lay {
 	struct lay_map defmap;
 	struct lay_info *cache;
 	pthread_rwlock_t locks[LAY_LOCKS];
+	pthread_rwlock_t count_gate; /* shared by create and remove, exclusive while
+				      * count_objects() lists: taken before an object lock */
 	struct lay_pool *pool;
 	int table_dirty;         /* a slot changed state: rewrite the table */
 	uint64_t nobjects;       /* objects, once counted (statfs) */

@@ -287,6 +287,7 @@ static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, 
 
 	if (!L->formatted)
 		return -ENODEV;
+	pthread_rwlock_rdlock(&L->count_gate);
 	pthread_rwlock_wrlock(lk);
 	lay_info_drop(L, oid);
 	if (oid == OSDFS__SUPER_OID)
@@ -302,6 +303,7 @@ static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, 
 		lay_count_add(L, 1);
 	}
 	pthread_rwlock_unlock(lk);
+	pthread_rwlock_unlock(&L->count_gate);
 	lay_table_sync(L);
 	return rc;
 }
@@ -334,17 +336,24 @@ static int lay_remove(void *impl, uint64_t oid)
 	struct lay_info fi;
 	struct lay_cop tmpl = { 0 };
 	struct span sp;
-	int rc = lay_obj_enter(L, oid, 1, &fi);
+	int rc;
 
-	if (rc < 0)
+	pthread_rwlock_rdlock(&L->count_gate); /* count_objects() sees no removal */
+	rc = lay_obj_enter(L, oid, 1, &fi);
+	if (rc < 0) {
+		pthread_rwlock_unlock(&L->count_gate);
 		return rc;
+	}
 	rc = obj_span(L, &fi, 0, &sp);
 	if (rc == 0)
 		rc = run_all(L, sp, oid, LAY_REMOVE, &tmpl);
 	if (rc == 0)
 		lay_count_add(L, -1);
 	lay_info_drop(L, oid);
-	return lay_obj_leave(L, oid, rc);
+	pthread_rwlock_unlock(lay_lock_of(L, oid));
+	pthread_rwlock_unlock(&L->count_gate);
+	lay_table_sync(L);
+	return rc;
 }
 
 struct rd_arg {

@@ -523,6 +523,68 @@ START_TEST(test_parallel_append)
 }
 END_TEST
 
+struct rw_peer {
+	osdfs_file *fh;
+	int writer;
+	uint8_t seed;
+};
+
+/* A writer rewrites 64 records of 512 bytes, each all one byte; a reader
+ * reads them back. Records are written whole, so a reader sees each record
+ * as one byte repeated (an old or a new one), never a mix within 512 bytes
+ * of one write call's range it did not overlap. */
+static void *rw_worker(void *arg)
+{
+	struct rw_peer *p = arg;
+	uint8_t rec[512];
+
+	for (int i = 0; i < 400; i++) {
+		uint64_t off = (uint64_t)((i * 7 + p->seed) % 64) * sizeof(rec);
+
+		if (p->writer) {
+			memset(rec, p->seed + i, sizeof(rec));
+			if (osdfs_write(fx.fs, p->fh, rec, sizeof(rec), off) != (ssize_t)sizeof(rec))
+				return (void *)1;
+		} else if (osdfs_read(fx.fs, p->fh, rec, sizeof(rec), off) != (ssize_t)sizeof(rec)) {
+			return (void *)2;
+		}
+	}
+	return NULL;
+}
+
+/* Readers and writers of one file at once (file I/O holds fs->lock shared:
+ * the inode's fields are shared under its own lock; ThreadSanitizer in CI
+ * checks that nothing is read outside it). */
+START_TEST(test_readers_and_writers)
+{
+	struct rw_peer p[4];
+	pthread_t t[4];
+	struct osdfs_stat st;
+	osdfs_file *fh;
+	uint8_t zero[64 * 512] = { 0 };
+	void *ret;
+
+	ck_assert_int_eq(osdfs_create(fx.fs, ROOT, "shared", 04755, O_RDWR, NULL, &st, &fh), 0);
+	ck_assert_int_eq(osdfs_write(fx.fs, fh, zero, sizeof(zero), 0), (ssize_t)sizeof(zero));
+	for (int i = 0; i < 4; i++) {
+		p[i].writer = i < 2;
+		p[i].seed = (uint8_t)(i * 31 + 1);
+		ck_assert_int_eq(osdfs_open(fx.fs, st.ino, p[i].writer ? O_WRONLY : O_RDONLY,
+					    &p[i].fh), 0);
+		ck_assert_int_eq(pthread_create(&t[i], NULL, rw_worker, &p[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], &ret);
+		ck_assert_ptr_null(ret);
+		ck_assert_int_eq(osdfs_release(fx.fs, p[i].fh), 0);
+	}
+	ck_assert_int_eq(osdfs_release(fx.fs, fh), 0);
+	ck_assert_int_eq(osdfs_getattr(fx.fs, st.ino, &st), 0);
+	ck_assert_uint_eq(st.size, sizeof(zero));
+	ck_assert_uint_eq(st.mode & 07777, 0755); /* the writes cleared set-user-id */
+}
+END_TEST
+
 static Suite *dir_suite(void)
 {
 	Suite *s = suite_create("fs_dir");
@@ -540,6 +602,7 @@ static Suite *dir_suite(void)
 	tcase_add_test(tc, test_enospc);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_parallel_append);
+	tcase_add_test(tc, test_readers_and_writers);
 	suite_add_tcase(s, tc);
 	return s;
 }

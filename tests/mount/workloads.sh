@@ -16,7 +16,8 @@ done
 DBENCH_LOAD=/usr/share/dbench/client.txt
 [ -r "$DBENCH_LOAD" ] || skip "no $DBENCH_LOAD"
 [ -n "$CLI" ] && [ -x "$CLI" ] || skip "the osdfs CLI is not built (needed for fsck)"
-. "$(dirname "$0")/unmount.sh"
+
+. "$(dirname "$0")/mountlib.sh"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/osdfs-workloads.XXXXXX") || exit 1
 TGT=$WORK/target MNT=$WORK/mnt LOG=$WORK/mount.log OUT=$WORK/out
@@ -24,61 +25,7 @@ mkdir -p "$MNT"
 cd "$WORK" || exit 1 # fs_mark and fio write logs and state files here
 PID=
 
-is_mounted() { awk -v m="$MNT" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo; }
-
-cleanup() {
-	cd /
-	if is_mounted; then
-		fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
-	fi
-	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-		kill -TERM "$PID" 2>/dev/null
-		wait "$PID" 2>/dev/null
-	fi
-	rm -rf "$WORK"
-}
 trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	[ -s "$OUT" ] && { echo "--- tool output (last 60 lines):"; tail -60 "$OUT"; }
-	[ -s "$LOG" ] && { echo "--- osdfs-mount output (last 40 lines):"; tail -40 "$LOG"; }
-	exit 1
-}
-
-# start_mount OPTIONS: osdfs-mount -f in the background, then wait (bounded) for
-# the kernel to list the mount. Background jobs start with SIGINT ignored: restore.
-start_mount() {
-	env --default-signal=INT "$MOUNT_BIN" -f -o "$1" "$TGT" "$MNT" >"$LOG" 2>&1 &
-	PID=$!
-	for _ in $(seq 1 400); do
-		is_mounted && return 0
-		if ! kill -0 "$PID" 2>/dev/null; then
-			wait "$PID"
-			local rc=$?
-			grep -q "Operation not permitted" "$LOG" && skip "FUSE mounts not permitted here"
-			fail "osdfs-mount -o $1 exited with $rc before mounting"
-		fi
-		sleep 0.05
-	done
-	fail "no mount after 20 s"
-}
-
-# stop_mount: fusermount3 -u, then wait (bounded) for osdfs-mount to exit 0.
-stop_mount() {
-	cd "$WORK" || fail "cd $WORK"
-	unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
-	for _ in $(seq 1 600); do
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$PID" 2>/dev/null && fail "osdfs-mount still running 30 s after unmount"
-	wait "$PID"
-	local rc=$?
-	PID=
-	[ "$rc" = 0 ] || fail "osdfs-mount exited $rc after unmount"
-	is_mounted && fail "still mounted after fusermount3 -u"
-}
 
 # run NAME CMD...: run a workload with its output in $OUT; fail on a non-zero exit.
 run() {
