@@ -27,8 +27,13 @@ void rel_die_with_parent(pid_t parent);
  * *port, or -1 when it did not come up within 15 s. */
 pid_t rel_targetd_start(const char *exe, const char *dir, const char *store, unsigned *port);
 
+/* Add @p test, which needs osd-targetd, to @p tc when @p targetd (its path,
+ * "" when not built) is executable; otherwise it is reported as skipped. */
+void rel_add_daemon_test(TCase *tc, const TTest *test, const char *targetd);
+
 /* Run the suite @p suite of one test case (stdout line-buffered so the REL
- * lines survive a failing test, SIGPIPE ignored). Returns main()'s status. */
+ * lines survive a failing test, SIGPIPE ignored). Returns main()'s status:
+ * 77 (skipped) when the rest passed but a daemon test could not run. */
 int rel_run_tcase(const char *suite, TCase *tc);
 
 #endif

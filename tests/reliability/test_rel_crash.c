@@ -445,29 +445,16 @@ END_TEST
 
 START_TEST(kill_target)
 {
-	if (access(OSD_TARGETD_PATH, X_OK) != 0) {
-		printf("rel_crash kill_target: skipped (osd-targetd not built)\n");
-		return;
-	}
 	run_mode(1, 40);
 }
 END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("rel_crash");
 	TCase *tc = tcase_create("crash");
-	SRunner *sr;
-	int failed;
 
-	setvbuf(stdout, NULL, _IOLBF, 0); /* findings survive a failing check */
 	tcase_set_timeout(tc, 0);
 	tcase_add_test(tc, kill_fs);
-	tcase_add_test(tc, kill_target);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	rel_add_daemon_test(tc, kill_target, OSD_TARGETD_PATH);
+	return rel_run_tcase("rel_crash", tc);
 }

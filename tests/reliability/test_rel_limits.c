@@ -548,8 +548,6 @@ START_TEST(daemon_memory)
 	int status;
 	uint64_t t0, t1;
 
-	if (!OSD_TARGETD_PATH[0])
-		return;
 	snprintf(dir, sizeof(dir), "%s/rel-limits-d.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(store, sizeof(store), "%s/store", dir);
@@ -590,6 +588,6 @@ int main(void)
 	tcase_add_test(tc, osdfs_enospc_and_recovery);
 	tcase_add_test(tc, big_directory_memory);
 	tcase_add_test(tc, sparse_file_memory);
-	tcase_add_test(tc, daemon_memory);
+	rel_add_daemon_test(tc, daemon_memory, OSD_TARGETD_PATH);
 	return rel_run_tcase("rel_limits", tc);
 }

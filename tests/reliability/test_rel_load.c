@@ -465,10 +465,6 @@ START_TEST(processes_over_iscsi)
 	double secs;
 	int status;
 
-	if (!OSD_TARGETD_PATH[0]) {
-		printf("REL load-processes: skipped, osd-targetd not built\n");
-		return;
-	}
 	env_init(&e);
 	target_open(&e); /* root key installed out of band, as the owner would */
 	target_close(&e);
@@ -504,6 +500,6 @@ int main(void)
 	TCase *tc = tcase_create("load");
 
 	tcase_add_test(tc, threads_with_key_rotation);
-	tcase_add_test(tc, processes_over_iscsi);
+	rel_add_daemon_test(tc, processes_over_iscsi, OSD_TARGETD_PATH);
 	return rel_run_tcase("rel_load", tc);
 }

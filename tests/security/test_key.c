@@ -45,6 +45,10 @@ static const struct rfc2202_case rfc2202[] = {
 	  0, 0, "e8e99d0f45237d786d6bbaa7965c7808bbff1a91" },
 };
 
+/* The openssl command-line tool is there to cross-check against (set in main,
+ * before check forks the tests). */
+static int have_cli;
+
 START_TEST(test_rfc2202)
 {
 	const struct rfc2202_case *c = &rfc2202[_i];
@@ -65,6 +69,8 @@ START_TEST(test_rfc2202)
 	ck_assert_int_eq(sec_hex(c->mac_hex, want, sizeof(want)), 20);
 	hmac_flat(key, klen, msg, mlen, got);
 	ck_assert_mem_eq(got, want, 20);
+	if (!have_cli)
+		return;
 	ck_assert_int_eq(sec_cli_hmac_sha1(key, klen, msg, mlen, cli), 0);
 	ck_assert_mem_eq(cli, want, 20);
 }
@@ -169,12 +175,10 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
-	if (!sec_cli_available()) {
-		fprintf(stderr, "openssl command-line tool not found: skipping\n");
-		return 77;
-	}
+	have_cli = sec_cli_available();
 	tcase_add_loop_test(tc, test_rfc2202, 0, (int)(sizeof(rfc2202) / sizeof(rfc2202[0])));
-	tcase_add_test(tc, test_cdb_sized_matches_cli);
+	if (have_cli)
+		tcase_add_test(tc, test_cdb_sized_matches_cli);
 	tcase_add_test(tc, test_reuse_and_interleave);
 	tcase_add_test(tc, test_empty_message);
 	tcase_add_test(tc, test_bad_arguments);
@@ -183,5 +187,10 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	if (!failed && !have_cli) {
+		/* The RFC 2202 vectors passed; the cross-checks could not run. */
+		fprintf(stderr, "openssl command-line tool not found: CLI cross-checks skipped\n");
+		return 77;
+	}
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
