@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "toolcommon.h"
 
 const char tc_device_help[] =
@@ -142,6 +143,30 @@ static void store_event(void *arg, int severity, const char *msg)
 		severity == OSD_TARGET_LOG_WARNING ? "warning" : "notice", msg);
 }
 
+#define STORE_BUSY_WAIT_MS 10000 /* how long to wait for another user to close a store */
+#define STORE_BUSY_POLL_MS 50
+
+/*
+ * Open the store, waiting (bounded) while another process holds it: a mount
+ * that was just unmounted may still be closing its store when a script
+ * mounts again. Says once what it waits for.
+ */
+static int open_store(struct tc_device *d, const char *dir, const struct osd_target_options *to)
+{
+	struct timespec pause = { 0, STORE_BUSY_POLL_MS * 1000000L };
+	int rc, waited = 0;
+
+	while ((rc = osd_target_open(&d->tgt, dir, to)) == -EBUSY &&
+	       waited < STORE_BUSY_WAIT_MS) {
+		if (waited == 0)
+			fprintf(stderr, "%s: %s: the store is in use by another process; waiting up "
+				"to %d s for it to close\n", tc_prog(), dir, STORE_BUSY_WAIT_MS / 1000);
+		nanosleep(&pause, NULL);
+		waited += STORE_BUSY_POLL_MS;
+	}
+	return rc;
+}
+
 /* The embedded target in o->target_dir, through its loopback transport. */
 static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, int create,
 			 const struct osd_dev_options *dopt)
@@ -152,7 +177,7 @@ static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, in
 
 	to.create = create;
 	to.log_event = store_event;
-	rc = osd_target_open(&d->tgt, o->target_dir, &to);
+	rc = open_store(d, o->target_dir, &to);
 	if (rc == -ENOENT && !create)
 		return tc_err("%s: no OSD store here (create one with %s)", o->target_dir,
 			      o->create_cmd ? o->create_cmd : "mkfs"), rc;
