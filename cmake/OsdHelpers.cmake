@@ -1,4 +1,5 @@
-# osd_add_library(NAME <name> SOURCES ... [PUBLIC_LIBS ...] [PRIVATE_LIBS ...]
+# osd_add_library(NAME <name> SOURCES ... [SHARED_STATIC_LIBS <lib>...]
+#                 [PUBLIC_LIBS ...] [PRIVATE_LIBS ...]
 #                 PC_DESCRIPTION <text> [PC_REQUIRES ...] [PC_REQUIRES_PRIVATE ...])
 #
 # Builds <name> three ways from one object library: <name>_obj (for tests and
@@ -7,7 +8,7 @@
 # osd:: namespace, and generates lib<name>.pc.
 function(osd_add_library)
   cmake_parse_arguments(A "" "NAME;PC_DESCRIPTION;VERSION_SCRIPT"
-    "SOURCES;PUBLIC_LIBS;PRIVATE_LIBS;PC_REQUIRES;PC_REQUIRES_PRIVATE;PC_LIBS_PRIVATE" ${ARGN})
+    "SOURCES;SHARED_STATIC_LIBS;PUBLIC_LIBS;PRIVATE_LIBS;PC_REQUIRES;PC_REQUIRES_PRIVATE;PC_LIBS_PRIVATE" ${ARGN})
   set(n ${A_NAME})
   if(NOT A_SOURCES)
     message(FATAL_ERROR "library ${n} has no sources")
@@ -21,12 +22,28 @@ function(osd_add_library)
   target_link_libraries(${n}_obj PUBLIC ${A_PUBLIC_LIBS} PRIVATE ${A_PRIVATE_LIBS})
 
   add_library(${n} SHARED $<TARGET_OBJECTS:${n}_obj>)
+  # Internal static libraries linked into the shared library only (hidden
+  # there); the static library finds the same code in libosd.a.
+  foreach(l ${A_SHARED_STATIC_LIBS})
+    target_link_libraries(${n} PRIVATE $<BUILD_INTERFACE:${l}>)
+  endforeach()
   add_library(${n}_static STATIC $<TARGET_OBJECTS:${n}_obj>)
+  # The static library is static all the way down: it depends on the static
+  # variants of this project's libraries (osd -> osd_static).
+  set(static_public)
+  foreach(l ${A_PUBLIC_LIBS})
+    if(TARGET ${l}_static)
+      list(APPEND static_public ${l}_static)
+    else()
+      list(APPEND static_public ${l})
+    endif()
+  endforeach()
+  target_link_libraries(${n} PUBLIC ${A_PUBLIC_LIBS} PRIVATE ${A_PRIVATE_LIBS})
+  target_link_libraries(${n}_static PUBLIC ${static_public} PRIVATE ${A_PRIVATE_LIBS})
   foreach(t ${n} ${n}_static)
     target_include_directories(${t} PUBLIC
       $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
       $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-    target_link_libraries(${t} PUBLIC ${A_PUBLIC_LIBS} PRIVATE ${A_PRIVATE_LIBS})
     set_target_properties(${t} PROPERTIES OUTPUT_NAME ${n})
   endforeach()
   set_target_properties(${n} PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${OSD_SOVERSION})
@@ -60,7 +77,9 @@ endfunction()
 function(osd_add_check_test)
   cmake_parse_arguments(A "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${A_NAME} ${A_SOURCES})
-  target_link_libraries(${A_NAME} PRIVATE ${A_LIBS} PkgConfig::CHECK Threads::Threads)
+  # osd_wire: the internals no library exports (PDU codec, CRC32C, iovec
+  # helpers), for tests that reach them; only what a test uses is linked.
+  target_link_libraries(${A_NAME} PRIVATE ${A_LIBS} osd_wire PkgConfig::CHECK Threads::Threads)
   target_compile_definitions(${A_NAME} PRIVATE _GNU_SOURCE)
   target_include_directories(${A_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
   add_test(NAME ${A_NAME} COMMAND ${A_NAME})

@@ -14,9 +14,9 @@
 #include <osd/types.h>
 
 /** Continue a CRC32C over @p len bytes; start with crc = 0. */
-OSD_EXTERN uint32_t osd__crc32c(uint32_t crc, const void *buf, size_t len);
+uint32_t osd__crc32c(uint32_t crc, const void *buf, size_t len);
 
 /** The table-driven implementation alone (tests compare it with the fast path). */
-OSD_EXTERN uint32_t osd__crc32c_table(uint32_t crc, const void *buf, size_t len);
+uint32_t osd__crc32c_table(uint32_t crc, const void *buf, size_t len);
 
 #endif

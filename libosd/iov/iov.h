@@ -14,12 +14,12 @@
 
 /** Copy up to @p len bytes of @p iov from byte @p off into @p dst; returns
  *  the bytes copied (fewer when the array ends first). */
-OSD_EXTERN size_t osd__iov_read(const struct iovec *iov, int cnt, size_t off, void *dst,
+size_t osd__iov_read(const struct iovec *iov, int cnt, size_t off, void *dst,
 				size_t len);
 
 /** Copy @p len bytes of @p src (zeros when NULL) into @p iov from byte
  *  @p off; returns the bytes written (fewer when the array ends first). */
-OSD_EXTERN size_t osd__iov_write(const struct iovec *iov, int cnt, size_t off,
+size_t osd__iov_write(const struct iovec *iov, int cnt, size_t off,
 				 const void *src, size_t len);
 
 /**
@@ -27,7 +27,7 @@ OSD_EXTERN size_t osd__iov_write(const struct iovec *iov, int cnt, size_t off,
  * bytes [off, off + len), clipped to what the array holds and to @p max
  * entries. Returns the entry count; *got (unless NULL) gets the bytes covered.
  */
-OSD_EXTERN int osd__iov_slice(const struct iovec *iov, int cnt, size_t off, size_t len,
+int osd__iov_slice(const struct iovec *iov, int cnt, size_t off, size_t len,
 			      struct iovec *out, int max, size_t *got);
 
 #endif

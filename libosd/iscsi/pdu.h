@@ -2,10 +2,11 @@
  * iSCSI (RFC 7143) PDU codec shared by the initiator transport in libosd and
  * the target in libosdtarget.
  *
- * Semi-private: every function is prefixed osd__iscsi_ and exported from
- * libosd (OSD_EXTERN, matched by libosd.map's osd_*) so that libosdtarget can
- * call it, but this header is not installed and the API may change at any
- * time. It does no I/O: callers read the 48-byte BHS, decode it, learn from
+ * Internal: every function is prefixed osd__iscsi_ and hidden. The sources
+ * (with CRC32C and the iovec helpers) are compiled into libosd and, as the
+ * internal static library osd_wire, linked into libosdtarget.so and
+ * libosdfs.so: no library exports them, each carries the code it was built
+ * with. It does no I/O: callers read the 48-byte BHS, decode it, learn from
  * osd__iscsi_pdu_rest_len() how many bytes follow, read them and check them
  * with osd__iscsi_pdu_parse().
  *
@@ -205,23 +206,23 @@ struct osd__iscsi_bhs {
 
 /* Encode @p h into 48 bytes. Returns 0 or -EINVAL (unknown opcode,
  * data_len over 24 bits). */
-OSD_EXTERN int osd__iscsi_bhs_encode(const struct osd__iscsi_bhs *h,
+int osd__iscsi_bhs_encode(const struct osd__iscsi_bhs *h,
 				     uint8_t out[OSD_ISCSI_BHS_LEN]);
 
 /* Decode 48 bytes. Returns 0, -EPROTO (unknown opcode), or -EBADMSG. */
-OSD_EXTERN int osd__iscsi_bhs_decode(struct osd__iscsi_bhs *h,
+int osd__iscsi_bhs_decode(struct osd__iscsi_bhs *h,
 				     const uint8_t in[OSD_ISCSI_BHS_LEN]);
 
 /* Whether opcode is one an initiator sends (1) or a target sends (0). */
-OSD_EXTERN int osd__iscsi_opcode_is_request(uint8_t opcode);
+int osd__iscsi_opcode_is_request(uint8_t opcode);
 
 /* Printable name of an opcode ("SCSI Command"), "unknown" if unknown. */
-OSD_EXTERN const char *osd__iscsi_opcode_name(uint8_t opcode);
+const char *osd__iscsi_opcode_name(uint8_t opcode);
 
 /* LUN <-> 8-byte SAM LUN (peripheral or flat addressing, up to 16383). */
-OSD_EXTERN void osd__iscsi_lun_encode(uint8_t out[8], uint16_t lun);
+void osd__iscsi_lun_encode(uint8_t out[8], uint16_t lun);
 /* Returns the LUN number or -EINVAL for an address method we do not use. */
-OSD_EXTERN int osd__iscsi_lun_decode(const uint8_t in[8]);
+int osd__iscsi_lun_decode(const uint8_t in[8]);
 
 /* ---- Whole PDUs ---- */
 
@@ -233,7 +234,7 @@ struct osd__iscsi_digests {
 
 /* Bytes that follow the BHS for @p h: AHS, header digest, data segment
  * padded to 4, data digest (the data digest only when data_len > 0). */
-OSD_EXTERN size_t osd__iscsi_pdu_rest_len(const struct osd__iscsi_bhs *h,
+size_t osd__iscsi_pdu_rest_len(const struct osd__iscsi_bhs *h,
 					  const struct osd__iscsi_digests *dg);
 
 /* A parsed PDU: pointers into the caller's buffer. */
@@ -252,7 +253,7 @@ struct osd__iscsi_pdu {
  * segment, header digest mismatch), -EPROTO (unknown opcode), or -EILSEQ
  * (data digest mismatch: the header was good, out->bhs is valid).
  */
-OSD_EXTERN long osd__iscsi_pdu_parse(struct osd__iscsi_pdu *out, const uint8_t *buf,
+long osd__iscsi_pdu_parse(struct osd__iscsi_pdu *out, const uint8_t *buf,
 				     size_t len, const struct osd__iscsi_digests *dg,
 				     size_t max_data);
 
@@ -262,7 +263,7 @@ OSD_EXTERN long osd__iscsi_pdu_parse(struct osd__iscsi_pdu *out, const uint8_t *
  * data, zero padding, data digest. Returns the total length, or -ENOSPC /
  * -EINVAL (AHS not a multiple of 4 or over 1020 bytes).
  */
-OSD_EXTERN long osd__iscsi_pdu_build(uint8_t *out, size_t cap, struct osd__iscsi_bhs *h,
+long osd__iscsi_pdu_build(uint8_t *out, size_t cap, struct osd__iscsi_bhs *h,
 				     const uint8_t *ahs, size_t ahs_len,
 				     const uint8_t *data, size_t data_len,
 				     const struct osd__iscsi_digests *dg);
@@ -276,13 +277,13 @@ OSD_EXTERN long osd__iscsi_pdu_build(uint8_t *out, size_t cap, struct osd__iscsi
  * osd__iscsi_pdu_build()), AHS, header digest. Returns the head's length, or
  * -ENOSPC / -EINVAL as osd__iscsi_pdu_build().
  */
-OSD_EXTERN long osd__iscsi_pdu_build_head(uint8_t *out, size_t cap, struct osd__iscsi_bhs *h,
+long osd__iscsi_pdu_build_head(uint8_t *out, size_t cap, struct osd__iscsi_bhs *h,
 					  const uint8_t *ahs, size_t ahs_len, size_t data_len,
 					  const struct osd__iscsi_digests *dg);
 
 /* What follows @p data_len bytes of @p data on the wire: zero padding and the
  * data digest when in use (nothing for an empty segment). Returns its length. */
-OSD_EXTERN size_t osd__iscsi_pdu_build_tail(uint8_t out[OSD_ISCSI_PDU_TAIL_MAX],
+size_t osd__iscsi_pdu_build_tail(uint8_t out[OSD_ISCSI_PDU_TAIL_MAX],
 					    const uint8_t *data, size_t data_len,
 					    const struct osd__iscsi_digests *dg);
 
@@ -308,7 +309,7 @@ struct osd__iscsi_ahs_info {
 
 /* Walk the AHS. Returns 0, -EBADMSG (lengths overrun, misaligned) or
  * -EPROTO (duplicate or unknown AHS type). */
-OSD_EXTERN int osd__iscsi_ahs_parse(struct osd__iscsi_ahs_info *out,
+int osd__iscsi_ahs_parse(struct osd__iscsi_ahs_info *out,
 				    const uint8_t *ahs, size_t len);
 
 /*
@@ -316,19 +317,19 @@ OSD_EXTERN int osd__iscsi_ahs_parse(struct osd__iscsi_ahs_info *out,
  * (bytes 16.. of @p cdb), and a Bidirectional Read AHS if @p bidi.
  * Returns the AHS length (multiple of 4) or -ENOSPC / -EINVAL.
  */
-OSD_EXTERN long osd__iscsi_ahs_build(uint8_t *out, size_t cap, const uint8_t *cdb,
+long osd__iscsi_ahs_build(uint8_t *out, size_t cap, const uint8_t *cdb,
 				     size_t cdb_len, int bidi, uint32_t bidi_read_len);
 
 /* Reassemble a full CDB from the BHS's 16 bytes and the AHS. Returns the
  * CDB length, or -EBADMSG if it would not fit @p cap. */
-OSD_EXTERN long osd__iscsi_cdb_join(uint8_t *out, size_t cap, const struct osd__iscsi_bhs *h,
+long osd__iscsi_cdb_join(uint8_t *out, size_t cap, const struct osd__iscsi_bhs *h,
 				    const struct osd__iscsi_ahs_info *ahs);
 
 /* ---- Digests ---- */
 
 /* iSCSI digest of a segment, as the 4 wire bytes (least significant first,
  * RFC 7143 Appendix B.4). */
-OSD_EXTERN void osd__iscsi_digest(uint8_t out[4], const void *buf, size_t len);
+void osd__iscsi_digest(uint8_t out[4], const void *buf, size_t len);
 
 /* ---- Serial number arithmetic (RFC 1982, 32 bits) for CmdSN/StatSN ---- */
 
@@ -373,11 +374,11 @@ struct osd__iscsi_kv {
  * NUL terminator, bad key characters, oversized key or value). Trailing
  * NUL padding is accepted.
  */
-OSD_EXTERN int osd__iscsi_text_next(struct osd__iscsi_kv *kv, const uint8_t *buf, size_t len,
+int osd__iscsi_text_next(struct osd__iscsi_kv *kv, const uint8_t *buf, size_t len,
 				    size_t *pos);
 
 /* Whether @p kv's key is @p key. */
-OSD_EXTERN int osd__iscsi_kv_is(const struct osd__iscsi_kv *kv, const char *key);
+int osd__iscsi_kv_is(const struct osd__iscsi_kv *kv, const char *key);
 
 /* A growable text segment being built. Zero-initialise; free with _free. */
 struct osd__iscsi_text {
@@ -387,15 +388,15 @@ struct osd__iscsi_text {
 };
 
 /* Append "key=value\0". Returns 0, -ENOMEM or -EMSGSIZE (over OSD_ISCSI_MAX_TEXT). */
-OSD_EXTERN int osd__iscsi_text_add(struct osd__iscsi_text *t, const char *key,
+int osd__iscsi_text_add(struct osd__iscsi_text *t, const char *key,
 				   const char *value);
 /* Append raw segment bytes (e.g. the text of a PDU with the C bit set). */
-OSD_EXTERN int osd__iscsi_text_add_raw(struct osd__iscsi_text *t, const uint8_t *data,
+int osd__iscsi_text_add_raw(struct osd__iscsi_text *t, const uint8_t *data,
 				       size_t len);
 /* Same with a number value (decimal). */
-OSD_EXTERN int osd__iscsi_text_add_num(struct osd__iscsi_text *t, const char *key,
+int osd__iscsi_text_add_num(struct osd__iscsi_text *t, const char *key,
 				       uint64_t value);
-OSD_EXTERN void osd__iscsi_text_free(struct osd__iscsi_text *t);
+void osd__iscsi_text_free(struct osd__iscsi_text *t);
 
 /* ---- Operational parameters and their negotiation (RFC 7143 13) ---- */
 
@@ -419,7 +420,7 @@ struct osd__iscsi_params {
 };
 
 /* RFC 7143 defaults (8192-byte segments, 64 KiB first burst, ...). */
-OSD_EXTERN void osd__iscsi_params_default(struct osd__iscsi_params *p);
+void osd__iscsi_params_default(struct osd__iscsi_params *p);
 
 /*
  * Target side: the initiator offered @p kv; combine it with the target's
@@ -430,7 +431,7 @@ OSD_EXTERN void osd__iscsi_params_default(struct osd__iscsi_params *p);
  * NotUnderstood; an invalid value gets Reject. Returns 0, -ENOENT, or
  * -ENOMEM / -EMSGSIZE from building the answer.
  */
-OSD_EXTERN int osd__iscsi_negotiate_offer(struct osd__iscsi_params *p,
+int osd__iscsi_negotiate_offer(struct osd__iscsi_params *p,
 					  const struct osd__iscsi_params *ours,
 					  const struct osd__iscsi_kv *kv,
 					  struct osd__iscsi_text *answer);
@@ -442,7 +443,7 @@ OSD_EXTERN int osd__iscsi_negotiate_offer(struct osd__iscsi_params *p,
  * or -EPROTO (the answer breaks the negotiation rules, e.g. a larger
  * MaxBurstLength than offered, or Reject/NotUnderstood).
  */
-OSD_EXTERN int osd__iscsi_negotiate_answer(struct osd__iscsi_params *p,
+int osd__iscsi_negotiate_answer(struct osd__iscsi_params *p,
 					   const struct osd__iscsi_kv *kv);
 
 /* Value of a hex digit, -1 if @p c is not one. */
@@ -458,7 +459,7 @@ static inline int osd__iscsi_hexval(char c)
 }
 
 /* Parse a decimal or 0x-hex number value (up to @p max). -EINVAL if invalid. */
-OSD_EXTERN int osd__iscsi_parse_number(const struct osd__iscsi_kv *kv, uint64_t max,
+int osd__iscsi_parse_number(const struct osd__iscsi_kv *kv, uint64_t max,
 				       uint64_t *out);
 
 /* ---- CHAP (RFC 1994 with MD5, RFC 7143 12.1.3) ---- */
@@ -467,16 +468,16 @@ OSD_EXTERN int osd__iscsi_parse_number(const struct osd__iscsi_kv *kv, uint64_t 
 #define OSD_ISCSI_CHAP_DIGEST_LEN 16
 
 /* MD5(id || secret || challenge). Returns 0 or -EIO (OpenSSL failed). */
-OSD_EXTERN int osd__iscsi_chap_response(uint8_t out[OSD_ISCSI_CHAP_DIGEST_LEN], uint8_t id,
+int osd__iscsi_chap_response(uint8_t out[OSD_ISCSI_CHAP_DIGEST_LEN], uint8_t id,
 					const uint8_t *secret, size_t secret_len,
 					const uint8_t *challenge, size_t challenge_len);
 
 /* Decode a CHAP binary value: "0x" hex or "0b" base64. Returns the byte
  * count or -EINVAL (bad encoding, over @p cap). */
-OSD_EXTERN long osd__iscsi_binary_decode(uint8_t *out, size_t cap, const char *value,
+long osd__iscsi_binary_decode(uint8_t *out, size_t cap, const char *value,
 					 size_t value_len);
 
 /* Encode bytes as "0x" hex into @p out (needs 2 * len + 3 bytes). */
-OSD_EXTERN void osd__iscsi_binary_encode(char *out, const uint8_t *in, size_t len);
+void osd__iscsi_binary_encode(char *out, const uint8_t *in, size_t len);
 
 #endif
