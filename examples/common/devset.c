@@ -165,12 +165,13 @@ static int open_one(struct tc_devset *s, unsigned i, const struct tc_device_opts
 }
 
 static int layout_backend(struct tc_devset *s, osdfs_backend **children,
-			  const struct osdfs_data_map *map)
+			  const struct osdfs_data_map *map, int readonly)
 {
 	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
 	char err[256] = "";
 	int rc;
 
+	cfg.readonly = readonly;
 	cfg.ndevices = s->n;
 	cfg.devices = children;
 	cfg.addresses = (const char *const *)s->addr;
@@ -205,7 +206,8 @@ static void warn_degraded(const osdfs_backend *be)
 
 /* An existing filesystem on the devices that open; the others are down. */
 static int open_existing(struct tc_devset *s, const struct tc_device_opts *o,
-			 const struct tc_targets *t, uint64_t partition, osdfs_backend **children)
+			 const struct tc_targets *t, uint64_t partition, osdfs_backend **children,
+			 int readonly)
 {
 	int rc = 0;
 
@@ -224,7 +226,7 @@ static int open_existing(struct tc_devset *s, const struct tc_device_opts *o,
 		children[0] = NULL;
 		return 0;
 	}
-	rc = layout_backend(s, children, NULL);
+	rc = layout_backend(s, children, NULL, readonly);
 	if (rc == 0)
 		warn_degraded(s->be);
 	return rc;
@@ -249,12 +251,12 @@ static int open_new(struct tc_devset *s, const struct tc_device_opts *o,
 		children[0] = NULL;
 		return 0;
 	}
-	return layout_backend(s, children, map);
+	return layout_backend(s, children, map, 0);
 }
 
 int tc_devset_open(struct tc_devset *s, const struct tc_device_opts *o,
 		   const struct tc_targets *t, uint64_t partition,
-		   const struct osdfs_data_map *map, int plain_ok)
+		   const struct osdfs_data_map *map, int plain_ok, int readonly)
 {
 	osdfs_backend *children[TC_MAX_TARGETS] = { NULL };
 	int rc = devset_alloc(s, t);
@@ -264,7 +266,7 @@ int tc_devset_open(struct tc_devset *s, const struct tc_device_opts *o,
 	if (map)
 		rc = open_new(s, o, t, partition, children, map, plain_ok && t->n == 1);
 	else
-		rc = open_existing(s, o, t, partition, children);
+		rc = open_existing(s, o, t, partition, children, readonly);
 	/* the layout owns the children once asked to; before that, we do */
 	if (!s->layout)
 		for (unsigned i = 0; i < s->n; i++)

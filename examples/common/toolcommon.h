@@ -168,11 +168,12 @@ struct tc_devset {
  * table. @p map not NULL (mkfs): every device is opened, created if
  * @p create, its partition made and keyed, any old device table dropped, and
  * the backend is a layout with @p map, unless @p map is @p plain_ok and there
- * is one device. Prints a message on failure.
+ * is one device. @p readonly (existing filesystems): the layout writes
+ * nothing, not even the state of a missing device. Prints a message on failure.
  */
 int tc_devset_open(struct tc_devset *s, const struct tc_device_opts *o,
 		   const struct tc_targets *t, uint64_t partition,
-		   const struct osdfs_data_map *map, int plain_ok);
+		   const struct osdfs_data_map *map, int plain_ok, int readonly);
 /*
  * Opens one more device (a replacement: created if it is a new directory,
  * its partition made and keyed) and its "osd" backend in @p child. Prints

@@ -129,7 +129,7 @@ static int open_fs(struct run *r)
 	if (tc_targets_check(&r->o.targets, &r->o.dev) < 0)
 		return TC_EXIT_USAGE;
 	if (tc_devset_open(&r->set, &r->o.dev, &r->o.targets, r->o.partition,
-			   r->o.mkfs ? &r->o.map : NULL, !r->o.layout_given) < 0)
+			   r->o.mkfs ? &r->o.map : NULL, !r->o.layout_given, r->o.readonly) < 0)
 		return TC_EXIT_FAILED;
 	be = r->set.be;
 	r->set.be = NULL;

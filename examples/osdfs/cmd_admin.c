@@ -66,7 +66,7 @@ int cmd_mkfs(struct tool *t, int argc, char **argv)
 	mo.root_uid = (uint32_t)getuid();
 	mo.root_gid = (uint32_t)getgid();
 	/* devices made and keyed before the format, which keeps the keys */
-	if (tool_backend(t, 1) < 0)
+	if (tool_backend(t, 1, 0) < 0)
 		return TC_EXIT_FAILED;
 	rc = osdfs_mkfs(t->be, &mo);
 	spec[0] = '\0';
@@ -125,7 +125,7 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 		return -i;
 	if (i < argc)
 		return tc_usage_err("fsck: unexpected argument '%s'", argv[i]);
-	if (tool_backend(t, 0) < 0)
+	if (tool_backend(t, 0, !repair) < 0)
 		return EXIT_FSCK_ERROR;
 	fo.repair = repair;
 	fo.cb = on_finding;

@@ -14,9 +14,9 @@
 enum { OPT_SLOT = 400, OPT_REPLACE };
 
 /* The layout backend of the devices given, or a message and NULL. */
-static osdfs_backend *open_layout(struct tool *t)
+static osdfs_backend *open_layout(struct tool *t, int readonly)
 {
-	if (tool_backend(t, 0) < 0)
+	if (tool_backend(t, 0, readonly) < 0)
 		return NULL;
 	if (!osdfs_backend_is_layout(t->be)) {
 		tc_err("%s: %s holds a filesystem on one device (no device table)", t->cmd,
@@ -57,7 +57,7 @@ int cmd_devices(struct tool *t, int argc, char **argv)
 		return -i;
 	if (i < argc)
 		return tc_usage_err("devices: unexpected argument '%s'", argv[i]);
-	be = open_layout(t);
+	be = open_layout(t, 1); /* a report: records no state */
 	if (!be)
 		return TC_EXIT_FAILED;
 	if (osdfs_layout_default_map(be, &map) == 0)
@@ -213,7 +213,7 @@ int cmd_rebuild(struct tool *t, int argc, char **argv)
 		return -i;
 	if (i < argc)
 		return tc_usage_err("rebuild: unexpected argument '%s'", argv[i]);
-	be = open_layout(t);
+	be = open_layout(t, 0);
 	if (!be)
 		return TC_EXIT_FAILED;
 	rc = pick_slot(t, be, o.slot, &d);

@@ -43,8 +43,9 @@ struct command {
 /* session.c */
 int tool_mount(struct tool *t, int readonly);
 int tool_unmount(struct tool *t, int rc);
-/* Opens the devices and t->be; @p create: mkfs (new devices, t->map). */
-int tool_backend(struct tool *t, int create);
+/* Opens the devices and t->be; @p create: mkfs (new devices, t->map);
+ * @p readonly: a layout that writes nothing (not even a missing device's state). */
+int tool_backend(struct tool *t, int create, int readonly);
 void tool_release_backend(struct tool *t);
 /* What the filesystem is on, for messages: the target, or "N devices". */
 const char *tool_fs_name(struct tool *t);

@@ -41,14 +41,14 @@ int tool_fail_partition(struct tool *t, int rc)
 	return tool_fail(t, rc, what);
 }
 
-int tool_backend(struct tool *t, int create)
+int tool_backend(struct tool *t, int create, int readonly)
 {
 	int rc;
 
 	if (tc_targets_check(&t->targets, &t->devopts) < 0)
 		return -EINVAL;
 	rc = tc_devset_open(&t->set, &t->devopts, &t->targets, t->partition,
-			    create ? &t->map : NULL, !t->layout_given);
+			    create ? &t->map : NULL, !t->layout_given, readonly);
 	if (rc < 0)
 		return rc;
 	t->be = t->set.be;
@@ -67,7 +67,7 @@ int tool_mount(struct tool *t, int readonly)
 {
 	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
 	char err[256] = "";
-	int rc = tool_backend(t, 0);
+	int rc = tool_backend(t, 0, readonly);
 
 	if (rc < 0)
 		return rc;

@@ -100,8 +100,9 @@ OSD_EXTERN int osdfs_data_map_format(const struct osdfs_data_map *map, char *buf
 OSD_EXTERN int osdfs_data_map_check(const struct osdfs_data_map *map, unsigned ndevices,
 				    char *err, size_t errlen);
 
-/** Version of struct osdfs_layout_config. */
-#define OSDFS_LAYOUT_CONFIG_VERSION 1
+/** Version of struct osdfs_layout_config: 2 added @ref osdfs_layout_config.readonly
+ *  (version 1 is still accepted, as read-write). */
+#define OSDFS_LAYOUT_CONFIG_VERSION 2
 
 /** What osdfs_backend_layout_new() is built from. */
 struct osdfs_layout_config {
@@ -115,11 +116,18 @@ struct osdfs_layout_config {
 				          copied; may be NULL */
 	struct osdfs_data_map map;   /**< default data map written by format();
 				          ignored when the devices carry a table */
+	int readonly;                /**< (version 2) non-zero: write nothing to the
+				          devices, not even the device table. A device
+				          missing or failing is down in memory only;
+				          every change (create, write, set_attrs, ...,
+				          format, osdfs_layout_replace(),
+				          osdfs_layout_rebuild(),
+				          osdfs_layout_set_file_map()) gives -EROFS */
 };
 
-/** Initialiser of struct osdfs_layout_config (RAID 0, 64 KiB units). */
+/** Initialiser of struct osdfs_layout_config (RAID 0, 64 KiB units, read-write). */
 #define OSDFS_LAYOUT_CONFIG_INIT { OSDFS_LAYOUT_CONFIG_VERSION, 0, NULL, NULL, \
-				   { 65536, 0, 0, 0, 0, OSDFS_RAID_0 } }
+				   { 65536, 0, 0, 0, 0, OSDFS_RAID_0 }, 0 }
 
 /**
  * Create a layout backend over @p cfg's devices.
@@ -130,6 +138,10 @@ struct osdfs_layout_config {
  * no table is a spare (see osdfs_layout_replace()). Otherwise the backend is
  * unformatted: the slots are @p cfg's order, and format() (osdfs_mkfs())
  * formats every device and writes the table.
+ *
+ * With @ref osdfs_layout_config.readonly the slots that are down are those
+ * the table marks down plus those without a device now; the table is not
+ * rewritten.
  *
  * @param[out] out the backend ("layout"), released with osdfs_backend_free()
  *                 or owned by a mount
@@ -187,8 +199,8 @@ OSD_EXTERN int osdfs_layout_default_map(const osdfs_backend *be, struct osdfs_da
  * @param slot the slot to fill
  * @param fresh the new device's backend (owned by @p be on success), or NULL
  * @param address its address for the table (copied), or NULL to keep the spare's
- * @return 0, -EINVAL, -EBUSY (the slot is up), -ENODEV (no spare), or an error
- *         writing the table.
+ * @return 0, -EINVAL, -EBUSY (the slot is up), -ENODEV (no spare), -EROFS (a
+ *         read-only layout), or an error writing the table.
  */
 OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_backend *fresh,
 				    const char *address);
@@ -210,8 +222,8 @@ struct osdfs_layout_rebuild_stats {
  * @param[out] st if not NULL, receives the counters
  * @param progress if not NULL, called after each object with the counters so far
  * @param payload passed to @p progress
- * @return 0, -EINVAL, -EIO if some object was unrecoverable (counted in @p st),
- *         or a device error.
+ * @return 0, -EINVAL, -EROFS (a read-only layout), -EIO if some object was
+ *         unrecoverable (counted in @p st), or a device error.
  */
 OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
 				    struct osdfs_layout_rebuild_stats *st,
@@ -242,8 +254,9 @@ OSD_EXTERN int osdfs_layout_file_map(osdfs_backend *be, uint64_t oid,
  *              a new ctime); none may be on the layout's own page 0x10004
  * @param nattrs number of @p attrs (at most 32)
  * @return 0; -EINVAL (not a layout backend, not a regular file, or a map the
- *         devices cannot hold); -EBUSY (the file's length is not 0); -EIO (a
- *         device either map uses is not up); -ENOENT; or a device error.
+ *         devices cannot hold); -EROFS (a read-only layout); -EBUSY (the
+ *         file's length is not 0); -EIO (a device either map uses is not up);
+ *         -ENOENT; or a device error.
  */
 OSD_EXTERN int osdfs_layout_set_file_map(osdfs_backend *be, uint64_t oid,
 					 const struct osdfs_data_map *map,

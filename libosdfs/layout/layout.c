@@ -56,8 +56,10 @@ void lay_dev_failed(struct lay *L, unsigned s, long rc)
 	L->dev[s].errors++;
 	if (L->dev[s].state != OSDFS_LAYOUT_DEV_DOWN) {
 		L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN;
-		L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
-		L->table_dirty = 1;
+		if (!L->readonly) { /* read-only: the table keeps what is on disk */
+			L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
+			L->table_dirty = 1;
+		}
 	}
 	pthread_mutex_unlock(&L->mu);
 }
@@ -74,6 +76,8 @@ int lay_table_store(struct lay *L)
 	uint8_t *buf;
 	int rc = 0, ok = 0;
 
+	if (L->readonly)
+		return -EROFS;
 	pthread_mutex_lock(&L->mu);
 	L->table.generation++;
 	L->table_dirty = 0;
@@ -113,7 +117,7 @@ void lay_table_sync(struct lay *L)
 	int dirty;
 
 	pthread_mutex_lock(&L->mu);
-	dirty = L->table_dirty && L->formatted;
+	dirty = L->table_dirty && L->formatted && !L->readonly;
 	pthread_mutex_unlock(&L->mu);
 	if (dirty)
 		lay_table_store(L);
@@ -216,8 +220,10 @@ static int match_slots(struct lay *L, const struct osdfs_layout_config *cfg,
 		L->dev[s].state = (enum osdfs_layout_dev_state)L->table.ent[s].state;
 		if (!L->dev[s].be && L->dev[s].state != OSDFS_LAYOUT_DEV_DOWN) {
 			L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN;
-			L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
-			L->table_dirty = 1;
+			if (!L->readonly) {
+				L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
+				L->table_dirty = 1;
+			}
 		}
 		down += L->dev[s].state != OSDFS_LAYOUT_DEV_UP;
 	}
@@ -349,13 +355,15 @@ OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
 	if (!out || !cfg)
 		return lay_errf(err, errlen, -EINVAL, "no configuration");
 	*out = NULL;
-	if (cfg->version != OSDFS_LAYOUT_CONFIG_VERSION || !cfg->devices || cfg->ndevices == 0 ||
-	    cfg->ndevices > OSDFS_LAYOUT_MAX_DEVICES) {
+	if (cfg->version < 1 || cfg->version > OSDFS_LAYOUT_CONFIG_VERSION || !cfg->devices ||
+	    cfg->ndevices == 0 || cfg->ndevices > OSDFS_LAYOUT_MAX_DEVICES) {
 		free_cfg_devices(cfg);
 		return lay_errf(err, errlen, -EINVAL, "bad layout configuration (version or %u devices)",
 			    cfg->ndevices);
 	}
 	L = lay_alloc();
+	if (L)
+		L->readonly = cfg->version >= 2 && cfg->readonly; /* version 1 has no field */
 	rc = L ? open_layout(L, cfg, err, errlen) : -ENOMEM;
 	if (rc == 0)
 		rc = lay_pool_new(&L->pool, L->table.ndev, WORKERS_PER_DEVICE);
@@ -442,6 +450,8 @@ int lay_be_format(void *impl, uint64_t capacity)
 	uint64_t cap = dev_capacity(L, capacity);
 	int rc;
 
+	if (L->readonly)
+		return -EROFS;
 	for (unsigned s = 0; s < L->table.ndev; s++) {
 		if (!L->dev[s].be)
 			return -ENODEV;
@@ -543,6 +553,8 @@ int lay_be_flush(void *impl, uint64_t oid)
 	unsigned first = 0, count = L->table.ndev;
 	int rc = 0;
 
+	if (L->readonly)
+		return 0; /* nothing written; a device's flush may still write (a log) */
 	lay_table_sync(L);
 	if (oid) {
 		/* one object: the slots of its copies or components */

@@ -170,6 +170,7 @@ struct lay {
 	int table_dirty;         /* a slot changed state: rewrite the table */
 	uint64_t nobjects;       /* objects, once counted (statfs) */
 	int nobjects_known;      /* nobjects is valid: kept by create/remove */
+	int readonly;            /* write nothing: states change in memory only */
 };
 
 /* layout.c: device state. */

@@ -287,6 +287,8 @@ static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, 
 
 	if (!L->formatted)
 		return -ENODEV;
+	if (L->readonly)
+		return -EROFS;
 	pthread_rwlock_rdlock(&L->count_gate);
 	pthread_rwlock_wrlock(lk);
 	lay_info_drop(L, oid);
@@ -338,6 +340,8 @@ static int lay_remove(void *impl, uint64_t oid)
 	struct span sp;
 	int rc;
 
+	if (L->readonly)
+		return -EROFS;
 	pthread_rwlock_rdlock(&L->count_gate); /* count_objects() sees no removal */
 	rc = lay_obj_enter(L, oid, 1, &fi);
 	if (rc < 0) {
@@ -442,7 +446,8 @@ static ssize_t lay_write(void *impl, uint64_t oid, uint64_t off, const struct io
 				.iov = (struct iovec *)iov, .iovcnt = iovcnt };
 	ssize_t n;
 	uint8_t *flat;
-	int rc = iovcnt < 0 || (iovcnt && !iov) ? -EINVAL : lay_obj_enter(L, oid, 1, &fi);
+	int rc = iovcnt < 0 || (iovcnt && !iov) ? -EINVAL
+		 : L->readonly ? -EROFS : lay_obj_enter(L, oid, 1, &fi);
 
 	if (rc < 0)
 		return rc;
@@ -463,7 +468,7 @@ static int lay_truncate(void *impl, uint64_t oid, uint64_t size)
 	struct lay *L = impl;
 	struct lay_info fi;
 	struct lay_cop tmpl = { .off = size };
-	int rc = lay_obj_enter(L, oid, 1, &fi);
+	int rc = L->readonly ? -EROFS : lay_obj_enter(L, oid, 1, &fi);
 
 	if (rc < 0)
 		return rc;
@@ -511,7 +516,7 @@ static int lay_punch(void *impl, uint64_t oid, uint64_t off, uint64_t len)
 {
 	struct lay *L = impl;
 	struct lay_info fi;
-	int rc = lay_obj_enter(L, oid, 1, &fi);
+	int rc = L->readonly ? -EROFS : lay_obj_enter(L, oid, 1, &fi);
 
 	if (rc < 0)
 		return rc;
@@ -577,6 +582,8 @@ static int lay_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attr
 	if (find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP) ||
 	    find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE))
 		return -EINVAL; /* the layout's own attributes are not the caller's to set */
+	if (L->readonly)
+		return -EROFS;
 	rc = lay_obj_enter(L, oid, 1, &fi);
 	if (rc < 0)
 		return rc;

@@ -82,6 +82,8 @@ OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_back
 
 	if (!L || slot >= L->table.ndev || !L->formatted)
 		return -EINVAL;
+	if (L->readonly)
+		return -EROFS;
 	rc = pick_device(L, slot, &fresh, addr, &from);
 	if (rc < 0)
 		return rc;
@@ -401,7 +403,11 @@ OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	if (!L || slot >= L->table.ndev || L->dev[slot].state != OSDFS_LAYOUT_DEV_REBUILDING)
+	if (!L || slot >= L->table.ndev)
+		return -EINVAL;
+	if (L->readonly)
+		return -EROFS;
+	if (L->dev[slot].state != OSDFS_LAYOUT_DEV_REBUILDING)
 		return -EINVAL;
 	rc = rebuild_all(L, slot, st, progress, payload);
 	if (rc == 0 && st->unrecoverable)

@@ -192,6 +192,8 @@ OSD_EXTERN int osdfs_layout_set_file_map(osdfs_backend *be, uint64_t oid,
 			return -EINVAL;
 	if (lay_map_resolve(&nm, map, L->table.ndev) < 0)
 		return -EINVAL;
+	if (L->readonly)
+		return -EROFS;
 	rc = file_enter(L, oid, 1, &fi);
 	if (rc == -ENODATA)
 		return -EINVAL; /* not a regular file */
