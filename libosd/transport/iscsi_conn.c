@@ -122,8 +122,10 @@ int osd__iscsi_connect(struct osd__iscsi_sess *s, uint64_t deadline)
 	return 0;
 }
 
-static void opdu_free(struct osd__iscsi_opdu *p)
+static void opdu_free(struct osd__iscsi_sess *s, struct osd__iscsi_opdu *p)
 {
+	s->sendq_mem -= p->mem;
+	s->nop_answer_bytes -= p->nop_answer;
 	free(p->own);
 	free(p);
 }
@@ -133,7 +135,7 @@ static void free_sendq(struct osd__iscsi_sess *s)
 	while (s->sendq) {
 		struct osd__iscsi_opdu *n = s->sendq->next;
 
-		opdu_free(s->sendq);
+		opdu_free(s, s->sendq);
 		s->sendq = n;
 	}
 	s->sendq_tail = NULL;
@@ -165,9 +167,23 @@ static int queue_pdu(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h, const 
 		     const struct osd__iscsi_task *t, uint8_t *owned)
 {
 	size_t room = OSD_ISCSI_BHS_LEN + ahs_len + OSD_ISCSI_DIGEST_LEN + OSD_ISCSI_PDU_TAIL_MAX;
-	struct osd__iscsi_opdu *pdu = malloc(sizeof(*pdu) + room + (copy ? dlen : 0));
+	size_t mem = sizeof(struct osd__iscsi_opdu) + room + (copy || owned ? dlen : 0);
+	struct osd__iscsi_opdu *pdu;
 	long n;
 
+	/* A target that sends but does not read must not make us queue
+	 * without end (docs/iscsi-initiator.md, "Bounds against a hostile
+	 * target"). Copied PDUs (answers, keepalives, task management,
+	 * login) are what the target can provoke; a command's own PDUs are
+	 * bounded by the caller's commands, and R2T answers are checked
+	 * in on_r2t(). */
+	if (copy && s->sendq_mem + mem > OSD_ISCSI_SENDQ_MAX) {
+		osd__iscsi_set_error(s, "send queue full: %zu bytes queued, limit %u",
+				     s->sendq_mem, OSD_ISCSI_SENDQ_MAX);
+		free(owned);
+		return -ENOBUFS;
+	}
+	pdu = malloc(sizeof(*pdu) + room + (copy ? dlen : 0));
 	if (!pdu) {
 		free(owned);
 		return -ENOMEM;
@@ -179,6 +195,9 @@ static int queue_pdu(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h, const 
 		return (int)n;
 	}
 	pdu->own = owned;
+	pdu->mem = mem;
+	pdu->nop_answer = 0;
+	s->sendq_mem += mem;
 	pdu->task = owned || copy ? NULL : t;
 	pdu->iov[0] = (struct iovec){ pdu->buf, (size_t)n };
 	pdu->iov[2].iov_base = pdu->buf + n;
@@ -207,6 +226,28 @@ int osd__iscsi_send_borrowed(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h
 	return queue_pdu(s, h, ahs, ahs_len, data, dlen, 0, t, owned);
 }
 
+/* The answer to a ping (RFC 7143 §11.18, §11.19) echoes its data. A target
+ * that pings without reading the answers would have them pile up: beyond
+ * OSD_ISCSI_NOP_ANSWER_MAX queued answer bytes they are dropped, which
+ * costs the target nothing it did not already lose by not reading. */
+int osd__iscsi_send_nop_answer(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h,
+			       const uint8_t *data, size_t dlen)
+{
+	size_t bytes = OSD_ISCSI_BHS_LEN + dlen;
+	int rc;
+
+	if (s->nop_answer_bytes + bytes > OSD_ISCSI_NOP_ANSWER_MAX) {
+		s->nop_answers_dropped++;
+		return 1;
+	}
+	rc = osd__iscsi_send(s, h, NULL, 0, data, dlen);
+	if (rc)
+		return rc;
+	s->sendq_tail->nop_answer = bytes;
+	s->nop_answer_bytes += bytes;
+	return 0;
+}
+
 /* The task's buffers may go away once it completes (a target that ends a
  * command early, an abort, the submitter giving up): what is still queued
  * from them is copied. If
@@ -221,7 +262,10 @@ void osd__iscsi_sendq_release(struct osd__iscsi_sess *s, const struct osd__iscsi
 		if (!p->iov[1].iov_len)
 			continue;
 		p->own = malloc(p->iov[1].iov_len);
-		if (!p->own) {
+		if (p->own) {
+			p->mem += p->iov[1].iov_len;
+			s->sendq_mem += p->iov[1].iov_len;
+		} else {
 			osd__iscsi_set_error(s, "out of memory keeping a queued PDU");
 			shutdown(s->fd, SHUT_RDWR);
 			free_sendq(s);
@@ -252,7 +296,7 @@ static void consume(struct osd__iscsi_sess *s, size_t n)
 		s->sendq = p->next;
 		if (!s->sendq)
 			s->sendq_tail = NULL;
-		opdu_free(p);
+		opdu_free(s, p);
 	}
 }
 
@@ -338,11 +382,15 @@ static int rx_reserve(struct osd__iscsi_sess *s, size_t need)
  * reason recorded (-ECONNRESET when the target closed the connection). */
 static ssize_t rx_read(struct osd__iscsi_sess *s, const struct iovec *iov, int cnt)
 {
+	if (s->rx.no_read)
+		return 0; /* this service call's budget is spent */
 	for (;;) {
 		ssize_t n = readv(s->fd, iov, cnt);
 
-		if (n > 0)
+		if (n > 0) {
+			s->rx.bytes_read += (size_t)n;
 			return n;
+		}
 		if (n == 0) {
 			osd__iscsi_set_error(s, "connection closed by the target");
 			return -ECONNRESET;
@@ -594,13 +642,21 @@ int osd__iscsi_recv(struct osd__iscsi_sess *s)
 }
 
 /* Blocking helper for login and logout: flushes the send queue and waits
- * for one whole PDU. Returns 0 or -errno (-ETIMEDOUT at the deadline). */
+ * for one whole PDU. Returns 0 or -errno (-ETIMEDOUT at the deadline). The
+ * deadline is checked before each PDU too: a target that keeps sending
+ * (endless Login Responses, a NOP-In flood during logout) must not keep
+ * the caller past it. */
 int osd__iscsi_wait_pdu(struct osd__iscsi_sess *s, uint64_t deadline)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
-		int rc = osd__iscsi_flush(s), ms;
+		int rc, ms;
 
+		if (deadline && osd__iscsi_now_ms() >= deadline) {
+			osd__iscsi_set_error(s, "no answer from the target in time");
+			return -ETIMEDOUT;
+		}
+		rc = osd__iscsi_flush(s);
 		if (rc)
 			return rc;
 		rc = osd__iscsi_recv(s);

@@ -108,6 +108,16 @@ static int login_round(struct osd__iscsi_sess *s, int csg, int nsg, int transit,
 					     osd__iscsi_opcode_name(rsp->opcode));
 			return -EPROTO;
 		}
+		/* A target that never ends the login (no T bit, or C bits
+		 * without end) is bounded in time by the deadline and in
+		 * work and memory by this budget over all its responses. */
+		s->login_rsp_bytes += OSD_ISCSI_BHS_LEN + p->data_len;
+		if (s->login_rsp_bytes > OSD_ISCSI_LOGIN_BUDGET) {
+			osd__iscsi_set_error(s, "login not complete after %zu bytes of Login "
+					     "Responses (limit %u)", s->login_rsp_bytes,
+					     OSD_ISCSI_LOGIN_BUDGET);
+			return -EPROTO;
+		}
 		rc = login_status_errno(s, rsp);
 		if (rc)
 			return rc;
@@ -416,6 +426,7 @@ int osd__iscsi_login(struct osd__iscsi_sess *s, uint64_t deadline)
 	s->tsih = 0;
 	s->expstatsn = 0;
 	s->login_itt = osd__iscsi_new_itt(s);
+	s->login_rsp_bytes = 0;
 	rc = security_stage(s, &rt, deadline);
 	if (rc == 0)
 		rc = operational_stage(s, &rt, deadline);

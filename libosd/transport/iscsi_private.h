@@ -19,10 +19,34 @@ struct osd__iscsi_task;
 struct osd__iscsi_opdu {
 	struct osd__iscsi_opdu *next;
 	const struct osd__iscsi_task *task; /* lender of iov[1], or NULL */
+	size_t mem;                         /* counted in sendq_mem */
+	size_t nop_answer;                  /* counted in nop_answer_bytes */
 	struct iovec iov[3];                /* head, data, tail */
 	uint8_t *own;                       /* data segment we hold, freed with the PDU */
 	uint8_t buf[];
 };
+
+/* Bounds against a hostile or broken target (docs/iscsi-initiator.md,
+ * "Bounds against a hostile target"). */
+/* One service call reads at most this many PDUs or bytes from the socket,
+ * then handles what is already buffered and returns, so that timers run. */
+#define OSD_ISCSI_SERVICE_MAX_PDUS 256
+#define OSD_ISCSI_SERVICE_MAX_BYTES (4u << 20)
+/* More unsolicited PDUs (NOP-In other than the answer to our keepalive,
+ * Async Message, Reject) than this within one window drop the connection
+ * with -EPROTO. */
+#define OSD_ISCSI_UNSOLICITED_MAX 128
+#define OSD_ISCSI_UNSOLICITED_WINDOW_MS 1000
+/* NOP-Out answers to pings queued and not yet sent: one that would take
+ * them over this many bytes is dropped (and counted). */
+#define OSD_ISCSI_NOP_ANSWER_MAX (256u << 10)
+/* Memory the send queue holds (heads, copied segments): a copied PDU that
+ * would take it over this, or an R2T arriving while it is over, fails
+ * with -ENOBUFS and the connection drops. */
+#define OSD_ISCSI_SENDQ_MAX (16u << 20)
+/* Login Responses of one login (48 bytes each plus their text): beyond
+ * this the login fails with -EPROTO. */
+#define OSD_ISCSI_LOGIN_BUDGET 65536
 
 /* Longest security token kept (its length is the target's choice). */
 #define OSD_ISCSI_TOKEN_MAX 64
@@ -81,6 +105,8 @@ struct osd__iscsi_rx {
 	size_t tail_len, tail_have;
 	struct osd__iscsi_pdu pdu;
 	uint8_t sink[4096];               /* late Data-In of a cancelled task */
+	int no_read;                      /* reads return "nothing" (service budget spent) */
+	size_t bytes_read;                /* from the socket, for the service budget */
 };
 
 struct osd__iscsi_sess {
@@ -104,6 +130,12 @@ struct osd__iscsi_sess {
 	struct osd__iscsi_task *done_tail;
 	unsigned inflight;                /* tasks in TASK_SENT */
 	struct osd__iscsi_opdu *sendq, *sendq_tail;
+	size_t sendq_mem;                 /* memory the queue holds (OSD_ISCSI_SENDQ_MAX) */
+	size_t nop_answer_bytes;          /* of NOP-Out answers queued (OSD_ISCSI_NOP_ANSWER_MAX) */
+	uint64_t nop_answers_dropped;     /* answers not queued for that limit */
+	uint64_t unsol_start_ms;          /* window of unsolicited PDUs */
+	unsigned unsol_count, unsol_nop;
+	size_t login_rsp_bytes;           /* Login Responses of this login (OSD_ISCSI_LOGIN_BUDGET) */
 	struct osd__iscsi_rx rx;
 	uint64_t last_rx_ms, nop_sent_ms;
 	uint32_t nop_itt;                 /* our outstanding keepalive, or RSVD */
@@ -135,6 +167,10 @@ int osd__iscsi_send_borrowed(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h
 /* Task @p t completes: queued PDUs stop borrowing its buffers. */
 void osd__iscsi_sendq_release(struct osd__iscsi_sess *s, const struct osd__iscsi_task *t);
 int osd__iscsi_flush(struct osd__iscsi_sess *s);
+/* Queues a NOP-Out answering a ping unless queued answers would go over
+ * OSD_ISCSI_NOP_ANSWER_MAX; 1 = dropped (counted), 0 = queued, or -errno. */
+int osd__iscsi_send_nop_answer(struct osd__iscsi_sess *s, struct osd__iscsi_bhs *h,
+			       const uint8_t *data, size_t dlen);
 int osd__iscsi_recv(struct osd__iscsi_sess *s);
 void osd__iscsi_rx_reset(struct osd__iscsi_sess *s);
 void osd__iscsi_rx_clear(struct osd__iscsi_sess *s);

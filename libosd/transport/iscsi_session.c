@@ -202,8 +202,9 @@ static void send_nop_out(struct osd__iscsi_sess *s, uint32_t itt, uint32_t ttt,
 	h.ttt = ttt;
 	h.cmd_sn = s->cmdsn;
 	h.exp_stat_sn = s->expstatsn;
-	if (osd__iscsi_send(s, &h, NULL, 0, data, dlen))
-		osd__iscsi_set_error(s, "out of memory answering a NOP-In");
+	if (ttt != OSD_ISCSI_RSVD_TAG ? osd__iscsi_send_nop_answer(s, &h, data, dlen) < 0 :
+	    osd__iscsi_send(s, &h, NULL, 0, data, dlen) != 0)
+		osd__iscsi_set_error(s, "cannot queue a NOP-Out");
 }
 
 /* ---- receiving ---- */
@@ -229,6 +230,14 @@ static int on_r2t(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
 	 * any more, and our ABORT TASK ends the transfer (RFC 7143 §11.5.1). */
 	if (!t || !t->xfer)
 		return 0;
+	/* R2Ts keep coming while our queue does not drain: the target does
+	 * not read, and each answer would queue more (RFC 7143 §11.8 bounds
+	 * them by MaxOutstandingR2T, which we do not track). */
+	if (s->sendq_mem > OSD_ISCSI_SENDQ_MAX) {
+		osd__iscsi_set_error(s, "send queue full: %zu bytes queued, limit %u",
+				     s->sendq_mem, OSD_ISCSI_SENDQ_MAX);
+		return -ENOBUFS;
+	}
 	if (h->offset > t->xfer->out_len || h->length > t->xfer->out_len - h->offset ||
 	    h->length == 0) {
 		osd__iscsi_set_error(s, "R2T for [%u, +%u) outside the %zu-byte data-out",
@@ -290,6 +299,36 @@ static void on_abort_answer(struct osd__iscsi_sess *s, const struct osd__iscsi_b
 	}
 }
 
+/* Counts a PDU the target sent on its own (a NOP-In that does not answer
+ * our keepalive, an Async Message, a Reject). More than
+ * OSD_ISCSI_UNSOLICITED_MAX within OSD_ISCSI_UNSOLICITED_WINDOW_MS is a
+ * flood: -EPROTO, and the connection drops. Each costs us work and a NOP-In
+ * ping an answer (RFC 7143 §11.19), so a target sending them as fast as it
+ * can would otherwise hold the connection (and our memory) hostage. */
+static int count_unsolicited(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
+{
+	uint64_t now = osd__iscsi_now_ms();
+
+	if (!s->unsol_count || now - s->unsol_start_ms >= OSD_ISCSI_UNSOLICITED_WINDOW_MS) {
+		s->unsol_start_ms = now;
+		s->unsol_count = 0;
+		s->unsol_nop = 0;
+	}
+	s->unsol_count++;
+	if (h->opcode == OSD_ISCSI_OP_NOP_IN)
+		s->unsol_nop++;
+	if (s->unsol_count <= OSD_ISCSI_UNSOLICITED_MAX)
+		return 0;
+	if (s->unsol_nop * 2 > s->unsol_count)
+		osd__iscsi_set_error(s, "NOP-In flood: %u in %u ms", s->unsol_count,
+				     (unsigned)(now - s->unsol_start_ms));
+	else
+		osd__iscsi_set_error(s, "unsolicited PDU flood: %u in %u ms (%u NOP-In)",
+				     s->unsol_count, (unsigned)(now - s->unsol_start_ms),
+				     s->unsol_nop);
+	return -EPROTO;
+}
+
 /* Handles one received PDU. Returns 0 or -EPROTO (drop the connection). */
 static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 {
@@ -297,6 +336,13 @@ static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 	struct osd__iscsi_task *t;
 	int rc;
 
+	if (h->opcode == OSD_ISCSI_OP_ASYNC_MSG || h->opcode == OSD_ISCSI_OP_REJECT ||
+	    (h->opcode == OSD_ISCSI_OP_NOP_IN &&
+	     (h->itt == OSD_ISCSI_RSVD_TAG || h->itt != s->nop_itt))) {
+		rc = count_unsolicited(s, h);
+		if (rc)
+			return rc;
+	}
 	switch (h->opcode) {
 	case OSD_ISCSI_OP_DATA_IN:
 		update_sn(s, h, h->flags & OSD_ISCSI_F_STATUS);
@@ -440,6 +486,8 @@ void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
 	uint64_t until = 0;
 
 	(void)err;
+	s->rx.no_read = 0; /* the logins below read, whatever budget receive() spent */
+	s->unsol_count = 0;
 	if (s->opts.failover_ms && s->tasks) {
 		uint64_t least = osd__iscsi_now_ms() + s->opts.failover_ms / 6;
 
@@ -502,24 +550,52 @@ static void timers(struct osd__iscsi_sess *s)
 	}
 }
 
-int osd__iscsi_service_locked(struct osd__iscsi_sess *s, int revents)
+/* Reads and handles what the target sent. The work is bounded: after
+ * OSD_ISCSI_SERVICE_MAX_PDUS PDUs or OSD_ISCSI_SERVICE_MAX_BYTES bytes the
+ * socket is read no more in this call, only the PDUs already buffered are
+ * handled (at most the read-ahead), so that a target sending without pause
+ * cannot keep the caller here: the timers and the caller's own timeouts
+ * run, and the next poll() finds the socket readable again. Nothing whole
+ * stays buffered, so no PDU waits for a poll() that would not wake. A lost
+ * connection is logged in again here (osd__iscsi_conn_lost) and reading
+ * goes on within the same budget; after a second loss in one call the
+ * rest waits for the next call, so that a target that floods every new
+ * connection at once costs at most two logins per call. */
+static void receive(struct osd__iscsi_sess *s)
 {
+	unsigned pdus = 0, lost = 0;
 	int rc;
 
-	(void)revents; /* the non-blocking calls tell us everything */
-	if (s->dead)
-		return -ENOTCONN;
+	s->rx.bytes_read = 0;
+	s->rx.no_read = 0;
 	while (s->fd >= 0) {
+		if (pdus >= OSD_ISCSI_SERVICE_MAX_PDUS ||
+		    s->rx.bytes_read >= OSD_ISCSI_SERVICE_MAX_BYTES)
+			s->rx.no_read = 1;
 		rc = osd__iscsi_recv(s);
 		if (rc == 0)
 			break;
 		if (rc == 1) {
+			pdus++;
 			rc = dispatch(s, &s->rx.pdu);
 			osd__iscsi_rx_reset(s);
 		}
-		if (rc < 0)
+		if (rc < 0) {
+			s->rx.no_read = 0;
 			osd__iscsi_conn_lost(s, rc);
+			if (++lost == 2)
+				break;
+		}
 	}
+	s->rx.no_read = 0;
+}
+
+int osd__iscsi_service_locked(struct osd__iscsi_sess *s, int revents)
+{
+	(void)revents; /* the non-blocking calls tell us everything */
+	if (s->dead)
+		return -ENOTCONN;
+	receive(s);
 	if (s->fd >= 0 && s->logout_requested && s->inflight == 0) {
 		uint64_t deadline = osd__iscsi_now_ms() + LOGOUT_WAIT_MS;
 

@@ -1,0 +1,645 @@
+/* The initiator against a hostile target (docs/iscsi-initiator.md, "Bounds
+ * against a hostile target"): a NOP-In flood during a READ drops the
+ * connection with a named error and the READ is resent; a flood of stray
+ * PDUs does not keep one service call reading; pings whose answers the
+ * target never reads do not make the send queue grow past its limit, nor
+ * do R2Ts without end; a login that never completes fails with a named
+ * error, within its budget. */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <osd/iscsi.h>
+#include "fake_target.h"
+#include "transport/iscsi_private.h"
+
+#define TARGET "iqn.2026-01.org.libosd:fake"
+#define WAIT_MS 10000
+#define FLOOD_MS 10000        /* the longest a flood goes on if nobody stops it */
+#define ACT_READ 0x8885
+#define RD_LEN 64
+
+struct done_rec {
+	int called, err;
+};
+
+static void xfer_done(struct osd_xfer *x, int err)
+{
+	struct done_rec *r = x->priv;
+
+	r->called++;
+	r->err = err;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + seed);
+}
+
+static struct ft *ft_new(void)
+{
+	struct ft *ft = calloc(1, sizeof(*ft));
+
+	ck_assert_ptr_nonnull(ft);
+	return ft;
+}
+
+static int open_tp_rc(struct ft *ft, struct osd_transport *tp, struct osd_iscsi_options *o,
+		      char *err, size_t errlen)
+{
+	char url[128];
+	int rc;
+
+	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%u/" TARGET "/0", ft->port);
+	o->errbuf = err;
+	o->errbuf_len = errlen;
+	rc = osd_iscsi_transport_new(tp, url, o);
+	o->errbuf = NULL;
+	return rc;
+}
+
+static void open_tp(struct ft *ft, struct osd_transport *tp, struct osd_iscsi_options *o)
+{
+	char err[256] = "";
+	int rc = open_tp_rc(ft, tp, o, err, sizeof(err));
+
+	ck_assert_msg(rc == 0, "transport_new: %d %s / target: %s", rc, err, ft->fail);
+}
+
+/* A READ of RD_LEN bytes (OSD READ, 236-byte CDB). */
+struct cmd {
+	uint8_t cdb[236];
+	uint8_t in[RD_LEN];
+	struct iovec iiov;
+	struct osd_xfer x;
+	struct done_rec dr;
+};
+
+static void read_init(struct cmd *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->cdb[0] = 0x7F;
+	c->cdb[7] = sizeof(c->cdb) - 8;
+	c->cdb[8] = ACT_READ >> 8;
+	c->cdb[9] = ACT_READ & 0xFF;
+	c->iiov = (struct iovec){ c->in, RD_LEN };
+	c->x.cdb = c->cdb;
+	c->x.cdb_len = sizeof(c->cdb);
+	c->x.in_iov = &c->iiov;
+	c->x.in_iovcnt = 1;
+	c->x.in_len = RD_LEN;
+	c->x.done = xfer_done;
+	c->x.priv = &c->dr;
+}
+
+static int send_read_answer(struct ft *ft, uint32_t itt, unsigned seed)
+{
+	struct osd__iscsi_bhs h;
+	uint8_t d[RD_LEN];
+
+	fill(d, sizeof(d), seed);
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_DATA_IN;
+	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_F_STATUS;
+	h.itt = itt;
+	h.ttt = OSD_ISCSI_RSVD_TAG;
+	ft_rsp_sn(ft, &h, 1);
+	return ft_send(ft, &h, NULL, 0, d, sizeof(d));
+}
+
+/* Receives the READ (skipping keepalives), opens the CmdSN window past it. */
+static int recv_read(struct ft *ft, uint32_t *itt)
+{
+	do {
+		if (ft_recv(ft))
+			return -1;
+	} while (ft->pdu.bhs.opcode == OSD_ISCSI_OP_NOP_OUT);
+	FT_CHECK_RC(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD &&
+		    (ft->pdu.bhs.cdb[8] << 8 | ft->pdu.bhs.cdb[9]) == ACT_READ, "READ expected");
+	*itt = ft->pdu.bhs.itt;
+	ft->expcmdsn = ft->pdu.bhs.cmd_sn + 1;
+	ft->maxcmdsn = ft->expcmdsn + 8;
+	return 0;
+}
+
+/* @p count copies of the PDU @p h (no data) in one buffer. */
+static uint8_t *pdu_train(struct ft *ft, struct osd__iscsi_bhs *h, unsigned count, size_t *len)
+{
+	uint8_t one[OSD_ISCSI_BHS_LEN + 16], *b;
+	long n = osd__iscsi_pdu_build(one, sizeof(one), h, NULL, 0, NULL, 0, &ft->dg);
+
+	if (n <= 0 || !(b = malloc((size_t)n * count)))
+		return NULL;
+	for (unsigned i = 0; i < count; i++)
+		memcpy(b + (size_t)n * i, one, (size_t)n);
+	*len = (size_t)n * count;
+	return b;
+}
+
+/* ---- a NOP-In flood during a READ ---- */
+
+struct flood_rec {
+	unsigned long sent;   /* NOP-Ins the target got out before the drop */
+};
+
+/* Floods unsolicited NOP-Ins (ITT and TTT 0xFFFFFFFF, RFC 7143 §11.19) as
+ * fast as the socket takes them until the initiator drops the connection,
+ * then accepts the new login and answers the resent READ. */
+static void script_nop_flood(struct ft *ft)
+{
+	struct flood_rec *r = ft->user;
+	struct osd__iscsi_bhs h;
+	uint64_t end;
+	uint32_t itt;
+	uint8_t *train;
+	size_t len;
+
+	if (ft_accept(ft) || ft_login(ft) || recv_read(ft, &itt))
+		return;
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_NOP_IN;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.itt = OSD_ISCSI_RSVD_TAG;
+	h.ttt = OSD_ISCSI_RSVD_TAG;
+	memset(h.lun, 0, 8);
+	ft_rsp_sn(ft, &h, 0);
+	train = pdu_train(ft, &h, 64, &len);
+	FT_CHECK(ft, train != NULL, "out of memory");
+	end = now_ms() + FLOOD_MS;
+	while (now_ms() < end) {
+		ssize_t w = send(ft->fd, train, len, MSG_NOSIGNAL);
+
+		if (w < 0)
+			break; /* the initiator dropped the connection */
+		r->sent += (size_t)w / OSD_ISCSI_BHS_LEN;
+	}
+	free(train);
+	FT_CHECK(ft, now_ms() < end, "the initiator let the flood go on for %u ms", FLOOD_MS);
+	if (ft_accept(ft) || ft_login(ft) || recv_read(ft, &itt) || send_read_answer(ft, itt, 5))
+		return;
+	ft_logout(ft);
+}
+
+START_TEST(nop_flood_during_read)
+{
+	struct ft *ft = ft_new();
+	struct flood_rec r = { 0 };
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	const struct osd__iscsi_sess *s;
+	uint8_t want[RD_LEN];
+	uint64_t start, longest = 0;
+	unsigned n = 0, ms = 0;
+
+	ck_assert_ptr_nonnull(c);
+	o.connect_timeout_ms = 2000;
+	ft->user = &r;
+	ft_start(ft, script_nop_flood);
+	open_tp(ft, &tp, &o);
+	s = tp.impl;
+	read_init(c);
+	start = now_ms();
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	while (!c->dr.called && now_ms() - start < WAIT_MS) {
+		struct pollfd pfd = { .fd = tp.ops->get_fd(tp.impl),
+				      .events = (short)tp.ops->which_events(tp.impl) };
+		uint64_t t0;
+
+		if (pfd.fd >= 0)
+			poll(&pfd, 1, 50);
+		t0 = now_ms();
+		ck_assert_int_eq(tp.ops->service(tp.impl, pfd.revents), 0);
+		if (now_ms() - t0 > longest)
+			longest = now_ms() - t0;
+	}
+	/* done well within the READ's resend: the drop, one login, the answer */
+	ck_assert_int_eq(c->dr.called, 1);
+	ck_assert_int_eq(c->dr.err, 0);
+	fill(want, sizeof(want), 5);
+	ck_assert_mem_eq(c->in, want, RD_LEN);
+	ck_assert_uint_lt(now_ms() - start, 3000);
+	ck_assert_uint_lt(longest, 2000);
+	ck_assert_msg(sscanf(s->err, "NOP-In flood: %u in %u ms", &n, &ms) == 2,
+		      "error: %s", s->err);
+	ck_assert_uint_eq(n, OSD_ISCSI_UNSOLICITED_MAX + 1);
+	ck_assert_uint_lt(ms, OSD_ISCSI_UNSOLICITED_WINDOW_MS);
+	ck_assert_uint_gt(r.sent, OSD_ISCSI_UNSOLICITED_MAX);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_int_eq(ft->logins, 2);
+	free(c);
+	free(ft);
+}
+END_TEST
+
+/* ---- stray PDUs: one service call reads a bounded amount ---- */
+
+#define STRAYS 2000u  /* SCSI Responses for a task that does not exist: 96000 bytes */
+
+static void script_strays(struct ft *ft)
+{
+	struct osd__iscsi_bhs h;
+	uint32_t itt;
+	uint8_t *train;
+	size_t len;
+	int rc;
+
+	if (ft_accept(ft) || ft_login(ft) || recv_read(ft, &itt))
+		return;
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_SCSI_RSP;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.itt = itt + 1000; /* no such task: ignored, but read and parsed */
+	ft_rsp_sn(ft, &h, 0);
+	train = pdu_train(ft, &h, STRAYS, &len);
+	FT_CHECK(ft, train != NULL, "out of memory");
+	rc = ft_send_raw(ft, train, len);
+	free(train);
+	if (rc)
+		return;
+	ft_step_set(ft, 1);
+	if (ft_step_wait(ft, 2) || send_read_answer(ft, itt, 9))
+		return;
+	ft_logout(ft);
+}
+
+static int readable(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
+}
+
+START_TEST(service_budget)
+{
+	struct ft *ft = ft_new();
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	uint64_t end;
+	int fd, left;
+
+	ck_assert_ptr_nonnull(c);
+	ft_start(ft, script_strays);
+	open_tp(ft, &tp, &o);
+	fd = tp.ops->get_fd(tp.impl);
+	read_init(c);
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	ck_assert_int_eq(ft_step_wait(ft, 1), 0);
+	/* all strays are in our socket before the service call */
+	end = now_ms() + WAIT_MS;
+	while (readable(fd) < (int)(STRAYS * OSD_ISCSI_BHS_LEN) && now_ms() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		poll(&pfd, 1, 10);
+	}
+	ck_assert_int_eq(readable(fd), STRAYS * OSD_ISCSI_BHS_LEN);
+	ck_assert_int_eq(tp.ops->service(tp.impl, POLLIN), 0);
+	/* the budget: OSD_ISCSI_SERVICE_MAX_PDUS PDUs, then the read-ahead */
+	left = readable(fd);
+	ck_assert_int_gt(left, 0);
+	ck_assert_int_le(left, (int)((STRAYS - OSD_ISCSI_SERVICE_MAX_PDUS) * OSD_ISCSI_BHS_LEN));
+	ck_assert_int_ge(left, (int)((STRAYS - OSD_ISCSI_SERVICE_MAX_PDUS) * OSD_ISCSI_BHS_LEN -
+				     16384 - OSD_ISCSI_BHS_LEN));
+	ck_assert_int_eq(c->dr.called, 0);
+	ft_step_set(ft, 2);
+	end = now_ms() + WAIT_MS;
+	while (!c->dr.called && now_ms() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		poll(&pfd, 1, 50);
+		ck_assert_int_eq(tp.ops->service(tp.impl, pfd.revents), 0);
+	}
+	ck_assert_int_eq(c->dr.called, 1);
+	ck_assert_int_eq(c->dr.err, 0);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_int_eq(ft->logins, 1);
+	free(c);
+	free(ft);
+}
+END_TEST
+
+/* ---- pings whose answers are never read ---- */
+
+#define PINGS 40u
+#define PING_LEN (64u << 10)
+
+static void script_pings(struct ft *ft)
+{
+	struct osd__iscsi_bhs h;
+	uint8_t *d = malloc(PING_LEN);
+	int small = 4096;
+
+	FT_CHECK(ft, d != NULL, "out of memory");
+	fill(d, PING_LEN, 1);
+	if (ft_accept(ft) == 0)
+		setsockopt(ft->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	if (ft->fd < 0 || ft_login(ft)) {
+		free(d);
+		return;
+	}
+	ft_step_set(ft, 1);
+	/* pings, well under the flood rate; their answers are never read */
+	for (unsigned i = 0; i < PINGS; i++) {
+		memset(&h, 0, sizeof(h));
+		h.opcode = OSD_ISCSI_OP_NOP_IN;
+		h.flags = OSD_ISCSI_F_FINAL;
+		h.itt = OSD_ISCSI_RSVD_TAG;
+		h.ttt = 0x1000 + i;
+		ft_rsp_sn(ft, &h, 0);
+		if (ft_send(ft, &h, NULL, 0, d, PING_LEN))
+			break;
+	}
+	free(d);
+	__atomic_store_n(&ft->progress, 1, __ATOMIC_SEQ_CST);
+	ft_step_wait(ft, 2); /* then close, unread */
+}
+
+START_TEST(ping_answers_bounded)
+{
+	struct ft *ft = ft_new();
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	const struct osd__iscsi_sess *s;
+	size_t max_answers = 0, max_mem = 0;
+	uint64_t end;
+	int fd, small = 4096;
+
+	o.connect_timeout_ms = 1000; /* the logout at destroy gets no answer */
+	ft_start(ft, script_pings);
+	open_tp(ft, &tp, &o);
+	s = tp.impl;
+	fd = tp.ops->get_fd(tp.impl);
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	ck_assert_int_eq(ft_step_wait(ft, 1), 0);
+	end = now_ms() + WAIT_MS;
+	while (!(__atomic_load_n(&ft->progress, __ATOMIC_SEQ_CST) && readable(fd) == 0 &&
+		 s->rx.have == s->rx.consumed) && now_ms() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		poll(&pfd, 1, 20);
+		ck_assert_int_eq(tp.ops->service(tp.impl, pfd.revents), 0);
+		if (s->nop_answer_bytes > max_answers)
+			max_answers = s->nop_answer_bytes;
+		if (s->sendq_mem > max_mem)
+			max_mem = s->sendq_mem;
+	}
+	ck_assert_int_eq(__atomic_load_n(&ft->progress, __ATOMIC_SEQ_CST), 1);
+	ck_assert_int_eq(tp.ops->get_fd(tp.impl), fd); /* no drop: under the flood rate */
+	/* the queue holds as many whole answers as fit, the rest were dropped */
+	ck_assert_uint_le(max_answers, OSD_ISCSI_NOP_ANSWER_MAX);
+	ck_assert_uint_eq(s->nop_answer_bytes,
+			  OSD_ISCSI_NOP_ANSWER_MAX / (OSD_ISCSI_BHS_LEN + PING_LEN) *
+			  (OSD_ISCSI_BHS_LEN + PING_LEN));
+	ck_assert_uint_le(max_mem, OSD_ISCSI_NOP_ANSWER_MAX + 4096);
+	ck_assert_uint_ge(s->nop_answers_dropped, PINGS / 2);
+	ck_assert_uint_le(s->nop_answers_dropped,
+			  PINGS - OSD_ISCSI_NOP_ANSWER_MAX / (OSD_ISCSI_BHS_LEN + PING_LEN));
+	ft_step_set(ft, 2);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	free(ft);
+}
+END_TEST
+
+/* ---- R2Ts that never end while the target does not read ---- */
+
+#define ACT_APPEND 0x8887     /* not repeatable: fails with -EIO after a drop */
+#define WR_LEN (64u << 10)
+#define R2T_MAX 200000u       /* the most the script sends (about 9.6 MB) */
+
+struct r2t_rec {
+	unsigned long sent;   /* R2Ts the target got out before the drop */
+};
+
+/* Answers the APPEND with R2Ts for the same range, again and again,
+ * reading nothing, until the initiator drops the connection; then takes
+ * the new login and waits for the logout. */
+static void script_r2t_flood(struct ft *ft)
+{
+	struct r2t_rec *r = ft->user;
+	struct osd__iscsi_bhs h;
+	uint8_t one[OSD_ISCSI_BHS_LEN], *train;
+	size_t per = 256;
+
+	if (ft_accept(ft) || ft_login(ft) || ft_recv(ft))
+		return;
+	FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD, "APPEND expected");
+	ft->expcmdsn = ft->pdu.bhs.cmd_sn + 1;
+	ft->maxcmdsn = ft->expcmdsn + 8;
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_R2T;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.itt = ft->pdu.bhs.itt;
+	h.ttt = 0x55;
+	ft_rsp_sn(ft, &h, 0);
+	h.offset = 512;
+	h.length = WR_LEN - 512;
+	FT_CHECK(ft, osd__iscsi_pdu_build(one, sizeof(one), &h, NULL, 0, NULL, 0, &ft->dg) ==
+		 OSD_ISCSI_BHS_LEN, "cannot build an R2T");
+	train = malloc(sizeof(one) * per);
+	FT_CHECK(ft, train != NULL, "out of memory");
+	for (size_t i = 0; i < per; i++)
+		memcpy(train + sizeof(one) * i, one, sizeof(one));
+	while (r->sent < R2T_MAX) {
+		ssize_t w = send(ft->fd, train, sizeof(one) * per, MSG_NOSIGNAL);
+
+		if (w < 0)
+			break; /* the initiator dropped the connection */
+		r->sent += (size_t)w / OSD_ISCSI_BHS_LEN;
+	}
+	free(train);
+	FT_CHECK(ft, r->sent < R2T_MAX, "the initiator took %u R2Ts without dropping", R2T_MAX);
+	if (ft_accept(ft) || ft_login(ft))
+		return;
+	ft_logout(ft);
+}
+
+START_TEST(r2t_flood_bounded)
+{
+	struct ft *ft = ft_new();
+	struct r2t_rec r = { 0 };
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	static uint8_t out[WR_LEN];
+	struct iovec oiov = { out, WR_LEN };
+	const struct osd__iscsi_sess *s;
+	size_t max_mem = 0, n = 0;
+	unsigned lim = 0;
+	uint64_t end;
+
+	ck_assert_ptr_nonnull(c);
+	o.connect_timeout_ms = 2000;
+	ft->user = &r;
+	ft_start(ft, script_r2t_flood);
+	open_tp(ft, &tp, &o);
+	s = tp.impl;
+	read_init(c);
+	c->cdb[9] = ACT_APPEND & 0xFF;
+	c->x.in_iov = NULL;
+	c->x.in_iovcnt = 0;
+	c->x.in_len = 0;
+	c->x.out_iov = &oiov;
+	c->x.out_iovcnt = 1;
+	c->x.out_len = WR_LEN;
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	end = now_ms() + WAIT_MS;
+	while (!c->dr.called && now_ms() < end) {
+		struct pollfd pfd = { .fd = tp.ops->get_fd(tp.impl),
+				      .events = (short)tp.ops->which_events(tp.impl) };
+
+		if (pfd.fd >= 0)
+			poll(&pfd, 1, 50);
+		ck_assert_int_eq(tp.ops->service(tp.impl, pfd.revents), 0);
+		if (s->sendq_mem > max_mem)
+			max_mem = s->sendq_mem;
+	}
+	ck_assert_int_eq(c->dr.called, 1);
+	ck_assert_int_eq(c->dr.err, -EIO); /* dropped, and an APPEND is not resent */
+	ck_assert_msg(sscanf(s->err, "send queue full: %zu bytes queued, limit %u", &n, &lim) == 2,
+		      "error: %s", s->err);
+	ck_assert_uint_eq(lim, OSD_ISCSI_SENDQ_MAX);
+	ck_assert_uint_gt(n, OSD_ISCSI_SENDQ_MAX);
+	/* one R2T's answer past the limit at most: 8 Data-Out heads */
+	ck_assert_uint_le(max_mem, OSD_ISCSI_SENDQ_MAX + 8 * 256);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_int_eq(ft->logins, 2);
+	free(c);
+	free(ft);
+}
+END_TEST
+
+/* ---- a login that never completes ---- */
+
+struct login_rec {
+	int with_text;          /* _i: 1 = C bit and 4000 bytes of text each time */
+	unsigned answered;      /* Login Responses sent */
+};
+
+#define JUNK_LEN 4000
+
+/* Answers every Login Request with a Login Response that neither transits
+ * nor ends (RFC 7143 §11.13: T never set; with text, C set as well). */
+static void script_no_transit(struct ft *ft)
+{
+	struct login_rec *r = ft->user;
+	static uint8_t junk[JUNK_LEN];
+	struct osd__iscsi_bhs h;
+
+	memcpy(junk, "X-junk=", 7);
+	memset(junk + 7, 'j', JUNK_LEN - 8);
+	junk[JUNK_LEN - 1] = 0;
+	if (ft_accept(ft))
+		return;
+	for (unsigned i = 0; i < 100000; i++) {
+		if (ft_recv(ft)) {
+			ft->fail[0] = 0; /* the initiator gave up: expected, counted below */
+			return;
+		}
+		FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_LOGIN_REQ, "Login Request expected");
+		memset(&h, 0, sizeof(h));
+		h.opcode = OSD_ISCSI_OP_LOGIN_RSP;
+		h.flags = OSD_ISCSI_LOGIN_FLAGS(0, r->with_text, 0, 1);
+		memcpy(h.isid, ft->pdu.bhs.isid, 6);
+		h.itt = ft->pdu.bhs.itt;
+		ft->expcmdsn = ft->pdu.bhs.cmd_sn;
+		ft->maxcmdsn = ft->pdu.bhs.cmd_sn + 8;
+		ft_rsp_sn(ft, &h, 1);
+		if (ft_send(ft, &h, NULL, 0, r->with_text ? junk : NULL, r->with_text ? JUNK_LEN : 0))
+			return;
+		r->answered++;
+	}
+	ft_failf(ft, "the login went on for 100000 rounds");
+}
+
+static long vm_hwm_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+START_TEST(login_never_transits)
+{
+	struct ft *ft = ft_new();
+	struct login_rec r = { .with_text = _i };
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	size_t each = OSD_ISCSI_BHS_LEN + (_i ? JUNK_LEN : 0);
+	unsigned rounds = OSD_ISCSI_LOGIN_BUDGET / each + 1;
+	char err[256] = "", want[256];
+	long hwm0 = vm_hwm_kb(), hwm1;
+	uint64_t start;
+	int rc;
+
+	o.connect_timeout_ms = 5000;
+	ft->user = &r;
+	ft_start(ft, script_no_transit);
+	start = now_ms();
+	rc = open_tp_rc(ft, &tp, &o, err, sizeof(err));
+	ck_assert_int_eq(rc, -EPROTO);
+	ck_assert_uint_lt(now_ms() - start, o.connect_timeout_ms);
+	snprintf(want, sizeof(want), "login not complete after %zu bytes of Login Responses "
+		 "(limit %u)", rounds * each, OSD_ISCSI_LOGIN_BUDGET);
+	ck_assert_str_eq(err, want);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_uint_eq(r.answered, rounds);
+	hwm1 = vm_hwm_kb();
+	ck_assert_int_ge(hwm0, 0);
+	ck_assert_int_lt(hwm1 - hwm0, 8192); /* peak memory grew by less than 8 MiB */
+	free(ft);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("iscsi_hostile_target");
+	TCase *tc = tcase_create("bounds");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, nop_flood_during_read);
+	tcase_add_test(tc, service_budget);
+	tcase_add_test(tc, ping_answers_bounded);
+	tcase_add_test(tc, r2t_flood_bounded);
+	tcase_add_loop_test(tc, login_never_transits, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
