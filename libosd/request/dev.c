@@ -178,7 +178,9 @@ static int probe_version(osd_dev *dev, enum osd_version version)
 		osd_req_free(req);
 		return rc;
 	}
-	if (rc == -ENOTSUP || (rc < 0 && !req->has_sense)) {
+	/* A malformed answer (bad_answer) is still an answer: the target
+	 * parsed the CDB, so it settles the version like a GOOD one. */
+	if (rc == -ENOTSUP || (rc < 0 && !req->has_sense && !req->bad_answer)) {
 		osd_req_free(req);
 		return 0;
 	}

@@ -136,6 +136,8 @@ struct osd_req {
 	int is_short;
 	struct osd_attr_reader rd;
 	int rd_state;                 /* 0 not started, 1 ready, <0 error */
+	int bad_answer;               /* the answer failed its checks (-EBADMSG,
+				       * -EPROTO): none of it is handed out */
 
 	/* Last: osd__req_new() zeroes everything before it, not its inline
 	 * storage (every arena allocation is zeroed when handed out). */

@@ -1,11 +1,16 @@
 /* Decoding a completed exchange into the request's result, and the result
  * accessors (sense, attributes, ids, LIST/QUERY answers). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <osd/attributes.h>
+#include "proto/answer.h"
 #include "proto/byteorder.h"
 #include "request/private.h"
+
+#define SENSE_HDR 8 /* both sense formats: ADDITIONAL SENSE LENGTH in byte 7 */
+#define PAGE_HDR 8  /* retrieved page: page number, PAGE LENGTH */
 
 static void describe_failure(osd_req *req)
 {
@@ -21,14 +26,54 @@ static void describe_failure(osd_req *req)
 	}
 }
 
+/* An answer refused: the error names the command, its object and the field. */
+static int malformed(osd_req *req, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int malformed(osd_req *req, int err, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	osd__errmsg(req, "%s of 0x%llx/0x%llx: %s", osd_action_name(req->cdb.action),
+		    (unsigned long long)req->cdb.obj.partition,
+		    (unsigned long long)req->cdb.obj.id, why);
+	return err;
+}
+
+/*
+ * What the transport itself reports must be possible: no more data-in than
+ * the command made room for, no more sense than struct osd_xfer holds.
+ */
+static int check_transport(osd_req *req)
+{
+	const struct osd_xfer *x = &req->xfer;
+
+	if (x->in_xferred > x->in_len)
+		return malformed(req, -EPROTO, "data-in of %zu bytes exceeds the %zu bytes asked for",
+				 x->in_xferred, x->in_len);
+	if (x->status == OSD_STATUS_CHECK_CONDITION && x->sense_len > sizeof(x->sense))
+		return malformed(req, -EPROTO, "sense of %u bytes exceeds the %zu-byte sense buffer",
+				 x->sense_len, sizeof(x->sense));
+	return 0;
+}
+
 /* CHECK CONDITION: errno from the sense; RECOVERED ERROR is a success. */
 static int check_condition(osd_req *req)
 {
 	const struct osd_sense *s = &req->sense;
 	size_t len = req->xfer.sense_len;
 
-	if (len > sizeof(req->xfer.sense))
-		len = sizeof(req->xfer.sense);
+	/* Sense may be cut at 252 bytes (docs/protocol.md §11.1), never sooner:
+	 * a shorter buffer holds all the ADDITIONAL SENSE LENGTH promises. */
+	if (len >= SENSE_HDR && len < sizeof(req->xfer.sense) &&
+	    SENSE_HDR + (size_t)req->xfer.sense[7] > len)
+		return malformed(req, -EBADMSG,
+				 "sense ADDITIONAL SENSE LENGTH %u exceeds the %zu bytes received",
+				 req->xfer.sense[7], len);
 	if (osd_sense_decode(req->xfer.sense, len, &req->sense) < 0)
 		return -EIO;
 	req->has_sense = 1;
@@ -78,9 +123,134 @@ static int verify_response(osd_req *req)
 	return rc;
 }
 
+static size_t attr_received(const osd_req *req);
+
+/*
+ * The most LIST LENGTH can be when every requested attribute comes back
+ * with the longest value, once per object a CREATE made; unbounded for
+ * "all" requests and for GET MEMBER ATTRIBUTES (the members are unknown).
+ */
+static uint64_t attr_list_bound(const osd_req *req)
+{
+	enum osd_version v = req->dev->version;
+	enum osd_list_type type = v == OSD_V1 && req->cdb.num_objects > 1 ?
+				  OSD_LIST_CREATE_MULTI : OSD_LIST_SET;
+	uint64_t per_object = v == OSD_V2 ? 16 : 0; /* room for a 0Eh object header */
+
+	if (req->cdb.action == OSD_ACT_GET_MEMBER_ATTRIBUTES)
+		return OSD__NO_LIST_BOUND;
+	for (unsigned i = 0; i < req->gets.n; i++) {
+		const struct osd_attr *g = &req->gets.v[i];
+
+		if (g->page == OSD_ATTR_ALL || g->number == OSD_ATTR_ALL)
+			return OSD__NO_LIST_BOUND;
+		per_object += osd_attr_entry_len(v, type, OSD_ATTR_MAX_LEN);
+	}
+	return per_object * (req->cdb.num_objects > 1 ? req->cdb.num_objects : 1);
+}
+
+/* Whether the get list asked for @p a (directly or with an "all" wildcard). */
+static int was_requested(const osd_req *req, const struct osd_attr *a)
+{
+	for (unsigned i = 0; i < req->gets.n; i++) {
+		const struct osd_attr *g = &req->gets.v[i];
+
+		if ((g->page == OSD_ATTR_ALL || g->page == a->page) &&
+		    (g->number == OSD_ATTR_ALL || g->number == a->number))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Retrieved attributes, list mode. Nothing at all reads as "no attributes"
+ * (osd_req_next_attr() says -ENODATA); anything else must be a well-formed
+ * list of the attributes asked for: an entry the target was not asked for
+ * is most likely an entry misread after a length that lied.
+ */
+static int check_attr_list(osd_req *req)
+{
+	size_t n = attr_received(req);
+	struct osd_attr_reader r;
+	char why[200];
+	struct osd_attr a;
+	int rc;
+
+	if (!n)
+		return 0;
+	rc = osd__attr_answer_check(req->dev->version, req->attr_in, n, req->attr_in_len,
+				    attr_list_bound(req), why, sizeof(why));
+	if (rc < 0)
+		return malformed(req, rc, "%s", why);
+	osd_attr_reader_init(&r, req->dev->version, req->attr_in, n);
+	while ((rc = osd_attr_reader_next(&r, &a)) == 1 && was_requested(req, &a))
+		;
+	if (rc == 1)
+		return malformed(req, -EBADMSG, "retrieved attribute 0x%x/0x%x was not requested",
+				 a.page, a.number);
+	return 0;
+}
+
+/* Retrieved page (page mode): PAGE LENGTH as for a list's LIST LENGTH. */
+static int check_attr_page(osd_req *req)
+{
+	size_t n = attr_received(req);
+	uint32_t len;
+
+	if (!n)
+		return 0;
+	if (n < PAGE_HDR)
+		return malformed(req, -EBADMSG,
+				 "retrieved page of %zu bytes is shorter than its %d-byte header",
+				 n, PAGE_HDR);
+	len = osd__get_be32(req->attr_in + 4);
+	if (len > n - PAGE_HDR && n < req->attr_in_len)
+		return malformed(req, -EBADMSG,
+				 "retrieved page 0x%x length %u exceeds the %zu bytes received",
+				 osd__get_be32(req->attr_in), len, n);
+	return 0;
+}
+
+/* LIST / LIST COLLECTION / QUERY parameter data against its allocation. */
+static int check_list(osd_req *req)
+{
+	int query = req->cdb.action == OSD_ACT_QUERY;
+	size_t hdr = query ? 12 : OSD_LIST_HEADER_LEN;
+	char why[200];
+	int rc;
+
+	/* An allocation too small for the header asked for nothing to check. */
+	if (!req->in_buf || req->in_data_len < hdr)
+		return 0;
+	rc = osd__list_answer_check(req->dev->version, query, req->in_buf,
+				    (size_t)req->bytes_read, (size_t)req->in_data_len,
+				    why, sizeof(why));
+	return rc < 0 ? malformed(req, rc, "%s", why) : 0;
+}
+
+/* A successful answer is only as good as its data-in: check what we parse. */
+static int check_answer(osd_req *req)
+{
+	int rc = 0;
+
+	switch (req->cdb.action) {
+	case OSD_ACT_LIST:
+	case OSD_ACT_LIST_COLLECTION:
+	case OSD_ACT_QUERY:
+		rc = check_list(req);
+		break;
+	default:
+		break;
+	}
+	if (rc == 0 && req->attr_in)
+		rc = req->page_mode ? check_attr_page(req) : check_attr_list(req);
+	return rc;
+}
+
 void osd__req_complete(osd_req *req, int err)
 {
 	uint64_t data_in = req->xfer.in_xferred;
+	int bad = 0;
 
 	/* What the command delivered of its own data (not attributes). */
 	req->bytes_read = req->in_data_len;
@@ -89,6 +259,8 @@ void osd__req_complete(osd_req *req, int err)
 	if (err < 0) {
 		req->result = err;
 		req->bytes_read = 0;
+	} else if ((bad = check_transport(req)) < 0) {
+		req->result = bad;
 	} else if (req->xfer.status == OSD_STATUS_GOOD) {
 		req->result = 0;
 	} else if (req->xfer.status == OSD_STATUS_CHECK_CONDITION) {
@@ -96,7 +268,7 @@ void osd__req_complete(osd_req *req, int err)
 	} else {
 		req->result = req->xfer.status == OSD_STATUS_BUSY ? -EBUSY : -EIO;
 	}
-	if (err == 0 && verify_response(req) != 0) {
+	if (err == 0 && !bad && verify_response(req) != 0) {
 		req->result = -EBADMSG;
 		osd__errmsg(req, "%s: response integrity check value mismatch",
 			    osd_action_name(req->cdb.action));
@@ -111,6 +283,11 @@ void osd__req_complete(osd_req *req, int err)
 			osd__errmsg(req, "%s: data-in integrity check value mismatch",
 				    osd_action_name(req->cdb.action));
 	}
+	/* After the integrity checks: a tampered answer is reported as such. */
+	if (req->result == 0 && err == 0)
+		req->result = bad = check_answer(req);
+	if (bad)
+		req->bad_answer = bad;
 	if (req->result && !req->errmsg)
 		describe_failure(req);
 	if (req->result)
@@ -150,9 +327,15 @@ int osd_req_is_short(const osd_req *req)
 /* Bytes of the retrieved-attributes area the target actually transferred. */
 static size_t attr_bytes(const osd_req *req)
 {
+	return req->state == OSD__REQ_DONE ? attr_received(req) : 0;
+}
+
+/* The same while the answer is being taken in (osd__req_complete). */
+static size_t attr_received(const osd_req *req)
+{
 	uint64_t x = req->xfer.in_xferred;
 
-	if (!req->attr_in || req->state != OSD__REQ_DONE || x <= req->attr_in_off)
+	if (!req->attr_in || x <= req->attr_in_off)
 		return 0;
 	x -= req->attr_in_off;
 	return x < req->attr_in_len ? (size_t)x : req->attr_in_len;
@@ -169,6 +352,8 @@ static int next_raw(osd_req *req, struct osd_attr *attr)
 {
 	int rc;
 
+	if (req->bad_answer)
+		return req->bad_answer;
 	if (req->rd_state == 0) {
 		size_t n = attr_bytes(req);
 
@@ -248,7 +433,7 @@ int osd_req_page(const osd_req *req, const uint8_t **buf, size_t *len)
 
 	if (!req || !buf || !len)
 		return -EINVAL;
-	n = req->page_mode ? attr_bytes(req) : 0;
+	n = req->page_mode && !req->bad_answer ? attr_bytes(req) : 0;
 	if (n < 8)
 		return -ENODATA;
 	/* Bound by PAGE LENGTH when it says less than was transferred. */

@@ -48,8 +48,9 @@ static void answer(struct fake *f, struct osd_xfer *x, unsigned idx)
 		return;
 	}
 	scatter(x, a->data_in, a->data_in_len < x->in_len ? a->data_in_len : x->in_len);
+	x->in_xferred += a->overreport;
 	x->status = a->status;
-	x->sense_len = (uint8_t)a->sense_len;
+	x->sense_len = (uint8_t)(a->sense_len_report ? a->sense_len_report : a->sense_len);
 	memcpy(x->sense, a->sense, a->sense_len);
 	x->done(x, 0);
 }

@@ -18,6 +18,8 @@ struct fake_answer {
 	uint8_t data_in[FAKE_BUF];
 	size_t data_in_len;    /* bytes placed at data-in offset 0.. */
 	int transport_err;     /* non-zero: done(err) */
+	size_t overreport;     /* a lying transport: added to in_xferred */
+	unsigned sense_len_report; /* non-zero: the sense_len reported instead */
 };
 
 struct fake_sent {

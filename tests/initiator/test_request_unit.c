@@ -489,6 +489,28 @@ START_TEST(autodetect_falls_back_to_v1)
 }
 END_TEST
 
+/* A malformed GOOD answer to the OSD-2 probe still came from a target that
+ * parsed the OSD-2 CDB: no fallback to OSD-1 (docs/initiator.md section 1). */
+START_TEST(autodetect_malformed_answer_is_v2)
+{
+	static const uint8_t overclaim[] = { 0x09, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xF0 };
+	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct fake_answer *a;
+
+	memset(&fk, 0, sizeof(fk));
+	fake_transport(&fk, &tp);
+	a = fake_next_answer(&fk);
+	a->status = OSD_STATUS_CHECK_CONDITION; /* INQUIRY refused */
+	memcpy(a->sense, (const uint8_t[]){ 0x72, 0x05, 0x20, 0x00, 0, 0, 0, 0 }, 8);
+	a->sense_len = 8;
+	fake_answer_put(fake_next_answer(&fk), 0, overclaim, sizeof(overclaim));
+	ck_assert_int_eq(osd_dev_open(&dev, &tp, &o), 0);
+	ck_assert_int_eq(osd_dev_version(dev), OSD_V2);
+	ck_assert_uint_eq(fk.nsent, 2);
+}
+END_TEST
+
 START_TEST(autodetect_inquiry_descriptor)
 {
 	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
@@ -941,6 +963,9 @@ START_TEST(query_continuation_bytes)
 	osd_req *req;
 
 	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	/* An empty result: ADDITIONAL LENGTH 4, format 21h. */
+	fake_answer_put(fake_next_answer(&fk), 0,
+			(const uint8_t[]){ 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0x84 }, 12);
 	ck_assert_int_eq(osd_req_query(&req, dev, &coll, OSD_QUERY_ALL, &crit, 1, 512), 0);
 	ck_assert_int_eq(osd_req_execute(req), 0);
 	c = fk.sent[0].cdb;
@@ -966,6 +991,280 @@ START_TEST(query_continuation_bytes)
 }
 END_TEST
 
+/* ---- malformed answers (a relay rewriting target-to-client PDUs) ------- */
+
+/* GET ATTRIBUTES of 1/0x82 whose answer holds @p list (at data-in 0). */
+static osd_req *get_with_answer(const uint8_t *list, size_t len)
+{
+	osd_req *req;
+
+	fake_answer_put(fake_next_answer(&fk), 0, list, len);
+	ck_assert_int_eq(osd_req_get_attributes(&req, dev, &OBJ), 0);
+	ck_assert_int_eq(osd_req_add_get_attr(req, 0x1, 0x82), 0);
+	ck_assert_int_eq(osd_req_set_get_alloc(req, 512), 0);
+	return req;
+}
+
+static const uint8_t one_attr[] = {
+	0x09, 0, 0, 0, 0, 0, 0, 0x18,
+	0, 0, 0, 0x01, 0, 0, 0, 0x82, 0, 0, 0, 0, 0, 0, 0, 0x08,
+	0, 0, 0, 0, 0, 0, 0x10, 0x00,
+};
+
+START_TEST(attr_answer_good_and_cut)
+{
+	uint8_t b[sizeof(one_attr)];
+	struct osd_attr at;
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	req = get_with_answer(one_attr, sizeof(one_attr));
+	ck_assert_int_eq(osd_req_execute(req), 0);
+	ck_assert_int_eq(osd_req_find_attr(req, 0x1, 0x82, &at), 0);
+	ck_assert_uint_eq(osd_attr_get_u64(&at, 0), 4096);
+	ck_assert_int_eq(osd_req_attrs_truncated(req), 0);
+	osd_req_free(req);
+	/* LIST LENGTH 48 with a 32-byte allocation, filled: a cut list,
+	 * reported as truncated, not an error (osd2r05 §7.1.3.1) */
+	memcpy(b, one_attr, sizeof(b));
+	b[7] = 0x30;
+	req = get_with_answer(b, sizeof(b));
+	ck_assert_int_eq(osd_req_set_get_alloc(req, 32), 0);
+	ck_assert_int_eq(osd_req_execute(req), 0);
+	ck_assert_int_eq(osd_req_attrs_truncated(req), 1);
+	ck_assert_int_eq(osd_req_find_attr(req, 0x1, 0x82, &at), 0);
+	osd_req_free(req);
+}
+END_TEST
+
+START_TEST(attr_answer_overclaim)
+{
+	uint8_t b[sizeof(one_attr)];
+	struct osd_attr at;
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	memcpy(b, one_attr, sizeof(b));
+	b[4] = b[5] = b[6] = 0xFF;
+	b[7] = 0xF0; /* LIST LENGTH FFFFFFF0h, 32 of 512 bytes sent */
+	req = get_with_answer(b, sizeof(b));
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_int_eq(osd_req_result(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "GET ATTRIBUTES of 0x10000/0x10003: retrieved attributes list length"
+			 " 4294967280 exceeds the 32 bytes received");
+	ck_assert_int_eq(osd_req_find_attr(req, 0x1, 0x82, &at), -EBADMSG);
+	ck_assert_int_eq(osd_req_next_attr(req, &at), -EBADMSG);
+	osd_req_free(req);
+	/* the same with the 32-byte allocation filled: one attribute cannot
+	 * take 4 GiB, so it is no cut list either */
+	req = get_with_answer(b, sizeof(b));
+	ck_assert_int_eq(osd_req_set_get_alloc(req, 32), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "GET ATTRIBUTES of 0x10000/0x10003: retrieved attributes list length"
+			 " 4294967280 exceeds the 65568 bytes the requested attributes can take");
+	osd_req_free(req);
+}
+END_TEST
+
+START_TEST(attr_answer_bad_entries)
+{
+	uint8_t b[sizeof(one_attr)];
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	memcpy(b, one_attr, sizeof(b));
+	b[22] = b[23] = 0xFF; /* ATTRIBUTE LENGTH FFFFh, the value left behind */
+	req = get_with_answer(b, sizeof(b));
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "GET ATTRIBUTES of 0x10000/0x10003: retrieved attributes list entry at"
+			 " byte 24 runs past the list (list length 24, 32 bytes received)");
+	osd_req_free(req);
+	b[23] = 0xFE; /* a 65534-byte value in a 24-byte list */
+	req = get_with_answer(b, sizeof(b));
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "GET ATTRIBUTES of 0x10000/0x10003: retrieved attributes list entry at"
+			 " byte 8 runs past the list (list length 24, 32 bytes received)");
+	osd_req_free(req);
+	memcpy(b, one_attr, sizeof(b));
+	b[15] = 0x81; /* an attribute nobody asked for */
+	req = get_with_answer(b, sizeof(b));
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "GET ATTRIBUTES of 0x10000/0x10003: retrieved attribute 0x1/0x81 was"
+			 " not requested");
+	osd_req_free(req);
+}
+END_TEST
+
+START_TEST(page_answer_overclaim)
+{
+	static const uint8_t page[] = { 0, 0, 0, 0x03, 0, 0, 0x10, 0, 1, 2, 3, 4 };
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	fake_answer_put(fake_next_answer(&fk), 0, page, sizeof(page));
+	ck_assert_int_eq(osd_req_get_attributes(&req, dev, &OBJ), 0);
+	ck_assert_int_eq(osd_req_get_page(req, 0x3, 64), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "GET ATTRIBUTES of 0x10000/0x10003: retrieved page 0x3 length 4096"
+			 " exceeds the 12 bytes received");
+	osd_req_free(req);
+}
+END_TEST
+
+/* LIST answer: ADDITIONAL LENGTH for @p claimed ids, 2 present. */
+static void list_answer(uint8_t *b, unsigned claimed, uint64_t cont)
+{
+	static const uint8_t two[] = {
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0x07, 0, 0, 0, 0x21 << 2,
+		0, 0, 0, 0, 0, 0x01, 0, 0x03,
+		0, 0, 0, 0, 0, 0x01, 0, 0x04,
+	};
+
+	memcpy(b, two, sizeof(two));
+	b[7] = (uint8_t)(16 + 8 * claimed);
+	for (int i = 0; i < 8; i++)
+		b[8 + i] = (uint8_t)(cont >> (56 - 8 * i));
+}
+
+static int count_ids(uint64_t id, void *p)
+{
+	(void)id;
+	++*(unsigned *)p;
+	return 0;
+}
+
+START_TEST(list_answer_overclaim)
+{
+	struct osd_list_cursor from = { 0, 0 };
+	struct osd_list_result res;
+	struct osd_obj_id part = { 0x10000, 0 };
+	unsigned n = 0;
+	uint8_t b[40];
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	list_answer(b, 5, 0);
+	fake_answer_put(fake_next_answer(&fk), 0, b, sizeof(b));
+	ck_assert_int_eq(osd_req_list(&req, dev, 0x10000, &from, 1024), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "LIST of 0x10000/0x0: LIST ADDITIONAL LENGTH 56 claims 5 object ids but"
+			 " the 40 bytes received carry 2");
+	ck_assert_int_eq(osd_req_list_result(req, &res, NULL), -ENODATA);
+	osd_req_free(req);
+	/* the helper the tools use fails with the same words */
+	fake_answer_put(fake_next_answer(&fk), 0, b, sizeof(b));
+	ck_assert_int_eq(osd_list_foreach(dev, OSD_ACT_LIST, &part, count_ids, &n), -EBADMSG);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_str_eq(osd_dev_error(dev),
+			 "LIST of 0x10000/0x0: LIST ADDITIONAL LENGTH 56 claims 5 object ids but"
+			 " the 40 bytes received carry 2");
+}
+END_TEST
+
+START_TEST(list_answer_cut_by_allocation)
+{
+	struct osd_list_cursor from = { 0, 0 }, next;
+	struct osd_list_result res;
+	uint8_t b[40];
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	/* 5 ids, room for 2, resume at 0x10005: fine */
+	list_answer(b, 5, 0x10005);
+	fake_answer_put(fake_next_answer(&fk), 0, b, sizeof(b));
+	ck_assert_int_eq(osd_req_list(&req, dev, 0x10000, &from, 40), 0);
+	ck_assert_int_eq(osd_req_execute(req), 0);
+	ck_assert_int_eq(osd_req_list_result(req, &res, &next), 0);
+	ck_assert_uint_eq(res.num_ids, 2);
+	ck_assert_uint_eq(next.next_id, 0x10005);
+	osd_req_free(req);
+	/* the same without a continuation: ids 3 to 5 would be lost */
+	list_answer(b, 5, 0);
+	fake_answer_put(fake_next_answer(&fk), 0, b, sizeof(b));
+	ck_assert_int_eq(osd_req_list(&req, dev, 0x10000, &from, 40), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "LIST of 0x10000/0x0: LIST ADDITIONAL LENGTH 56 claims 5 object ids, 2 fit"
+			 " in the allocation and CONTINUATION OBJECT_ID is 0");
+	osd_req_free(req);
+}
+END_TEST
+
+START_TEST(query_answer_overclaim)
+{
+	static const uint8_t q[] = { 0, 0, 0, 0, 0, 0, 0, 0x14, 0, 0, 0, 0x84,
+				     0, 0, 0, 0, 0, 0x01, 0, 0x05 };
+	struct osd_obj_id coll = { 0x10000, 0x10009 };
+	struct osd_list_result res;
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	fake_answer_put(fake_next_answer(&fk), 0, q, sizeof(q));
+	ck_assert_int_eq(osd_req_query(&req, dev, &coll, OSD_QUERY_ALL, NULL, 0, 512), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "QUERY of 0x10000/0x10009: QUERY ADDITIONAL LENGTH 20 claims 2 object ids"
+			 " but the 20 bytes received carry 1");
+	ck_assert_int_eq(osd_req_query_result(req, &res), -ENODATA);
+	osd_req_free(req);
+}
+END_TEST
+
+START_TEST(sense_and_transport_lies)
+{
+	static const uint8_t sense[] = {
+		0x72, 0x05, 0x24, 0x00, 0, 0, 0, 0x20, /* 32 more promised */
+		0x01, 0x0A, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40,
+	};
+	uint8_t buf[16];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct fake_answer *a;
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	a = fake_next_answer(&fk);
+	a->status = OSD_STATUS_CHECK_CONDITION;
+	memcpy(a->sense, sense, sizeof(sense));
+	a->sense_len = sizeof(sense);
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EBADMSG);
+	ck_assert_str_eq(osd_req_error(req),
+			 "READ of 0x10000/0x10003: sense ADDITIONAL SENSE LENGTH 32 exceeds the"
+			 " 20 bytes received");
+	ck_assert_ptr_null(osd_req_sense(req));
+	osd_req_free(req);
+	/* a transport claiming more sense than struct osd_xfer holds */
+	a = fake_next_answer(&fk);
+	a->status = OSD_STATUS_CHECK_CONDITION;
+	a->sense_len_report = 255;
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EPROTO);
+	ck_assert_str_eq(osd_req_error(req),
+			 "READ of 0x10000/0x10003: sense of 255 bytes exceeds the 252-byte sense"
+			 " buffer");
+	osd_req_free(req);
+	/* ... or more data-in than the command made room for */
+	a = fake_next_answer(&fk);
+	fake_answer_put(a, 0, "0123456789abcdef", 16);
+	a->overreport = 1;
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EPROTO);
+	ck_assert_str_eq(osd_req_error(req),
+			 "READ of 0x10000/0x10003: data-in of 17 bytes exceeds the 16 bytes asked for");
+	ck_assert_uint_eq(osd_req_bytes_read(req), 0);
+	osd_req_free(req);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("initiator_unit");
@@ -985,6 +1284,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, give_up_cancels);
 	tcase_add_test(tc, autodetect_falls_back_to_v1);
 	tcase_add_test(tc, autodetect_inquiry_descriptor);
+	tcase_add_test(tc, autodetect_malformed_answer_is_v2);
 	tcase_add_test(tc, autodetect_inquiry_both);
 	tcase_add_test(tc, autodetect_not_osd);
 	tcase_add_test(tc, bad_arguments);
@@ -996,6 +1296,14 @@ static Suite *suite(void)
 	tcase_add_test(tc, cmdrsp_response_icv_checked);
 	tcase_add_test(tc, no_credential_fails_cleanly);
 	tcase_add_test(tc, query_continuation_bytes);
+	tcase_add_test(tc, attr_answer_good_and_cut);
+	tcase_add_test(tc, attr_answer_overclaim);
+	tcase_add_test(tc, attr_answer_bad_entries);
+	tcase_add_test(tc, page_answer_overclaim);
+	tcase_add_test(tc, list_answer_overclaim);
+	tcase_add_test(tc, list_answer_cut_by_allocation);
+	tcase_add_test(tc, query_answer_overclaim);
+	tcase_add_test(tc, sense_and_transport_lies);
 	suite_add_tcase(s, tc);
 	return s;
 }

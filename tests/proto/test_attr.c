@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <osd/attr.h>
+#include "proto/answer.h"
 
 static int next_ok(struct osd_attr_reader *r, struct osd_attr *a)
 {
@@ -411,6 +412,131 @@ START_TEST(test_lengths)
 }
 END_TEST
 
+/* ---- strict answer checks (proto/answer.h) ---------------------------- */
+
+static char why[256];
+
+/* One retrieved attribute, 1/0x82 = 4096 (the fs45 entry) under @p len. */
+static void answer_v2(uint8_t *b, uint32_t len)
+{
+	memcpy(b, fs45, sizeof(fs45));
+	b[4] = (uint8_t)(len >> 24);
+	b[5] = (uint8_t)(len >> 16);
+	b[6] = (uint8_t)(len >> 8);
+	b[7] = (uint8_t)len;
+}
+
+#define ONE_ATTR_BOUND 65568 /* 0Eh header + a 0xFFFE-byte OSD-2 entry */
+
+START_TEST(test_answer_good)
+{
+	static const uint8_t v1_undefined[] = {
+		0x09, 0x00, 0x00, 0x0A,
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x82, 0xFF, 0xFF,
+	};
+	uint8_t b[32];
+
+	answer_v2(b, 24);
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), 0);
+	/* cut by the allocation: LIST LENGTH reports the full list */
+	answer_v2(b, 48);
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 32, ONE_ATTR_BOUND,
+						why, sizeof(why)), 0);
+	/* the entry itself cut: stops before it, still not an error */
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 28, 28, ONE_ATTR_BOUND,
+						why, sizeof(why)), 0);
+	/* OSD-1 undefined: length FFFFh and no value bytes */
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V1, v1_undefined, sizeof(v1_undefined),
+						512, 65554, why, sizeof(why)), 0);
+	/* an empty list */
+	answer_v2(b, 0);
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 8, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), 0);
+}
+END_TEST
+
+START_TEST(test_answer_overclaim)
+{
+	uint8_t b[32];
+
+	/* the relay's LIST LENGTH FFFFFFF0h with room left in the allocation */
+	answer_v2(b, 0xFFFFFFF0);
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list length 4294967280 exceeds the 32 bytes received");
+	/* ... and with the allocation filled: more than one attribute can take */
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 32, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list length 4294967280 exceeds the 65568 bytes"
+			      " the requested attributes can take");
+	/* unbounded ("all"): a filled allocation is a cut list */
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 32, OSD__NO_LIST_BOUND,
+						why, sizeof(why)), 0);
+	/* 8 bytes more than arrived, room left */
+	answer_v2(b, 32);
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list length 32 exceeds the 32 bytes received");
+	answer_v2(b, 20);
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list length 20 is not a multiple of 8");
+}
+END_TEST
+
+START_TEST(test_answer_bad_entries)
+{
+	static const uint8_t v1_long[] = {
+		0x09, 0x00, 0x00, 0x0C,
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x82, 0xFF, 0xFE, 0x00, 0x00,
+	};
+	uint8_t b[32];
+
+	/* ATTRIBUTE LENGTH FFFEh in a 24-byte list */
+	answer_v2(b, 24);
+	b[22] = 0xFF;
+	b[23] = 0xFE;
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list entry at byte 8 runs past the list"
+			      " (list length 24, 32 bytes received)");
+	/* FFFFh reads as undefined (no value): the value bytes left behind
+	 * are 8 bytes of an entry that needs 16 */
+	b[23] = 0xFF;
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list entry at byte 24 runs past the list"
+			      " (list length 24, 32 bytes received)");
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V1, v1_long, sizeof(v1_long), 512, 65554,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list entry at byte 4 runs past the list"
+			      " (list length 12, 16 bytes received)");
+}
+END_TEST
+
+START_TEST(test_answer_impossible)
+{
+	uint8_t b[32];
+
+	answer_v2(b, 24);
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 33, 32, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "retrieved attributes: 33 bytes received for a 32-byte allocation");
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 7, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list of 7 bytes is shorter than its 8-byte header");
+	b[0] = 0x01;
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list type 0x01 is not a retrieved-attributes list");
+	b[0] = 0x0F; /* 0Fh is OSD-1 only */
+	ck_assert_int_eq(osd__attr_answer_check(OSD_V2, b, 32, 512, ONE_ATTR_BOUND,
+						why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "retrieved attributes list type 0x0f is not a retrieved-attributes list");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("attr");
@@ -430,6 +556,10 @@ int main(void)
 	tcase_add_test(tc, test_create_multi);
 	tcase_add_test(tc, test_writer_errors);
 	tcase_add_test(tc, test_lengths);
+	tcase_add_test(tc, test_answer_good);
+	tcase_add_test(tc, test_answer_overclaim);
+	tcase_add_test(tc, test_answer_bad_entries);
+	tcase_add_test(tc, test_answer_impossible);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <osd/list.h>
+#include "proto/answer.h"
 
 /* OSD-2 LIST of a partition: 3 user objects, 2 present, continuation 0x10007. */
 static const uint8_t v2_list[] = {
@@ -164,6 +165,83 @@ START_TEST(test_query)
 }
 END_TEST
 
+/* ---- strict answer checks (proto/answer.h) ---------------------------- */
+
+static char why[256];
+
+START_TEST(test_answer_list)
+{
+	uint8_t b[sizeof(v2_list)];
+
+	memcpy(b, v2_list, sizeof(b));
+	/* 3 ids announced, 2 arrived and the 40-byte allocation is full:
+	 * a cut list that says where to resume */
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 40, 40, why, sizeof(why)), 0);
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 40, 47, why, sizeof(why)), 0);
+	/* the same with room for more: over-claim */
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 40, 1024, why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "LIST ADDITIONAL LENGTH 40 claims 3 object ids but the 40 bytes"
+			      " received carry 2");
+	/* cut, but nothing to resume from: the third id would be lost */
+	memset(b + 8, 0, 8);
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 40, 40, why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "LIST ADDITIONAL LENGTH 40 claims 3 object ids, 2 fit in the"
+			      " allocation and CONTINUATION OBJECT_ID is 0");
+	/* complete */
+	b[7] = 0x20;
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 40, 1024, why, sizeof(why)), 0);
+	ck_assert_int_eq(osd__list_answer_check(OSD_V1, 0, b, 40, 1024, why, sizeof(why)), 0);
+	/* saturated (O): unknown total, what arrived counts */
+	memset(b, 0xFF, 8);
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 40, 1024, why, sizeof(why)), 0);
+}
+END_TEST
+
+START_TEST(test_answer_list_malformed)
+{
+	uint8_t b[sizeof(v2_list)];
+
+	memcpy(b, v2_list, sizeof(b));
+	b[7] = 0x20;
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 36, 1024, why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "LIST answer of 36 bytes ends inside an object id");
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 41, 40, why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "LIST answer: 41 bytes received for a 40-byte allocation");
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 23, 1024, why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "LIST answer of 23 bytes is shorter than its 24-byte header");
+	b[7] = 0x21;
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 40, 1024, why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "LIST ADDITIONAL LENGTH 33 is not 16 plus 8 per object id");
+	b[7] = 0x20;
+	b[23] = 0x00;
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 40, 1024, why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "LIST object descriptor format 0x00 is unknown");
+	/* formats with attributes are left to osd_req_list_result() */
+	b[23] = 0x22 << 2;
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 0, b, 40, 1024, why, sizeof(why)), 0);
+}
+END_TEST
+
+START_TEST(test_answer_query)
+{
+	static const uint8_t q[] = {
+		0, 0, 0, 0, 0, 0, 0, 0x14, 0, 0, 0, 0x84, /* 4 + 2 x 8 */
+		0, 0, 0, 0, 0, 0x01, 0, 0x05,
+		0, 0, 0, 0, 0, 0x01, 0, 0x06,
+	};
+
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 1, q, sizeof(q), 512, why, sizeof(why)), 0);
+	/* 2 ids announced, none arrived, room for 62 */
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 1, q, 12, 512, why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "QUERY ADDITIONAL LENGTH 20 claims 2 object ids but the 12 bytes"
+			      " received carry 0");
+	/* the allocation held one id: cut, QUERY has no continuation */
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 1, q, 20, 20, why, sizeof(why)), 0);
+	ck_assert_int_eq(osd__list_answer_check(OSD_V2, 1, q, 11, 512, why, sizeof(why)), -EBADMSG);
+	ck_assert_str_eq(why, "QUERY answer of 11 bytes is shorter than its 12-byte header");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("list");
@@ -176,6 +254,9 @@ int main(void)
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_encode);
 	tcase_add_test(tc, test_query);
+	tcase_add_test(tc, test_answer_list);
+	tcase_add_test(tc, test_answer_list_malformed);
+	tcase_add_test(tc, test_answer_query);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
