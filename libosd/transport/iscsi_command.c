@@ -176,7 +176,7 @@ int osd__iscsi_cmd_send(struct osd__iscsi_sess *s, struct osd__iscsi_task *t)
 
 /* Places one Data-In segment; with S the command is over. Returns 1 when
  * the task completed, 0 when more is expected, -EPROTO for a segment
- * outside the buffer. A cancelled task (no xfer) keeps nothing. */
+ * outside the buffer (osd__iscsi_proto_error() told which task). A cancelled task (no xfer) keeps nothing. */
 int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 		       const struct osd__iscsi_pdu *p)
 {
@@ -186,9 +186,17 @@ int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 
 	if (!x)
 		return p->bhs.flags & OSD_ISCSI_F_STATUS ? 1 : 0;
+	if (!x->in_len && len) {
+		/* makes no sense for this command at all (RFC 7143 §11.7) */
+		osd__iscsi_set_error(s, "Data-In for a command without data-in (task 0x%x)",
+				     (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 1);
+		return -EPROTO;
+	}
 	if (off > x->in_len || len > x->in_len - off) {
-		osd__iscsi_set_error(s, "Data-In [%zu, +%zu) outside the %zu-byte buffer", off, len,
-				     x->in_len);
+		osd__iscsi_set_error(s, "Data-In [%zu, +%zu) outside the %zu-byte buffer (task 0x%x)",
+				     off, len, x->in_len, (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 0);
 		return -EPROTO;
 	}
 	t->in_got += len;

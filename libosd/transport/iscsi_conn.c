@@ -466,11 +466,14 @@ static int rx_size_pdu(struct osd__iscsi_sess *s, size_t head)
 	rc = osd__iscsi_bhs_decode(h, s->rx.buf);
 	if (rc) {
 		osd__iscsi_set_error(s, "malformed PDU header from the target");
+		osd__iscsi_proto_error(s, OSD_ISCSI_RSVD_TAG, 0);
 		return -EPROTO;
 	}
 	if (h->data_len > s->p.max_recv_dsl) {
 		osd__iscsi_set_error(s, "target sent a %u-byte data segment (limit %u)",
 				     (unsigned)h->data_len, s->p.max_recv_dsl);
+		/* RFC 7143 §13.12: above what we declared */
+		osd__iscsi_proto_error(s, OSD_ISCSI_RSVD_TAG, 0);
 		return -EPROTO;
 	}
 	s->rx.need = OSD_ISCSI_BHS_LEN + osd__iscsi_pdu_rest_len(h, &s->p.dg);

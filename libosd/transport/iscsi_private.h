@@ -47,6 +47,22 @@ struct osd__iscsi_opdu {
 /* Login Responses of one login (48 bytes each plus their text): beyond
  * this the login fails with -EPROTO. */
 #define OSD_ISCSI_LOGIN_BUDGET 65536
+/* Protocol errors (a PDU that breaks RFC 7143 for the task or state it
+ * arrives in: Data-In outside the buffer, an R2T outside the data-out or
+ * for a READ, a PDU over MaxRecvDataSegmentLength, an Async Message
+ * dropping the connection...): a command whose connection dropped for one
+ * is resent at most this many times, then fails with -EPROTO. One that
+ * makes no sense for its task at all (an R2T for a READ, Data-In for a
+ * command without data-in) fails its task at once. */
+#define OSD_ISCSI_PROTO_RESENDS 2
+/* Logins after protocol errors: more than OSD_ISCSI_PROTO_LOGIN_MAX within
+ * OSD_ISCSI_PROTO_LOGIN_WINDOW_MS and each further one waits first, from
+ * _BACKOFF_MIN_MS doubling up to _BACKOFF_MAX_MS (and never past
+ * failover_ms). */
+#define OSD_ISCSI_PROTO_LOGIN_MAX 5
+#define OSD_ISCSI_PROTO_LOGIN_WINDOW_MS 10000
+#define OSD_ISCSI_PROTO_BACKOFF_MIN_MS 100
+#define OSD_ISCSI_PROTO_BACKOFF_MAX_MS 2000
 
 /* Longest security token kept (its length is the target's choice). */
 #define OSD_ISCSI_TOKEN_MAX 64
@@ -86,6 +102,7 @@ struct osd__iscsi_task {
 	int err;                          /* completion error */
 	int aborted;                      /* a TMF ended it */
 	int idempotent;                   /* OSD_ISCSI_RESEND_*: after a reconnect */
+	unsigned proto_errs;              /* connections dropped under it for protocol errors */
 };
 
 /* Receive framing: one PDU is collected in buf (with what was read ahead
@@ -136,6 +153,13 @@ struct osd__iscsi_sess {
 	uint64_t unsol_start_ms;          /* window of unsolicited PDUs */
 	unsigned unsol_count, unsol_nop;
 	size_t login_rsp_bytes;           /* Login Responses of this login (OSD_ISCSI_LOGIN_BUDGET) */
+	/* the connection drops for a protocol error (osd__iscsi_proto_error) */
+	int proto_fault, proto_fatal;
+	uint32_t proto_itt;               /* the command it is about, or RSVD: all in flight */
+	uint64_t proto_logins[OSD_ISCSI_PROTO_LOGIN_MAX]; /* when the last ones started */
+	unsigned proto_login_next;
+	unsigned proto_backoff_ms;        /* last wait before such a login, 0 = none */
+	uint64_t proto_logins_total;      /* logins after protocol errors, ever */
 	struct osd__iscsi_rx rx;
 	uint64_t last_rx_ms, nop_sent_ms;
 	uint32_t nop_itt;                 /* our outstanding keepalive, or RSVD */
@@ -209,6 +233,9 @@ struct osd__iscsi_task *osd__iscsi_find_task(struct osd__iscsi_sess *s, uint32_t
 void osd__iscsi_complete(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, int err);
 void osd__iscsi_run_completions(struct osd__iscsi_sess *s);
 void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err);
+/* The connection is about to drop for a protocol error concerning command
+ * @p itt (RSVD: every command in flight); @p fatal fails it at once. */
+void osd__iscsi_proto_error(struct osd__iscsi_sess *s, uint32_t itt, int fatal);
 int osd__iscsi_service_locked(struct osd__iscsi_sess *s, int revents);
 
 #endif

@@ -238,10 +238,19 @@ static int on_r2t(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
 				     s->sendq_mem, OSD_ISCSI_SENDQ_MAX);
 		return -ENOBUFS;
 	}
+	/* An R2T for a command without data-out makes no sense for it
+	 * (RFC 7143 §11.8): it fails, whatever the target says next. */
+	if (!t->xfer->out_len) {
+		osd__iscsi_set_error(s, "R2T for a READ (task 0x%x)", (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 1);
+		return -EPROTO;
+	}
 	if (h->offset > t->xfer->out_len || h->length > t->xfer->out_len - h->offset ||
 	    h->length == 0) {
-		osd__iscsi_set_error(s, "R2T for [%u, +%u) outside the %zu-byte data-out",
-				     (unsigned)h->offset, (unsigned)h->length, t->xfer->out_len);
+		osd__iscsi_set_error(s, "R2T for [%u, +%u) outside the %zu-byte data-out (task 0x%x)",
+				     (unsigned)h->offset, (unsigned)h->length, t->xfer->out_len,
+				     (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 0);
 		return -EPROTO;
 	}
 	return osd__iscsi_data_out(s, t, h->ttt, h->offset, h->length);
@@ -256,6 +265,7 @@ static void on_async(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
 	case 2: /* target will drop the connection */
 	case 3: /* ... or all of them */
 		osd__iscsi_set_error(s, "target announced it drops the connection");
+		osd__iscsi_proto_error(s, OSD_ISCSI_RSVD_TAG, 0);
 		osd__iscsi_conn_lost(s, -ECONNRESET);
 		break;
 	default: /* SCSI asynchronous events and renegotiation requests: ignored */
@@ -326,6 +336,7 @@ static int count_unsolicited(struct osd__iscsi_sess *s, const struct osd__iscsi_
 		osd__iscsi_set_error(s, "unsolicited PDU flood: %u in %u ms (%u NOP-In)",
 				     s->unsol_count, (unsigned)(now - s->unsol_start_ms),
 				     s->unsol_nop);
+	osd__iscsi_proto_error(s, OSD_ISCSI_RSVD_TAG, 0);
 	return -EPROTO;
 }
 
@@ -400,11 +411,68 @@ static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 	default:
 		osd__iscsi_set_error(s, "unexpected %s in full-feature phase",
 				     osd__iscsi_opcode_name(h->opcode));
+		osd__iscsi_proto_error(s, OSD_ISCSI_RSVD_TAG, 0);
 		return -EPROTO;
 	}
 }
 
 /* ---- connection loss and reconnect ---- */
+
+void osd__iscsi_proto_error(struct osd__iscsi_sess *s, uint32_t itt, int fatal)
+{
+	s->proto_fault = 1;
+	s->proto_itt = itt;
+	s->proto_fatal = fatal;
+}
+
+/* The connection dropped for a protocol error: the command it concerns
+ * (every command in flight when it concerns none in particular) is
+ * charged with it. A command charged more than OSD_ISCSI_PROTO_RESENDS
+ * times, or once with a fatal error, is not resent: triage() fails it with
+ * -EPROTO, the error text naming the cause. A target (or a relay) that
+ * breaks the protocol on every command would otherwise have it resent,
+ * and the connection logged in again, until the caller's timeout. */
+static void charge_proto(struct osd__iscsi_sess *s, uint32_t itt, int fatal)
+{
+	for (struct osd__iscsi_task *t = s->tasks; t; t = t->next) {
+		if (t->state != TASK_SENT || !t->xfer)
+			continue;
+		if (itt != OSD_ISCSI_RSVD_TAG && t->itt != itt)
+			continue;
+		t->proto_errs += fatal ? OSD_ISCSI_PROTO_RESENDS + 1 : 1;
+	}
+}
+
+/* Before a login after a protocol error: once OSD_ISCSI_PROTO_LOGIN_MAX
+ * such logins started within OSD_ISCSI_PROTO_LOGIN_WINDOW_MS, waits
+ * OSD_ISCSI_PROTO_BACKOFF_MIN_MS, doubling with each further one up to
+ * OSD_ISCSI_PROTO_BACKOFF_MAX_MS, but never past @p until (failover_ms).
+ * Then counts this login. */
+static void proto_login_pace(struct osd__iscsi_sess *s, uint64_t until)
+{
+	uint64_t now = osd__iscsi_now_ms();
+	uint64_t oldest = s->proto_logins[s->proto_login_next];
+
+	if (s->proto_logins_total >= OSD_ISCSI_PROTO_LOGIN_MAX &&
+	    now - oldest < OSD_ISCSI_PROTO_LOGIN_WINDOW_MS) {
+		unsigned wait = s->proto_backoff_ms ? s->proto_backoff_ms * 2 :
+				OSD_ISCSI_PROTO_BACKOFF_MIN_MS;
+
+		if (wait > OSD_ISCSI_PROTO_BACKOFF_MAX_MS)
+			wait = OSD_ISCSI_PROTO_BACKOFF_MAX_MS;
+		s->proto_backoff_ms = wait;
+		if (until && now + wait > until)
+			wait = until > now ? (unsigned)(until - now) : 0;
+		if (wait)
+			poll(NULL, 0, (int)wait);
+		now = osd__iscsi_now_ms();
+	} else {
+		s->proto_backoff_ms = 0;
+	}
+	s->proto_logins[s->proto_login_next] = now;
+	s->proto_login_next = (s->proto_login_next + 1) % OSD_ISCSI_PROTO_LOGIN_MAX;
+	s->proto_logins_total++;
+}
 
 /* Logs in again, up to reconnect_attempts times, each bounded by
  * connect_timeout_ms and all of them by @p until (0 = no such bound). */
@@ -467,6 +535,8 @@ static void triage(struct osd__iscsi_sess *s)
 			continue;
 		if (!t->xfer)
 			osd__iscsi_complete(s, t, -ECANCELED);
+		else if (t->proto_errs > OSD_ISCSI_PROTO_RESENDS)
+			osd__iscsi_complete(s, t, -EPROTO);
 		else if (t->idempotent == OSD_ISCSI_RESEND_ALWAYS ||
 		    (t->idempotent == OSD_ISCSI_RESEND_REPEATABLE && !before)) {
 			t->state = TASK_PENDING;
@@ -484,8 +554,11 @@ static void triage(struct osd__iscsi_sess *s)
 void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
 {
 	uint64_t until = 0;
+	int proto = s->proto_fault;
+	char why[sizeof(s->err)];
 
 	(void)err;
+	s->proto_fault = 0;
 	s->rx.no_read = 0; /* the logins below read, whatever budget receive() spent */
 	s->unsol_count = 0;
 	if (s->opts.failover_ms && s->tasks) {
@@ -496,6 +569,8 @@ void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
 			until = least;
 	}
 	osd__iscsi_disconnect(s);
+	if (proto)
+		charge_proto(s, s->proto_itt, s->proto_fatal);
 	triage(s);
 	s->nop_itt = OSD_ISCSI_RSVD_TAG;
 	s->logout_requested = 0;
@@ -503,11 +578,17 @@ void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
 		s->tmf_done = 1;
 		s->tmf_response = -1;
 	}
+	if (proto)
+		proto_login_pace(s, until);
+	memcpy(why, s->err, sizeof(why));
 	if (relogin(s, until)) {
 		s->dead = 1;
 		fail_all(s, -EIO);
 		return;
 	}
+	/* the reason of the drop stays readable; a clean login leaves no other */
+	memcpy(s->err, why, sizeof(why));
+	s->proto_fault = 0; /* one met while logging in is the login's failure */
 	if (start_pending(s))
 		osd__iscsi_conn_lost(s, -EIO);
 }

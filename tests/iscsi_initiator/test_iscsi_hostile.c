@@ -618,6 +618,209 @@ START_TEST(login_never_transits)
 }
 END_TEST
 
+/* ---- protocol errors: a bounded number of resends, then -EPROTO ---- */
+
+enum proto_mode {
+	PM_R2T_FOR_READ,     /* an R2T for a READ */
+	PM_DATA_IN_BEYOND,   /* Data-In past the end of the buffer */
+	PM_DATA_IN_WRAP,     /* Data-In whose offset wraps */
+	PM_ASYNC_DROP,       /* Async Message "connection will drop" (event 2) */
+};
+
+#define GOOD_MARK 0x5A       /* cdb[12] of a READ the target answers properly */
+
+struct proto_rec {
+	enum proto_mode mode;
+	unsigned bad_cmds;   /* READs the target broke the protocol for */
+	unsigned good;       /* well-behaved READs to answer before the logout */
+	uint32_t bad_itt;    /* ITT of the last of them */
+};
+
+/* Breaks the protocol for every READ not marked GOOD_MARK, as a relay that
+ * rewrites the target's PDUs would; each time accepts the initiator's new
+ * login. Answers marked READs properly; ends with the logout. */
+static void script_proto(struct ft *ft)
+{
+	struct proto_rec *r = ft->user;
+	struct osd__iscsi_bhs h;
+	uint8_t d[RD_LEN];
+	uint32_t itt;
+
+	if (ft_accept(ft) || ft_login(ft))
+		return;
+	for (unsigned good = 0; good < r->good;) {
+		if (recv_read(ft, &itt))
+			return;
+		if (ft->pdu.bhs.cdb[12] == GOOD_MARK) {
+			if (send_read_answer(ft, itt, 9))
+				return;
+			good++;
+			continue;
+		}
+		r->bad_cmds++;
+		r->bad_itt = itt;
+		memset(&h, 0, sizeof(h));
+		h.flags = OSD_ISCSI_F_FINAL;
+		h.itt = itt;
+		h.ttt = OSD_ISCSI_RSVD_TAG;
+		switch (r->mode) {
+		case PM_R2T_FOR_READ:
+			h.opcode = OSD_ISCSI_OP_R2T;
+			h.ttt = 0x77;
+			h.length = RD_LEN;
+			ft_rsp_sn(ft, &h, 0);
+			break;
+		case PM_DATA_IN_BEYOND:
+		case PM_DATA_IN_WRAP:
+			h.opcode = OSD_ISCSI_OP_DATA_IN;
+			h.offset = r->mode == PM_DATA_IN_WRAP ? 0xFFFFFFF0u : RD_LEN - 16;
+			ft_rsp_sn(ft, &h, 0);
+			break;
+		case PM_ASYNC_DROP:
+			h.opcode = OSD_ISCSI_OP_ASYNC_MSG;
+			h.async_event = 2;
+			ft_rsp_sn(ft, &h, 1);
+			break;
+		}
+		fill(d, sizeof(d), 3);
+		if (ft_send(ft, &h, NULL, 0, d, h.opcode == OSD_ISCSI_OP_DATA_IN ? RD_LEN : 0))
+			return;
+		/* the initiator drops the connection and logs in again */
+		if (ft_accept(ft) || ft_login(ft))
+			return;
+	}
+	ft_logout(ft);
+}
+
+/* Services @p tp until @p c completes or WAIT_MS pass. */
+static void run_until_done(struct osd_transport *tp, struct cmd *c)
+{
+	uint64_t start = now_ms();
+
+	while (!c->dr.called && now_ms() - start < WAIT_MS) {
+		struct pollfd pfd = { .fd = tp->ops->get_fd(tp->impl),
+				      .events = (short)tp->ops->which_events(tp->impl) };
+
+		if (pfd.fd >= 0)
+			poll(&pfd, 1, 50);
+		ck_assert_int_eq(tp->ops->service(tp->impl, pfd.revents), 0);
+	}
+}
+
+/* Each protocol error in turn, on every try of a READ: the READ fails with
+ * -EPROTO naming the cause after at most OSD_ISCSI_PROTO_RESENDS resends
+ * (none for an R2T for a READ), in well under a second, with one login per
+ * try; the next READ, which the target answers, works on the session. */
+START_TEST(proto_error_bounded)
+{
+	static const struct {
+		enum proto_mode mode;
+		unsigned tries;
+		const char *fmt;    /* the error, %x the READ's ITT */
+	} cases[] = {
+		{ PM_R2T_FOR_READ, 1, "R2T for a READ (task 0x%x)" },
+		{ PM_DATA_IN_BEYOND, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "Data-In [48, +64) outside the 64-byte buffer (task 0x%x)" },
+		{ PM_DATA_IN_WRAP, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "Data-In [4294967280, +64) outside the 64-byte buffer (task 0x%x)" },
+		{ PM_ASYNC_DROP, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "target announced it drops the connection" },
+	};
+	struct ft *ft = ft_new();
+	struct proto_rec r = { .mode = cases[_i].mode, .good = 1 };
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	const struct osd__iscsi_sess *s;
+	uint8_t want[RD_LEN];
+	char msg[128];
+	uint64_t start;
+
+	ck_assert_ptr_nonnull(c);
+	o.connect_timeout_ms = 2000;
+	ft->user = &r;
+	ft_start(ft, script_proto);
+	open_tp(ft, &tp, &o);
+	s = tp.impl;
+	read_init(c);
+	start = now_ms();
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	run_until_done(&tp, c);
+	ck_assert_int_eq(c->dr.called, 1);
+	ck_assert_int_eq(c->dr.err, -EPROTO);
+	ck_assert_uint_lt(now_ms() - start, 1000);
+	snprintf(msg, sizeof(msg), cases[_i].fmt, (unsigned)r.bad_itt);
+	ck_assert_str_eq(s->err, msg);
+	ck_assert_uint_eq(r.bad_cmds, cases[_i].tries);
+	/* one login per try (the last one for the READ below) */
+	ck_assert_int_eq(__atomic_load_n(&ft->logins, __ATOMIC_SEQ_CST), 1 + (int)cases[_i].tries);
+	ck_assert_uint_le(cases[_i].tries, OSD_ISCSI_PROTO_LOGIN_MAX);
+	ck_assert_uint_eq(s->proto_backoff_ms, 0);
+
+	read_init(c);
+	c->cdb[12] = GOOD_MARK;
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	run_until_done(&tp, c);
+	ck_assert_int_eq(c->dr.called, 1);
+	ck_assert_int_eq(c->dr.err, 0);
+	fill(want, sizeof(want), 9);
+	ck_assert_mem_eq(c->in, want, RD_LEN);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_int_eq(ft->logins, 1 + (int)cases[_i].tries);
+	free(c);
+	free(ft);
+}
+END_TEST
+
+/* Async "drop" for 3 READs in a row: 9 logins after protocol errors. The
+ * first OSD_ISCSI_PROTO_LOGIN_MAX go at once, the 4 after them wait 100,
+ * 200, 400 and 800 ms; each READ still fails with -EPROTO, and a READ the
+ * target answers works. */
+START_TEST(proto_login_backoff)
+{
+	struct ft *ft = ft_new();
+	struct proto_rec r = { .mode = PM_ASYNC_DROP, .good = 1 };
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	const struct osd__iscsi_sess *s;
+	uint64_t start, ms;
+
+	ck_assert_ptr_nonnull(c);
+	o.connect_timeout_ms = 2000;
+	ft->user = &r;
+	ft_start(ft, script_proto);
+	open_tp(ft, &tp, &o);
+	s = tp.impl;
+	start = now_ms();
+	for (int i = 0; i < 3; i++) {
+		read_init(c);
+		ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+		run_until_done(&tp, c);
+		ck_assert_int_eq(c->dr.called, 1);
+		ck_assert_int_eq(c->dr.err, -EPROTO);
+		ck_assert_str_eq(s->err, "target announced it drops the connection");
+	}
+	ms = now_ms() - start;
+	ck_assert_uint_eq(r.bad_cmds, 3 * (OSD_ISCSI_PROTO_RESENDS + 1));
+	ck_assert_uint_eq(s->proto_logins_total, 9);
+	ck_assert_uint_eq(s->proto_backoff_ms, 800);
+	ck_assert_uint_ge(ms, 100 + 200 + 400 + 800);
+	ck_assert_uint_lt(ms, 100 + 200 + 400 + 800 + 1500);
+	read_init(c);
+	c->cdb[12] = GOOD_MARK;
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	run_until_done(&tp, c);
+	ck_assert_int_eq(c->dr.err, 0);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_int_eq(ft->logins, 10);
+	free(c);
+	free(ft);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("iscsi_hostile_target");
@@ -629,6 +832,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, ping_answers_bounded);
 	tcase_add_test(tc, r2t_flood_bounded);
 	tcase_add_loop_test(tc, login_never_transits, 0, 2);
+	tcase_add_loop_test(tc, proto_error_bounded, 0, 4);
+	tcase_add_test(tc, proto_login_backoff);
 	suite_add_tcase(s, tc);
 	return s;
 }
