@@ -1,7 +1,11 @@
 /*
  * Timestamps pages (relative page 3): created, attributes accessed/modified,
  * data accessed/modified, kept as stored attributes and updated as commands
- * touch objects, unless TIMESTAMPS CONTROL is 7Fh (bypass).
+ * touch objects, unless TIMESTAMPS CONTROL is 7Fh (bypass) (osd2r03 §5.2.10;
+ * pages: osd2r01 §7.1.2.15-§7.1.2.18, docs/protocol.md). Accessed times are
+ * kept lazily (OSD_STORE_LAZY): in memory and reported at once, logged with
+ * the object's next logged change, so reads never write the store
+ * (docs/target-store.md "Access times").
  */
 #include "exec/exec.h"
 
@@ -33,12 +37,13 @@ static uint32_t page_for(struct osd__cmd *c, uint64_t pid, uint64_t oid)
 	return ts_page(pid, oid);
 }
 
-static void put_ts(struct osd__cmd *c, uint64_t pid, uint64_t oid, uint32_t page, uint32_t num)
+static void put_ts(struct osd__cmd *c, uint64_t pid, uint64_t oid, uint32_t page,
+		   uint32_t num, unsigned flags)
 {
 	uint8_t v[TS_LEN];
 
 	osd__put_be48(v, c->now);
-	osd_store_attr_set(c->st, pid, oid, page, num, v, TS_LEN, 0);
+	osd_store_attr_set(c->st, pid, oid, page, num, v, TS_LEN, flags);
 }
 
 void osd__stamp_created(struct osd__cmd *c, uint64_t pid, uint64_t oid)
@@ -47,10 +52,10 @@ void osd__stamp_created(struct osd__cmd *c, uint64_t pid, uint64_t oid)
 
 	/* The root has no created time; every other object gets all of them. */
 	if (pid)
-		put_ts(c, pid, oid, page, OSD_ATTR_TS_CREATED);
-	put_ts(c, pid, oid, page, OSD_ATTR_TS_ATTR_MODIFIED);
+		put_ts(c, pid, oid, page, OSD_ATTR_TS_CREATED, 0);
+	put_ts(c, pid, oid, page, OSD_ATTR_TS_ATTR_MODIFIED, 0);
 	if (pid)
-		put_ts(c, pid, oid, page, OSD_ATTR_TS_DATA_MODIFIED);
+		put_ts(c, pid, oid, page, OSD_ATTR_TS_DATA_MODIFIED, 0);
 }
 
 void osd__touch(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd__ts_event ev)
@@ -67,5 +72,6 @@ void osd__touch(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd__ts_eve
 	/* The root only has attribute timestamps. */
 	if (!pid && (ev == OSD__TS_DATA_READ || ev == OSD__TS_DATA_WRITE))
 		return;
-	put_ts(c, pid, oid, page_for(c, pid, oid), num[ev]);
+	put_ts(c, pid, oid, page_for(c, pid, oid), num[ev],
+	       ev == OSD__TS_ATTR_READ || ev == OSD__TS_DATA_READ ? OSD_STORE_LAZY : 0);
 }

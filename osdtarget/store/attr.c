@@ -1,7 +1,9 @@
 /*
  * Attributes of any object, kept per object in an array sorted by
  * (page, number) so gets are a binary search and iteration is in order.
- * Every change is logged as an OSD__REC_ATTR record (empty value = delete).
+ * Every change is logged as an OSD__REC_ATTR record (empty value = delete),
+ * except OSD_STORE_LAZY sets (access times): those stay in memory, marked
+ * lazy, until the object's next logged change logs them first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,6 +54,7 @@ int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
 	}
 	if (found && obj->attrs[i].len == len) {
 		memcpy(obj->attrs[i].val, val, len); /* same size: no reallocation */
+		obj->attrs[i].lazy = 0;
 		return 0;
 	}
 	uint8_t *v = malloc(len);
@@ -79,6 +82,7 @@ int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
 	}
 	obj->attrs[i].val = v;
 	obj->attrs[i].len = (uint32_t)len;
+	obj->attrs[i].lazy = 0;
 	return 0;
 }
 
@@ -117,14 +121,46 @@ int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
 	return r;
 }
 
-/* 1 if (page, num) already holds exactly @p val. Caller holds obj->mu. */
+/*
+ * 1 if (page, num) already holds exactly @p val. A lazy (unlogged) value
+ * counts as unchanged only for another lazy set. Caller holds obj->mu.
+ */
 static int attr_unchanged(const struct osd__obj *obj, uint32_t page, uint32_t num,
-			  const void *val, size_t len)
+			  const void *val, size_t len, int lazy)
 {
 	size_t i = attr_lower(obj, page, num);
 
 	return len && i < obj->nattrs && attr_cmp(&obj->attrs[i], page, num) == 0 &&
+	       (lazy || !obj->attrs[i].lazy) &&
 	       obj->attrs[i].len == len && memcmp(obj->attrs[i].val, val, len) == 0;
+}
+
+static void attr_hdr(uint8_t h[24], uint64_t pid, uint64_t oid, uint32_t page,
+		     uint32_t num)
+{
+	osd__put_be64(h, pid);
+	osd__put_be64(h + 8, oid);
+	osd__put_be32(h + 16, page);
+	osd__put_be32(h + 20, num);
+}
+
+/* Log the object's lazy values (before its next logged change). Caller holds obj->mu. */
+static int attr_log_lazy(struct osd_store *st, struct osd__obj *o, uint64_t *pos)
+{
+	uint8_t h[24];
+
+	for (size_t i = 0; i < o->nattrs; i++) {
+		struct osd__attr *a = &o->attrs[i];
+		if (!a->lazy)
+			continue;
+		attr_hdr(h, o->pid, o->oid, a->page, a->num);
+		int r = osd__log_append(&st->log, OSD__REC_ATTR, h, 24, a->val, a->len, pos);
+		if (r)
+			return r;
+		a->lazy = 0;
+	}
+	o->has_lazy = 0;
+	return 0;
 }
 
 int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
@@ -133,12 +169,10 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 {
 	uint8_t h[24];
 	uint64_t pos = 0;
+	int lazy = (flags & OSD_STORE_LAZY) && len && !(flags & OSD_STORE_FUA);
 	if (len > OSD_STORE_ATTR_MAX || (len && !val))
 		return -EINVAL;
-	osd__put_be64(h, pid);
-	osd__put_be64(h + 8, oid);
-	osd__put_be32(h + 16, page);
-	osd__put_be32(h + 20, num);
+	attr_hdr(h, pid, oid, page, num);
 	pthread_rwlock_rdlock(&st->ns);
 	struct osd__obj *o = osd__ns_find(st, pid, oid);
 	if (!o) {
@@ -149,14 +183,39 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 	/*
 	 * Rewriting the same bytes changes nothing (timestamps touched twice in
 	 * one millisecond): no record. Not under FUA, which must also make an
-	 * earlier, not yet synced record of that value durable.
+	 * earlier, not yet synced record of that value durable. A logged set of
+	 * an unchanged value still logs pending lazy values: it is a writer's
+	 * change, after which the access times before it must be persisted.
 	 */
-	if (!(flags & OSD_STORE_FUA) && attr_unchanged(o, page, num, val, len)) {
+	if (!(flags & OSD_STORE_FUA) && attr_unchanged(o, page, num, val, len, lazy)) {
+		int r = 0;
+		if (!lazy && o->has_lazy)
+			r = attr_log_lazy(st, o, &pos);
 		pthread_mutex_unlock(&o->mu);
 		pthread_rwlock_unlock(&st->ns);
-		return 0;
+		return r || !pos ? r : osd__store_commit(st, pos, flags);
 	}
-	int r = osd__attr_put(o, page, num, val, len);
+	int r = 0;
+	/*
+	 * Lazy values go first: replay applies them before this change. A lazy
+	 * value of (page, num) itself is replaced by this record.
+	 */
+	if (!lazy && o->has_lazy) {
+		size_t i = attr_lower(o, page, num);
+		if (i < o->nattrs && attr_cmp(&o->attrs[i], page, num) == 0)
+			o->attrs[i].lazy = 0;
+		r = attr_log_lazy(st, o, &pos);
+	}
+	if (!r)
+		r = osd__attr_put(o, page, num, val, len);
+	if (!r && lazy) {
+		size_t i = attr_lower(o, page, num);
+		o->attrs[i].lazy = 1;
+		o->has_lazy = 1;
+		pthread_mutex_unlock(&o->mu);
+		pthread_rwlock_unlock(&st->ns);
+		return 0; /* in memory only: no record, no commit */
+	}
 	/* Logged under obj->mu so records of one object are in apply order. */
 	if (!r)
 		r = osd__log_append(&st->log, OSD__REC_ATTR, h, 24, val, len, &pos);

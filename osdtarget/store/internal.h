@@ -25,6 +25,7 @@
 struct osd__attr {
 	uint32_t page, num;
 	uint32_t len;
+	uint32_t lazy;             /* set with OSD_STORE_LAZY, not yet logged */
 	uint8_t *val;
 };
 
@@ -41,6 +42,7 @@ struct osd__obj {
 	pthread_mutex_t mu;        /* everything below */
 	struct osd__attr *attrs;   /* sorted by (page, num) */
 	size_t nattrs, attrs_cap;
+	int has_lazy;              /* some attrs[].lazy is set */
 	uint64_t length;           /* logical length = data file size */
 	uint64_t used;             /* allocated data bytes */
 	uint64_t quota;

@@ -64,6 +64,13 @@ struct osd_store_options {
 
 /** Flag for mutating calls: durable before the call returns. */
 #define OSD_STORE_FUA 0x1u
+/*
+ * osd_store_attr_set(): change the attribute in memory only (access times,
+ * lazytime-like). The value is logged with the object's next logged
+ * attribute change or by the next checkpoint, never by itself, a flush or
+ * close; a crash or close before that loses it (docs/target-store.md).
+ */
+#define OSD_STORE_LAZY 0x2u
 
 /** Largest attribute value length (OSD: 0xFFFF means "undefined"). */
 #define OSD_STORE_ATTR_MAX 0xFFFEu
@@ -241,6 +248,9 @@ int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
  * Set attribute (@p page, @p num) to @p len bytes; @p len 0 deletes it.
  * Without OSD_STORE_FUA, setting the value the attribute already holds
  * logs nothing (it is already as durable as the store's commit policy makes it).
+ * A logged set first logs the object's pending OSD_STORE_LAZY values, so a
+ * write persists the access times read before it. OSD_STORE_LAZY with @p len
+ * 0 deletes as without it.
  * @return 0, -ENOENT (no object), -EINVAL (len > OSD_STORE_ATTR_MAX), -ENOMEM.
  */
 int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,

@@ -606,6 +606,65 @@ START_TEST(t_attr_same_value)
 }
 END_TEST
 
+/*
+ * OSD_STORE_LAZY (access times, docs/target-store.md "Access times"): in
+ * memory only, never logged by itself, a flush or close; logged first by the
+ * object's next logged set, even one of an unchanged value.
+ */
+START_TEST(t_attr_lazy)
+{
+	uint8_t v[2];
+	size_t len = 0;
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 4, "t0", 2, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m0", 2, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	uint64_t end = osd__log_end(&st->log);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 4, "t1", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a1", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 4, v, 2, &len), 0);
+	ck_assert_mem_eq(v, "t1", 2);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_uint_eq(osd__log_end(&st->log), end);
+	reopen(); /* lost: nothing persisted them */
+	end = osd__log_end(&st->log);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 4, v, 2, &len), 0);
+	ck_assert_mem_eq(v, "t0", 2);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 2, v, 2, &len), -ENODATA);
+	/* A lazy value, then a logged set of the same bytes: logged. */
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 4, "t2", 2, OSD_STORE_LAZY), 0);
+	ck_assert_uint_eq(osd__log_end(&st->log), end);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 4, "t2", 2, 0), 0);
+	ck_assert_uint_eq(osd__log_end(&st->log), end + OSD__REC_HDR + 24 + 2);
+	/* Lazy values of O1, then an unchanged logged set: the lazy ones only. */
+	end = osd__log_end(&st->log);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 4, "t3", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a3", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m0", 2, 0), 0);
+	ck_assert_uint_eq(osd__log_end(&st->log), end + 2 * (OSD__REC_HDR + 24 + 2));
+	/* Once logged they are ordinary: a lazy set of the same bytes is a no-op. */
+	end = osd__log_end(&st->log);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m0", 2, 0), 0);
+	ck_assert_uint_eq(osd__log_end(&st->log), end);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 4, "t4", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m4", 2, 0), 0);
+	reopen();
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 4, v, 2, &len), 0);
+	ck_assert_mem_eq(v, "t4", 2);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 2, v, 2, &len), 0);
+	ck_assert_mem_eq(v, "a3", 2);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 5, v, 2, &len), 0);
+	ck_assert_mem_eq(v, "m4", 2);
+	/* A checkpoint saves lazy values with the rest. */
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 4, "t5", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	reopen();
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 4, v, 2, &len), 0);
+	ck_assert_mem_eq(v, "t5", 2);
+}
+END_TEST
+
 /* ---- attributes ---- */
 
 struct seen {
@@ -1243,6 +1302,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_fanout);
 	tcase_add_test(tc, t_recycle);
 	tcase_add_test(tc, t_attr_same_value);
+	tcase_add_test(tc, t_attr_lazy);
 	tcase_add_test(tc, t_capacity);
 	tcase_add_test(tc, t_capacity_option);
 	tcase_add_test(tc, t_format);
