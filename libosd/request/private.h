@@ -122,6 +122,10 @@ struct osd_req {
 				       * -ECANCELED, the result it completes with */
 	int completing;               /* xfer_done() is taking the answer in */
 	int resent;                   /* sent again once (stale nonce, new session) */
+	unsigned ua_resends;          /* sent again after a UNIT ATTENTION on this
+				       * session (bounded) */
+	uint8_t ua_token[OSD__TOKEN_MAX]; /* the channel token of the last one */
+	size_t ua_token_len;
 	uint8_t signed_token[OSD__TOKEN_MAX]; /* CAPKEY: the channel token signed for */
 	size_t signed_token_len;
 	osd_req_cb cb;

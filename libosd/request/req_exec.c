@@ -105,20 +105,76 @@ static int session_changed(osd_req *req)
 }
 
 /*
+ * A UNIT ATTENTION that reports an event and is cleared by being reported
+ * (SAM-5 5.14: the target reports it instead of executing the command, on
+ * each I_T nexus the event concerns; SPC-4 4.5.6 and Annex D for the codes):
+ *   28h/xx  NOT READY TO READY CHANGE, MEDIUM MAY HAVE CHANGED
+ *   29h/xx  POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (a new I_T nexus,
+ *           a new iSCSI session: 29h/00h-29h/07h)
+ *   2Ah/xx  PARAMETERS CHANGED (mode, log, reservations, priority, ...)
+ *   2Fh/xx  COMMANDS CLEARED BY ANOTHER INITIATOR / BY POWER LOSS / BY DEVICE
+ *   3Fh/xx  TARGET OPERATING CONDITIONS HAVE CHANGED (microcode, INQUIRY
+ *           data, REPORTED LUNS DATA CHANGED)
+ * The command was not executed, so sending it again is safe even for
+ * commands that may not run twice (CREATE, APPEND).
+ */
+#define UA_RESEND_MAX 3
+
+static int unit_attention(const osd_req *req)
+{
+	unsigned asc = req->sense.asc >> 8;
+
+	if (req->result != -EAGAIN || req->sense.key != OSD_SK_UNIT_ATTENTION)
+		return 0;
+	return asc == 0x28 || asc == 0x29 || asc == 0x2A || asc == 0x2F || asc == 0x3F;
+}
+
+/*
  * Sign a refused request again (fresh nonce, current token) and send it once
  * more when its refusal shows it was not executed: a stale nonce, or a CAPKEY
- * signature made for a session that has since been replaced. Returns 1 if
- * it is in flight again.
+ * signature made for a session that has since been replaced; or, up to
+ * UA_RESEND_MAX times per session, a UNIT ATTENTION reported instead of
+ * executing it.
+ * The unit attention is recorded as the device's error (osd_dev_error()).
+ * Returns 1 if it is in flight again.
  */
 static int resend_refused(osd_req *req)
 {
 	osd_dev *dev = req->dev;
 	int rc;
 
-	if (req->resent || req->result != -EACCES || !req->has_sense ||
-	    !(stale_nonce(req) || session_changed(req)))
+	if (!req->has_sense)
 		return 0;
-	req->resent = 1;
+	if (unit_attention(req)) {
+		/* The bound is per session: after a reconnect (a new channel
+		 * token) the new I_T nexus reports its own unit attention, a new
+		 * event. Reconnects are bounded by the transport (failover_ms). */
+		pthread_mutex_lock(&dev->lock);
+		osd__dev_refresh_token(dev);
+		if (dev->token_len != req->ua_token_len ||
+		    memcmp(dev->token, req->ua_token, dev->token_len) != 0) {
+			memcpy(req->ua_token, dev->token, dev->token_len);
+			req->ua_token_len = dev->token_len;
+			req->ua_resends = 0;
+		}
+		pthread_mutex_unlock(&dev->lock);
+		if (req->ua_resends >= UA_RESEND_MAX)
+			return 0; /* finish with the last unit attention */
+		req->ua_resends++;
+		osd__dev_set_error(dev,
+				   "%s of 0x%llx/0x%llx: unit attention %02Xh/%02Xh (%s), "
+				   "sent again (%u of %u)",
+				   osd_action_name(req->cdb.action),
+				   (unsigned long long)req->cdb.obj.partition,
+				   (unsigned long long)req->cdb.obj.id, req->sense.asc >> 8,
+				   req->sense.asc & 0xFF, osd_asc_string(req->sense.asc),
+				   req->ua_resends, UA_RESEND_MAX);
+	} else {
+		if (req->resent || req->result != -EACCES ||
+		    !(stale_nonce(req) || session_changed(req)))
+			return 0;
+		req->resent = 1;
+	}
 	pthread_mutex_lock(&dev->lock);
 	/* A caller that gave up meanwhile has its buffers back: no resend. */
 	rc = req->give_up ? -ECANCELED : sign(req);

@@ -327,6 +327,8 @@ static int login_step(struct iscsi_conn *c, struct login *l, const struct osd__i
 		c->tsih = (uint16_t)t;
 		if (new_token(c) < 0)
 			return -EIO;
+		/* A new I_T nexus: each LUN reports POWER ON once (task.c). */
+		memset(c->ua_pending, 0xFF, sizeof(c->ua_pending));
 	}
 	rc = send_login_rsp(c, h, OSD_ISCSI_LOGIN_FLAGS(go, 0, csg, go ? nsg : 0), 0, &ans);
 	osd__iscsi_text_free(&ans);

@@ -46,6 +46,7 @@ struct iscsi_auth_rec {
 	uint64_t last_ms;           /* last failure */
 };
 #define ISCSI_TOKEN_LEN 24              /* ISID, TSIH and 16 random bytes */
+#define ISCSI_UA_LUNS 256               /* LUNs with a unit attention flag per session */
 
 struct osd_target_iscsi {
 	osd_target **luns;
@@ -138,6 +139,9 @@ struct iscsi_conn {
 	uint16_t tsih;
 	uint16_t cid;
 	uint8_t token[ISCSI_TOKEN_LEN]; /* security token of a normal session */
+	/* POWER ON unit attention not yet reported to this I_T nexus, one bit
+	 * per LUN (SAM-5 5.14, 6.3.1): set at login, cleared when reported. */
+	uint8_t ua_pending[ISCSI_UA_LUNS / 8];
 	int discovery;
 	uint32_t max_recv;          /* our receive limit for data segments now */
 

@@ -16,6 +16,10 @@
 #define ASC_DATA_PHASE_ERROR 0x4B00
 #define ASC_PROTOCOL_CRC_ERROR 0x4705
 #define ASC_TIMEOUT_BEFORE_PROCESSING 0x2E01
+#define ASC_POWER_ON_RESET 0x2900
+#define OP_REQUEST_SENSE 0x03
+#define OP_INQUIRY 0x12
+#define OP_REPORT_LUNS 0xA0
 #define GROW_STEP (256u << 10)          /* data-out buffers grow by this much */
 
 static void task_free(struct iscsi_conn *c, struct iscsi_task *t)
@@ -230,6 +234,36 @@ static int busy_data_in(struct iscsi_conn *c, const struct iscsi_task *t)
 	return send_scsi_rsp(c, t, &x, 0, t->in_len, 0);
 }
 
+/*
+ * The unit attention of a new I_T nexus (SAM-5 5.14, 6.3.1: a target
+ * reports POWER ON, RESET, OR BUS DEVICE RESET OCCURRED to every I_T nexus
+ * that has not seen it; a new iSCSI session is a new nexus, RFC 7143 4.4.1).
+ * The first command to an existing LUN other than INQUIRY, REPORT LUNS and
+ * REQUEST SENSE is answered CHECK CONDITION, UNIT ATTENTION, POWER ON,
+ * RESET, OR BUS DEVICE RESET OCCURRED (29h/00h, as LIO reports a new nexus;
+ * libiscsi's iscsi-ls skips exactly this one, not 29h/01h) instead of
+ * being executed, which clears it for that LUN of this session; a write
+ * that would wait for Data-Out gets it from precheck(), before any R2T.
+ * INQUIRY and REPORT LUNS neither report nor clear it
+ * (SAM-5 5.14, SPC-4 6.6, 6.33); REQUEST SENSE leaves it too (here it is
+ * not returned as sense data: the next command reports it). Returns 1 when
+ * @p x now holds the unit attention.
+ */
+static int unit_attention(struct iscsi_conn *c, int lun, const uint8_t *cdb, struct osd_xfer *x)
+{
+	uint8_t bit;
+
+	if (lun < 0 || (size_t)lun >= c->srv->nluns || lun >= ISCSI_UA_LUNS)
+		return 0;
+	bit = (uint8_t)(1u << (lun & 7));
+	if (!(c->ua_pending[lun >> 3] & bit) || cdb[0] == OP_INQUIRY ||
+	    cdb[0] == OP_REPORT_LUNS || cdb[0] == OP_REQUEST_SENSE)
+		return 0;
+	c->ua_pending[lun >> 3] &= (uint8_t)~bit;
+	osd__resp_error(x, OSD_SK_UNIT_ATTENTION, ASC_POWER_ON_RESET, -1);
+	return 1;
+}
+
 static int execute(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	struct osd_target_iscsi *srv = c->srv;
@@ -268,7 +302,9 @@ static int execute(struct iscsi_conn *c, struct iscsi_task *t)
 		x.in_len = t->in_len;
 	}
 	int lun = osd__iscsi_lun_decode(t->lun);
-	if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
+	if (unit_attention(c, lun, t->cdb, &x)) {
+		x.in_xferred = 0;
+	} else if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
 		/* CAPKEY binds requests to the session's token (login.c) */
 		int rc = osd_target_execute(srv->luns[lun], &x, c->token, sizeof(c->token));
 		if (rc < 0) {
@@ -352,7 +388,9 @@ static int precheck(struct iscsi_conn *c, struct iscsi_task *t)
 
 	x.cdb = t->cdb;
 	x.cdb_len = t->cdb_len;
-	if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
+	if (unit_attention(c, lun, t->cdb, &x)) {
+		ok = 0; /* answered now, before its Data-Out */
+	} else if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
 		ok = osd__target_precheck(srv->luns[lun], &x, c->token, sizeof(c->token));
 	} else {
 		osd__tgt_iscsi_lun_execute(srv, &x); /* needs no data-out */

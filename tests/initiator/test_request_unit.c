@@ -380,6 +380,153 @@ START_TEST(async_deferred)
 }
 END_TEST
 
+
+/* CHECK CONDITION, UNIT ATTENTION with @p asc, in fixed (70h) or
+ * descriptor (72h) format. */
+static void answer_ua(uint16_t asc, int fixed)
+{
+	struct fake_answer *a = fake_next_answer(&fk);
+
+	a->status = OSD_STATUS_CHECK_CONDITION;
+	if (fixed) {
+		uint8_t s[18] = { 0x70, 0, 0x06, 0, 0, 0, 0, 10 };
+
+		s[12] = (uint8_t)(asc >> 8);
+		s[13] = (uint8_t)asc;
+		memcpy(a->sense, s, sizeof(s));
+		a->sense_len = sizeof(s);
+	} else {
+		uint8_t s[8] = { 0x72, 0x06, (uint8_t)(asc >> 8), (uint8_t)asc, 0, 0, 0, 0 };
+
+		memcpy(a->sense, s, sizeof(s));
+		a->sense_len = sizeof(s);
+	}
+}
+
+/* A UNIT ATTENTION (new I_T nexus: 29h) is reported instead of executing
+ * the command (SAM-5 5.14): a CREATE meeting one is sent again, unchanged,
+ * and succeeds; the event shows in osd_dev_error(). */
+START_TEST(unit_attention_resent)
+{
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	answer_ua(0x2900, 1);
+	fake_next_answer(&fk);
+	ck_assert_int_eq(osd_req_create(&req, dev, &OBJ, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), 0);
+	ck_assert_int_eq(osd_req_result(req), 0);
+	ck_assert_uint_eq(fk.nsent, 2);
+	ck_assert_uint_eq(fk.sent[1].cdb_len, fk.sent[0].cdb_len);
+	ck_assert_mem_eq(fk.sent[1].cdb, fk.sent[0].cdb, fk.sent[0].cdb_len);
+	ck_assert_ptr_null(osd_req_sense(req));
+	ck_assert_str_eq(osd_dev_error(dev),
+			 "CREATE of 0x10000/0x10003: unit attention 29h/00h "
+			 "(POWER ON, RESET, OR BUS DEVICE RESET OCCURRED), sent again (1 of 3)");
+	osd_req_free(req);
+
+	/* 2Ah (parameters changed) then 3Fh (REPORTED LUNS DATA CHANGED),
+	 * descriptor format: sent twice more. */
+	answer_ua(0x2A01, 0);
+	answer_ua(0x3F0E, 0);
+	ck_assert_int_eq(osd_req_create(&req, dev, &OBJ, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), 0);
+	ck_assert_uint_eq(fk.nsent, 5);
+	ck_assert_ptr_nonnull(strstr(osd_dev_error(dev), "unit attention 3Fh/0Eh"));
+	ck_assert_ptr_nonnull(strstr(osd_dev_error(dev), "(2 of 3)"));
+	osd_req_free(req);
+}
+END_TEST
+
+/* A target reporting a unit attention forever: the request is sent 1 + 3
+ * times and ends with the last one (-EAGAIN). Other unit attentions are
+ * not resent. */
+START_TEST(unit_attention_bounded)
+{
+	uint8_t buf[8];
+	struct iovec iov = { buf, sizeof(buf) };
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	for (int i = 0; i < 5; i++)
+		answer_ua(0x2901, i & 1);
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EAGAIN);
+	ck_assert_uint_eq(fk.nsent, 4);
+	ck_assert_uint_eq(osd_req_sense(req)->key, OSD_SK_UNIT_ATTENTION);
+	ck_assert_uint_eq(osd_req_sense(req)->asc, 0x2901);
+	ck_assert_ptr_nonnull(strstr(osd_req_error(req), "UNIT ATTENTION"));
+	ck_assert_ptr_nonnull(strstr(osd_dev_error(dev), "UNIT ATTENTION"));
+	osd_req_free(req);
+
+	/* FAILURE PREDICTION THRESHOLD EXCEEDED (5Dh): not a cleared event. */
+	memset(&fk.answers, 0, sizeof(fk.answers));
+	fk.nanswers = fk.nsent = 0;
+	answer_ua(0x5D00, 0);
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EAGAIN);
+	ck_assert_uint_eq(fk.nsent, 1);
+	osd_req_free(req);
+}
+END_TEST
+
+/* Asynchronously the resend happens in the completion path: the callback
+ * runs once, with the second answer. A request given up on (freed in
+ * flight) is not sent again. */
+START_TEST(unit_attention_async_and_give_up)
+{
+	uint8_t buf[8];
+	struct iovec iov = { buf, sizeof(buf) };
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	fk.deferred = 1;
+	cb_count = 0;
+	answer_ua(0x2900, 0);
+	fake_next_answer(&fk);
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_submit(req, count_cb, &cb_count), 0);
+	osd_dev_service(dev, 0);
+	ck_assert_int_eq(cb_count, 0);
+	ck_assert_uint_eq(fk.nsent, 2);
+	ck_assert_uint_eq(osd_dev_queue_length(dev), 1);
+	osd_dev_service(dev, 0);
+	ck_assert_int_eq(cb_count, 1);
+	ck_assert_int_eq(cb_results[0], 0);
+	ck_assert_uint_eq(osd_dev_queue_length(dev), 0); /* count_cb freed it */
+
+	answer_ua(0x2900, 0);
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_submit(req, count_cb, &cb_count), 0);
+	osd_req_free(req); /* no cancel: detached, its answer is dropped */
+	osd_dev_service(dev, 0);
+	ck_assert_uint_eq(fk.nsent, 3);
+	ck_assert_int_eq(cb_count, 1);
+	ck_assert_uint_eq(osd_dev_queue_length(dev), 0);
+
+	/* The bound is per session (channel token): after a reconnect the
+	 * new nexus's unit attention counts afresh. 5 in a row, the token
+	 * changing after the second: sent 6 times, and it succeeds. */
+	fk.token_len = 8;
+	memset(fk.token, 0xA1, 8);
+	for (int i = 0; i < 5; i++)
+		answer_ua(0x2900, 0);
+	fake_next_answer(&fk);
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, &iov, 1), 0);
+	ck_assert_int_eq(osd_req_submit(req, count_cb, &cb_count), 0);
+	osd_dev_service(dev, 0);
+	osd_dev_service(dev, 0);
+	ck_assert_uint_eq(fk.nsent, 6);
+	memset(fk.token, 0xB2, 8); /* a new session */
+	for (int i = 0; i < 4; i++)
+		osd_dev_service(dev, 0);
+	ck_assert_uint_eq(fk.nsent, 9);
+	ck_assert_int_eq(cb_count, 2);
+	ck_assert_int_eq(cb_results[1], 0);
+	ck_assert_ptr_nonnull(strstr(osd_dev_error(dev), "(3 of 3)"));
+}
+END_TEST
+
 /* A target that does not answer: -ETIMEDOUT, and the request freed in
  * flight is released when the answer finally comes. */
 START_TEST(timeout_then_late_completion)
@@ -1304,6 +1451,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, list_answer_cut_by_allocation);
 	tcase_add_test(tc, query_answer_overclaim);
 	tcase_add_test(tc, sense_and_transport_lies);
+	tcase_add_test(tc, unit_attention_resent);
+	tcase_add_test(tc, unit_attention_bounded);
+	tcase_add_test(tc, unit_attention_async_and_give_up);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -364,7 +364,50 @@ static void take_status(struct tc_cmd *cmd, const struct osd__iscsi_pdu *pdu)
 	}
 }
 
+uint32_t tc_sense_code(const struct tc_cmd *cmd)
+{
+	const uint8_t *s = cmd->sense;
+	if (cmd->sense_len >= 4 && (s[0] & 0x7E) == 0x72)
+		return (uint32_t)(s[1] & 0x0F) << 16 | (uint32_t)s[2] << 8 | s[3];
+	if (cmd->sense_len >= 14 && (s[0] & 0x7E) == 0x70)
+		return (uint32_t)(s[2] & 0x0F) << 16 | (uint32_t)s[12] << 8 | s[13];
+	return 0;
+}
+
+static int run_command(struct tc *c, struct tc_cmd *cmd);
+
 int tc_command(struct tc *c, struct tc_cmd *cmd)
+{
+	int rc = run_command(c, cmd);
+	/* The target reports POWER ON (29h) once per LUN of a new session
+	 * (SAM-5 5.14) instead of executing the command: send it again. */
+	if (rc == 0 && !c->see_ua && cmd->status == 0x02 &&
+	    (tc_sense_code(cmd) & 0xFFFF00) == 0x062900) {
+		struct tc_cmd again = *cmd;
+		again.response = again.status = again.rsp_flags = 0;
+		again.residual = again.bidi_residual = 0;
+		again.sense_len = 0;
+		again.in_got = 0;
+		again.datain_pdus = again.r2ts = again.status_in_datain = 0;
+		memset(again.sense, 0, sizeof(again.sense));
+		rc = run_command(c, &again);
+		*cmd = again;
+	}
+	return rc;
+}
+
+int tc_clear_ua(struct tc *c, int lun)
+{
+	static const uint8_t tur[6] = { 0 };
+	struct tc_cmd cmd = { .lun = lun, .cdb = tur, .cdb_len = 6 };
+	int see = c->see_ua, rc;
+	c->see_ua = 0;
+	rc = tc_command(c, &cmd);
+	c->see_ua = see;
+	return rc ? rc : cmd.status ? -EIO : 0;
+}
+
+static int run_command(struct tc *c, struct tc_cmd *cmd)
 {
 	uint32_t itt = c->itt++;
 	int rc = start_command(c, cmd, itt);

@@ -23,6 +23,9 @@ struct tc {
 	struct osd__iscsi_params params; /* after login: what was negotiated */
 	uint8_t *rx;
 	size_t rx_cap;
+	/* 0: tc_command() sends a command again (once) when it meets the
+	 * POWER ON unit attention of a new session (29h/xx); 1: it is returned. */
+	int see_ua;
 };
 
 /* What to offer at login. Zero values take the defaults below. */
@@ -87,6 +90,12 @@ struct tc_cmd {
 
 /* Run @p cmd to completion. Returns 0 or -errno (protocol trouble). */
 int tc_command(struct tc *c, struct tc_cmd *cmd);
+/* TEST UNIT READY to @p lun, taking the unit attention of a new session
+ * there (for tests that then send raw SCSI Command PDUs); 0 or -errno. */
+int tc_clear_ua(struct tc *c, int lun);
+/* The sense key and ASC/ASCQ (key << 16 | asc << 8 | ascq) of @p cmd's
+ * sense data, fixed or descriptor format; 0 without sense. */
+uint32_t tc_sense_code(const struct tc_cmd *cmd);
 
 /* Logout (close session); returns the logout response code or -errno. */
 int tc_logout(struct tc *c);

@@ -364,6 +364,7 @@ START_TEST(flood)
 					      .max_burst = 1u << 20 };
 			ck_assert_int_eq(tc_login(&t, g_port, &o), 0);
 			if (k == PENDING_WRITE) {
+				ck_assert_int_eq(tc_clear_ua(&t, 0), 0); /* raw WRITEs follow */
 				/* the first of each session's writes gets 4 MiB of data */
 				busy += (unsigned)stalled_write(&t, 64u << 20, 4u << 20);
 				for (int w = 0; w < 3; w++)

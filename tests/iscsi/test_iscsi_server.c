@@ -136,6 +136,106 @@ START_TEST(scsi_basics_and_logout)
 }
 END_TEST
 
+
+/*
+ * A new session is a new I_T nexus: the first command to each LUN other
+ * than INQUIRY, REPORT LUNS and REQUEST SENSE gets CHECK CONDITION, UNIT
+ * ATTENTION, POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (29h/00h)
+ * instead of running, and the
+ * second one runs (SAM-5 5.14). INQUIRY and REPORT LUNS neither report nor
+ * clear it; a LUN that does not exist reports LOGICAL UNIT NOT SUPPORTED.
+ */
+START_TEST(unit_attention_on_new_session)
+{
+	static const uint8_t ua_sense[8] = { 0x72, 0x06, 0x29, 0x00, 0, 0, 0, 0 };
+	static const uint8_t inquiry[6] = { 0x12, 0, 0, 0, 96, 0 };
+	static const uint8_t report[12] = { 0xA0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0 };
+	static const uint8_t sense_cdb[6] = { 0x03, 0, 0, 0, 252, 0 };
+	static const uint8_t tur[6] = { 0 };
+	uint8_t in[256];
+
+	for (int round = 0; round < 2; round++) {
+		struct tc c;
+		login_ok(&c, NULL);
+		c.see_ua = 1;
+		struct tc_cmd i = { .cdb = inquiry, .cdb_len = 6, .in = in, .in_len = 96 };
+		run(&c, &i);
+		ck_assert_uint_eq(i.status, 0);
+		ck_assert_uint_eq(in[0], 0x11);
+		struct tc_cmd r = { .cdb = report, .cdb_len = 12, .in = in, .in_len = 64 };
+		run(&c, &r);
+		ck_assert_uint_eq(r.status, 0);
+		ck_assert_uint_eq(r.in_got, 24);
+		struct tc_cmd rs = { .cdb = sense_cdb, .cdb_len = 6, .in = in, .in_len = 252 };
+		run(&c, &rs);
+		ck_assert_uint_ne(rs.status, OSD_STATUS_CHECK_CONDITION);
+		ck_assert_uint_ne(tc_sense_code(&rs) >> 16, 0x06);
+
+		struct tc_cmd t = { .cdb = tur, .cdb_len = 6 };
+		run(&c, &t);
+		ck_assert_uint_eq(t.status, OSD_STATUS_CHECK_CONDITION);
+		ck_assert_uint_eq(t.sense_len, sizeof(ua_sense));
+		ck_assert_mem_eq(t.sense, ua_sense, sizeof(ua_sense));
+		ck_assert_uint_eq(tc_sense_code(&t), 0x062900);
+		struct tc_cmd t2 = { .cdb = tur, .cdb_len = 6 };
+		run(&c, &t2);
+		ck_assert_uint_eq(t2.status, 0);
+		ck_assert_uint_eq(t2.sense_len, 0);
+
+		/* LUN 1 has its own (one per I_T_L nexus). */
+		if (round == 0) {
+			struct tc_cmd t3 = { .cdb = tur, .cdb_len = 6, .lun = 1 };
+			run(&c, &t3);
+			ck_assert_uint_eq(tc_sense_code(&t3), 0x062900);
+		} else {
+			/* tc_command() sends it again by itself. */
+			c.see_ua = 0;
+			struct tc_cmd t3 = { .cdb = tur, .cdb_len = 6, .lun = 1 };
+			run(&c, &t3);
+			ck_assert_uint_eq(t3.status, 0);
+			c.see_ua = 1;
+		}
+		struct tc_cmd t4 = { .cdb = tur, .cdb_len = 6, .lun = 1 };
+		run(&c, &t4);
+		ck_assert_uint_eq(t4.status, 0);
+		/* No LUN 5: not supported, never a unit attention. */
+		struct tc_cmd t5 = { .cdb = tur, .cdb_len = 6, .lun = 5 };
+		run(&c, &t5);
+		ck_assert_uint_eq(tc_sense_code(&t5), 0x052500);
+		ck_assert_int_eq(tc_logout(&c), OSD_ISCSI_LOGOUT_RSP_OK);
+		tc_close(&c);
+	}
+
+	/* A write that would wait for Data-Out gets it at once, no R2T; the
+	 * same write then gets its R2T. */
+	struct tc c;
+	struct tc_login o = { .target = IQN, .initial_r2t = 1 };
+	struct osd__iscsi_pdu p;
+	login_ok(&c, &o);
+	for (int i = 0; i < 2; i++) {
+		struct osd__iscsi_bhs h = { 0 };
+		h.opcode = OSD_ISCSI_OP_SCSI_CMD;
+		h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_F_WRITE;
+		h.itt = c.itt++;
+		h.ttt = 65536;
+		h.cmd_sn = c.cmd_sn++;
+		h.cdb[0] = 0x2A;
+		ck_assert_int_eq(tc_send(&c, &h, NULL, 0, NULL, 0), 0);
+		ck_assert_int_eq(tc_recv(&c, &p), 0);
+		ck_assert_uint_eq(p.bhs.itt, h.itt);
+		if (i == 0) {
+			ck_assert_uint_eq(p.bhs.opcode, OSD_ISCSI_OP_SCSI_RSP);
+			ck_assert_uint_eq(p.bhs.status, OSD_STATUS_CHECK_CONDITION);
+			ck_assert_uint_eq(p.data_len, 2 + sizeof(ua_sense));
+			ck_assert_mem_eq(p.data + 2, ua_sense, sizeof(ua_sense));
+		} else {
+			ck_assert_uint_eq(p.bhs.opcode, OSD_ISCSI_OP_R2T);
+		}
+	}
+	tc_close(&c);
+}
+END_TEST
+
 /* ---- OSD commands with 236-byte CDBs ---- */
 
 static void osd_cdb(uint8_t out[OSD_CDB_V2_LEN], struct osd_cdb *c)
@@ -419,6 +519,7 @@ START_TEST(bad_pdus_rejected_others_served)
 	uint8_t bhs[48];
 	login_ok(&b, NULL);
 	login_ok(&a, NULL);
+	ck_assert_int_eq(tc_clear_ua(&a, 0), 0); /* raw WRITEs below must run */
 
 	/* Unknown opcode: Reject "command not supported". */
 	tc_nop_out(&a, &h, 1);
@@ -679,6 +780,7 @@ START_TEST(task_management)
 	struct osd__iscsi_bhs h = { 0 };
 	struct osd__iscsi_pdu p;
 	login_ok(&c, &o);
+	ck_assert_int_eq(tc_clear_ua(&c, 0), 0); /* the raw WRITE below must run */
 	/* A write waiting for its data (R2T sent), then aborted. */
 	h.opcode = OSD_ISCSI_OP_SCSI_CMD;
 	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_F_WRITE;
@@ -833,6 +935,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, scsi_basics_and_logout);
+	tcase_add_test(t, unit_attention_on_new_session);
 	tcase_add_test(t, osd_236_byte_cdbs_unsolicited);
 	tcase_add_test(t, osd_236_byte_cdbs_initial_r2t);
 	tcase_add_test(t, digests_and_digest_errors);
