@@ -243,12 +243,8 @@ static void cmd_release(struct osd__cmd *c)
 		free(c->aobjs);
 }
 
-void osd__exec_osd(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, size_t token_len)
+void osd__cmd_init(struct osd__cmd *c, osd_target *tgt, struct osd_xfer *x)
 {
-	struct osd__cmd cmd, *c = &cmd; /* on the stack: no allocation per command */
-	uint16_t field = 0;
-	int rc;
-
 	memset(c, 0, sizeof(*c));
 	c->tgt = tgt;
 	c->st = tgt->st;
@@ -257,6 +253,15 @@ void osd__exec_osd(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, si
 	c->raw_len = x->cdb_len;
 	c->now = osd_now_ms();
 	c->aobjs = &c->cdb.obj;
+}
+
+void osd__exec_osd(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, size_t token_len)
+{
+	struct osd__cmd cmd, *c = &cmd; /* on the stack: no allocation per command */
+	uint16_t field = 0;
+	int rc;
+
+	osd__cmd_init(c, tgt, x);
 	rc = osd_cdb_decode(x->cdb, x->cdb_len, &c->cdb, &field);
 	if (rc < 0) {
 		decode_failure(c, rc, field);

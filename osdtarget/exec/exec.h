@@ -175,5 +175,8 @@ int osd__cmd_set_master_key(struct osd__cmd *c);
 
 /* Entry point from osd_target_execute for opcode 7Fh. */
 void osd__exec_osd(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, size_t token_len);
+/* A command of @p tgt on exchange @p x, before its CDB is decoded into c->cdb
+ * (command.c; the execution and the check before data-out share it). */
+void osd__cmd_init(struct osd__cmd *c, osd_target *tgt, struct osd_xfer *x);
 
 #endif

@@ -67,7 +67,7 @@ int osd__target_precheck(osd_target *tgt, struct osd_xfer *x, const uint8_t *tok
 	x->in_xferred = 0;
 	if (!x->cdb_len || x->cdb[0] != OSD_OPCODE)
 		return 1; /* plain SCSI commands carry no credential */
-	memset(c, 0, sizeof(*c));
+	osd__cmd_init(c, tgt, x);
 	if (osd_cdb_decode(x->cdb, x->cdb_len, &c->cdb, &field) < 0 ||
 	    (c->cdb.timestamps_control != OSD_TIMESTAMPS_NORMAL &&
 	     c->cdb.timestamps_control != OSD_TIMESTAMPS_BYPASS)) {
@@ -77,13 +77,6 @@ int osd__target_precheck(osd_target *tgt, struct osd_xfer *x, const uint8_t *tok
 	}
 	if (maybe_bootstrap(&c->cdb))
 		return 1;
-	c->tgt = tgt;
-	c->st = tgt->st;
-	c->x = x;
-	c->raw = x->cdb;
-	c->raw_len = x->cdb_len;
-	c->now = osd_now_ms();
-	c->aobjs = &c->cdb.obj;
 	c->ver = c->cdb.version;
 	c->precheck = 1;
 	pthread_rwlock_rdlock(&tgt->cmd_lock);
