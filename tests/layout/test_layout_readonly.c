@@ -34,11 +34,11 @@ struct counted {
 	osdfs_backend *inner;
 	const struct osdfs_backend_ops *ops;
 	void *impl;
-	atomic_uint changes;
+	atomic_uint *changes; /* outlives the device: closing it may change it too */
 };
 
 #define C(x) ((struct counted *)(x))
-#define CHANGE(x) atomic_fetch_add(&C(x)->changes, 1u)
+#define CHANGE(x) atomic_fetch_add(C(x)->changes, 1u)
 
 static int c_create(void *x, uint64_t oid, const struct osdfs_attr *a, int n)
 {
@@ -128,7 +128,7 @@ static const struct osdfs_backend_ops counted_ops = {
 };
 
 static osdfs_mem_store *store[NDEV];
-static struct counted *dev[NDEV]; /* of the last open */
+static atomic_uint dev_changes[NDEV]; /* of the last open, counted per device */
 
 static osdfs_backend *counted_device(unsigned i)
 {
@@ -139,8 +139,8 @@ static osdfs_backend *counted_device(unsigned i)
 	ck_assert_int_eq(osdfs_backend_mem_attach(&x->inner, store[i]), 0);
 	x->ops = osdfs_backend_ops_of(x->inner);
 	x->impl = osdfs_backend_impl(x->inner);
+	x->changes = &dev_changes[i];
 	ck_assert_int_eq(osdfs_backend_new(&be, &counted_ops, x, "counted"), 0);
-	dev[i] = x;
 	return be;
 }
 
@@ -151,7 +151,8 @@ static int open_layout(osdfs_backend **out, unsigned absent, int readonly)
 	osdfs_backend *d[NDEV];
 	char err[256] = "";
 
-	memset(dev, 0, sizeof(dev));
+	for (unsigned i = 0; i < NDEV; i++)
+		atomic_store(&dev_changes[i], 0u);
 	for (unsigned i = 0; i < NDEV; i++)
 		d[i] = absent & (1u << i) ? NULL : counted_device(i);
 	cfg.ndevices = NDEV;
@@ -166,7 +167,7 @@ static unsigned changes(void)
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < NDEV; i++)
-		n += dev[i] ? atomic_load(&dev[i]->changes) : 0;
+		n += atomic_load(&dev_changes[i]);
 	return n;
 }
 
