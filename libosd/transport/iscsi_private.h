@@ -210,6 +210,11 @@ int osd__iscsi_text_exchange(struct osd__iscsi_sess *s, const char *text, char *
 			     size_t *reply_len, uint64_t deadline);
 int osd__iscsi_logout(struct osd__iscsi_sess *s, uint64_t deadline);
 
+/* iscsi_session.c: a NOP-Out (a ping answer, bounded like every queued
+ * answer, when @p ttt is not the reserved tag); a failure is in the error. */
+void osd__iscsi_send_nop_out(struct osd__iscsi_sess *s, uint32_t itt, uint32_t ttt,
+			     const uint8_t *lun, const uint8_t *data, size_t dlen);
+
 /* iscsi_token.c: read the session's security token (INQUIRY VPD B1h) right
  * after login; a target without the page leaves it empty. */
 int osd__iscsi_read_token(struct osd__iscsi_sess *s, uint64_t deadline);

@@ -187,8 +187,8 @@ static int start_pending(struct osd__iscsi_sess *s)
 	return osd__iscsi_flush(s);
 }
 
-static void send_nop_out(struct osd__iscsi_sess *s, uint32_t itt, uint32_t ttt,
-			 const uint8_t *lun, const uint8_t *data, size_t dlen)
+void osd__iscsi_send_nop_out(struct osd__iscsi_sess *s, uint32_t itt, uint32_t ttt,
+			     const uint8_t *lun, const uint8_t *data, size_t dlen)
 {
 	struct osd__iscsi_bhs h;
 
@@ -385,7 +385,7 @@ static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 		if (h->itt != OSD_ISCSI_RSVD_TAG && h->itt == s->nop_itt)
 			s->nop_itt = OSD_ISCSI_RSVD_TAG;
 		if (h->ttt != OSD_ISCSI_RSVD_TAG) /* a ping: echo it */
-			send_nop_out(s, OSD_ISCSI_RSVD_TAG, h->ttt, h->lun, p->data, p->data_len);
+			osd__iscsi_send_nop_out(s, OSD_ISCSI_RSVD_TAG, h->ttt, h->lun, p->data, p->data_len);
 		return 0;
 	case OSD_ISCSI_OP_TMF_RSP:
 		update_sn(s, h, 1);
@@ -627,7 +627,7 @@ static void timers(struct osd__iscsi_sess *s)
 	if (now - s->last_rx_ms >= interval) {
 		s->nop_itt = osd__iscsi_new_itt(s);
 		s->nop_sent_ms = now;
-		send_nop_out(s, s->nop_itt, OSD_ISCSI_RSVD_TAG, NULL, NULL, 0);
+		osd__iscsi_send_nop_out(s, s->nop_itt, OSD_ISCSI_RSVD_TAG, NULL, NULL, 0);
 	}
 }
 

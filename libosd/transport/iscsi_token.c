@@ -16,25 +16,6 @@
 #define VPD_SECURITY_TOKEN 0xB1
 #define VPD_HDR 4u
 
-/* Answer a target's ping (RFC 7143 §11.19) while we wait for the INQUIRY. */
-static int ping_back(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
-{
-	struct osd__iscsi_bhs h;
-
-	if (p->bhs.ttt == OSD_ISCSI_RSVD_TAG)
-		return 0;
-	memset(&h, 0, sizeof(h));
-	h.opcode = OSD_ISCSI_OP_NOP_OUT;
-	h.immediate = 1;
-	h.flags = OSD_ISCSI_F_FINAL;
-	memcpy(h.lun, p->bhs.lun, 8);
-	h.itt = OSD_ISCSI_RSVD_TAG;
-	h.ttt = p->bhs.ttt;
-	h.cmd_sn = s->cmdsn;
-	h.exp_stat_sn = s->expstatsn;
-	return osd__iscsi_send(s, &h, NULL, 0, p->data, p->data_len);
-}
-
 /* Take the page from Data-In @p p into @p page; returns bytes held so far. */
 static size_t place(const struct osd__iscsi_pdu *p, uint8_t *page, size_t cap, size_t have)
 {
@@ -92,7 +73,10 @@ int osd__iscsi_read_token(struct osd__iscsi_sess *s, uint64_t deadline)
 		int done = 0;
 
 		if (p->bhs.opcode == OSD_ISCSI_OP_NOP_IN) {
-			rc = ping_back(s, p);
+			/* a ping while we wait (RFC 7143 §11.19): answered as any other */
+			if (p->bhs.ttt != OSD_ISCSI_RSVD_TAG)
+				osd__iscsi_send_nop_out(s, OSD_ISCSI_RSVD_TAG, p->bhs.ttt, p->bhs.lun,
+							p->data, p->data_len);
 		} else if (p->bhs.itt != h.itt) {
 			osd__iscsi_set_error(s, "unexpected %s while reading the security token",
 					     osd__iscsi_opcode_name(p->bhs.opcode));
