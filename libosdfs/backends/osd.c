@@ -34,9 +34,15 @@
 #define PUNCH_ZERO_IOVS 16            /* ... times this many per WRITE */
 #define POLL_SLICE_MS 100             /* poll() slice between timeout checks */
 
+/* How a whole-partition flush is done: the first that the target implements
+ * (docs/backends.md, "Targets without optional commands"). */
+enum flush_way { FLUSH_BY_PARTITION, FLUSH_BY_OSD, FLUSH_BY_OBJECT };
+
 struct osdbe {
 	osd_dev *dev;
 	uint64_t partition;
+	atomic_int flush_way;     /* enum flush_way, downgraded on -EOPNOTSUPP */
+	atomic_bool no_count;     /* the partition's NUMBER OF OBJECTS is not provided */
 	atomic_uint completions; /* async completions so far, for poll() */
 	atomic_uint inflight;    /* submitted and not yet completed */
 };
@@ -49,6 +55,14 @@ struct osdbe_call {
 };
 
 static const unsigned char zero_chunk[PUNCH_ZERO_CHUNK];
+
+struct id_vec {
+	uint64_t *ids;
+	size_t n, cap;
+};
+
+static int list_ids(struct osdbe *b, enum osd_action action, struct id_vec *v);
+static int flush_all(struct osdbe *b);
 
 static struct osd_obj_id user_obj(const struct osdbe *b, uint64_t oid)
 {
@@ -354,6 +368,13 @@ static int osdbe_submit(void *impl, struct osdfs_op *op)
 
 	if (!op || !op->done)
 		return -EINVAL;
+	if (op->kind == OSDFS_OP_FLUSH && !op->oid) {
+		/* may take several commands (flush_all): done before returning */
+		op->result = flush_all(b);
+		atomic_fetch_add(&b->completions, 1);
+		op->done(op);
+		return 0;
+	}
 	rc = op_build(b, op, &req);
 	if (rc)
 		return rc;
@@ -453,10 +474,60 @@ static int osdbe_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *at
 	return (int)op_run(impl, &op);
 }
 
+static int flush_partition_cmd(struct osdbe *b, enum flush_way way)
+{
+	osd_req *req;
+	int rc = way == FLUSH_BY_PARTITION
+			 ? osd_req_flush_partition(&req, b->dev, b->partition, OSD_FLUSH_RANGE)
+			 : osd_req_flush_osd(&req, b->dev, OSD_FLUSH_RANGE);
+
+	if (rc)
+		return rc;
+	rc = osd_req_execute(req);
+	osd_req_free(req);
+	return rc;
+}
+
+/* FLUSH of every user object of the partition: the durable way left when
+ * neither FLUSH PARTITION nor FLUSH OSD is implemented. An object removed
+ * meanwhile is not an error. */
+static int flush_each_object(struct osdbe *b)
+{
+	struct id_vec v = { NULL, 0, 0 };
+	int rc = list_ids(b, OSD_ACT_LIST, &v);
+
+	for (size_t i = 0; !rc && i < v.n; i++) {
+		struct osdfs_op op = { .kind = OSDFS_OP_FLUSH, .oid = v.ids[i] };
+
+		rc = (int)op_run(b, &op);
+		if (rc == -ENOENT)
+			rc = 0;
+	}
+	free(v.ids);
+	return rc;
+}
+
+/* Flush the whole partition with the widest FLUSH the target implements,
+ * remembering which that is. */
+static int flush_all(struct osdbe *b)
+{
+	int way = atomic_load(&b->flush_way), rc = -EOPNOTSUPP;
+
+	for (; way < FLUSH_BY_OBJECT; way++) {
+		rc = flush_partition_cmd(b, (enum flush_way)way);
+		if (rc != -EOPNOTSUPP)
+			break;
+		atomic_store(&b->flush_way, way + 1);
+	}
+	return way == FLUSH_BY_OBJECT ? flush_each_object(b) : rc;
+}
+
 static int osdbe_flush(void *impl, uint64_t oid)
 {
 	struct osdfs_op op = { .kind = OSDFS_OP_FLUSH, .oid = oid };
 
+	if (!oid)
+		return flush_all(impl);
 	return (int)op_run(impl, &op);
 }
 
@@ -583,11 +654,6 @@ static int osdbe_list(void *impl, uint64_t start, uint64_t *ids, size_t max,
 }
 
 /* ---- partition: format and statfs ---- */
-
-struct id_vec {
-	uint64_t *ids;
-	size_t n, cap;
-};
 
 static int collect_id(uint64_t id, void *payload)
 {
@@ -732,6 +798,21 @@ static int get_numbers(struct osdbe *b, const struct osd_obj_id *obj,
 	return rc;
 }
 
+static int count_id(uint64_t id, void *payload)
+{
+	(void)id;
+	(*(uint64_t *)payload)++;
+	return 0;
+}
+
+static int count_objects(struct osdbe *b, uint64_t *n)
+{
+	struct osd_obj_id part = { b->partition, 0 };
+
+	*n = 0;
+	return osd_list_foreach(b->dev, OSD_ACT_LIST, &part, count_id, n);
+}
+
 static int osdbe_statfs(void *impl, struct osdfs_backend_stat *st)
 {
 	static const uint32_t part_attrs[3][2] = {
@@ -746,11 +827,19 @@ static int osdbe_statfs(void *impl, struct osdfs_backend_stat *st)
 	struct osdbe *b = impl;
 	struct osd_obj_id part = { b->partition, 0 }, root = { 0, 0 };
 	uint64_t pv[3], rv[2];
-	int rc;
+	int rc = -EOPNOTSUPP;
 
 	if (!st)
 		return -EINVAL;
-	rc = get_numbers(b, &part, part_attrs, pv, 3);
+	if (!atomic_load(&b->no_count))
+		rc = get_numbers(b, &part, part_attrs, pv, 3);
+	if (rc == -EOPNOTSUPP) {
+		/* NUMBER OF OBJECTS is optional to some targets: count by LIST. */
+		atomic_store(&b->no_count, true);
+		rc = get_numbers(b, &part, part_attrs, pv, 2);
+		if (!rc)
+			rc = count_objects(b, &pv[2]);
+	}
 	if (!rc)
 		rc = get_numbers(b, &root, root_attrs, rv, 2);
 	if (rc)
@@ -805,6 +894,8 @@ OSD_EXTERN int osdfs_backend_osd_new(osdfs_backend **out, struct osd_dev *dev,
 	b->partition = partition;
 	atomic_init(&b->completions, 0);
 	atomic_init(&b->inflight, 0);
+	atomic_init(&b->flush_way, FLUSH_BY_PARTITION);
+	atomic_init(&b->no_count, false);
 	rc = osdfs_backend_new(out, &osd_ops, b, "osd");
 	if (rc)
 		free(b);
