@@ -66,7 +66,8 @@ struct osd_target_options {
 #define OSD_TARGET_QUIRK_NO_FLUSH_COLLECTION 0x08u
 /** The partition's NUMBER OF OBJECTS attribute is not provided: a get list
  *  naming it is refused (ILLEGAL REQUEST, INVALID FIELD IN PARAMETER LIST,
- *  with the attribute identification descriptor naming it). */
+ *  with the attribute identification descriptor naming it); lists of all
+ *  attributes leave it out. */
 #define OSD_TARGET_QUIRK_NO_OBJECT_COUNT 0x10u
 /** PUNCH is not implemented (ILLEGAL REQUEST, 20h/00h). */
 #define OSD_TARGET_QUIRK_NO_PUNCH 0x20u

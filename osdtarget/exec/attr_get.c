@@ -433,8 +433,11 @@ static void get_one(struct osd__cmd *c, struct entries *e, const struct osd_obj_
 		    enum osd_obj_type t, uint32_t page, uint32_t num, int keep_undefined)
 {
 	size_t len = 0;
-	int def = osd__attr_value(c, o, t, page, num, e->scratch, &len);
+	int def;
 
+	if (osd__quirk_hides_attr(c, t, page, num))
+		return; /* not provided: not even listed as undefined */
+	def = osd__attr_value(c, o, t, page, num, e->scratch, &len);
 	if (def || keep_undefined)
 		entries_add(e, o->id, page, num, e->scratch, len, def);
 }

@@ -133,7 +133,7 @@ START_TEST(test_unsupported)
 	static const uint8_t attr[] = {
 		0x72, 0x05, 0x26, 0x00, 0x00, 0x00, 0x00, 0x10,
 		0x08, 0x0E, 0, 0, 0, 0, 0, 0,
-		0x40, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0xC1,
+		0x30, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0xC1,
 	};
 	struct osd_sense s;
 
@@ -145,7 +145,7 @@ START_TEST(test_unsupported)
 	ck_assert_int_eq(osd_sense_errno(&s), -EOPNOTSUPP);
 	ck_assert_int_eq(osd_sense_decode(attr, sizeof(attr), &s), 0);
 	ck_assert_uint_eq(s.num_attrs, 1);
-	ck_assert_uint_eq(s.attrs[0].page, 0x40000001);
+	ck_assert_uint_eq(s.attrs[0].page, 0x30000001);
 	ck_assert_uint_eq(s.attrs[0].number, 0xC1);
 	/* an attribute the target does not provide, for GET ATTRIBUTES only */
 	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_GET_ATTRIBUTES), -EOPNOTSUPP);
