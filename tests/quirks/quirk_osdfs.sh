@@ -80,7 +80,10 @@ refused() {
 }
 EXPECT="INVALID COMMAND OPERATION CODE"
 case $QUIRK in
-osd1-descriptor) refused --osd-version 1 create-partition 0x20000 ;;
+osd1-descriptor)
+	refused --osd-version 1 create-partition 0x20000
+	grep -q "note: INQUIRY claims OSD-1 but the target refused an OSD-1 CDB" "$WORK/osdfs.log" ||
+		fail "no note of the version fallback" ;;
 no-flush-partition) refused flush 0x10000 ;;
 no-flush-osd) refused flush ;;
 no-object-count) EXPECT="INVALID FIELD IN PARAMETER LIST" refused getattr 0x10000 0 0x30000001 0xC1 ;;
