@@ -1,11 +1,12 @@
 /*
  * Hole punching on any backend: the backend's PUNCH where it deallocates as
- * standard (osd2r05 §6.22: the range reads as zeros, the logical length
- * stays), zero-filling WRITEs where it does not. Which one a filesystem uses
- * is decided once, by a probe at mkfs, and recorded in the superblock
- * (OSDFS__RO_COMPAT_PUNCH_ZEROES, docs/osdfs-format.md).
+ * standard (the PUNCH clause of osd2r03: the range reads as zeros, the
+ * logical length stays), zero-filling WRITEs where it does not. Which one a
+ * filesystem uses is decided once, by a probe at mkfs, and recorded in the
+ * superblock (OSDFS__RO_COMPAT_PUNCH_ZEROES, docs/osdfs-format.md).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/fs.h"
@@ -90,13 +91,17 @@ static int probe_on(osdfs *fs, uint64_t oid, unsigned char *buf)
 
 int osdfs__punch_probe(osdfs *fs, uint64_t scratch_oid)
 {
-	static __thread unsigned char buf[3 * PROBE_PIECE];
-	int rc = fs->ops->create(fs->impl, scratch_oid, NULL, 0);
-	int r;
+	unsigned char *buf = malloc(3 * PROBE_PIECE);
+	int rc, r;
 
-	if (rc < 0)
-		return rc;
-	rc = probe_on(fs, scratch_oid, buf);
-	r = fs->ops->remove(fs->impl, scratch_oid);
-	return rc < 0 ? rc : r < 0 ? r : rc;
+	if (!buf)
+		return -ENOMEM;
+	rc = fs->ops->create(fs->impl, scratch_oid, NULL, 0);
+	if (rc == 0) {
+		rc = probe_on(fs, scratch_oid, buf);
+		r = fs->ops->remove(fs->impl, scratch_oid);
+		rc = rc < 0 ? rc : r < 0 ? r : rc;
+	}
+	free(buf);
+	return rc;
 }

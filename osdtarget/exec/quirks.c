@@ -36,7 +36,7 @@ int osd__quirk_refuses(const osd_target *tgt, struct osd__cmd *c)
 	if (!tgt->quirks)
 		return 0;
 	/* An OSD-2-only target that claims OSD-1: the 200-byte CDB is not an
-	 * operation it knows, INVALID COMMAND OPERATION CODE (SPC-4 r11 §4.5.6). */
+	 * operation it knows, INVALID COMMAND OPERATION CODE (SPC-3 r23 §4.5.6). */
 	if ((tgt->quirks & OSD_TARGET_QUIRK_OSD1_DESCRIPTOR) && c->cdb.version == OSD_V1) {
 		osd__fail(c, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_INVALID_OPCODE);
 		return 1;
@@ -88,9 +88,9 @@ static int move_down(struct osd__cmd *c, uint64_t to, uint64_t from, uint64_t le
 
 /*
  * OSD_TARGET_QUIRK_PUNCH_SHIFTS: the range is cut out of the object, the data
- * after it moves down and the logical length shrinks (a collapse, not the
- * deallocation of osd2r05 §6.22 PUNCH). Not atomic against other commands on
- * the object: emulation only.
+ * after it moves down and the logical length shrinks: a collapse, not the
+ * deallocation of the PUNCH clause of osd2r03 (docs/protocol.md §4). Not
+ * atomic against other commands on the object: emulation only.
  */
 static int punch_shift(struct osd__cmd *c)
 {
