@@ -17,10 +17,20 @@
 
 static const unsigned char zeros[ZERO_CHUNK];
 
-/* Write zeros over [off, off + len) of @p oid, 1 MiB per WRITE. */
+/* Write zeros over [off, off + len) of @p oid, 1 MiB per WRITE; past the
+ * object's length it already reads as zeros, and stays unallocated. */
 static int zero_fill(osdfs *fs, uint64_t oid, uint64_t off, uint64_t len)
 {
 	struct iovec iov[ZERO_IOVS];
+	uint64_t size;
+	int rc = fs->ops->size(fs->impl, oid, &size);
+
+	if (rc < 0)
+		return rc;
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = size - off;
 
 	while (len) {
 		uint64_t n = len < (uint64_t)ZERO_IOVS * ZERO_CHUNK ? len

@@ -372,6 +372,36 @@ static void punch_file(osdfs *fs, const char *name)
 	ck_assert_int_eq(osdfs_release(fs, fh), 0);
 }
 
+/* A hole punched in a file's extended, never written tail reads as zeros
+ * and leaves the object's length (the file size) alone, whichever way holes
+ * are punched. */
+static void punch_sparse_tail(osdfs *fs)
+{
+	static unsigned char buf[PIECE];
+	const uint64_t size = 1u << 20;
+	struct osd_obj_id obj = { PID, 0 };
+	uint64_t len = 0;
+	osdfs_file *fh;
+
+	memset(buf, 'D', sizeof(buf));
+	ck_assert_int_eq(osdfs_create(fs, OSDFS_ROOT_INO, "sparse", 0644, O_RDWR, NULL, NULL,
+				      &fh), 0);
+	ck_assert_int_eq(osdfs_write(fs, fh, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	ck_assert_int_eq(osdfs_fallocate(fs, fh, 0, 0, size), 0);
+	ck_assert_int_eq(osdfs_fallocate(fs, fh, OSDFS_FALLOC_KEEP_SIZE | OSDFS_FALLOC_PUNCH_HOLE,
+					 size / 2, size / 4), 0);
+	ck_assert_int_eq(osdfs_fsync(fs, osdfs_file_ino(fh), 0), 0);
+	obj.id = SUPER_OID + osdfs_file_ino(fh);
+	ck_assert_int_eq(osd_get_attr_u64(dev, &obj, OSD_APAGE_INFORMATION,
+					  OSD_ATTR_UI_LOGICAL_LENGTH, &len), 0);
+	ck_assert_uint_eq(len, size);
+	memset(buf, 0xEE, sizeof(buf));
+	ck_assert_int_eq(osdfs_read(fs, fh, buf, sizeof(buf), size / 2), (ssize_t)sizeof(buf));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		ck_assert_uint_eq(buf[i], 0);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+}
+
 /* _i: no quirk, no PUNCH, a shifting PUNCH. mkfs records what it found. */
 START_TEST(osdfs_punch_probe)
 {
@@ -384,6 +414,7 @@ START_TEST(osdfs_punch_probe)
 	ck_assert_uint_eq(super_ro_compat(), _i ? 1 : 0); /* PUNCH_ZEROES */
 	fs = mount_fs();
 	punch_file(fs, "f");
+	punch_sparse_tail(fs);
 	ck_assert_int_eq(osdfs_unmount(fs), 0);
 	fsck_clean();
 }
