@@ -61,6 +61,40 @@ static void teardown(void)
 	nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The loopback, counting the FLUSH commands (OSD-2 service action 8888h)
+ * and keeping the object ids of the last FLUSH_IDS. */
+#define FLUSH_IDS 64
+static struct osd_transport_ops counting_ops;
+static int (*loopback_submit)(void *impl, struct osd_xfer *xfer);
+static unsigned flushes;
+static uint64_t flushed[FLUSH_IDS];
+
+static uint64_t cdb_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static int counting_submit(void *impl, struct osd_xfer *x)
+{
+	if (x->cdb_len == 236 && x->cdb[8] == 0x88 && x->cdb[9] == 0x88) {
+		flushed[flushes % FLUSH_IDS] = cdb_be64(x->cdb + 24);
+		flushes++;
+	}
+	return loopback_submit(impl, x);
+}
+
+static int was_flushed(uint64_t oid)
+{
+	for (unsigned i = 0; i < flushes && i < FLUSH_IDS; i++)
+		if (flushed[i] == oid)
+			return 1;
+	return 0;
+}
+
 /* (Re)open the store with @p quirks, a loopback device speaking @p v. */
 static void open_quirks(unsigned quirks, enum osd_version_select v)
 {
@@ -71,6 +105,10 @@ static void open_quirks(unsigned quirks, enum osd_version_select v)
 	to.quirks = quirks;
 	ck_assert_int_eq(osd_target_open(&tgt, store, &to), 0);
 	ck_assert_int_eq(osd_target_loopback(tgt, &tp), 0);
+	counting_ops = *tp.ops;
+	loopback_submit = tp.ops->submit;
+	counting_ops.submit = counting_submit;
+	tp.ops = &counting_ops;
 	o.osd_version = v;
 	ck_assert_int_eq(osd_dev_open(&dev, &tp, &o), 0);
 }
@@ -472,17 +510,32 @@ START_TEST(osdfs_statfs_without_count)
 END_TEST
 
 /* Neither FLUSH PARTITION nor FLUSH OSD (quirks combine in the library):
- * every object is flushed on its own, and mkfs, sync and unmount succeed. */
+ * mkfs, sync and unmount succeed, FLUSHing object by object only the
+ * objects changed since the last whole flush. */
 START_TEST(osdfs_flush_by_object)
 {
+	osdfs_file *fh;
+	uint64_t ino;
 	osdfs *fs;
 
 	open_quirks(OSD_TARGET_QUIRK_NO_FLUSH_PARTITION | OSD_TARGET_QUIRK_NO_FLUSH_OSD,
 		    OSD_VERSION_2);
 	mkfs();
 	fs = mount_fs();
-	make_files(fs, 2);
+	make_files(fs, 20);
 	ck_assert_int_eq(osdfs_sync(fs), 0);
+	ck_assert_uint_ge(flushes, 21); /* the 20 files and the root at least */
+	ck_assert_int_eq(osdfs_sync(fs), 0);
+	flushes = 0;
+	ck_assert_int_eq(osdfs_sync(fs), 0); /* nothing changed: nothing to flush */
+	ck_assert_uint_eq(flushes, 0);
+	ck_assert_int_eq(osdfs_resolve(fs, "/f7", 1, &ino), 0);
+	ck_assert_int_eq(osdfs_open(fs, ino, O_RDWR, &fh), 0);
+	ck_assert_int_eq(osdfs_write(fs, fh, "changed", 7, 0), 7);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+	ck_assert_int_eq(osdfs_sync(fs), 0);
+	ck_assert(was_flushed(SUPER_OID + ino));
+	ck_assert_uint_le(flushes, 3); /* the file, perhaps the superblock */
 	ck_assert_int_eq(osdfs_unmount(fs), 0);
 	fsck_clean();
 }
