@@ -66,8 +66,9 @@ static void usage(FILE *f)
 		"                             address other than loopback\n"
 		"      --quirk NAME           behave like another target, for testing initiators\n"
 		"                             (repeatable): osd1-descriptor, no-flush-partition,\n"
-		"                             no-flush-osd, no-flush-collection, no-object-count,\n"
-		"                             no-punch, punch-shifts (docs/target.md)\n"
+		"                             no-flush-osd, no-flush-collection, no-flush-object,\n"
+		"                             no-object-count, no-punch, punch-shifts\n"
+		"                             (docs/target.md)\n"
 		"      --port-file FILE       write the bound TCP port to FILE\n"
 		"  -v, --verbose              also log every PDU\n"
 		"  -h, --help                 show this help\n"
@@ -170,6 +171,7 @@ static int parse_quirk(const char *s, unsigned *quirks)
 		{ "no-flush-partition", OSD_TARGET_QUIRK_NO_FLUSH_PARTITION },
 		{ "no-flush-osd", OSD_TARGET_QUIRK_NO_FLUSH_OSD },
 		{ "no-flush-collection", OSD_TARGET_QUIRK_NO_FLUSH_COLLECTION },
+		{ "no-flush-object", OSD_TARGET_QUIRK_NO_FLUSH_OBJECT },
 		{ "no-object-count", OSD_TARGET_QUIRK_NO_OBJECT_COUNT },
 		{ "no-punch", OSD_TARGET_QUIRK_NO_PUNCH },
 		{ "punch-shifts", OSD_TARGET_QUIRK_PUNCH_SHIFTS },

@@ -74,8 +74,10 @@ struct osd_target_options {
 /** A non-standard PUNCH: the data after the range moves down over it and
  *  the logical length shrinks by the range (instead of deallocating it). */
 #define OSD_TARGET_QUIRK_PUNCH_SHIFTS 0x40u
+/** FLUSH (of one object) is not implemented (ILLEGAL REQUEST, 20h/00h). */
+#define OSD_TARGET_QUIRK_NO_FLUSH_OBJECT 0x80u
 /** Every quirk flag this version knows. */
-#define OSD_TARGET_QUIRKS_ALL 0x7Fu
+#define OSD_TARGET_QUIRKS_ALL 0xFFu
 /** @} */
 
 /** @name Severities of osd_target_options.log_event (the syslog levels) */

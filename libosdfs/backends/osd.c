@@ -609,10 +609,14 @@ static int flush_all(struct osdbe *b)
 static int osdbe_flush(void *impl, uint64_t oid)
 {
 	struct osdfs_op op = { .kind = OSDFS_OP_FLUSH, .oid = oid };
+	int rc;
 
 	if (!oid)
 		return flush_all(impl);
-	return (int)op_run(impl, &op);
+	rc = (int)op_run(impl, &op);
+	/* FLUSH of an object is not optional, but where it is missing a wider
+	 * flush covers the object as durably */
+	return rc == -EOPNOTSUPP ? flush_all(impl) : rc;
 }
 
 static int osdbe_size(void *impl, uint64_t oid, uint64_t *size)

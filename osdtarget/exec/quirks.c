@@ -18,6 +18,8 @@
 static unsigned refusing_quirk(const struct osd_cdb *cdb)
 {
 	switch (cdb->action) {
+	case OSD_ACT_FLUSH:
+		return OSD_TARGET_QUIRK_NO_FLUSH_OBJECT;
 	case OSD_ACT_FLUSH_PARTITION:
 		return OSD_TARGET_QUIRK_NO_FLUSH_PARTITION;
 	case OSD_ACT_FLUSH_OSD:

@@ -171,7 +171,7 @@ START_TEST(unknown_quirk_refused)
 {
 	struct osd_target_options to = OSD_TARGET_OPTIONS_INIT;
 
-	to.quirks = 0x80;
+	to.quirks = 0x100;
 	ck_assert_int_eq(osd_target_open(&tgt, store, &to), -EINVAL);
 	ck_assert_ptr_null(tgt);
 	/* a version 2 caller has no quirks field: whatever is there is not read */
@@ -219,11 +219,12 @@ END_TEST
 /* _i: which FLUSH is missing; the others still work. */
 START_TEST(no_flush)
 {
-	static const unsigned quirk[3] = { OSD_TARGET_QUIRK_NO_FLUSH_PARTITION,
+	static const unsigned quirk[4] = { OSD_TARGET_QUIRK_NO_FLUSH_PARTITION,
 					   OSD_TARGET_QUIRK_NO_FLUSH_OSD,
-					   OSD_TARGET_QUIRK_NO_FLUSH_COLLECTION };
-	const struct osd_obj_id coll = { PID, OID + 1 };
-	osd_req *req[3];
+					   OSD_TARGET_QUIRK_NO_FLUSH_COLLECTION,
+					   OSD_TARGET_QUIRK_NO_FLUSH_OBJECT };
+	const struct osd_obj_id coll = { PID, OID + 1 }, obj = { PID, OID };
+	osd_req *req[4];
 
 	open_quirks(quirk[_i], OSD_VERSION_2);
 	populate();
@@ -232,7 +233,8 @@ START_TEST(no_flush)
 	ck_assert_int_eq(osd_req_flush_partition(&req[0], dev, PID, OSD_FLUSH_RANGE), 0);
 	ck_assert_int_eq(osd_req_flush_osd(&req[1], dev, OSD_FLUSH_RANGE), 0);
 	ck_assert_int_eq(osd_req_flush_collection(&req[2], dev, &coll, OSD_FLUSH_RANGE), 0);
-	for (int i = 0; i < 3; i++) {
+	ck_assert_int_eq(osd_req_flush(&req[3], dev, &obj, OSD_FLUSH_DATA_AND_ATTRS, 0, 0), 0);
+	for (int i = 0; i < 4; i++) {
 		if (i == _i)
 			expect_unimplemented(req[i]);
 		else
@@ -541,6 +543,24 @@ START_TEST(osdfs_flush_by_object)
 }
 END_TEST
 
+/* Without FLUSH of one object, fsync flushes the partition instead. */
+START_TEST(osdfs_fsync_without_object_flush)
+{
+	osdfs_file *fh;
+	osdfs *fs;
+
+	open_quirks(OSD_TARGET_QUIRK_NO_FLUSH_OBJECT, OSD_VERSION_2);
+	mkfs();
+	fs = mount_fs();
+	ck_assert_int_eq(osdfs_create(fs, OSDFS_ROOT_INO, "f", 0644, O_RDWR, NULL, NULL, &fh), 0);
+	ck_assert_int_eq(osdfs_write(fs, fh, "data", 4, 0), 4);
+	ck_assert_int_eq(osdfs_fsync(fs, osdfs_file_ino(fh), 0), 0);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fsck_clean();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("quirks");
@@ -552,13 +572,14 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, unknown_quirk_refused);
 	tcase_add_test(tc, osd1_descriptor);
-	tcase_add_loop_test(tc, no_flush, 0, 3);
+	tcase_add_loop_test(tc, no_flush, 0, 4);
 	tcase_add_test(tc, no_object_count);
 	tcase_add_test(tc, punch_quirks);
 	tcase_add_loop_test(tc, osdfs_punch_probe, 0, 3);
 	tcase_add_test(tc, osdfs_old_super_no_punch);
 	tcase_add_test(tc, osdfs_statfs_without_count);
 	tcase_add_test(tc, osdfs_flush_by_object);
+	tcase_add_test(tc, osdfs_fsync_without_object_flush);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
