@@ -31,6 +31,8 @@ static const uint16_t version_descriptors[] = {
 	0x0440, /* OSD-2 (no version claimed) */
 	0x0448, /* OSD-2 ANSI INCITS 458-2011 */
 };
+/* OSD_TARGET_QUIRK_OSD1_DESCRIPTOR: what a target seen in the field claims. */
+static const uint16_t quirk_osd1_descriptor = 0x0340; /* OSD (no version claimed) */
 
 static size_t cdb_len_for(uint8_t op)
 {
@@ -51,7 +53,7 @@ static void reply(struct osd_xfer *x, const uint8_t *buf, size_t len, size_t all
 	osd__resp_good(x);
 }
 
-static void inquiry_standard(struct osd_xfer *x, size_t alloc)
+static void inquiry_standard(const osd_target *tgt, struct osd_xfer *x, size_t alloc)
 {
 	uint8_t d[INQ_STD_LEN] = { 0 };
 
@@ -62,8 +64,12 @@ static void inquiry_standard(struct osd_xfer *x, size_t alloc)
 	put_ascii(d + 8, OSD__VENDOR_ID, 8);
 	put_ascii(d + 16, OSD__PRODUCT_ID, 16);
 	put_ascii(d + 32, OSD__PRODUCT_REV, 4);
-	for (size_t i = 0; i < sizeof(version_descriptors) / sizeof(version_descriptors[0]); i++)
-		osd__put_be16(d + 58 + 2 * i, version_descriptors[i]);
+	if (tgt->quirks & OSD_TARGET_QUIRK_OSD1_DESCRIPTOR)
+		osd__put_be16(d + 58, quirk_osd1_descriptor);
+	else
+		for (size_t i = 0; i < sizeof(version_descriptors) / sizeof(version_descriptors[0]);
+		     i++)
+			osd__put_be16(d + 58 + 2 * i, version_descriptors[i]);
 	reply(x, d, sizeof(d), alloc);
 }
 
@@ -131,7 +137,7 @@ static void inquiry(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, s
 			osd__resp_error(x, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_INVALID_FIELD_IN_CDB, 2);
 			return;
 		}
-		inquiry_standard(x, alloc);
+		inquiry_standard(tgt, x, alloc);
 		return;
 	}
 	n = vpd_page(tgt, cdb[2], token, token_len, d);

@@ -120,7 +120,8 @@ int osd_target_open(osd_target **out, const char *dir, const struct osd_target_o
 	*out = NULL;
 	if (!opts)
 		opts = &dflt;
-	if (opts->version < 1 || opts->version > OSD_TARGET_OPTIONS_VERSION)
+	if (opts->version < 1 || opts->version > OSD_TARGET_OPTIONS_VERSION ||
+	    (opts->version >= 3 && (opts->quirks & ~OSD_TARGET_QUIRKS_ALL)))
 		return -EINVAL;
 	tgt = calloc(1, sizeof(*tgt));
 	if (!tgt)
@@ -141,6 +142,7 @@ int osd_target_open(osd_target **out, const char *dir, const struct osd_target_o
 		so.log_arg = opts->log_event_arg;
 	}
 	tgt->sync_writes = opts->sync_writes;
+	tgt->quirks = opts->version >= 3 ? opts->quirks : 0;
 	tgt->start_ms = osd_now_ms();
 	rc = osd_store_open(&tgt->st, dir, &so, tgt->err, sizeof(tgt->err));
 	if (rc == 0 && (rc = load_identity(tgt)) < 0)

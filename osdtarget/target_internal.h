@@ -33,6 +33,7 @@ struct osd__list_state {
 struct osd_target {
 	struct osd_store *st;
 	int sync_writes;
+	unsigned quirks;             /* OSD_TARGET_QUIRK_*: emulating another target */
 	/* Mutating commands take it exclusively, the others shared. */
 	pthread_rwlock_t cmd_lock;
 	struct osd__nonce_cache nonces;

@@ -118,6 +118,11 @@ static int probe_identity(struct osd_transport *tp, const struct tc_device_opts 
 		tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
 		return rc;
 	}
+	/* Right after the open the device's message is what version detection
+	 * found out: a target that refuses the version its INQUIRY claims. */
+	if (*osd_dev_error(dev))
+		fprintf(stderr, "%s: %s: note: %s\n", tc_prog(), o->target_dir,
+			osd_dev_error(dev));
 	rc = osd_dev_system_id(dev, id);
 	if (rc < 0)
 		tc_err("%s: cannot read the OSD system id: %s", o->target_dir,

@@ -33,6 +33,7 @@ struct config {
 	int create;
 	int salvage;          /* --salvage: open damaged stores, keeping what is intact */
 	int insecure;         /* --insecure: serve a NOSEC root beyond loopback */
+	unsigned quirks;      /* --quirk: emulate another target (OSD_TARGET_QUIRK_*) */
 	int verbose;
 	char **dirs;
 	int ndirs;
@@ -63,6 +64,11 @@ static void usage(FILE *f)
 		"      --insecure             serve a store without a root key (a NOSEC root:\n"
 		"                             anyone reaching the port may FORMAT it) on an\n"
 		"                             address other than loopback\n"
+		"      --quirk NAME           behave like another target, for testing initiators\n"
+		"                             (repeatable): osd1-descriptor, no-flush-partition,\n"
+		"                             no-flush-osd, no-flush-collection, no-flush-object,\n"
+		"                             no-object-count, no-punch, punch-shifts\n"
+		"                             (docs/target.md)\n"
 		"      --port-file FILE       write the bound TCP port to FILE\n"
 		"  -v, --verbose              also log every PDU\n"
 		"  -h, --help                 show this help\n"
@@ -157,10 +163,32 @@ static int parse_limit(const char *s, struct osd_target_iscsi_options *o)
 	return -1;
 }
 
+/* --quirk NAME: one OSD_TARGET_QUIRK_* flag. */
+static int parse_quirk(const char *s, unsigned *quirks)
+{
+	static const struct { const char *name; unsigned flag; } names[] = {
+		{ "osd1-descriptor", OSD_TARGET_QUIRK_OSD1_DESCRIPTOR },
+		{ "no-flush-partition", OSD_TARGET_QUIRK_NO_FLUSH_PARTITION },
+		{ "no-flush-osd", OSD_TARGET_QUIRK_NO_FLUSH_OSD },
+		{ "no-flush-collection", OSD_TARGET_QUIRK_NO_FLUSH_COLLECTION },
+		{ "no-flush-object", OSD_TARGET_QUIRK_NO_FLUSH_OBJECT },
+		{ "no-object-count", OSD_TARGET_QUIRK_NO_OBJECT_COUNT },
+		{ "no-punch", OSD_TARGET_QUIRK_NO_PUNCH },
+		{ "punch-shifts", OSD_TARGET_QUIRK_PUNCH_SHIFTS },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(s, names[i].name) == 0) {
+			*quirks |= names[i].flag;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
 	enum { OPT_CHAP_USER = 256, OPT_CHAP_SECRET, OPT_PORT_FILE, OPT_ALLOW, OPT_LIMIT,
-	       OPT_INSECURE, OPT_SALVAGE };
+	       OPT_INSECURE, OPT_SALVAGE, OPT_QUIRK };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "iqn", required_argument, NULL, 'n' },
@@ -171,6 +199,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "create", no_argument, NULL, 'c' },
 		{ "insecure", no_argument, NULL, OPT_INSECURE },
 		{ "salvage", no_argument, NULL, OPT_SALVAGE },
+		{ "quirk", required_argument, NULL, OPT_QUIRK },
 		{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -201,6 +230,10 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case 'c': cfg->create = 1; break;
 		case OPT_INSECURE: cfg->insecure = 1; break;
 		case OPT_SALVAGE: cfg->salvage = 1; break;
+		case OPT_QUIRK:
+			if (parse_quirk(optarg, &cfg->quirks))
+				return usage_error("unknown --quirk", optarg);
+			break;
 		case OPT_PORT_FILE: cfg->port_file = optarg; break;
 		case 'v': cfg->verbose++; break;
 		case 'h': usage(stdout); exit(0);
@@ -330,6 +363,7 @@ static int open_targets(const struct config *cfg, osd_target **luns)
 	struct osd_target_options topts = OSD_TARGET_OPTIONS_INIT;
 	topts.create = cfg->create;
 	topts.salvage = cfg->salvage;
+	topts.quirks = cfg->quirks;
 	topts.log_event = log_store_event;
 	for (int i = 0; i < cfg->ndirs; i++) {
 		int rc = osd_target_open(&luns[i], cfg->dirs[i], &topts);

@@ -103,11 +103,14 @@ struct osd_dev_options {
 	  65536, NULL, NULL }
 
 /**
- * Open a device on a transport. With OSD_VERSION_AUTO a SCSI INQUIRY is sent
- * and, if its version descriptors do not tell, an OSD-2 GET ATTRIBUTES of the
- * root information page; a target that rejects that CDB as an invalid
- * operation code (or cannot carry it) is retried with OSD-1. The probe also
- * learns the OSD system id and clock when the target answers.
+ * Open a device on a transport. With OSD_VERSION_AUTO a SCSI INQUIRY is sent,
+ * then a GET ATTRIBUTES of the root information page in the version its
+ * descriptors claim (OSD-2 when they do not tell); a target that refuses that
+ * CDB's format (an invalid operation code, an invalid field among CDB bytes
+ * 0-15, or no way to carry it) is asked in the other version, and that one is
+ * spoken. When that overrides what INQUIRY claimed, osd_dev_error() says so
+ * right after the open (otherwise it is ""). The probe also learns the OSD
+ * system id and clock when the target answers.
  *
  * Ownership: on success the device takes @p tp (the structure is copied) and
  * destroys it in osd_dev_close(); on failure the caller keeps it.
@@ -253,7 +256,8 @@ OSD_EXTERN int osd_req_write(osd_req **out, osd_dev *dev, const struct osd_obj_i
 
 /**
  * READ into the buffers from @p offset. Reading past the logical length is a
- * success with osd_req_is_short() set and the tail zero-filled by the target.
+ * success with osd_req_is_short() set; the buffers' bytes from
+ * osd_req_bytes_read() on are zeroed by libosd, whatever the target sent.
  */
 OSD_EXTERN int osd_req_read(osd_req **out, osd_dev *dev, const struct osd_obj_id *obj,
 			    uint64_t offset, const struct iovec *iov, int iovcnt);

@@ -103,22 +103,28 @@ OSD_EXTERN int osd_sense_decode(const uint8_t *buf, size_t len, struct osd_sense
  * -ENOENT for a missing object (24h/00h naming the object id or partition id);
  * -EACCES for capability/ICV/permission failures and nonce errors;
  * -EEXIST for CREATE of an existing id; -ENOTEMPTY for 2Ch/0Ah;
- * -ENOSPC for QUOTA ERROR; -EINVAL for other ILLEGAL REQUESTs; -ENOTSUP for
- * invalid opcodes; -EAGAIN for UNIT ATTENTION / NOT READY; else -EIO.
+ * -ENOSPC for QUOTA ERROR; -EOPNOTSUPP for an unimplemented command or
+ * service action (ILLEGAL REQUEST with 20h/00h, with 00h/00h, or with 24h/00h
+ * pointing at the SERVICE ACTION); -EINVAL for other ILLEGAL REQUESTs;
+ * -EAGAIN for UNIT ATTENTION / NOT READY; else -EIO.
  * Sense data alone cannot tell a missing object from an existing one named
  * by a CREATE; this function reports -ENOENT for both and
  * osd_sense_errno_cmd() turns it into -EEXIST for the CREATE family.
  * "Missing object" means 24h/00h with a field pointer at PARTITION_ID (16) or
- * the object id (24), or, without a field pointer, an object identification
- * descriptor (06h); a field pointer into the capability or request ICV gives
- * -EACCES.
+ * the object id (24) only: without a field pointer it is -EINVAL, even with
+ * an object identification descriptor (06h), which names the command's
+ * object in any sense. A field pointer into the capability or request ICV
+ * gives -EACCES.
  */
 OSD_EXTERN int osd_sense_errno(const struct osd_sense *sense);
 
 /**
  * osd_sense_errno() for the command that received @p sense: -EEXIST instead
  * of -ENOENT when @p action is CREATE, CREATE AND WRITE, CREATE PARTITION,
- * CREATE COLLECTION or CREATE USER TRACKING COLLECTION.
+ * CREATE COLLECTION or CREATE USER TRACKING COLLECTION; -EOPNOTSUPP instead
+ * of -EINVAL when @p action is GET ATTRIBUTES and the sense is INVALID FIELD
+ * IN PARAMETER LIST naming attributes (descriptor 08h): the target does not
+ * provide them.
  */
 OSD_EXTERN int osd_sense_errno_cmd(const struct osd_sense *sense, enum osd_action action);
 

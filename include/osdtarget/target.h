@@ -45,7 +45,40 @@ struct osd_target_options {
 	 */
 	void (*log_event)(void *arg, int severity, const char *msg);
 	void *log_event_arg;  /**< passed to @ref log_event */
+	/**
+	 * Version 3: behave like another target, one OSD_TARGET_QUIRK_* flag at
+	 * a time. Emulation for testing initiators against what real targets do
+	 * (docs/target.md, "Quirk emulation"); 0 for a standard target.
+	 */
+	unsigned quirks;
 };
+
+/** @name Quirks (osd_target_options.quirks): emulation for testing initiators */
+/** @{ */
+/** INQUIRY's only version descriptor is 0340h (OSD-1) while 200-byte OSD-1
+ *  CDBs are refused: ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE. */
+#define OSD_TARGET_QUIRK_OSD1_DESCRIPTOR 0x01u
+/** FLUSH PARTITION is not implemented (ILLEGAL REQUEST, 20h/00h). */
+#define OSD_TARGET_QUIRK_NO_FLUSH_PARTITION 0x02u
+/** FLUSH OSD is not implemented (ILLEGAL REQUEST, 20h/00h). */
+#define OSD_TARGET_QUIRK_NO_FLUSH_OSD 0x04u
+/** FLUSH COLLECTION is not implemented (ILLEGAL REQUEST, 20h/00h). */
+#define OSD_TARGET_QUIRK_NO_FLUSH_COLLECTION 0x08u
+/** The partition's NUMBER OF OBJECTS attribute is not provided: a get list
+ *  naming it is refused (ILLEGAL REQUEST, INVALID FIELD IN PARAMETER LIST,
+ *  with the attribute identification descriptor naming it); lists of all
+ *  attributes leave it out. */
+#define OSD_TARGET_QUIRK_NO_OBJECT_COUNT 0x10u
+/** PUNCH is not implemented (ILLEGAL REQUEST, 20h/00h). */
+#define OSD_TARGET_QUIRK_NO_PUNCH 0x20u
+/** A non-standard PUNCH: the data after the range moves down over it and
+ *  the logical length shrinks by the range (instead of deallocating it). */
+#define OSD_TARGET_QUIRK_PUNCH_SHIFTS 0x40u
+/** FLUSH (of one object) is not implemented (ILLEGAL REQUEST, 20h/00h). */
+#define OSD_TARGET_QUIRK_NO_FLUSH_OBJECT 0x80u
+/** Every quirk flag this version knows. */
+#define OSD_TARGET_QUIRKS_ALL 0xFFu
+/** @} */
 
 /** @name Severities of osd_target_options.log_event (the syslog levels) */
 /** @{ */
@@ -54,10 +87,10 @@ struct osd_target_options {
 #define OSD_TARGET_LOG_NOTICE 5  /**< a condition cleared, salvage found nothing */
 /** @} */
 
-#define OSD_TARGET_OPTIONS_VERSION 2 /**< current options version (1: without salvage
-					  and log_event) */
-/** Default options: create if missing, FLUSH/FUA-level durability. */
-#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL }
+#define OSD_TARGET_OPTIONS_VERSION 3 /**< current options version (1: without salvage
+					  and log_event; 2: without quirks) */
+/** Default options: create if missing, FLUSH/FUA-level durability, no quirks. */
+#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0 }
 
 /**
  * Open (and with opts->create, create) the store in @p dir. Only one process
@@ -65,7 +98,8 @@ struct osd_target_options {
  * @param[out] out the target, closed with osd_target_close()
  * @param dir the store's directory
  * @param opts NULL for defaults
- * @return 0, -EBUSY, -ENOENT (no store and create = 0), -EUCLEAN (store
+ * @return 0, -EBUSY, -ENOENT (no store and create = 0), -EINVAL (an unknown
+ *         quirk flag), -EUCLEAN (store
  *         damaged: opts->log_event is told the file, the offset and what
  *         opening with salvage would keep), or another -errno.
  */

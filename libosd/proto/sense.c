@@ -34,6 +34,7 @@
 /* CDB byte offsets of PARTITION_ID and the object id (same in both versions). */
 #define FP_PARTITION 16
 #define FP_OBJECT 24
+#define FP_SERVICE_ACTION 8
 /* Capability through request ICV in either version (80..183 / 160..179 / 184..215). */
 #define FP_SECURITY_FIRST 80
 #define FP_SECURITY_END 216
@@ -168,17 +169,30 @@ static int field_is_security(const struct osd_sense *s)
 	       s->field_pointer < FP_SECURITY_END;
 }
 
-/* 24h/00h: which field was wrong decides the errno. */
+/* The CDB's SERVICE ACTION field (bytes 8-9 in both versions). */
+static int field_is_service_action(const struct osd_sense *s)
+{
+	return s->has_field && s->field_in_cdb &&
+	       (s->field_pointer == FP_SERVICE_ACTION || s->field_pointer == FP_SERVICE_ACTION + 1);
+}
+
+/*
+ * 24h/00h: which field was wrong decides the errno. Only a field pointer at
+ * the PARTITION_ID or OBJECT_ID says that the object is missing; without a
+ * field pointer the sense does not say which field was wrong, and descriptor
+ * 06h alone names the command's object, not a missing one (a target may send
+ * it with every sense): -EINVAL (docs/protocol-choices.md).
+ */
 static int invalid_field_errno(const struct osd_sense *s)
 {
 	if (field_is_object_id(s))
 		return -ENOENT;
 	if (field_is_security(s))
 		return -EACCES;
-	if (s->has_field)
-		return -EINVAL;
-	/* No field pointer: an object identification alone names the missing object. */
-	return s->has_object ? -ENOENT : -EINVAL;
+	/* SPC-4 r11 §4.5.2.4.2: the service action itself is not supported. */
+	if (field_is_service_action(s))
+		return -EOPNOTSUPP;
+	return -EINVAL;
 }
 
 static int is_security_asc(uint16_t asc)
@@ -197,8 +211,10 @@ int osd_sense_errno(const struct osd_sense *s)
 		return -EACCES;
 	switch (s->key) {
 	case OSD_SK_ILLEGAL_REQUEST:
-		if (s->asc == OSD_ASC_INVALID_OPCODE)
-			return -ENOTSUP;
+		/* An unimplemented command or service action; some targets give
+		 * no additional sense at all for it (00h/00h). */
+		if (s->asc == OSD_ASC_INVALID_OPCODE || s->asc == OSD_ASC_NONE)
+			return -EOPNOTSUPP;
 		if (s->asc == OSD_ASC_INVALID_FIELD_IN_CDB)
 			return invalid_field_errno(s);
 		if (s->asc == OSD_ASC_PARTITION_OR_COLLECTION_NOT_EMPTY)
@@ -223,6 +239,11 @@ int osd_sense_errno_cmd(const struct osd_sense *s, enum osd_action action)
 {
 	int err = osd_sense_errno(s);
 
+	/* An attribute named as the wrong field of a GET ATTRIBUTES' list is
+	 * one the target does not provide (descriptor 08h, §11.2). */
+	if (err == -EINVAL && action == OSD_ACT_GET_ATTRIBUTES &&
+	    s->asc == OSD_ASC_INVALID_FIELD_IN_PARAM_LIST && s->num_attrs)
+		return -EOPNOTSUPP;
 	/* For a CREATE the named id is the one requested: it already exists. */
 	if (err == -ENOENT && is_create(action))
 		return -EEXIST;

@@ -147,11 +147,31 @@ static int inquiry_version(osd_dev *dev)
 	return v;
 }
 
+/*
+ * Whether a CHECK CONDITION refuses the CDB's format rather than the request:
+ * ILLEGAL REQUEST with INVALID COMMAND OPERATION CODE (or no additional sense,
+ * or a service action pointed at: osd_sense_errno() says -EOPNOTSUPP), or
+ * INVALID FIELD IN CDB without a field pointer or pointing into bytes 0-15,
+ * whose layout differs between the versions (docs/protocol.md §2: byte 7
+ * ADDITIONAL CDB LENGTH, 200 - 8 in OSD-1 and 236 - 8 in OSD-2).
+ */
+static int cdb_format_refused(const osd_req *req, int rc)
+{
+	const struct osd_sense *s = &req->sense;
+
+	if (rc == -EOPNOTSUPP)
+		return 1;
+	return rc == -EINVAL && req->has_sense && s->key == OSD_SK_ILLEGAL_REQUEST &&
+	       s->asc == OSD_ASC_INVALID_FIELD_IN_CDB &&
+	       (!s->has_field || (s->field_in_cdb && s->field_pointer < 16));
+}
+
 /* GET ATTRIBUTES of the root information in @p version. Returns 1 if the
  * target understood the command (whatever its answer), 0 if it rejected it
- * as an unknown operation (or could not carry it), <0 if we could not ask.
- * Also learns the system id and the OSD clock. */
-static int probe_version(osd_dev *dev, enum osd_version version)
+ * as an unknown operation or an invalid CDB format (or could not carry it),
+ * <0 if we could not ask. Also learns the system id and the OSD clock, and
+ * on a refusal keeps its sense in @p why (may be NULL). */
+static int probe_version(osd_dev *dev, enum osd_version version, struct osd_sense *why)
 {
 	const uint32_t ri = OSD_APAGE_ROOT_BASE + OSD_APAGE_INFORMATION;
 	struct osd_obj_id root = { 0, 0 };
@@ -180,7 +200,9 @@ static int probe_version(osd_dev *dev, enum osd_version version)
 	}
 	/* A malformed answer (bad_answer) is still an answer: the target
 	 * parsed the CDB, so it settles the version like a GOOD one. */
-	if (rc == -ENOTSUP || (rc < 0 && !req->has_sense && !req->bad_answer)) {
+	if (cdb_format_refused(req, rc) || (rc < 0 && !req->has_sense && !req->bad_answer)) {
+		if (why)
+			*why = req->sense;
 		osd_req_free(req);
 		return 0;
 	}
@@ -210,15 +232,28 @@ static int detect_version(osd_dev *dev)
 		return v;
 	}
 	if (v == OSD_V1 || v == OSD_V2) {
-		/* The version is settled; asking for the identity (system id,
-		 * clock) is a bonus that may fail, e.g. without a credential yet. */
-		probe_version(dev, (enum osd_version)v);
+		/* Asking for the identity (system id, clock) is a bonus that may
+		 * fail, e.g. without a credential yet; but a target that refuses
+		 * the CDB format its INQUIRY claims gets the other version. */
+		struct osd_sense why = { 0 };
+		enum osd_version other = v == OSD_V1 ? OSD_V2 : OSD_V1;
+
+		if (probe_version(dev, (enum osd_version)v, &why) == 0 &&
+		    probe_version(dev, other, NULL) == 1) {
+			snprintf(dev->version_note, sizeof(dev->version_note),
+				 "INQUIRY claims OSD-%d but the target refused an OSD-%d CDB "
+				 "(%02Xh/%02Xh %s): speaking OSD-%d",
+				 v == OSD_V1 ? 1 : 2, v == OSD_V1 ? 1 : 2, why.asc >> 8,
+				 why.asc & 0xFF, osd_asc_string(why.asc), other == OSD_V1 ? 1 : 2);
+			dev->version = other;
+			return 0;
+		}
 		dev->version = (enum osd_version)v;
 		return 0;
 	}
-	rc = probe_version(dev, OSD_V2);
+	rc = probe_version(dev, OSD_V2, NULL);
 	if (rc == 0)
-		rc = probe_version(dev, OSD_V1);
+		rc = probe_version(dev, OSD_V1, NULL);
 	if (rc == 0) {
 		osd__dev_set_error(dev, "the target answered neither an OSD-2 nor an OSD-1 GET ATTRIBUTES");
 		return -ENODEV;
@@ -292,7 +327,8 @@ int osd_dev_open(osd_dev **out, struct osd_transport *tp, const struct osd_dev_o
 	} else {
 		dev->version = (enum osd_version)opts->osd_version;
 	}
-	dev->err[0] = '\0';
+	/* What the open found out about the version is the only message left. */
+	snprintf(dev->err, sizeof(dev->err), "%s", dev->version_note);
 	*out = dev;
 	return 0;
 }

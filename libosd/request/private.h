@@ -58,6 +58,7 @@ struct osd_dev {
 	unsigned inflight;
 	int polling;            /* a waiter is in poll() on the transport's fd */
 	char err[OSD__ERR_LEN];
+	char version_note[200]; /* why auto mode speaks another version than INQUIRY said */
 	uint8_t system_id[OSD_SYSTEM_ID_LEN];
 	int have_system_id;
 	int64_t clock_offset;   /* OSD clock - osd_now_ms(), learned by the probe */

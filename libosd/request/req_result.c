@@ -7,6 +7,7 @@
 #include <osd/attributes.h>
 #include "proto/answer.h"
 #include "proto/byteorder.h"
+#include "iov/iov.h"
 #include "request/private.h"
 
 #define SENSE_HDR 8 /* both sense formats: ADDITIONAL SENSE LENGTH in byte 7 */
@@ -247,6 +248,16 @@ static int check_answer(osd_req *req)
 	return rc;
 }
 
+/* A READ past the end: the caller's buffer beyond the bytes read reads as
+ * zeros, whatever the target sent there (docs/initiator.md). */
+static void zero_fill_short_read(osd_req *req)
+{
+	if (req->cdb.action != OSD_ACT_READ || !req->in_data || req->bytes_read >= req->in_data_len)
+		return;
+	osd__iov_write(req->in_data, req->in_data_cnt, (size_t)req->bytes_read, NULL,
+		       (size_t)(req->in_data_len - req->bytes_read));
+}
+
 void osd__req_complete(osd_req *req, int err)
 {
 	uint64_t data_in = req->xfer.in_xferred;
@@ -292,6 +303,8 @@ void osd__req_complete(osd_req *req, int err)
 		describe_failure(req);
 	if (req->result)
 		req->bytes_read = req->is_short ? req->bytes_read : 0;
+	else if (req->is_short)
+		zero_fill_short_read(req);
 }
 
 int osd_req_result(const osd_req *req)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -22,6 +23,7 @@
 #include <osd/request.h>
 #include <osdfs/backends.h>
 
+#include "backends/htab.h"
 #include "backends/iov.h"
 #include "proto/byteorder.h"
 
@@ -33,10 +35,23 @@
 #define PUNCH_ZERO_CHUNK (64u << 10)  /* OSD-1 punch: zero buffer size */
 #define PUNCH_ZERO_IOVS 16            /* ... times this many per WRITE */
 #define POLL_SLICE_MS 100             /* poll() slice between timeout checks */
+#define DIRTY_MAX 65536u              /* changed objects remembered between whole flushes */
+
+/* How a whole-partition flush is done: the first that the target implements
+ * (docs/backends.md, "Targets without optional commands"). */
+enum flush_way { FLUSH_BY_PARTITION, FLUSH_BY_OSD, FLUSH_BY_OBJECT };
 
 struct osdbe {
 	osd_dev *dev;
 	uint64_t partition;
+	atomic_int flush_way;     /* enum flush_way, downgraded on -EOPNOTSUPP */
+	atomic_bool no_count;     /* the partition's NUMBER OF OBJECTS is not provided */
+	/* The objects changed since the last whole flush, so that where it
+	 * goes object by object it FLUSHes those only; all_dirty: too many or
+	 * not known, LIST them all. */
+	pthread_mutex_t dirty_lock;
+	struct osdfs__htab dirty;
+	bool all_dirty;
 	atomic_uint completions; /* async completions so far, for poll() */
 	atomic_uint inflight;    /* submitted and not yet completed */
 };
@@ -49,6 +64,66 @@ struct osdbe_call {
 };
 
 static const unsigned char zero_chunk[PUNCH_ZERO_CHUNK];
+
+struct id_vec {
+	uint64_t *ids;
+	size_t n, cap;
+};
+
+static int collect_id(uint64_t id, void *payload);
+static int list_ids(struct osdbe *b, enum osd_action action, struct id_vec *v);
+static int flush_all(struct osdbe *b);
+
+/* ---- objects changed since the last whole flush (for FLUSH_BY_OBJECT) ---- */
+
+static bool changes_object(enum osdfs_op_kind kind)
+{
+	return kind == OSDFS_OP_WRITE || kind == OSDFS_OP_SET_ATTRS || kind == OSDFS_OP_CREATE;
+}
+
+/* Empty the set into @p v (the ids; NULL: dropped); returns whether it was
+ * complete. Called with dirty_lock held. */
+static bool take_dirty(struct osdbe *b, struct id_vec *v)
+{
+	bool complete = !b->all_dirty;
+
+	for (size_t i = 0; i < b->dirty.nslots; i++) {
+		struct osdfs__hnode *n = b->dirty.slots[i], *next;
+
+		for (; n; n = next) {
+			next = n->next;
+			if (v && complete && collect_id(n->key, v) < 0)
+				complete = false;
+			free(n);
+		}
+	}
+	osdfs__htab_fini(&b->dirty);
+	b->all_dirty = false;
+	return complete;
+}
+
+/*
+ * Called once the change is done, so that a whole flush after it covers it.
+ * Kept whatever the flush way (it is found out by the first whole flush);
+ * past DIRTY_MAX objects the set gives way to one LIST.
+ */
+static void mark_dirty(struct osdbe *b, uint64_t oid)
+{
+	struct osdfs__hnode *n;
+
+	pthread_mutex_lock(&b->dirty_lock);
+	if (!b->all_dirty && !osdfs__htab_find(&b->dirty, oid)) {
+		n = b->dirty.count < DIRTY_MAX ? malloc(sizeof(*n)) : NULL;
+		if (n)
+			n->key = oid;
+		if (!n || osdfs__htab_insert(&b->dirty, n) < 0) {
+			free(n);
+			take_dirty(b, NULL);
+			b->all_dirty = true; /* the next whole flush LISTs them all */
+		}
+	}
+	pthread_mutex_unlock(&b->dirty_lock);
+}
 
 static struct osd_obj_id user_obj(const struct osdbe *b, uint64_t oid)
 {
@@ -283,6 +358,8 @@ static ssize_t op_run(struct osdbe *b, struct osdfs_op *op)
 	}
 	res = op_finish(op, req, &reget);
 	osd_req_free(req);
+	if (changes_object(op->kind))
+		mark_dirty(b, op->oid);
 	if (!reget)
 		return res;
 	rc = build_full_get(b, op, &req);
@@ -330,6 +407,8 @@ static void call_done(osd_req *req, int result, void *priv)
 	(void)result; /* op_finish reads it from the request */
 	res = op_finish(c->op, req, &reget);
 	osd_req_free(req);
+	if (changes_object(c->op->kind))
+		mark_dirty(c->b, c->op->oid);
 	if (!reget) {
 		call_complete(c, res);
 		return;
@@ -354,6 +433,13 @@ static int osdbe_submit(void *impl, struct osdfs_op *op)
 
 	if (!op || !op->done)
 		return -EINVAL;
+	if (op->kind == OSDFS_OP_FLUSH && !op->oid) {
+		/* may take several commands (flush_all): done before returning */
+		op->result = flush_all(b);
+		atomic_fetch_add(&b->completions, 1);
+		op->done(op);
+		return 0;
+	}
 	rc = op_build(b, op, &req);
 	if (rc)
 		return rc;
@@ -453,11 +539,84 @@ static int osdbe_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *at
 	return (int)op_run(impl, &op);
 }
 
+static int flush_partition_cmd(struct osdbe *b, enum flush_way way)
+{
+	osd_req *req;
+	int rc = way == FLUSH_BY_PARTITION
+			 ? osd_req_flush_partition(&req, b->dev, b->partition, OSD_FLUSH_RANGE)
+			 : osd_req_flush_osd(&req, b->dev, OSD_FLUSH_RANGE);
+
+	if (rc)
+		return rc;
+	rc = osd_req_execute(req);
+	osd_req_free(req);
+	return rc;
+}
+
+/* FLUSH of each user object in @p v (the objects changed since the last
+ * whole flush), or when @p v is not @p complete of every object LIST finds:
+ * the durable way left when neither FLUSH PARTITION nor FLUSH OSD is
+ * implemented. An object removed meanwhile is not an error. */
+static int flush_each_object(struct osdbe *b, struct id_vec *v, bool complete)
+{
+	int rc = 0;
+
+	if (!complete) {
+		v->n = 0;
+		rc = list_ids(b, OSD_ACT_LIST, v);
+	}
+	for (size_t i = 0; !rc && i < v->n; i++) {
+		struct osdfs_op op = { .kind = OSDFS_OP_FLUSH, .oid = v->ids[i] };
+
+		rc = (int)op_run(b, &op);
+		if (rc == -ENOENT)
+			rc = 0;
+	}
+	return rc;
+}
+
+/* Flush the whole partition with the widest FLUSH the target implements,
+ * remembering which that is. The changed objects are taken first: what
+ * changes during the flush is the next one's. */
+static int flush_all(struct osdbe *b)
+{
+	struct id_vec v = { NULL, 0, 0 };
+	int way = atomic_load(&b->flush_way), rc = -EOPNOTSUPP;
+	bool complete;
+
+	pthread_mutex_lock(&b->dirty_lock);
+	complete = take_dirty(b, &v);
+	pthread_mutex_unlock(&b->dirty_lock);
+	for (; way < FLUSH_BY_OBJECT; way++) {
+		rc = flush_partition_cmd(b, (enum flush_way)way);
+		if (rc != -EOPNOTSUPP)
+			break;
+		atomic_store(&b->flush_way, way + 1);
+	}
+	if (way == FLUSH_BY_OBJECT)
+		rc = flush_each_object(b, &v, complete);
+	free(v.ids);
+	if (rc) {
+		/* what was taken is not known to be durable: LIST next time */
+		pthread_mutex_lock(&b->dirty_lock);
+		take_dirty(b, NULL);
+		b->all_dirty = true;
+		pthread_mutex_unlock(&b->dirty_lock);
+	}
+	return rc;
+}
+
 static int osdbe_flush(void *impl, uint64_t oid)
 {
 	struct osdfs_op op = { .kind = OSDFS_OP_FLUSH, .oid = oid };
+	int rc;
 
-	return (int)op_run(impl, &op);
+	if (!oid)
+		return flush_all(impl);
+	rc = (int)op_run(impl, &op);
+	/* FLUSH of an object is not optional, but where it is missing a wider
+	 * flush covers the object as durably */
+	return rc == -EOPNOTSUPP ? flush_all(impl) : rc;
 }
 
 static int osdbe_size(void *impl, uint64_t oid, uint64_t *size)
@@ -537,6 +696,7 @@ static int osdbe_punch(void *impl, uint64_t oid, uint64_t off, uint64_t len)
 		return rc;
 	rc = osd_req_execute(req);
 	osd_req_free(req);
+	mark_dirty(b, oid);
 	return rc;
 }
 
@@ -583,11 +743,6 @@ static int osdbe_list(void *impl, uint64_t start, uint64_t *ids, size_t max,
 }
 
 /* ---- partition: format and statfs ---- */
-
-struct id_vec {
-	uint64_t *ids;
-	size_t n, cap;
-};
 
 static int collect_id(uint64_t id, void *payload)
 {
@@ -732,6 +887,21 @@ static int get_numbers(struct osdbe *b, const struct osd_obj_id *obj,
 	return rc;
 }
 
+static int count_id(uint64_t id, void *payload)
+{
+	(void)id;
+	(*(uint64_t *)payload)++;
+	return 0;
+}
+
+static int count_objects(struct osdbe *b, uint64_t *n)
+{
+	struct osd_obj_id part = { b->partition, 0 };
+
+	*n = 0;
+	return osd_list_foreach(b->dev, OSD_ACT_LIST, &part, count_id, n);
+}
+
 static int osdbe_statfs(void *impl, struct osdfs_backend_stat *st)
 {
 	static const uint32_t part_attrs[3][2] = {
@@ -746,11 +916,19 @@ static int osdbe_statfs(void *impl, struct osdfs_backend_stat *st)
 	struct osdbe *b = impl;
 	struct osd_obj_id part = { b->partition, 0 }, root = { 0, 0 };
 	uint64_t pv[3], rv[2];
-	int rc;
+	int rc = -EOPNOTSUPP;
 
 	if (!st)
 		return -EINVAL;
-	rc = get_numbers(b, &part, part_attrs, pv, 3);
+	if (!atomic_load(&b->no_count))
+		rc = get_numbers(b, &part, part_attrs, pv, 3);
+	if (rc == -EOPNOTSUPP) {
+		/* NUMBER OF OBJECTS is optional to some targets: count by LIST. */
+		atomic_store(&b->no_count, true);
+		rc = get_numbers(b, &part, part_attrs, pv, 2);
+		if (!rc)
+			rc = count_objects(b, &pv[2]);
+	}
 	if (!rc)
 		rc = get_numbers(b, &root, root_attrs, rv, 2);
 	if (rc)
@@ -764,7 +942,11 @@ static int osdbe_statfs(void *impl, struct osdfs_backend_stat *st)
 
 static void osdbe_destroy(void *impl)
 {
-	free(impl);
+	struct osdbe *b = impl;
+
+	take_dirty(b, NULL);
+	pthread_mutex_destroy(&b->dirty_lock);
+	free(b);
 }
 
 static const struct osdfs_backend_ops osd_ops = {
@@ -805,8 +987,13 @@ OSD_EXTERN int osdfs_backend_osd_new(osdfs_backend **out, struct osd_dev *dev,
 	b->partition = partition;
 	atomic_init(&b->completions, 0);
 	atomic_init(&b->inflight, 0);
+	atomic_init(&b->flush_way, FLUSH_BY_PARTITION);
+	atomic_init(&b->no_count, false);
+	pthread_mutex_init(&b->dirty_lock, NULL);
 	rc = osdfs_backend_new(out, &osd_ops, b, "osd");
-	if (rc)
+	if (rc) {
+		pthread_mutex_destroy(&b->dirty_lock);
 		free(b);
+	}
 	return rc;
 }

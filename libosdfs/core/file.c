@@ -313,7 +313,7 @@ static int fallocate_locked(osdfs *fs, osdfs_file *fh, unsigned int mode, uint64
 			return 0;
 		if (len > ip->d.size - off)
 			len = ip->d.size - off;
-		rc = fs->ops->punch(fs->impl, OSDFS__OID_BASE + ip->ino, off, len);
+		rc = osdfs__punch(fs, OSDFS__OID_BASE + ip->ino, off, len);
 		if (rc < 0)
 			return osdfs__fail(fs, rc, "punching inode %llu: %s",
 					   (unsigned long long)ip->ino, strerror(-rc));

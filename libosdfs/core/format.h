@@ -36,7 +36,11 @@
 #define OSDFS__MAGIC "OSDFS\x1a\n"   /* 8 bytes with the NUL */
 #define OSDFS__INCOMPAT_HASHDIR 0x1ULL
 #define OSDFS__INCOMPAT_KNOWN OSDFS__INCOMPAT_HASHDIR
-#define OSDFS__RO_COMPAT_KNOWN 0ULL
+/* Holes are punched by writing zeros: the backend's PUNCH is missing or not
+ * standard (probed at mkfs). Read-only compatible: an implementation that
+ * does not know it could punch with a PUNCH that corrupts files. */
+#define OSDFS__RO_COMPAT_PUNCH_ZEROES 0x1ULL
+#define OSDFS__RO_COMPAT_KNOWN OSDFS__RO_COMPAT_PUNCH_ZEROES
 
 #define OSDFS__SUPER_LEN 160u
 #define OSDFS__COUNTERS_LEN 24u

@@ -113,6 +113,12 @@ void osdfs__stat_fill(const osdfs *fs, const struct osdfs__inode *ip, struct osd
  * change size and times under the shared lock plus ip->mu). */
 void osdfs__stat_fill_locked(const osdfs *fs, struct osdfs__inode *ip, struct osdfs_stat *st);
 int osdfs__sync_inodes(osdfs *fs);
+/* punch.c: punch a hole in object @p oid the way the superblock says
+ * (PUNCH, or zero-filling WRITEs); and the mkfs probe on a scratch object:
+ * 1 if PUNCH deallocates as standard, 0 if it is missing or not standard. */
+int osdfs__punch(osdfs *fs, uint64_t oid, uint64_t off, uint64_t len);
+int osdfs__punch_probe(osdfs *fs, uint64_t scratch_oid);
+
 int osdfs__counters_write(osdfs *fs, uint64_t next_ino, uint64_t next_gen);
 
 /* orphan.c */

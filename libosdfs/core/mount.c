@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +134,7 @@ static int mkfs_check(const struct osdfs_mkfs_options *o)
 	return 0;
 }
 
-static int mkfs_super(osdfs *fs, const struct osdfs_mkfs_options *o)
+static int mkfs_super(osdfs *fs, const struct osdfs_mkfs_options *o, bool punch_zeroes)
 {
 	uint8_t sbuf[OSDFS__SUPER_LEN], cbuf[OSDFS__COUNTERS_LEN];
 	struct osdfs__counters c = { OSDFS__FIRST_INO, 2 };
@@ -150,6 +151,8 @@ static int mkfs_super(osdfs *fs, const struct osdfs_mkfs_options *o)
 	sb->version = OSDFS__FORMAT_VERSION;
 	sb->block_size = o->block_size;
 	sb->incompat = OSDFS__INCOMPAT_HASHDIR;
+	if (punch_zeroes)
+		sb->ro_compat |= OSDFS__RO_COMPAT_PUNCH_ZEROES;
 	sb->root_ino = OSDFS_ROOT_INO;
 	memcpy(sb->uuid, o->uuid, 16);
 	if (memcmp(sb->uuid, zero, 16) == 0) {
@@ -204,6 +207,7 @@ int osdfs_mkfs(osdfs_backend *be, const struct osdfs_mkfs_options *opts)
 	const struct osdfs_mkfs_options *o = opts ? opts : &defaults;
 	struct osdfs_backend_stat bst;
 	uint64_t capacity = o->capacity;
+	bool punch_zeroes = false;
 	osdfs *fs;
 	int rc;
 
@@ -220,8 +224,13 @@ int osdfs_mkfs(osdfs_backend *be, const struct osdfs_mkfs_options *opts)
 		capacity = rc == 0 ? bst.capacity : 0;
 	}
 	rc = fs->ops->format(fs->impl, capacity);
-	if (rc == 0)
-		rc = mkfs_super(fs, o);
+	if (rc == 0) {
+		/* the root's object does not exist yet: the probe's scratch */
+		rc = osdfs__punch_probe(fs, OSDFS__OID_BASE + OSDFS_ROOT_INO);
+		punch_zeroes = rc == 0;
+	}
+	if (rc >= 0)
+		rc = mkfs_super(fs, o, punch_zeroes);
 	if (rc == 0)
 		rc = mkfs_root(fs, o);
 	if (rc == 0)

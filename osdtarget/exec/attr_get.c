@@ -433,8 +433,11 @@ static void get_one(struct osd__cmd *c, struct entries *e, const struct osd_obj_
 		    enum osd_obj_type t, uint32_t page, uint32_t num, int keep_undefined)
 {
 	size_t len = 0;
-	int def = osd__attr_value(c, o, t, page, num, e->scratch, &len);
+	int def;
 
+	if (osd__quirk_hides_attr(c, t, page, num))
+		return; /* not provided: not even listed as undefined */
+	def = osd__attr_value(c, o, t, page, num, e->scratch, &len);
 	if (def || keep_undefined)
 		entries_add(e, o->id, page, num, e->scratch, len, def);
 }
@@ -623,8 +626,14 @@ static int get_list(struct osd__cmd *c, struct entries *e)
 		enum osd_obj_type t = type_of(c, &c->aobjs[i]);
 
 		osd_attr_reader_init(&r, c->ver, list, l->get_list_length);
-		while ((rc = osd_attr_reader_next(&r, &a)) == 1)
+		while ((rc = osd_attr_reader_next(&r, &a)) == 1) {
+			if (osd__quirk_hides_attr(c, t, a.page, a.number)) {
+				free(list);
+				return osd__fail_attr(c, OSD_ASC_INVALID_FIELD_IN_PARAM_LIST,
+						      a.page, a.number);
+			}
 			get_request(c, e, &c->aobjs[i], t, a.page, a.number);
+		}
 		if (rc < 0) {
 			free(list);
 			return osd__fail(c, OSD_SK_ILLEGAL_REQUEST, OSD_ASC_PARAM_LIST_LENGTH_ERROR);

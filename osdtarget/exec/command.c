@@ -37,7 +37,7 @@ static const struct cmd_entry commands[] = {
 	{ OSD_ACT_WRITE, osd__cmd_write, CMD_CONT_SG },
 	{ OSD_ACT_APPEND, osd__cmd_append, 0 },
 	{ OSD_ACT_CLEAR, osd__cmd_clear, 0 },
-	{ OSD_ACT_PUNCH, osd__cmd_punch, 0 },
+	{ OSD_ACT_PUNCH, osd__cmd_punch_entry, 0 },
 	{ OSD_ACT_FLUSH, osd__cmd_flush, 0 },
 	{ OSD_ACT_FLUSH_COLLECTION, osd__cmd_flush, 0 },
 	{ OSD_ACT_FLUSH_PARTITION, osd__cmd_flush, 0 },
@@ -276,6 +276,10 @@ void osd__exec_osd(osd_target *tgt, struct osd_xfer *x, const uint8_t *token, si
 
 	if (!e) {
 		osd__fail_field(c, OSD_ASC_INVALID_OPCODE, 8);
+		osd__resp_sense(x, &c->sense);
+		return;
+	}
+	if (osd__quirk_refuses(tgt, c)) {
 		osd__resp_sense(x, &c->sense);
 		return;
 	}

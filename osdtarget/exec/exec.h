@@ -148,6 +148,14 @@ void osd__leave_collection(struct osd__cmd *c, uint64_t pid, uint64_t oid, uint6
 /* Write the command's payload (LENGTH at STARTING BYTE ADDRESS, or the S/G list). */
 int osd__write_payload(struct osd__cmd *c, uint64_t pid, uint64_t oid);
 
+/* ---- quirk emulation (exec/quirks.c, osd_target_options.quirks) ---- */
+/* 1 (and the failure recorded in @p c) if a quirk makes the decoded command
+ * one this target refuses. */
+int osd__quirk_refuses(const osd_target *tgt, struct osd__cmd *c);
+/* 1 if a quirk hides attribute (page, number) of an object of type @p t. */
+int osd__quirk_hides_attr(const struct osd__cmd *c, enum osd_obj_type t, uint32_t page,
+			  uint32_t number);
+
 /* ---- commands ---- */
 typedef int (*osd__cmd_fn)(struct osd__cmd *c);
 int osd__cmd_format(struct osd__cmd *c);
@@ -163,6 +171,8 @@ int osd__cmd_write(struct osd__cmd *c);
 int osd__cmd_append(struct osd__cmd *c);
 int osd__cmd_clear(struct osd__cmd *c);
 int osd__cmd_punch(struct osd__cmd *c);
+/* PUNCH as the command table runs it: osd__cmd_punch() unless a quirk says otherwise. */
+int osd__cmd_punch_entry(struct osd__cmd *c);
 int osd__cmd_flush(struct osd__cmd *c);
 int osd__cmd_list(struct osd__cmd *c);
 int osd__cmd_list_collection(struct osd__cmd *c);

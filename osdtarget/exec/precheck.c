@@ -69,6 +69,7 @@ int osd__target_precheck(osd_target *tgt, struct osd_xfer *x, const uint8_t *tok
 		return 1; /* plain SCSI commands carry no credential */
 	osd__cmd_init(c, tgt, x);
 	if (osd_cdb_decode(x->cdb, x->cdb_len, &c->cdb, &field) < 0 ||
+	    osd__quirk_refuses(tgt, c) ||
 	    (c->cdb.timestamps_control != OSD_TIMESTAMPS_NORMAL &&
 	     c->cdb.timestamps_control != OSD_TIMESTAMPS_BYPASS)) {
 		/* Refused before anything runs: the real path gives the exact sense. */

@@ -207,10 +207,65 @@ START_TEST(short_read)
 }
 END_TEST
 
+/* A short READ: the caller's buffer beyond the bytes read is zeros, even
+ * where the target sent (or left) something else. */
+START_TEST(short_read_zero_fills)
+{
+	static const uint8_t sense[] = {
+		0x72, 0x01, 0x3B, 0x17, 0, 0, 0, 0x0C,
+		0x01, 0x0A, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5,
+	};
+	uint8_t buf[24], want[24] = { 'h', 'e', 'l', 'l', 'o' };
+	struct iovec iov[2] = { { buf, 10 }, { buf + 10, 14 } };
+	struct fake_answer *a;
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	memset(buf, 0xAA, sizeof(buf));
+	a = fake_next_answer(&fk);
+	a->status = OSD_STATUS_CHECK_CONDITION;
+	memcpy(a->sense, sense, sizeof(sense));
+	a->sense_len = sizeof(sense);
+	fake_answer_put(a, 0, "hello\x55\x55", 7); /* two bytes past the end */
+	ck_assert_int_eq(osd_req_read(&req, dev, &OBJ, 0, iov, 2), 0);
+	ck_assert_int_eq(osd_req_execute(req), 0);
+	ck_assert_int_eq(osd_req_is_short(req), 1);
+	ck_assert_uint_eq(osd_req_bytes_read(req), 5);
+	ck_assert_mem_eq(buf, want, sizeof(buf));
+	osd_req_free(req);
+}
+END_TEST
+
+/* An unimplemented service action (20h/00h at the SERVICE ACTION field) is
+ * -EOPNOTSUPP, and the message names the command. */
+START_TEST(unsupported_service_action)
+{
+	static const uint8_t sense[] = {
+		0x72, 0x05, 0x20, 0x00, 0, 0, 0, 0x08,
+		0x02, 0x06, 0x00, 0x00, 0xC0, 0x00, 0x08, 0x00,
+	};
+	struct fake_answer *a;
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	a = fake_next_answer(&fk);
+	a->status = OSD_STATUS_CHECK_CONDITION;
+	memcpy(a->sense, sense, sizeof(sense));
+	a->sense_len = sizeof(sense);
+	ck_assert_int_eq(osd_req_flush_partition(&req, dev, 0x10000, OSD_FLUSH_RANGE), 0);
+	ck_assert_int_eq(osd_req_execute(req), -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(osd_req_error(req), "FLUSH PARTITION"));
+	ck_assert_ptr_nonnull(strstr(osd_req_error(req), "INVALID COMMAND OPERATION CODE"));
+	osd_req_free(req);
+}
+END_TEST
+
+/* The object is missing: 02h points at the OBJECT_ID (CDB byte 24). */
 START_TEST(missing_object_error)
 {
 	static const uint8_t sense[] = {
-		0x72, 0x05, 0x24, 0x00, 0, 0, 0, 0x20,
+		0x72, 0x05, 0x24, 0x00, 0, 0, 0, 0x28,
+		0x02, 0x06, 0x00, 0x00, 0xC0, 0x00, 0x18, 0x00,
 		0x06, 0x1E, 0, 0, 0, 0, 0, 0,
 		0x80, 0, 0, 0, 0, 0, 0, 0,
 		0, 0, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0x03,
@@ -678,6 +733,99 @@ START_TEST(autodetect_inquiry_descriptor)
 }
 END_TEST
 
+/* INQUIRY claims OSD-1 only (0340h) but the target refuses the OSD-1 CDB:
+ * auto mode speaks OSD-2 and says why in osd_dev_error(). The refusal is
+ * INVALID COMMAND OPERATION CODE, or INVALID FIELD IN CDB at byte 7 (the
+ * ADDITIONAL CDB LENGTH) or without a field pointer. */
+static void v1_claimed_refused(const uint8_t *sense, size_t sense_len, enum osd_version want,
+			       unsigned want_sent)
+{
+	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct fake_answer *a;
+	uint8_t inq[96] = { 0x11 };
+
+	memset(&fk, 0, sizeof(fk));
+	fake_transport(&fk, &tp);
+	inq[58] = 0x03;
+	inq[59] = 0x40;
+	fake_answer_put(fake_next_answer(&fk), 0, inq, sizeof(inq));
+	a = fake_next_answer(&fk);
+	a->status = OSD_STATUS_CHECK_CONDITION;
+	memcpy(a->sense, sense, sense_len);
+	a->sense_len = sense_len;
+	fake_next_answer(&fk); /* GOOD to whatever comes next */
+	ck_assert_int_eq(osd_dev_open(&dev, &tp, &o), 0);
+	ck_assert_int_eq(osd_dev_version(dev), want);
+	ck_assert_uint_eq(fk.nsent, want_sent);
+	ck_assert_uint_eq(fk.sent[1].cdb_len, 200);
+	if (want_sent == 3)
+		ck_assert_uint_eq(fk.sent[2].cdb_len, 236);
+}
+
+START_TEST(autodetect_claimed_v1_refused)
+{
+	static const uint8_t opcode[] = { 0x72, 0x05, 0x20, 0x00, 0, 0, 0, 0 };
+
+	v1_claimed_refused(opcode, sizeof(opcode), OSD_V2, 3);
+	ck_assert_str_eq(osd_dev_error(dev), "INQUIRY claims OSD-1 but the target refused an "
+			 "OSD-1 CDB (20h/00h INVALID COMMAND OPERATION CODE): speaking OSD-2");
+}
+END_TEST
+
+START_TEST(autodetect_claimed_v1_bad_length_field)
+{
+	static const uint8_t at7[] = { 0x72, 0x05, 0x24, 0x00, 0, 0, 0, 0x08,
+				       0x02, 0x06, 0x00, 0x00, 0xC0, 0x00, 0x07, 0x00 };
+	static const uint8_t nofield[] = { 0x72, 0x05, 0x24, 0x00, 0, 0, 0, 0 };
+
+	v1_claimed_refused(at7, sizeof(at7), OSD_V2, 3);
+	ck_assert_ptr_nonnull(strstr(osd_dev_error(dev), "24h/00h INVALID FIELD IN CDB"));
+	osd_dev_close(dev);
+	v1_claimed_refused(nofield, sizeof(nofield), OSD_V2, 3);
+}
+END_TEST
+
+/* A refusal of something else (the partition id, a security field) is an
+ * answer in the claimed version: no fallback, no message. */
+START_TEST(autodetect_claimed_v1_other_refusal)
+{
+	static const uint8_t at16[] = { 0x72, 0x05, 0x24, 0x00, 0, 0, 0, 0x08,
+					0x02, 0x06, 0x00, 0x00, 0xC0, 0x00, 0x10, 0x00 };
+
+	v1_claimed_refused(at16, sizeof(at16), OSD_V1, 2);
+	ck_assert_str_eq(osd_dev_error(dev), "");
+}
+END_TEST
+
+/* Both versions refused: the claimed one stays. */
+START_TEST(autodetect_claimed_v1_both_refused)
+{
+	static const uint8_t opcode[] = { 0x72, 0x05, 0x20, 0x00, 0, 0, 0, 0 };
+	struct fake_answer *a;
+
+	memset(&fk, 0, sizeof(fk));
+	{
+		struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
+		struct osd_transport tp;
+		uint8_t inq[96] = { 0x11, [58] = 0x03, [59] = 0x40 };
+
+		fake_transport(&fk, &tp);
+		fake_answer_put(fake_next_answer(&fk), 0, inq, sizeof(inq));
+		for (int i = 0; i < 2; i++) {
+			a = fake_next_answer(&fk);
+			a->status = OSD_STATUS_CHECK_CONDITION;
+			memcpy(a->sense, opcode, sizeof(opcode));
+			a->sense_len = sizeof(opcode);
+		}
+		ck_assert_int_eq(osd_dev_open(&dev, &tp, &o), 0);
+	}
+	ck_assert_int_eq(osd_dev_version(dev), OSD_V1);
+	ck_assert_uint_eq(fk.nsent, 3);
+	ck_assert_str_eq(osd_dev_error(dev), "");
+}
+END_TEST
+
 /* A target listing both versions (OSD-1 first) is spoken to in OSD-2. */
 START_TEST(autodetect_inquiry_both)
 {
@@ -1077,7 +1225,8 @@ START_TEST(cmdrsp_response_icv_checked)
 		memcpy(a->sense, sense, sizeof(sense));
 		a->sense_len = sizeof(sense);
 		osd_dev_service(dev, 0);
-		ck_assert_int_eq(last_result, i == 0 ? -ENOENT : -EBADMSG);
+		/* 24h/00h without a field pointer: not a missing object */
+		ck_assert_int_eq(last_result, i == 0 ? -EINVAL : -EBADMSG);
 		if (i)
 			ck_assert_ptr_nonnull(strstr(osd_req_error(req), "response integrity"));
 		osd_req_free(req);
@@ -1423,6 +1572,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, read_with_get_v2);
 	tcase_add_test(tc, short_read);
 	tcase_add_test(tc, missing_object_error);
+	tcase_add_test(tc, short_read_zero_fills);
+	tcase_add_test(tc, unsupported_service_action);
 	tcase_add_test(tc, transport_error_and_busy);
 	tcase_add_test(tc, create_reports_id);
 	tcase_add_test(tc, list_result_and_cursor);
@@ -1433,6 +1584,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, autodetect_inquiry_descriptor);
 	tcase_add_test(tc, autodetect_malformed_answer_is_v2);
 	tcase_add_test(tc, autodetect_inquiry_both);
+	tcase_add_test(tc, autodetect_claimed_v1_refused);
+	tcase_add_test(tc, autodetect_claimed_v1_bad_length_field);
+	tcase_add_test(tc, autodetect_claimed_v1_other_refusal);
+	tcase_add_test(tc, autodetect_claimed_v1_both_refused);
 	tcase_add_test(tc, autodetect_not_osd);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, page_mode_and_flags);

@@ -6,8 +6,10 @@
 #include <string.h>
 #include <osd/sense.h>
 
-/* ILLEGAL REQUEST / INVALID FIELD IN CDB + 06h naming (0x10000, 0x10005). */
-static const uint8_t missing_obj[] = {
+/* ILLEGAL REQUEST / INVALID FIELD IN CDB + 06h naming (0x10000, 0x10005),
+ * no field pointer: what a target sends for any bad field of the command on
+ * that object, so it does not say the object is missing. */
+static const uint8_t bad_field_obj[] = {
 	0x72, 0x05, 0x24, 0x00, 0x00, 0x00, 0x00, 0x20,
 	0x06, 0x1E, 0, 0, 0, 0, 0, 0,
 	0xB0, 0x10, 0x30, 0x30,                         /* not initiated */
@@ -16,14 +18,14 @@ static const uint8_t missing_obj[] = {
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x05, /* object */
 };
 
-START_TEST(test_missing_object)
+START_TEST(test_field_without_pointer)
 {
 	struct osd_sense s;
 	char msg[160];
 	const char *want = "ILLEGAL REQUEST: INVALID FIELD IN CDB: "
-			   "object 0x10005 in partition 0x10000 does not exist";
+			   "object 0x10005 in partition 0x10000";
 
-	ck_assert_int_eq(osd_sense_decode(missing_obj, sizeof(missing_obj), &s), 0);
+	ck_assert_int_eq(osd_sense_decode(bad_field_obj, sizeof(bad_field_obj), &s), 0);
 	ck_assert_uint_eq(s.response_code, 0x72);
 	ck_assert_uint_eq(s.key, OSD_SK_ILLEGAL_REQUEST);
 	ck_assert_uint_eq(s.asc, OSD_ASC_INVALID_FIELD_IN_CDB);
@@ -35,9 +37,9 @@ START_TEST(test_missing_object)
 	ck_assert_uint_eq(s.completed, 0);
 	ck_assert_uint_eq(s.object.partition, 0x10000);
 	ck_assert_uint_eq(s.object.id, 0x10005);
-	ck_assert_int_eq(osd_sense_errno(&s), -ENOENT);
-	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_READ), -ENOENT);
-	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_CREATE), -EEXIST);
+	ck_assert_int_eq(osd_sense_errno(&s), -EINVAL);
+	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_READ), -EINVAL);
+	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_CREATE), -EINVAL);
 	ck_assert_int_eq(osd_sense_describe(&s, msg, sizeof(msg)), (int)strlen(want));
 	ck_assert_str_eq(msg, want);
 	/* a short buffer is filled as far as it goes and the full length returned */
@@ -68,6 +70,7 @@ START_TEST(test_field_pointer)
 
 	decode_with_field(24, &s);
 	ck_assert_int_eq(osd_sense_errno(&s), -ENOENT);
+	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_CREATE), -EEXIST);
 	ck_assert_int_eq(osd_sense_describe(&s, msg, sizeof(msg)), (int)strlen(msg));
 	ck_assert_str_eq(msg, "ILLEGAL REQUEST: INVALID FIELD IN CDB: field at CDB byte 24");
 	decode_with_field(16, &s);
@@ -80,6 +83,76 @@ START_TEST(test_field_pointer)
 	ck_assert_int_eq(osd_sense_errno(&s), -EINVAL);
 	decode_with_field(11, &s);
 	ck_assert_int_eq(osd_sense_errno(&s), -EINVAL);
+	decode_with_field(8, &s);   /* SERVICE ACTION: not implemented */
+	ck_assert_int_eq(osd_sense_errno(&s), -EOPNOTSUPP);
+	decode_with_field(9, &s);
+	ck_assert_int_eq(osd_sense_errno(&s), -EOPNOTSUPP);
+}
+END_TEST
+
+/* Missing objects, as the software target reports them: 02h at the object
+ * id (or partition id) plus 06h. */
+START_TEST(test_missing_object)
+{
+	static const uint8_t b[] = {
+		0x72, 0x05, 0x24, 0x00, 0x00, 0x00, 0x00, 0x28,
+		0x02, 0x06, 0x00, 0x00, 0xC0, 0x00, 0x18, 0x00, /* field: CDB byte 24 */
+		0x06, 0x1E, 0, 0, 0, 0, 0, 0,
+		0xB0, 0x10, 0x30, 0x30, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x05,
+	};
+	struct osd_sense s;
+	char msg[160];
+
+	ck_assert_int_eq(osd_sense_decode(b, sizeof(b), &s), 0);
+	ck_assert_int_eq(osd_sense_errno(&s), -ENOENT);
+	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_READ), -ENOENT);
+	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_CREATE), -EEXIST);
+	osd_sense_describe(&s, msg, sizeof(msg));
+	ck_assert_str_eq(msg, "ILLEGAL REQUEST: INVALID FIELD IN CDB: object 0x10005 in "
+			      "partition 0x10000 does not exist, field at CDB byte 24");
+}
+END_TEST
+
+static int errno_of(uint8_t key, uint16_t asc);
+
+/* Unimplemented commands and service actions: 20h/00h (with or without a
+ * field pointer at the service action, fixed or descriptor format) and the
+ * bare 00h/00h some targets send. */
+START_TEST(test_unsupported)
+{
+	static const uint8_t sa_ptr[] = {
+		0x72, 0x05, 0x20, 0x00, 0x00, 0x00, 0x00, 0x08,
+		0x02, 0x06, 0x00, 0x00, 0xC0, 0x00, 0x08, 0x00,
+	};
+	static const uint8_t bare[] = { 0x72, 0x05, 0x00, 0x00, 0, 0, 0, 0 };
+	static const uint8_t fixed_bare[18] = { 0x70, 0x00, 0x05, 0, 0, 0, 0, 0x0A,
+						0, 0, 0, 0, 0x00, 0x00, 0, 0, 0, 0 };
+	/* GET ATTRIBUTES refused at partition information 0xC1 (NUMBER OF OBJECTS) */
+	static const uint8_t attr[] = {
+		0x72, 0x05, 0x26, 0x00, 0x00, 0x00, 0x00, 0x10,
+		0x08, 0x0E, 0, 0, 0, 0, 0, 0,
+		0x30, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0xC1,
+	};
+	struct osd_sense s;
+
+	ck_assert_int_eq(osd_sense_decode(sa_ptr, sizeof(sa_ptr), &s), 0);
+	ck_assert_int_eq(osd_sense_errno(&s), -EOPNOTSUPP);
+	ck_assert_int_eq(osd_sense_decode(bare, sizeof(bare), &s), 0);
+	ck_assert_int_eq(osd_sense_errno(&s), -EOPNOTSUPP);
+	ck_assert_int_eq(osd_sense_decode(fixed_bare, sizeof(fixed_bare), &s), 0);
+	ck_assert_int_eq(osd_sense_errno(&s), -EOPNOTSUPP);
+	ck_assert_int_eq(osd_sense_decode(attr, sizeof(attr), &s), 0);
+	ck_assert_uint_eq(s.num_attrs, 1);
+	ck_assert_uint_eq(s.attrs[0].page, 0x30000001);
+	ck_assert_uint_eq(s.attrs[0].number, 0xC1);
+	/* an attribute the target does not provide, for GET ATTRIBUTES only */
+	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_GET_ATTRIBUTES), -EOPNOTSUPP);
+	ck_assert_int_eq(osd_sense_errno_cmd(&s, OSD_ACT_SET_ATTRIBUTES), -EINVAL);
+	ck_assert_int_eq(osd_sense_errno(&s), -EINVAL);
+	/* no key other than ILLEGAL REQUEST makes 00h/00h unsupported */
+	ck_assert_int_eq(errno_of(OSD_SK_HARDWARE_ERROR, 0), -EIO);
 }
 END_TEST
 
@@ -228,24 +301,24 @@ START_TEST(test_malformed)
 	struct osd_sense s;
 	uint8_t b[64];
 
-	ck_assert_int_eq(osd_sense_decode(missing_obj, 0, &s), -EBADMSG);
-	ck_assert_int_eq(osd_sense_decode(missing_obj, 7, &s), -EBADMSG);
-	memcpy(b, missing_obj, sizeof(missing_obj));
+	ck_assert_int_eq(osd_sense_decode(bad_field_obj, 0, &s), -EBADMSG);
+	ck_assert_int_eq(osd_sense_decode(bad_field_obj, 7, &s), -EBADMSG);
+	memcpy(b, bad_field_obj, sizeof(bad_field_obj));
 	b[0] = 0x7E;
-	ck_assert_int_eq(osd_sense_decode(b, sizeof(missing_obj), &s), -EBADMSG);
+	ck_assert_int_eq(osd_sense_decode(b, sizeof(bad_field_obj), &s), -EBADMSG);
 	/* truncated inside descriptor 06h */
-	ck_assert_int_eq(osd_sense_decode(missing_obj, 30, &s), -EBADMSG);
+	ck_assert_int_eq(osd_sense_decode(bad_field_obj, 30, &s), -EBADMSG);
 	/* descriptor length past ADDITIONAL SENSE LENGTH */
-	memcpy(b, missing_obj, sizeof(missing_obj));
+	memcpy(b, bad_field_obj, sizeof(bad_field_obj));
 	b[7] = 0x1F;
-	ck_assert_int_eq(osd_sense_decode(b, sizeof(missing_obj), &s), -EBADMSG);
+	ck_assert_int_eq(osd_sense_decode(b, sizeof(bad_field_obj), &s), -EBADMSG);
 	/* a lone type byte at the end */
-	memcpy(b, missing_obj, sizeof(missing_obj));
+	memcpy(b, bad_field_obj, sizeof(bad_field_obj));
 	b[7] = 0x21;
 	b[40] = 0x00;
 	ck_assert_int_eq(osd_sense_decode(b, 41, &s), -EBADMSG);
 	/* descriptors too short for their type */
-	memcpy(b, missing_obj, sizeof(missing_obj));
+	memcpy(b, bad_field_obj, sizeof(bad_field_obj));
 	b[9] = 0x1C;
 	b[7] = 0x1E;
 	ck_assert_int_eq(osd_sense_decode(b, 38, &s), -EBADMSG);
@@ -260,13 +333,13 @@ START_TEST(test_malformed)
 	}
 	/* bytes after ADDITIONAL SENSE LENGTH (the rest of a 252-byte buffer) are ignored */
 	memset(b, 0xEE, sizeof(b));
-	memcpy(b, missing_obj, sizeof(missing_obj));
+	memcpy(b, bad_field_obj, sizeof(bad_field_obj));
 	ck_assert_int_eq(osd_sense_decode(b, sizeof(b), &s), 0);
 	ck_assert_uint_eq(s.object.id, 0x10005);
 	/* ADDITIONAL SENSE LENGTH longer than the buffer: read what is there */
-	memcpy(b, missing_obj, sizeof(missing_obj));
+	memcpy(b, bad_field_obj, sizeof(bad_field_obj));
 	b[7] = 0xF0;
-	ck_assert_int_eq(osd_sense_decode(b, sizeof(missing_obj), &s), 0);
+	ck_assert_int_eq(osd_sense_decode(b, sizeof(bad_field_obj), &s), 0);
 	ck_assert(s.has_object);
 }
 END_TEST
@@ -340,7 +413,9 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_add_test(tc, test_field_without_pointer);
 	tcase_add_test(tc, test_missing_object);
+	tcase_add_test(tc, test_unsupported);
 	tcase_add_test(tc, test_field_pointer);
 	tcase_add_test(tc, test_short_read);
 	tcase_add_test(tc, test_all_descriptors);
