@@ -222,6 +222,45 @@ struct cf_options {
 	regex_t re;
 };
 
+/*
+ * Whether the target takes CDBs of c->ver: a GET ATTRIBUTES of the root
+ * without a capability, sent on a device opened with version detection (a
+ * device forced to a version the target refuses would not open). Returns 1
+ * (taken, or refused for another reason than the command), 0 (refused as
+ * not implemented; the outcome is in c) or -1 (the device did not open).
+ */
+static int probe_version(const struct cf_options *opt, struct cf_ctx *c)
+{
+	struct tc_device_opts o = opt->dev;
+	const struct osd_obj_id root = { 0, 0 };
+	uint8_t cdb[OSD_CDB_MAX_LEN];
+	struct tc_device d;
+	struct osd_cdb f;
+	struct cf_raw r;
+	char code[16];
+	int n, ok = 1;
+
+	o.osd_version = OSD_VERSION_AUTO;
+	o.security = OSD_SEC_NOSEC;
+	if (tc_device_open(&d, &o, opt->destructive) < 0)
+		return -1;
+	c->d = &d;
+	osd_cdb_init(&f, c->ver, OSD_ACT_GET_ATTRIBUTES);
+	f.obj = root;
+	n = osd_cdb_encode(&f, cdb, sizeof(cdb));
+	if (n > 0 && cf_raw_exec(c, cdb, (size_t)n, NULL, 0, &r, "version probe") == 0 &&
+	    r.have_sense && cf_sense_unsupported(&r.sense)) {
+		c->have_sense = 1;
+		c->sense = r.sense;
+		cf_set(c, CF_UNSUPPORTED, "the target refuses OSD-%d CDBs (GET ATTRIBUTES: %s)",
+		       c->ver, cf_sense_code(&r.sense, code, sizeof(code)));
+		ok = 0;
+	}
+	tc_device_close(&d);
+	c->d = NULL;
+	return ok;
+}
+
 /* One run: version x method. Returns -1 when the device did not open. */
 static int run_one(struct cf_run *run, const struct cf_options *opt)
 {
@@ -239,6 +278,21 @@ static int run_one(struct cf_run *run, const struct cf_options *opt)
 	for (unsigned i = 0; i < cf_num_tests; i++)
 		run->out[i].result = selected(&opt->re, opt->have_re, &cf_tests[i]) ? CF_NOT_RUN :
 				     CF_NOT_SELECTED;
+	switch (probe_version(opt, &c)) {
+	case 0:
+		run->setup_failed = 1;
+		snprintf(run->setup_detail, sizeof(run->setup_detail), "%s", c.detail);
+		fill_run(run, CF_UNSUPPORTED, run->setup_detail, &c);
+		return 0;
+	case 1:
+		break;
+	default:
+		run->setup_failed = 1;
+		snprintf(run->setup_detail, sizeof(run->setup_detail),
+			 "cannot open the device (the message above says why)");
+		fill_run(run, CF_FAIL, run->setup_detail, &c);
+		return -1;
+	}
 	if (tc_device_open(&d, &o, opt->destructive) < 0) {
 		run->setup_failed = 1;
 		snprintf(run->setup_detail, sizeof(run->setup_detail),
