@@ -22,7 +22,7 @@ const struct cf_test cf_tests[] = {
 	{ "scsi.report-luns", "SPC-4 r11 REPORT LUNS",
 	  "a LUN list of 8-byte entries", CF_BOTH, t_report_luns },
 	{ "scsi.test-unit-ready", "SPC-4 r11 TEST UNIT READY", "GOOD", CF_BOTH, t_test_unit_ready },
-	{ "cdb.unknown-service-action", "osd2r05 5.2 and osd-r10 §5.2 (SERVICE ACTION); SPC-4 r11",
+	{ "cdb.unknown-service-action", "osd-r10 §5.2, osd2r03 §5.2.1 (SERVICE ACTION); docs/protocol.md 12.4",
 	  "an unassigned service action is ILLEGAL REQUEST 20h/00h (or 24h/00h at byte 8)",
 	  CF_BOTH, t_unknown_service_action },
 	{ "create-partition.existing", CMD("CREATE PARTITION"),
