@@ -86,7 +86,7 @@ const struct cf_test cf_tests[] = {
 	{ "root-information", "osd2r05 root information attributes page",
 	  "system id (as probed), vendor, partitions, clock", CF_BOTH, t_root_information },
 	{ "partition-information", "osd2r05 partition information attributes page",
-	  "PARTITION_ID and NUMBER OF OBJECTS, which counts a CREATE", CF_BOTH,
+	  "PARTITION_ID; NUMBER OF OBJECTS counts a CREATE (undefined or refused: UNSUPPORTED)", CF_BOTH,
 	  t_partition_information },
 	{ "list", "osd2r05 6 LIST, osd-r10 §6.13 LIST",
 	  "LIST in 2-id answers follows the continuation to every object", CF_BOTH, t_list },
