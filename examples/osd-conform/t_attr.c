@@ -6,15 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 #include "conform.h"
+#include "answers.h"
 #include "tests.h"
 
 #define APP_PAGE (OSD_APAGE_USER_BASE + OSD_APAGE_APP_FIRST) /* an application page */
 #define UI_PAGE (OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION)
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 enum cf_result t_get_attr_list(struct cf_ctx *c)
 {
@@ -53,9 +49,9 @@ enum cf_result t_get_attr_page(struct cf_ctx *c)
 {
 	struct osd_obj_id obj = { 0, 0 };
 	const uint32_t page = OSD_APAGE_USER_BASE + OSD_APAGE_TIMESTAMPS;
-	const size_t hdr = 8; /* ATTRIBUTES PAGE, then PAGE LENGTH: 4 bytes each */
 	const uint8_t *pg;
-	size_t len, plen;
+	char why[256];
+	size_t len;
 	osd_req *req = NULL;
 	int rc;
 
@@ -67,21 +63,10 @@ enum cf_result t_get_attr_page(struct cf_ctx *c)
 	rc = cf_exec(c, req, rc, "GET ATTRIBUTES (page)");
 	if (rc == 0 && osd_req_page(req, &pg, &len) < 0)
 		cf_set(c, CF_FAIL, "no page in the answer"), rc = -1;
-	if (rc == 0) {
-		plen = len >= hdr ? be32(pg + 4) : 0;
-		if (len < hdr || be32(pg) != page)
-			cf_set(c, CF_FAIL, "page %08Xh returned for %08Xh", len >= 4 ? be32(pg) : 0,
-			       page), rc = -1;
-		/* five 6-byte timestamps: created, attributes accessed/modified, data
-		 * accessed/modified (osd2r05 user object timestamps attributes page) */
-		else if (plen < 30 || len < hdr + 30)
-			cf_set(c, CF_FAIL, "timestamps page of %zu bytes, at least 30 expected", plen),
-				rc = -1;
-		else if (!memcmp(pg + hdr, "\0\0\0\0\0\0", 6))
-			cf_set(c, CF_FAIL, "CREATED TIME is zero"), rc = -1;
-	}
+	if (rc == 0 && cf_check_timestamps_page(pg, len, page, why, sizeof(why)) < 0)
+		cf_set(c, CF_FAIL, "%s", why), rc = -1;
 	osd_req_free(req);
-	return rc < 0 ? c->res : cf_set(c, CF_PASS, "timestamps page in page format");
+	return rc < 0 ? c->res : cf_set(c, CF_PASS, "%s", why);
 }
 
 enum cf_result t_set_attr_list(struct cf_ctx *c)

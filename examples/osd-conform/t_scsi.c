@@ -5,103 +5,66 @@
 #include <stdio.h>
 #include <string.h>
 #include "conform.h"
+#include "answers.h"
 #include "tests.h"
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
+#define SCSI_ALLOC 4096 /* data-in room for any answer below */
 
-static uint32_t be32(const uint8_t *p)
+/* Runs the plain SCSI command @p cdb; 0 with its data-in in @p d (*n bytes),
+ * or -1 with the outcome set. */
+static int scsi_data(struct cf_ctx *c, const uint8_t *cdb, size_t cdb_len, uint8_t *d,
+		     size_t alloc, size_t *n, const char *what)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
+	struct cf_raw r;
 
-/* Whether version descriptor @p v names OSD version @p ver (SPC-4 version
- * descriptor table: 0340h-035Fh OSD-1, 0440h-045Fh OSD-2). */
-static int descriptor_version(uint16_t v)
-{
-	if (v >= 0x0340 && v <= 0x035F)
-		return OSD_V1;
-	if (v >= 0x0440 && v <= 0x045F)
-		return OSD_V2;
+	memset(d, 0, alloc);
+	if (cf_raw_exec(c, cdb, cdb_len, d, alloc, &r, what) < 0 || cf_raw_good(c, &r, what) < 0)
+		return -1;
+	*n = r.in_xferred < alloc ? r.in_xferred : alloc;
 	return 0;
+}
+
+/* The outcome of an answer check (answers.c). */
+static enum cf_result verdict(struct cf_ctx *c, int rc, const char *what, const char *why)
+{
+	return rc < 0 ? cf_set(c, CF_FAIL, "%s: %s", what, why) : cf_set(c, CF_PASS, "%s", why);
 }
 
 enum cf_result t_inquiry(struct cf_ctx *c)
 {
 	static const uint8_t cdb[6] = { 0x12, 0, 0, 0, 96, 0 };
-	uint8_t d[96];
-	struct cf_raw r;
-	int any = 0, mine = 0;
+	uint8_t d[SCSI_ALLOC];
+	char why[256];
+	size_t n;
 
-	memset(d, 0, sizeof(d));
-	if (cf_raw_exec(c, cdb, sizeof(cdb), d, sizeof(d), &r, "INQUIRY") < 0 ||
-	    cf_raw_good(c, &r, "INQUIRY") < 0)
+	if (scsi_data(c, cdb, sizeof(cdb), d, 96, &n, "INQUIRY") < 0)
 		return c->res;
-	if (r.in_xferred < 36)
-		return cf_set(c, CF_FAIL, "standard data of %zu bytes, at least 36 expected",
-			      r.in_xferred);
-	if ((d[0] & 0x1F) != 0x11 || (d[0] >> 5) != 0)
-		return cf_set(c, CF_FAIL, "peripheral qualifier %u type %02Xh, expected 0 and 11h "
-			      "(object-based storage)", d[0] >> 5, d[0] & 0x1F);
-	if ((d[3] & 0x0F) != 2)
-		return cf_set(c, CF_FAIL, "RESPONSE DATA FORMAT %u, expected 2", d[3] & 0x0F);
-	if (d[4] < 31)
-		return cf_set(c, CF_FAIL, "ADDITIONAL LENGTH %u, at least 31 expected", d[4]);
-	for (size_t off = 58; off + 2 <= 74 && off + 2 <= r.in_xferred; off += 2) {
-		int v = descriptor_version(be16(d + off));
-
-		any |= v != 0;
-		mine |= v == (int)c->ver;
-	}
-	if (any && !mine)
-		return cf_set(c, CF_FAIL, "the version descriptors name OSD but not OSD-%d, the "
-			      "version this run speaks", c->ver);
-	return cf_set(c, CF_PASS, "type 11h%s", mine ? ", version descriptor present" :
-		      ", no OSD version descriptor");
+	return verdict(c, cf_check_inquiry(d, n, c->ver, why, sizeof(why)), "INQUIRY", why);
 }
 
 enum cf_result t_inquiry_vpd(struct cf_ctx *c)
 {
 	static const uint8_t cdb[6] = { 0x12, 0x01, 0x00, 0, 255, 0 };
-	uint8_t d[255];
-	struct cf_raw r;
+	uint8_t d[SCSI_ALLOC];
+	char why[256];
 	size_t n;
 
-	memset(d, 0, sizeof(d));
-	if (cf_raw_exec(c, cdb, sizeof(cdb), d, sizeof(d), &r, "INQUIRY VPD 00h") < 0 ||
-	    cf_raw_good(c, &r, "INQUIRY VPD 00h") < 0)
+	if (scsi_data(c, cdb, sizeof(cdb), d, 255, &n, "INQUIRY VPD 00h") < 0)
 		return c->res;
-	if (r.in_xferred < 4 || (d[0] & 0x1F) != 0x11 || d[1] != 0x00)
-		return cf_set(c, CF_FAIL, "VPD page 00h header: type %02Xh page %02Xh (%zu bytes)",
-			      d[0] & 0x1F, d[1], r.in_xferred);
-	n = be16(d + 2);
-	if (n + 4 > r.in_xferred)
-		return cf_set(c, CF_FAIL, "PAGE LENGTH %zu beyond the %zu bytes sent", n,
-			      r.in_xferred);
-	for (size_t i = 0; i < n; i++)
-		if (d[4 + i] == 0x00)
-			return cf_set(c, CF_PASS, "%zu pages listed", n);
-	return cf_set(c, CF_FAIL, "page 00h does not list itself");
+	return verdict(c, cf_check_vpd_pages(d, n, why, sizeof(why)), "INQUIRY VPD 00h", why);
 }
 
 enum cf_result t_report_luns(struct cf_ctx *c)
 {
+	/* ALLOCATION LENGTH (bytes 6-9) 4096 */
 	static const uint8_t cdb[12] = { 0xA0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0 };
-	uint8_t d[4096];
-	struct cf_raw r;
-	uint32_t len;
+	uint8_t d[SCSI_ALLOC];
+	char why[256];
+	size_t n;
 
-	memset(d, 0, sizeof(d));
-	if (cf_raw_exec(c, cdb, sizeof(cdb), d, sizeof(d), &r, "REPORT LUNS") < 0 ||
-	    cf_raw_good(c, &r, "REPORT LUNS") < 0)
+	if (scsi_data(c, cdb, sizeof(cdb), d, SCSI_ALLOC, &n, "REPORT LUNS") < 0)
 		return c->res;
-	len = be32(d);
-	if (r.in_xferred < 16 || len < 8 || len % 8)
-		return cf_set(c, CF_FAIL, "LUN LIST LENGTH %u in %zu bytes: a multiple of 8, at "
-			      "least one LUN expected", len, r.in_xferred);
-	return cf_set(c, CF_PASS, "%u LUNs", len / 8);
+	return verdict(c, cf_check_report_luns(d, n, why, sizeof(why)), "REPORT LUNS", why);
 }
 
 enum cf_result t_test_unit_ready(struct cf_ctx *c)
