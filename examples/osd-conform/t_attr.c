@@ -281,3 +281,44 @@ enum cf_result t_partition_information(struct cf_ctx *c)
 			      (unsigned long long)after, (unsigned long long)before);
 	return cf_set(c, CF_PASS, "partition id, object count follows CREATE");
 }
+
+enum cf_result t_get_attr_missing(struct cf_ctx *c)
+{
+	struct osd_obj_id obj = cf_new_id(c);
+	osd_req *req = NULL;
+	enum cf_result r;
+	int rc = osd_req_get_attributes(&req, c->dev, &obj);
+
+	if (rc == 0)
+		rc = osd_req_add_get_attr(req, UI_PAGE, OSD_ATTR_UI_LOGICAL_LENGTH);
+	r = cf_expect(c, req, rc, "GET ATTRIBUTES of a missing object", OSD_SK_ILLEGAL_REQUEST,
+		      OSD_ASC_INVALID_FIELD_IN_CDB, 24, 31);
+	osd_req_free(req);
+	return r;
+}
+
+enum cf_result t_set_attr_bad_length(struct cf_ctx *c)
+{
+	struct osd_obj_id obj = { 0, 0 };
+	osd_req *req = NULL;
+	enum cf_result r;
+	uint64_t len;
+	int rc;
+
+	if (cf_create(c, &obj) < 0 || cf_write(c, &obj, 0, "0123", 4) < 0)
+		return c->res;
+	rc = osd_req_set_attributes(&req, c->dev, &obj);
+	if (rc == 0) /* LOGICAL LENGTH is 8 bytes */
+		rc = osd_req_add_set_attr(req, UI_PAGE, OSD_ATTR_UI_LOGICAL_LENGTH, "\0\0\0\x01", 4);
+	r = cf_expect(c, req, rc, "SET ATTRIBUTES of a 4-byte LOGICAL LENGTH",
+		      OSD_SK_ILLEGAL_REQUEST, OSD_ASC_INVALID_FIELD_IN_PARAM_LIST, 0, 0);
+	osd_req_free(req);
+	if (r != CF_PASS)
+		return r;
+	if (cf_get_u64(c, &obj, UI_PAGE, OSD_ATTR_UI_LOGICAL_LENGTH, &len) < 0)
+		return c->res;
+	if (len != 4)
+		return cf_set(c, CF_FAIL, "the refused value changed LOGICAL LENGTH to %llu",
+			      (unsigned long long)len);
+	return cf_set(c, CF_PASS, "5/26/00, length unchanged");
+}

@@ -255,3 +255,18 @@ enum cf_result t_remove_member_objects(struct cf_ctx *c)
 	osd_req_free(req);
 	return r;
 }
+
+enum cf_result t_create_collection_existing(struct cf_ctx *c)
+{
+	struct osd_obj_id col;
+	osd_req *req = NULL;
+	enum cf_result r;
+
+	if (cf_create_collection(c, &col) < 0)
+		return c->res;
+	r = cf_expect(c, req, osd_req_create_collection(&req, c->dev, &col),
+		      "CREATE COLLECTION of an existing id", OSD_SK_ILLEGAL_REQUEST,
+		      OSD_ASC_INVALID_FIELD_IN_CDB, 16, 31);
+	osd_req_free(req);
+	return r;
+}

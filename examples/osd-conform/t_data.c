@@ -359,3 +359,100 @@ enum cf_result t_remove(struct cf_ctx *c)
 	osd_req_free(req);
 	return r;
 }
+
+enum cf_result t_write_missing(struct cf_ctx *c)
+{
+	struct osd_obj_id obj = cf_new_id(c);
+	struct iovec iov = { "x", 1 };
+	osd_req *req = NULL;
+	enum cf_result r = cf_expect(c, req, osd_req_write(&req, c->dev, &obj, 0, &iov, 1),
+				     "WRITE to a missing object", OSD_SK_ILLEGAL_REQUEST,
+				     OSD_ASC_INVALID_FIELD_IN_CDB, 24, 31);
+
+	osd_req_free(req);
+	return r;
+}
+
+enum cf_result t_write_read_large(struct cf_ctx *c)
+{
+	const size_t len = (1u << 20) + 17; /* several iSCSI bursts, not a multiple of anything */
+	struct osd_obj_id obj = { 0, 0 };
+	uint8_t *d = malloc(len);
+	enum cf_result r;
+
+	if (!d)
+		return cf_set(c, CF_FAIL, "out of memory");
+	fill(d, len, 8);
+	if (cf_create(c, &obj) < 0 || cf_write(c, &obj, 0, d, len) < 0 ||
+	    read_check(c, &obj, 0, d, len) < 0 || length_is(c, &obj, len) < 0)
+		r = c->res;
+	else
+		r = cf_set(c, CF_PASS, "%zu bytes read back", len);
+	free(d);
+	return r;
+}
+
+enum cf_result t_write_piggyback(struct cf_ctx *c)
+{
+	const uint32_t ui = OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION;
+	struct osd_obj_id obj = { 0, 0 };
+	uint8_t d[300], v[16];
+	struct iovec iov = { d, sizeof(d) };
+	struct osd_attr a;
+	osd_req *req = NULL;
+	size_t got;
+	int rc;
+
+	fill(d, sizeof(d), 9);
+	if (cf_create(c, &obj) < 0)
+		return c->res;
+	rc = osd_req_write(&req, c->dev, &obj, 0, &iov, 1);
+	if (rc == 0)
+		rc = osd_req_add_set_attr(req, OSD_APAGE_USER_BASE + OSD_APAGE_APP_FIRST, 3, "pig", 3);
+	if (rc == 0)
+		rc = osd_req_add_get_attr(req, ui, OSD_ATTR_UI_LOGICAL_LENGTH);
+	rc = cf_exec(c, req, rc, "WRITE with attributes");
+	if (rc == 0 && (osd_req_find_attr(req, ui, OSD_ATTR_UI_LOGICAL_LENGTH, &a) < 0 ||
+			osd_attr_get_u64(&a, 0) != sizeof(d)))
+		cf_set(c, CF_FAIL, "LOGICAL LENGTH returned with the WRITE is not %zu (the length "
+		       "after it)", sizeof(d)), rc = -1;
+	osd_req_free(req);
+	if (rc < 0 || read_check(c, &obj, 0, d, sizeof(d)) < 0 ||
+	    cf_get_attr(c, &obj, OSD_APAGE_USER_BASE + OSD_APAGE_APP_FIRST, 3, v, sizeof(v),
+			&got) < 0)
+		return c->res;
+	if (got != 3 || memcmp(v, "pig", 3))
+		return cf_set(c, CF_FAIL, "the attribute set with the WRITE reads back %zu bytes", got);
+	return cf_set(c, CF_PASS, "set and get lists carried by a WRITE");
+}
+
+/* A timestamp attribute (6 bytes) of @p obj. */
+static int timestamp(struct cf_ctx *c, const struct osd_obj_id *obj, uint32_t page,
+		     uint32_t num, uint64_t *t)
+{
+	if (cf_get_u64(c, obj, page, num, t) < 0)
+		return -1;
+	return 0;
+}
+
+enum cf_result t_timestamps(struct cf_ctx *c)
+{
+	const uint32_t ts = OSD_APAGE_USER_BASE + OSD_APAGE_TIMESTAMPS;
+	const struct osd_obj_id root = { 0, 0 };
+	struct osd_obj_id obj = { 0, 0 };
+	uint64_t created, before, after, clock;
+
+	if (cf_create(c, &obj) < 0 || timestamp(c, &obj, ts, OSD_ATTR_TS_CREATED, &created) < 0 ||
+	    timestamp(c, &obj, ts, OSD_ATTR_TS_DATA_MODIFIED, &before) < 0 ||
+	    cf_write(c, &obj, 0, "t", 1) < 0 ||
+	    timestamp(c, &obj, ts, OSD_ATTR_TS_DATA_MODIFIED, &after) < 0 ||
+	    timestamp(c, &root, OSD_APAGE_ROOT_BASE + OSD_APAGE_INFORMATION, OSD_ATTR_RI_CLOCK,
+		      &clock) < 0)
+		return c->res;
+	if (created == 0 || after < before || after < created || after > clock)
+		return cf_set(c, CF_FAIL, "created %llu, data modified %llu then %llu after a WRITE, "
+			      "OSD clock %llu: not in order", (unsigned long long)created,
+			      (unsigned long long)before, (unsigned long long)after,
+			      (unsigned long long)clock);
+	return cf_set(c, CF_PASS, "created <= data modified <= clock");
+}
