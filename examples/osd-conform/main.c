@@ -137,6 +137,28 @@ static const char *not_applicable(const struct cf_test *t, const struct cf_ctx *
 	return NULL;
 }
 
+/*
+ * Sets the scratch partition's default security method to the run's: what
+ * the target enforces (osdctl and osdfs do the same, examples/common). A
+ * target that refuses the value by name does not support the method.
+ */
+static int require_method(struct cf_ctx *c)
+{
+	const uint32_t ps = OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY;
+	const struct osd_obj_id part = { c->part, 0 };
+	uint8_t m = (uint8_t)c->method;
+	char code[16];
+
+	if (cf_set_attr(c, &part, ps, OSD_ATTR_PS_DEFAULT_METHOD, &m, 1) == 0)
+		return 0;
+	if (c->res == CF_FAIL && c->have_sense && c->sense.key == OSD_SK_ILLEGAL_REQUEST &&
+	    c->sense.asc == OSD_ASC_INVALID_FIELD_IN_PARAM_LIST)
+		cf_set(c, CF_UNSUPPORTED, "the target refuses %s as the partition's default "
+		       "security method (%s)", tc_security_name(c->method),
+		       cf_sense_code(&c->sense, code, sizeof(code)));
+	return -1;
+}
+
 /* Creates and secures the scratch partition; the outcome in c on failure. */
 static int setup(struct cf_ctx *c)
 {
@@ -152,12 +174,11 @@ static int setup(struct cf_ctx *c)
 		return -1;
 	c->part = p.partition;
 	c->next_id = OSD_FIRST_ID;
-	rc = tc_device_secure_partition(c->d, c->part);
-	if (rc < 0)
-		return cf_set(c, CF_FAIL, "securing the scratch partition for %s: %s",
-			      tc_security_name(c->method), *osd_dev_error(c->dev) ?
-			      osd_dev_error(c->dev) : strerror(-rc)), -1;
-	return 0;
+	if (c->method != OSD_SEC_NOSEC &&
+	    (rc = tc_device_set_partition_keys(c->d, c->part, 0)) < 0)
+		return cf_set(c, CF_FAIL, "SET KEY of the scratch partition: %s",
+			      *osd_dev_error(c->dev) ? osd_dev_error(c->dev) : strerror(-rc)), -1;
+	return require_method(c);
 }
 
 /* Removes everything in the scratch partition, then the partition. */
@@ -261,13 +282,80 @@ static int probe_version(const struct cf_options *opt, struct cf_ctx *c)
 	return ok;
 }
 
+/* Marks every test not run yet with @p r and the reason; the run did not start. */
+static void no_run(struct cf_run *run, enum cf_result r, const char *why, const struct cf_ctx *c)
+{
+	run->setup_failed = 1;
+	snprintf(run->setup_detail, sizeof(run->setup_detail), "%s", why);
+	fill_run(run, r, run->setup_detail, c);
+}
+
+/* Removes the scratch partition (if made), recording a failure. */
+static void finish(struct cf_run *run, struct cf_ctx *c)
+{
+	if (c->part && cleanup(c) < 0) {
+		run->cleanup_failed = 1;
+		snprintf(run->cleanup_detail, sizeof(run->cleanup_detail), "%s", c->detail);
+	}
+}
+
+/* Makes the scratch partition; on failure the tests left get the cause. */
+static int start(struct cf_run *run, struct cf_ctx *c)
+{
+	if (setup(c) == 0) {
+		run->partition = c->part;
+		return 0;
+	}
+	if (c->d->root_refused)
+		cf_set(c, CF_FAIL, "the OSD's root is secured and %s", c->d->have_key ?
+		       "refused the root key of --key-file" : "needs --key-file with its root key");
+	no_run(run, c->res == CF_UNSUPPORTED ? CF_UNSUPPORTED : CF_FAIL, c->detail, c);
+	return -1;
+}
+
+static void run_test(struct cf_outcome *out, const struct cf_test *t, struct cf_ctx *c,
+		     const struct cf_options *opt)
+{
+	const char *na = not_applicable(t, c, opt->destructive);
+
+	c->have_sense = 0;
+	c->detail[0] = '\0';
+	if (na) {
+		cf_set(c, CF_NA, "%s", na);
+	} else {
+		if (opt->verbose)
+			fprintf(stderr, "osd-conform: OSD-%d %s: %s\n", c->ver,
+				tc_security_name(c->method), t->name);
+		c->res = CF_FAIL;
+		t->run(c);
+	}
+	record(out, c);
+}
+
+/* Runs the selected tests not run yet: those flagged CF_PRE, or the others. */
+static void run_tests(struct cf_run *run, struct cf_ctx *c, const struct cf_options *opt,
+		      int pre)
+{
+	for (unsigned i = 0; i < cf_num_tests; i++)
+		if (run->out[i].result == CF_NOT_RUN && !!(cf_tests[i].flags & CF_PRE) == pre)
+			run_test(&run->out[i], &cf_tests[i], c, opt);
+}
+
+/* Whether a selected test still waits for the scratch partition. */
+static int tests_left(const struct cf_run *run)
+{
+	for (unsigned i = 0; i < cf_num_tests; i++)
+		if (run->out[i].result == CF_NOT_RUN)
+			return 1;
+	return 0;
+}
+
 /* One run: version x method. Returns -1 when the device did not open. */
 static int run_one(struct cf_run *run, const struct cf_options *opt)
 {
 	struct tc_device_opts o = opt->dev;
 	struct tc_device d;
 	struct cf_ctx c;
-	int setup_done = 0;
 
 	memset(&c, 0, sizeof(c));
 	c.ver = run->ver;
@@ -280,70 +368,23 @@ static int run_one(struct cf_run *run, const struct cf_options *opt)
 				     CF_NOT_SELECTED;
 	switch (probe_version(opt, &c)) {
 	case 0:
-		run->setup_failed = 1;
-		snprintf(run->setup_detail, sizeof(run->setup_detail), "%s", c.detail);
-		fill_run(run, CF_UNSUPPORTED, run->setup_detail, &c);
+		no_run(run, CF_UNSUPPORTED, c.detail, &c);
 		return 0;
 	case 1:
-		break;
+		if (tc_device_open(&d, &o, opt->destructive) == 0)
+			break;
+		/* fall through */
 	default:
-		run->setup_failed = 1;
-		snprintf(run->setup_detail, sizeof(run->setup_detail),
-			 "cannot open the device (the message above says why)");
-		fill_run(run, CF_FAIL, run->setup_detail, &c);
-		return -1;
-	}
-	if (tc_device_open(&d, &o, opt->destructive) < 0) {
-		run->setup_failed = 1;
-		snprintf(run->setup_detail, sizeof(run->setup_detail),
-			 "cannot open the device (the message above says why)");
-		fill_run(run, CF_FAIL, run->setup_detail, &c);
+		no_run(run, CF_FAIL, "cannot open the device (the message above says why)", &c);
 		return -1;
 	}
 	c.d = &d;
 	c.dev = d.dev;
-	for (unsigned pass = 0; pass < 2; pass++) {
-		for (unsigned i = 0; i < cf_num_tests; i++) {
-			const struct cf_test *t = &cf_tests[i];
-			const char *na;
-
-			if (run->out[i].result != CF_NOT_RUN || !!(t->flags & CF_PRE) != (pass == 0))
-				continue;
-			if (pass == 1 && !setup_done) {
-				setup_done = 1;
-				if (setup(&c) < 0) {
-					if (d.root_refused)
-						cf_set(&c, CF_FAIL, "the OSD's root is secured and %s",
-						       d.have_key ? "refused the root key of --key-file" :
-						       "needs --key-file with its root key");
-					run->setup_failed = 1;
-					snprintf(run->setup_detail, sizeof(run->setup_detail), "%s",
-						 c.detail);
-					fill_run(run, c.res == CF_UNSUPPORTED ? CF_UNSUPPORTED : CF_FAIL,
-						 c.detail, &c);
-					tc_device_close(&d);
-					return 0;
-				}
-				run->partition = c.part;
-			}
-			c.have_sense = 0;
-			c.detail[0] = '\0';
-			na = not_applicable(t, &c, opt->destructive);
-			if (na) {
-				cf_set(&c, CF_NA, "%s", na);
-			} else {
-				if (opt->verbose)
-					fprintf(stderr, "osd-conform: OSD-%d %s: %s\n", c.ver,
-						tc_security_name(c.method), t->name);
-				c.res = CF_FAIL;
-				t->run(&c);
-			}
-			record(&run->out[i], &c);
-		}
-	}
-	if (setup_done && cleanup(&c) < 0) {
-		run->cleanup_failed = 1;
-		snprintf(run->cleanup_detail, sizeof(run->cleanup_detail), "%s", c.detail);
+	run_tests(run, &c, opt, 1);
+	if (tests_left(run)) {
+		if (start(run, &c) == 0)
+			run_tests(run, &c, opt, 0);
+		finish(run, &c);
 	}
 	tc_device_close(&d);
 	return 0;
