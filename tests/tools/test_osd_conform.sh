@@ -37,7 +37,7 @@ fail() {
 # nothing and every test is UNSUPPORTED).
 check_json() { # FILE VERSIONS METHODS DESTRUCTIVE(0|1) [OVERRIDES]
 	python3 - "$@" <<'EOF'
-import json, sys
+import json, os, sys
 path, versions, methods, destructive = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 overrides = dict(kv.split("=") for kv in sys.argv[5].split(",")) if len(sys.argv) > 5 else {}
 d = json.load(open(path))
@@ -57,7 +57,7 @@ for r in d["runs"]:
         continue
     assert r["setup"] == "ok" and r["cleanup"] == "ok", "%s: %s / %s" % (run, r["setup"], r["cleanup"])
     res = {t["test"]: t for t in r["results"]}
-    assert len(res) >= 50, "%s: only %d tests" % (run, len(res))
+    assert len(res) == int(os.environ["NTESTS"]), "%s: %d tests, --list has %s" % (run, len(res), os.environ["NTESTS"])
     for name, t in res.items():
         if name in v2_only and r["osd_version"] == 1:
             expect = "N/A"
@@ -100,6 +100,9 @@ grep -q "no OSD store here" "$DIR/err" || fail "missing store message: $(cat "$D
 [ ! -e "$DIR/missing" ] || fail "a non-destructive run created a store"
 "$CONFORM" --list | grep -q '^punch ' || fail "--list"
 [ "$("$CONFORM" --list -t '^punch$' | grep -c '^[a-z]')" -eq 1 ] || fail "--list -t selects one test"
+NTESTS=$("$CONFORM" --list | grep -c '^[a-z]')
+[ "$NTESTS" -ge 50 ] || fail "--list shows $NTESTS tests"
+export NTESTS
 
 # ---- a store directory (loopback) -------------------------------------
 "$CONFORM" --destructive --json "$DIR/loop" >"$DIR/loop.json" 2>"$DIR/err" ||
