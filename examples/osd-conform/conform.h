@@ -43,6 +43,9 @@ struct cf_ctx {
 	uint64_t part;           /* the scratch partition */
 	uint64_t next_id;        /* next user object or collection id to ask for */
 	int verbose;
+	/* the ids of the last cf_list_all() */
+	uint64_t *ids;
+	size_t nids, ids_cap;
 	/* the outcome of the running test */
 	enum cf_result res;
 	char detail[512];
@@ -117,9 +120,11 @@ int cf_set_attr(struct cf_ctx *c, const struct osd_obj_id *obj, uint32_t page, u
 /* Makes obj a member of collection col (user object page 4). 0 or -1. */
 int cf_add_member(struct cf_ctx *c, const struct osd_obj_id *obj, const struct osd_obj_id *col);
 /* Every id LIST (@p action) returns for @p obj, following continuations
- * with @p alloc-byte answers; *n ids into @p ids (at most @p max). */
+ * with @p alloc-byte answers (0: 64 KiB), into c->ids / c->nids. */
 int cf_list_all(struct cf_ctx *c, enum osd_action action, const struct osd_obj_id *obj,
-		uint32_t alloc, uint64_t *ids, size_t max, size_t *n);
+		uint32_t alloc);
+/* Whether the last cf_list_all() returned @p id. */
+int cf_listed(const struct cf_ctx *c, uint64_t id);
 /* A credential for @p obj from the tools' issuer, with @p perms and @p method. */
 int cf_credential(struct cf_ctx *c, const struct osd_obj_id *obj, int is_collection,
 		  uint16_t perms, enum osd_sec_method method, struct osd_credential *cr);

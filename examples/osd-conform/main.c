@@ -184,27 +184,25 @@ static int setup(struct cf_ctx *c)
 /* Removes everything in the scratch partition, then the partition. */
 static int cleanup(struct cf_ctx *c)
 {
-	static uint64_t ids[65536];
 	struct osd_obj_id part = { c->part, 0 };
-	size_t n = 0;
 	osd_req *req = NULL;
 	int rc;
 
-	if (cf_list_all(c, OSD_ACT_LIST_COLLECTION, &part, 0, ids, 65536, &n) < 0)
-		n = 0; /* no collections (or no LIST COLLECTION): remove the objects anyway */
-	for (size_t i = 0; i < n; i++) {
-		struct osd_obj_id col = { c->part, ids[i] };
+	if (cf_list_all(c, OSD_ACT_LIST_COLLECTION, &part, 0) < 0)
+		c->nids = 0; /* no collections (or no LIST COLLECTION): remove the objects anyway */
+	for (size_t i = 0; i < c->nids; i++) {
+		struct osd_obj_id col = { c->part, c->ids[i] };
 
-		rc = cf_exec(c, req, osd_req_remove_collection(&req, c->dev, &col,
-								OSD_REMOVE_COLLECTION_FORCE),
-			     "REMOVE COLLECTION");
+		cf_exec(c, req, osd_req_remove_collection(&req, c->dev, &col,
+							  OSD_REMOVE_COLLECTION_FORCE),
+			"REMOVE COLLECTION");
 		osd_req_free(req);
 		req = NULL;
 	}
-	if (cf_list_all(c, OSD_ACT_LIST, &part, 0, ids, 65536, &n) < 0)
+	if (cf_list_all(c, OSD_ACT_LIST, &part, 0) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		struct osd_obj_id obj = { c->part, ids[i] };
+	for (size_t i = 0; i < c->nids; i++) {
+		struct osd_obj_id obj = { c->part, c->ids[i] };
 
 		if (cf_remove(c, &obj) < 0)
 			return -1;
@@ -387,6 +385,7 @@ static int run_one(struct cf_run *run, const struct cf_options *opt)
 		finish(run, &c);
 	}
 	tc_device_close(&d);
+	free(c.ids);
 	return 0;
 }
 

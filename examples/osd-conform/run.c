@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "conform.h"
 
@@ -235,14 +236,30 @@ int cf_add_member(struct cf_ctx *c, const struct osd_obj_id *obj, const struct o
 	return cf_set_attr(c, obj, OSD_APAGE_USER_BASE + OSD_APAGE_COLLECTIONS, 1, id, 8);
 }
 
+/* Appends @p id to c->ids. */
+static int add_id(struct cf_ctx *c, uint64_t id)
+{
+	if (c->nids == c->ids_cap) {
+		size_t cap = c->ids_cap ? 2 * c->ids_cap : 1024;
+		uint64_t *v = realloc(c->ids, cap * sizeof(*v));
+
+		if (!v)
+			return cf_set(c, CF_FAIL, "out of memory"), -1;
+		c->ids = v;
+		c->ids_cap = cap;
+	}
+	c->ids[c->nids++] = id;
+	return 0;
+}
+
 int cf_list_all(struct cf_ctx *c, enum osd_action action, const struct osd_obj_id *obj,
-		uint32_t alloc, uint64_t *ids, size_t max, size_t *n)
+		uint32_t alloc)
 {
 	struct osd_list_cursor cur = { 0, 0 };
 	const char *what = osd_action_name(action);
 
-	*n = 0;
-	for (unsigned rounds = 0; rounds < 100000; rounds++) {
+	c->nids = 0;
+	for (unsigned rounds = 0; rounds < 1000000; rounds++) {
 		struct osd_list_result res;
 		osd_req *req = NULL;
 		int rc = action == OSD_ACT_LIST ?
@@ -254,9 +271,12 @@ int cf_list_all(struct cf_ctx *c, enum osd_action action, const struct osd_obj_i
 			return -1;
 		}
 		rc = osd_req_list_result(req, &res, &cur);
-		for (size_t i = 0; rc == 0 && i < res.num_ids && *n < max; i++)
-			ids[(*n)++] = osd_list_id(&res, i);
+		for (size_t i = 0; rc == 0 && i < res.num_ids; i++)
+			if (add_id(c, osd_list_id(&res, i)) < 0)
+				rc = -ENOMEM;
 		osd_req_free(req);
+		if (rc == -ENOMEM)
+			return -1;
 		if (rc < 0)
 			return cf_set(c, CF_FAIL, "%s: undecodable answer: %s", what,
 				      strerror(-rc)), -1;
@@ -264,6 +284,14 @@ int cf_list_all(struct cf_ctx *c, enum osd_action action, const struct osd_obj_i
 			return 0;
 	}
 	return cf_set(c, CF_FAIL, "%s: the continuation never ends", what), -1;
+}
+
+int cf_listed(const struct cf_ctx *c, uint64_t id)
+{
+	for (size_t i = 0; i < c->nids; i++)
+		if (c->ids[i] == id)
+			return 1;
+	return 0;
 }
 
 int cf_credential(struct cf_ctx *c, const struct osd_obj_id *obj, int is_collection,

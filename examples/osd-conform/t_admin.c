@@ -151,18 +151,16 @@ enum cf_result t_set_master_key(struct cf_ctx *c)
 
 enum cf_result t_format(struct cf_ctx *c)
 {
-	static uint64_t ids[4096];
 	const struct osd_obj_id root = { 0, 0 };
 	uint64_t parts;
-	size_t n;
 	osd_req *req = NULL;
 	int rc = cf_exec(c, req, osd_req_format(&req, c->dev, 0), "FORMAT OSD");
 
 	osd_req_free(req);
-	if (rc < 0 || cf_list_all(c, OSD_ACT_LIST, &root, 0, ids, 4096, &n) < 0)
+	if (rc < 0 || cf_list_all(c, OSD_ACT_LIST, &root, 0) < 0)
 		return c->res;
-	if (n != 0)
-		return cf_set(c, CF_FAIL, "%zu partitions listed after FORMAT OSD", n);
+	if (c->nids != 0)
+		return cf_set(c, CF_FAIL, "%zu partitions listed after FORMAT OSD", c->nids);
 	if (cf_get_u64(c, &root, OSD_APAGE_ROOT_BASE + OSD_APAGE_INFORMATION,
 		       OSD_ATTR_RI_NUM_PARTITIONS, &parts) < 0)
 		return c->res;

@@ -8,16 +8,7 @@
 #include "conform.h"
 #include "tests.h"
 
-#define MAX_IDS 4096
 #define APP_PAGE (OSD_APAGE_USER_BASE + OSD_APAGE_APP_FIRST)
-
-static int has(const uint64_t *ids, size_t n, uint64_t id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (ids[i] == id)
-			return 1;
-	return 0;
-}
 
 /* Creates @p n objects in *objs. */
 static int create_n(struct cf_ctx *c, struct osd_obj_id *objs, unsigned n)
@@ -32,53 +23,48 @@ static int create_n(struct cf_ctx *c, struct osd_obj_id *objs, unsigned n)
 
 enum cf_result t_list(struct cf_ctx *c)
 {
-	static uint64_t ids[MAX_IDS];
 	struct osd_obj_id objs[5], part = { c->part, 0 };
-	size_t n;
 
 	if (create_n(c, objs, 5) < 0)
 		return c->res;
 	/* room for two ids per answer: the continuation must carry the rest */
-	if (cf_list_all(c, OSD_ACT_LIST, &part, OSD_LIST_HEADER_LEN + 16, ids, MAX_IDS, &n) < 0)
+	if (cf_list_all(c, OSD_ACT_LIST, &part, OSD_LIST_HEADER_LEN + 16) < 0)
 		return c->res;
 	for (unsigned i = 0; i < 5; i++)
-		if (!has(ids, n, objs[i].id))
+		if (!cf_listed(c, objs[i].id))
 			return cf_set(c, CF_FAIL, "LIST of 0x%llx lacks object 0x%llx (%zu ids listed)",
-				      (unsigned long long)c->part, (unsigned long long)objs[i].id, n);
-	return cf_set(c, CF_PASS, "%zu ids in 2-id answers", n);
+				      (unsigned long long)c->part, (unsigned long long)objs[i].id,
+				      c->nids);
+	return cf_set(c, CF_PASS, "%zu ids in 2-id answers", c->nids);
 }
 
 enum cf_result t_list_partitions(struct cf_ctx *c)
 {
-	static uint64_t ids[MAX_IDS];
 	const struct osd_obj_id root = { 0, 0 };
-	size_t n;
 
-	if (cf_list_all(c, OSD_ACT_LIST, &root, 0, ids, MAX_IDS, &n) < 0)
+	if (cf_list_all(c, OSD_ACT_LIST, &root, 0) < 0)
 		return c->res;
-	if (!has(ids, n, c->part))
+	if (!cf_listed(c, c->part))
 		return cf_set(c, CF_FAIL, "LIST of the root lacks partition 0x%llx",
 			      (unsigned long long)c->part);
-	return cf_set(c, CF_PASS, "%zu partitions", n);
+	return cf_set(c, CF_PASS, "%zu partitions", c->nids);
 }
 
 enum cf_result t_collection(struct cf_ctx *c)
 {
-	static uint64_t ids[MAX_IDS];
 	struct osd_obj_id col, objs[3], all = { c->part, 0 };
-	size_t n;
 
 	if (cf_create_collection(c, &col) < 0 || create_n(c, objs, 3) < 0 ||
 	    cf_add_member(c, &objs[0], &col) < 0 || cf_add_member(c, &objs[2], &col) < 0)
 		return c->res;
-	if (cf_list_all(c, OSD_ACT_LIST_COLLECTION, &col, 0, ids, MAX_IDS, &n) < 0)
+	if (cf_list_all(c, OSD_ACT_LIST_COLLECTION, &col, 0) < 0)
 		return c->res;
-	if (n != 2 || !has(ids, n, objs[0].id) || !has(ids, n, objs[2].id))
+	if (c->nids != 2 || !cf_listed(c, objs[0].id) || !cf_listed(c, objs[2].id))
 		return cf_set(c, CF_FAIL, "LIST COLLECTION: %zu members listed, expected the 2 added",
-			      n);
-	if (cf_list_all(c, OSD_ACT_LIST_COLLECTION, &all, 0, ids, MAX_IDS, &n) < 0)
+			      c->nids);
+	if (cf_list_all(c, OSD_ACT_LIST_COLLECTION, &all, 0) < 0)
 		return c->res;
-	if (!has(ids, n, col.id))
+	if (!cf_listed(c, col.id))
 		return cf_set(c, CF_FAIL, "LIST COLLECTION of the partition lacks collection 0x%llx",
 			      (unsigned long long)col.id);
 	return cf_set(c, CF_PASS, "members and collections listed");
@@ -86,11 +72,9 @@ enum cf_result t_collection(struct cf_ctx *c)
 
 enum cf_result t_remove_collection(struct cf_ctx *c)
 {
-	static uint64_t ids[MAX_IDS];
 	struct osd_obj_id col, obj = { 0, 0 }, all = { c->part, 0 };
 	osd_req *req = NULL;
 	enum cf_result r;
-	size_t n;
 	int rc;
 
 	if (cf_create_collection(c, &col) < 0 || cf_create(c, &obj) < 0 ||
@@ -107,9 +91,9 @@ enum cf_result t_remove_collection(struct cf_ctx *c)
 							OSD_REMOVE_COLLECTION_FORCE),
 		     "REMOVE COLLECTION (FCR)");
 	osd_req_free(req);
-	if (rc < 0 || cf_list_all(c, OSD_ACT_LIST_COLLECTION, &all, 0, ids, MAX_IDS, &n) < 0)
+	if (rc < 0 || cf_list_all(c, OSD_ACT_LIST_COLLECTION, &all, 0) < 0)
 		return c->res;
-	if (has(ids, n, col.id))
+	if (cf_listed(c, col.id))
 		return cf_set(c, CF_FAIL, "the removed collection is still listed");
 	/* the member survives its collection */
 	if (cf_write(c, &obj, 0, "m", 1) < 0)
@@ -228,13 +212,11 @@ enum cf_result t_set_member_attributes(struct cf_ctx *c)
 
 enum cf_result t_remove_member_objects(struct cf_ctx *c)
 {
-	static uint64_t ids[MAX_IDS];
 	struct osd_obj_id col, objs[3], other = { 0, 0 };
 	uint8_t b[4];
 	struct iovec iov = { b, sizeof(b) };
 	osd_req *req = NULL;
 	enum cf_result r;
-	size_t n;
 	int rc;
 
 	if (member_setup(c, &col, objs) < 0 || cf_create(c, &other) < 0)
@@ -243,10 +225,10 @@ enum cf_result t_remove_member_objects(struct cf_ctx *c)
 		     "REMOVE MEMBER OBJECTS");
 	osd_req_free(req);
 	req = NULL;
-	if (rc < 0 || cf_list_all(c, OSD_ACT_LIST_COLLECTION, &col, 0, ids, MAX_IDS, &n) < 0)
+	if (rc < 0 || cf_list_all(c, OSD_ACT_LIST_COLLECTION, &col, 0) < 0)
 		return c->res;
-	if (n != 0)
-		return cf_set(c, CF_FAIL, "%zu members left", n);
+	if (c->nids != 0)
+		return cf_set(c, CF_FAIL, "%zu members left", c->nids);
 	if (cf_write(c, &other, 0, "o", 1) < 0) /* an object outside the collection stays */
 		return c->res;
 	r = cf_expect(c, req, osd_req_read(&req, c->dev, &objs[1], 0, &iov, 1),
