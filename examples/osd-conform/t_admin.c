@@ -28,52 +28,90 @@ enum cf_result t_create_partition_existing(struct cf_ctx *c)
 	return r;
 }
 
-enum cf_result t_remove_partition(struct cf_ctx *c)
+/* A second partition, target-picked and secured like the scratch one. 0 or -1. */
+static int second_partition(struct cf_ctx *c, struct osd_obj_id *p2)
 {
-	struct osd_obj_id p2 = { 0, 0 }, obj;
 	osd_req *req = NULL;
-	enum cf_result r;
 	int rc = cf_exec(c, req, osd_req_create_partition(&req, c->dev, 0),
 			 "CREATE PARTITION (target picks)");
 
-	if (rc == 0 && (osd_req_created_id(req, &p2) < 0 || p2.partition < OSD_FIRST_ID))
+	p2->partition = 0;
+	p2->id = 0;
+	if (rc == 0 && (osd_req_created_id(req, p2) < 0 || p2->partition < OSD_FIRST_ID))
 		cf_set(c, CF_FAIL, "CREATE PARTITION reported no partition id"), rc = -1;
 	osd_req_free(req);
-	req = NULL;
-	if (rc < 0)
-		return c->res;
-	p2.id = 0;
-	if ((rc = tc_device_secure_partition(c->d, p2.partition)) < 0)
-		return cf_set(c, CF_FAIL, "securing partition 0x%llx: %s",
-			      (unsigned long long)p2.partition, osd_dev_error(c->dev));
-	obj.partition = p2.partition;
-	obj.id = OSD_FIRST_ID;
-	if (cf_create(c, &obj) < 0)
-		return c->res;
-	r = cf_expect(c, req, osd_req_remove_partition(&req, c->dev, p2.partition),
+	p2->id = 0;
+	if (rc == 0 && (rc = tc_device_secure_partition(c->d, p2->partition)) < 0)
+		cf_set(c, CF_FAIL, "securing partition 0x%llx: %s",
+		       (unsigned long long)p2->partition, osd_dev_error(c->dev)), rc = -1;
+	return rc;
+}
+
+/* Best effort, keeping the test's outcome: removes @p obj (if not NULL) and
+ * partition @p p2. */
+static void drop_partition(struct cf_ctx *c, const struct osd_obj_id *p2,
+			   const struct osd_obj_id *obj)
+{
+	struct cf_ctx saved = *c;
+	osd_req *req = NULL;
+
+	if (obj)
+		cf_remove(c, obj);
+	if (osd_req_remove_partition(&req, c->dev, p2->partition) == 0)
+		osd_req_execute(req);
+	osd_req_free(req);
+	c->res = saved.res;
+	c->have_sense = saved.have_sense;
+	c->sense = saved.sense;
+	memcpy(c->detail, saved.detail, sizeof(c->detail));
+}
+
+/* REMOVE PARTITION of @p p2 holding @p obj, then of the empty one, then a GET. */
+static enum cf_result remove_partition(struct cf_ctx *c, const struct osd_obj_id *p2,
+				       const struct osd_obj_id *obj)
+{
+	osd_req *req = NULL;
+	enum cf_result r;
+	int rc;
+
+	r = cf_expect(c, req, osd_req_remove_partition(&req, c->dev, p2->partition),
 		      "REMOVE PARTITION of a non-empty partition", OSD_SK_ILLEGAL_REQUEST,
 		      OSD_ASC_PARTITION_OR_COLLECTION_NOT_EMPTY, 0, 0);
 	osd_req_free(req);
 	req = NULL;
-	if (r != CF_PASS) {
-		cf_remove(c, &obj);
-		return r;
-	}
-	if (cf_remove(c, &obj) < 0)
+	if (r != CF_PASS || cf_remove(c, obj) < 0)
 		return c->res;
-	rc = cf_exec(c, req, osd_req_remove_partition(&req, c->dev, p2.partition),
+	rc = cf_exec(c, req, osd_req_remove_partition(&req, c->dev, p2->partition),
 		     "REMOVE PARTITION");
 	osd_req_free(req);
 	req = NULL;
 	if (rc < 0)
 		return c->res;
-	rc = osd_req_get_attributes(&req, c->dev, &p2);
+	rc = osd_req_get_attributes(&req, c->dev, p2);
 	if (rc == 0)
 		rc = osd_req_add_get_attr(req, PI_PAGE, OSD_ATTR_PI_PARTITION_ID);
 	r = cf_expect(c, req, rc, "GET ATTRIBUTES of a removed partition", OSD_SK_ILLEGAL_REQUEST,
 		      OSD_ASC_INVALID_FIELD_IN_CDB, 0, 0);
 	osd_req_free(req);
 	return cf_missing_partition_field(c, r);
+}
+
+enum cf_result t_remove_partition(struct cf_ctx *c)
+{
+	struct osd_obj_id p2, obj;
+	enum cf_result r;
+
+	if (second_partition(c, &p2) < 0) {
+		if (p2.partition)
+			drop_partition(c, &p2, NULL);
+		return c->res;
+	}
+	obj.partition = p2.partition;
+	obj.id = OSD_FIRST_ID;
+	r = cf_create(c, &obj) < 0 ? c->res : remove_partition(c, &p2, &obj);
+	if (r != CF_PASS)
+		drop_partition(c, &p2, &obj);
+	return r;
 }
 
 enum cf_result t_set_key(struct cf_ctx *c)
