@@ -64,7 +64,7 @@ struct cf_test {
 extern const struct cf_test cf_tests[];
 extern const unsigned cf_num_tests;
 
-/* ---- outcomes (run.c) ---- */
+/* ---- outcomes (exec.c) ---- */
 /* Sets the test's outcome and detail (printf format); returns @p r. */
 enum cf_result cf_set(struct cf_ctx *c, enum cf_result r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -76,7 +76,7 @@ int cf_sense_unsupported(const struct osd_sense *s);
 /* "KEY/ASC/ASCQ" of @p s, e.g. "5/24/00", into @p buf. */
 const char *cf_sense_code(const struct osd_sense *s, char *buf, size_t len);
 
-/* ---- requests (run.c) ---- */
+/* ---- requests (exec.c) ---- */
 /*
  * Executes @p req (built with @p build_rc; freed by the caller) and returns
  * 0 on GOOD. Otherwise records the outcome (UNSUPPORTED per the sense,
