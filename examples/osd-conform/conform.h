@@ -51,6 +51,7 @@ struct cf_ctx {
 	char detail[512];
 	struct osd_sense sense;
 	int have_sense;
+	int sense_checked;       /* a PASS that rests on this sense (shown with it) */
 };
 
 struct cf_test {

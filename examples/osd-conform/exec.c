@@ -109,6 +109,7 @@ enum cf_result cf_expect(struct cf_ctx *c, osd_req *req, int build_rc, const cha
 	    (s->field_pointer < field_lo || s->field_pointer > field_hi))
 		return cf_set(c, CF_FAIL, "%s: field pointer %u, expected %u..%u (%s)", what,
 			      s->field_pointer, field_lo, field_hi, osd_req_error(req));
+	c->sense_checked = 1;
 	return cf_set(c, CF_PASS, "%s", cf_sense_code(s, got, sizeof(got)));
 }
 

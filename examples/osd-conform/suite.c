@@ -203,6 +203,7 @@ static void run_test(struct cf_outcome *out, const struct cf_test *t, struct cf_
 	const char *na = not_applicable(t, c, opt->destructive);
 
 	c->have_sense = 0;
+	c->sense_checked = 0;
 	c->detail[0] = '\0';
 	if (na) {
 		cf_set(c, CF_NA, "%s", na);
@@ -213,6 +214,8 @@ static void run_test(struct cf_outcome *out, const struct cf_test *t, struct cf_
 		c->res = CF_FAIL;
 		t->run(c);
 	}
+	if (c->res == CF_PASS && !c->sense_checked)
+		c->have_sense = 0; /* the sense of some setup command, not the result */
 	record(out, c);
 }
 

@@ -182,6 +182,7 @@ enum cf_result t_read_short(struct cf_ctx *c)
 	if (i < sizeof(got))
 		return cf_set(c, CF_FAIL, "READ past the end: byte %zu beyond the end is %02Xh, not "
 			      "zero", i, got[i]);
+	c->sense_checked = 1; /* the short READ's 1/3B/17, checked above */
 	return cf_set(c, CF_PASS, "1/3B/17, %zu bytes, tail zero", sizeof(d));
 }
 

@@ -115,8 +115,10 @@ enum cf_result t_unknown_service_action(struct cf_ctx *c)
 	if (r.sense.key == OSD_SK_ILLEGAL_REQUEST &&
 	    (r.sense.asc == OSD_ASC_INVALID_OPCODE ||
 	     (r.sense.asc == OSD_ASC_INVALID_FIELD_IN_CDB &&
-	      (!r.sense.has_field || r.sense.field_pointer == 8 || r.sense.field_pointer == 9))))
+	      (!r.sense.has_field || r.sense.field_pointer == 8 || r.sense.field_pointer == 9)))) {
+		c->sense_checked = 1;
 		return cf_set(c, CF_PASS, "%s", got);
+	}
 	return cf_set(c, CF_FAIL, "service action %04Xh: %s, expected 5/20/00 (or 5/24/00 at "
 		      "byte 8)", code, got);
 }
@@ -147,5 +149,6 @@ enum cf_result t_nonce_replay(struct cf_ctx *c)
 	cf_sense_code(&r.sense, got, sizeof(got));
 	if (r.sense.key != OSD_SK_ILLEGAL_REQUEST || r.sense.asc != OSD_ASC_NONCE_NOT_UNIQUE)
 		return cf_set(c, CF_FAIL, "replay: %s, expected 5/24/06 NONCE NOT UNIQUE", got);
+	c->sense_checked = 1;
 	return cf_set(c, CF_PASS, "%s", got);
 }
