@@ -457,3 +457,36 @@ enum cf_result t_timestamps(struct cf_ctx *c)
 			      (unsigned long long)clock);
 	return cf_set(c, CF_PASS, "created <= data modified <= clock");
 }
+
+enum cf_result t_create_with_attributes(struct cf_ctx *c)
+{
+	const uint32_t ui = OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION;
+	struct osd_obj_id obj = cf_new_id(c);
+	uint8_t v[16];
+	size_t got;
+	osd_req *req = NULL;
+	int rc = osd_req_create(&req, c->dev, &obj, 1);
+
+	if (rc == 0)
+		rc = osd_req_add_set_attr(req, ui, OSD_ATTR_UI_USERNAME, "inode 7", 7);
+	rc = cf_exec(c, req, rc, "CREATE with a set list");
+	osd_req_free(req);
+	if (rc < 0 || cf_get_attr(c, &obj, ui, OSD_ATTR_UI_USERNAME, v, sizeof(v), &got) < 0)
+		return c->res;
+	if (got != 7 || memcmp(v, "inode 7", 7))
+		return cf_set(c, CF_FAIL, "USERNAME set with the CREATE reads back %zu bytes", got);
+	return cf_set(c, CF_PASS, "USERNAME set by the CREATE");
+}
+
+enum cf_result t_append_missing(struct cf_ctx *c)
+{
+	struct osd_obj_id obj = cf_new_id(c);
+	struct iovec iov = { "x", 1 };
+	osd_req *req = NULL;
+	enum cf_result r = cf_expect(c, req, osd_req_append(&req, c->dev, &obj, &iov, 1),
+				     "APPEND to a missing object", OSD_SK_ILLEGAL_REQUEST,
+				     OSD_ASC_INVALID_FIELD_IN_CDB, 24, 31);
+
+	osd_req_free(req);
+	return r;
+}

@@ -31,6 +31,8 @@ enum cf_result t_write_missing(struct cf_ctx *c);
 enum cf_result t_write_read_large(struct cf_ctx *c);
 enum cf_result t_write_piggyback(struct cf_ctx *c);
 enum cf_result t_timestamps(struct cf_ctx *c);
+enum cf_result t_create_with_attributes(struct cf_ctx *c);
+enum cf_result t_append_missing(struct cf_ctx *c);
 enum cf_result t_get_attr_list(struct cf_ctx *c);
 enum cf_result t_get_attr_page(struct cf_ctx *c);
 enum cf_result t_set_attr_list(struct cf_ctx *c);
