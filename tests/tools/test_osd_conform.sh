@@ -103,6 +103,11 @@ grep -q "no OSD store here" "$DIR/err" || fail "missing store message: $(cat "$D
 NTESTS=$("$CONFORM" --list | grep -c '^[a-z]')
 [ "$NTESTS" -ge 50 ] || fail "--list shows $NTESTS tests"
 export NTESTS
+# docs/conformance.md lists every test.
+DOC=$(dirname "$0")/../../docs/conformance.md
+for t in $("$CONFORM" --list | grep '^[a-z]' | cut -d' ' -f1); do
+	grep -qF "| \`$t\` |" "$DOC" || fail "docs/conformance.md does not list $t"
+done
 
 # ---- a store directory (loopback) -------------------------------------
 "$CONFORM" --destructive --json "$DIR/loop" >"$DIR/loop.json" 2>"$DIR/err" ||
