@@ -258,6 +258,7 @@ int cf_list_all(struct cf_ctx *c, enum osd_action action, const struct osd_obj_i
 {
 	struct osd_list_cursor cur = { 0, 0 };
 	const char *what = osd_action_name(action);
+	uint64_t from = 0;
 
 	c->nids = 0;
 	for (unsigned rounds = 0; rounds < 1000000; rounds++) {
@@ -283,6 +284,12 @@ int cf_list_all(struct cf_ctx *c, enum osd_action action, const struct osd_obj_i
 				      strerror(-rc)), -1;
 		if (cur.next_id == 0)
 			return 0;
+		/* ids are listed in ascending order: a continuation goes forward */
+		if (cur.next_id <= from)
+			return cf_set(c, CF_FAIL, "%s: CONTINUATION OBJECT_ID 0x%llx does not advance "
+				      "past 0x%llx", what, (unsigned long long)cur.next_id,
+				      (unsigned long long)from), -1;
+		from = cur.next_id;
 	}
 	return cf_set(c, CF_FAIL, "%s: the continuation never ends", what), -1;
 }
