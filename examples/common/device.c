@@ -201,6 +201,8 @@ static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, in
 	if (rc < 0) {
 		tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
 		tp.ops->destroy(tp.impl);
+	} else {
+		d->tp = tp;
 	}
 	return rc;
 }
@@ -243,5 +245,6 @@ void tc_device_close(struct tc_device *d)
 	memset(d->root_key, 0, sizeof(d->root_key));
 	d->dev = NULL;
 	d->tgt = NULL;
+	memset(&d->tp, 0, sizeof(d->tp));
 	d->iss = NULL;
 }

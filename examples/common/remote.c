@@ -186,6 +186,8 @@ int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
 		rc = osd_dev_open(&d->dev, &tp, &opts);
 		if (rc < 0)
 			tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
+		else
+			d->tp = tp;
 	}
 	if (rc < 0)
 		tp.ops->destroy(tp.impl);

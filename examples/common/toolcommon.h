@@ -109,6 +109,8 @@ struct tc_device {
 	int root_key_refused;    /* ... and it is not the key of --key-file */
 	enum osd_sec_method root_method; /* what root commands are signed with */
 	int root_refused;        /* a root command needed the root key (tc_device_fail) */
+	struct osd_transport tp; /* the device's transport (owned by dev), for plain SCSI
+				    commands such as INQUIRY; ops NULL when not open */
 };
 
 /*
