@@ -1,0 +1,96 @@
+/*
+ * osd-secd: a security manager for OSDs (docs/security-manager.md). It holds
+ * the root keys of its OSDs, reads a policy, and answers credential requests
+ * from clients that authenticate with X.509 certificates over TLS 1.3.
+ */
+#ifndef OSD_SECD_H
+#define OSD_SECD_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <osd/osd.h>
+
+#define PROG "osd-secd"
+
+/* ---- log.c: every grant and refusal, with a severity ---- */
+enum secd_sev { SECD_ERR = 3, SECD_WARNING = 4, SECD_NOTICE = 5, SECD_INFO = 6 };
+void secd_log_syslog(int on);
+void secd_log(enum secd_sev sev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- keystore.c: root keys per OSD system id ---- */
+struct secd_system {
+	uint8_t id[OSD_SYSTEM_ID_LEN];
+	uint8_t root_key[OSD_HMAC_LEN];
+	osd_cred_issuer *iss;
+	pthread_mutex_t lock;    /* keyed[] */
+	uint64_t *keyed;         /* partitions whose keys iss holds */
+	size_t nkeyed, cap;
+};
+struct secd_keystore {
+	struct secd_system *sys;
+	size_t n;
+};
+/* Loads the key store at @p path (refused unless owned by us and 0600). */
+int secd_keystore_load(struct secd_keystore *ks, const char *path, char *err, size_t errlen);
+void secd_keystore_free(struct secd_keystore *ks);
+struct secd_system *secd_keystore_find(struct secd_keystore *ks,
+				       const uint8_t id[OSD_SYSTEM_ID_LEN]);
+/* Makes sure @p s's issuer holds the keys of @p partition (0: the root). */
+int secd_system_key_partition(struct secd_system *s, uint64_t partition);
+
+/* ---- policy.c: who gets what ---- */
+struct secd_grant {
+	char identity[128];
+	int any_system;
+	uint8_t system_id[OSD_SYSTEM_ID_LEN];
+	uint64_t partition;
+	int whole_partition;     /* no object given: the partition and all in it */
+	uint64_t object;
+	uint16_t perms;
+	enum osd_sec_method method;
+	unsigned lifetime_ms;
+	unsigned line;
+};
+struct secd_policy {
+	struct secd_grant *g;
+	size_t n;
+};
+int secd_policy_load(struct secd_policy *p, const char *path, char *err, size_t errlen);
+void secd_policy_free(struct secd_policy *p);
+/* The grant that covers the whole request, or NULL. */
+const struct secd_grant *secd_policy_match(const struct secd_policy *p, const char *identity,
+					   const uint8_t system_id[OSD_SYSTEM_ID_LEN],
+					   const struct osd_cred_request *want);
+/* "read,write,..." for logs. */
+void secd_perms_name(uint16_t perms, char *out, size_t outlen);
+
+/* ---- the configuration a request is answered under (swapped on SIGHUP) ---- */
+struct secd_config {
+	struct secd_keystore ks;
+	struct secd_policy policy;
+	unsigned refs;
+};
+
+/* ---- server.c: TLS and the protocol ---- */
+struct secd_server;
+struct secd_server_opts {
+	const char *listen;      /* host:port */
+	const char *cert, *key, *ca;
+	const char *port_file;
+	unsigned max_clients;
+	unsigned idle_ms;
+};
+int secd_server_start(struct secd_server **out, const struct secd_server_opts *o);
+/* Serves until *stop; calls @p reload when *reload is set. */
+int secd_server_run(struct secd_server *s, volatile int *stop, volatile int *reload,
+		    int (*do_reload)(void));
+void secd_server_free(struct secd_server *s);
+
+/* main.c: the current configuration, referenced while a request uses it */
+struct secd_config *secd_config_get(void);
+void secd_config_put(struct secd_config *c);
+
+/* request.c: answers one decoded request */
+void secd_answer(const char *identity, const struct osd_secmsg *q, struct osd_secmsg *a);
+
+#endif
