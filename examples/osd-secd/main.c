@@ -15,7 +15,9 @@
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct secd_config *config;
 static const char *keys_path, *policy_path;
-static volatile int stop_flag, reload_flag;
+static volatile int stop_flag, reload_flag, rotate_flag;
+static unsigned rotate_every_s;  /* --rotate-every; 0 = on SIGUSR1 only */
+static uint64_t next_rotation;   /* osd_now_ms() of the next timed rotation */
 
 static void usage(FILE *f)
 {
@@ -35,12 +37,15 @@ static void usage(FILE *f)
 		"                           perms LIST [method M] [lifetime S]\" lines\n"
 		"      --max-clients N      connections served at once (default 256)\n"
 		"      --idle-timeout S     close a connection idle this long (default 300)\n"
+		"      --rotate-every S     rotate working keys every S seconds (SET KEY on\n"
+		"                           each OSD with a target URL in the key store)\n"
 		"      --port-file FILE     write the bound TCP port to FILE\n"
 		"      --syslog             log to syslog (LOG_AUTHPRIV) instead of stderr\n"
 		"  -h, --help               show this help\n"
 		"  -V, --version            show the version\n"
 		"\n"
-		"SIGHUP reloads the key store and the policy. Every grant and refusal is\n"
+		"SIGHUP reloads the key store and the policy; SIGUSR1 rotates the working\n"
+		"keys now. Every grant and refusal is\n"
 		"logged. See osd-secd(8) and docs/security-manager.md.\n");
 }
 
@@ -106,26 +111,57 @@ static struct secd_config *config_load(void)
 
 /* SIGHUP: the new configuration answers every request from now on; those
  * being answered finish under the old one. */
-static int reload(void)
+static void reload(void)
 {
 	struct secd_config *c = config_load(), *old;
 
 	if (!c) {
 		secd_log(SECD_ERR, "reload failed: still serving the previous key store and policy");
-		return -1;
+		return;
 	}
 	pthread_mutex_lock(&config_lock);
 	old = config;
 	config = c;
 	pthread_mutex_unlock(&config_lock);
 	secd_config_put(old);
-	return 0;
+}
+
+/* SIGUSR1 or --rotate-every: new working keys for every OSD with a target
+ * URL, saved to the state file so a restart or reload keeps signing with
+ * them. */
+static void rotate(void)
+{
+	struct secd_config *c = secd_config_get();
+	int failed = 0, rc;
+
+	for (size_t i = 0; i < c->ks.n; i++)
+		failed += secd_rotate_system(&c->ks.sys[i]);
+	rc = secd_keystore_save_working(&c->ks, keys_path);
+	if (rc < 0)
+		secd_log(SECD_ERR, "cannot save the rotated working keys to %s.working: %s",
+			 keys_path, strerror(-rc));
+	secd_log(failed || rc < 0 ? SECD_ERR : SECD_NOTICE, "rotation done%s",
+		 failed ? " (with failures)" : "");
+	secd_config_put(c);
+	if (rotate_every_s)
+		next_rotation = osd_now_ms() + rotate_every_s * 1000ull;
+}
+
+static int until_rotation(void)
+{
+	uint64_t now = osd_now_ms();
+
+	if (!rotate_every_s)
+		return -1;
+	return next_rotation <= now ? 0 : (int)(next_rotation - now);
 }
 
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
 		reload_flag = 1;
+	else if (sig == SIGUSR1)
+		rotate_flag = 1;
 	else
 		stop_flag = 1;
 }
@@ -144,7 +180,7 @@ static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 }
 
 enum { OPT_CERT = 256, OPT_KEY, OPT_CA, OPT_KEYS, OPT_POLICY, OPT_MAX, OPT_IDLE, OPT_PORT_FILE,
-       OPT_SYSLOG };
+       OPT_SYSLOG, OPT_ROTATE };
 
 int main(int argc, char **argv)
 {
@@ -159,12 +195,14 @@ int main(int argc, char **argv)
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 		{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 		{ "syslog", no_argument, NULL, OPT_SYSLOG },
+		{ "rotate-every", required_argument, NULL, OPT_ROTATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct secd_server_opts so = { "127.0.0.1:3270", NULL, NULL, NULL, NULL, 256, 300000 };
 	struct secd_server *srv = NULL;
+	struct secd_events ev;
 	struct sigaction sa;
 	sigset_t block;
 	unsigned idle_s = 300;
@@ -189,6 +227,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PORT_FILE: so.port_file = optarg; break;
 		case OPT_SYSLOG: secd_log_syslog(1); break;
+		case OPT_ROTATE:
+			if (parse_uint(optarg, 1, 86400 * 365, &rotate_every_s) < 0)
+				return usage_error("invalid --rotate-every (seconds)", optarg);
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " %s\n", osd_version_string()); return 0;
 		default: return usage_error("invalid option", NULL);
@@ -206,12 +248,14 @@ int main(int argc, char **argv)
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &block, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	config = config_load();
@@ -220,7 +264,15 @@ int main(int argc, char **argv)
 	if (secd_server_start(&srv, &so) < 0)
 		return 1;
 	secd_log(SECD_NOTICE, "serving on %s", so.listen);
-	if (secd_server_run(srv, &stop_flag, &reload_flag, reload) < 0)
+	ev.stop = &stop_flag;
+	ev.reload = &reload_flag;
+	ev.rotate = &rotate_flag;
+	ev.do_reload = reload;
+	ev.do_rotate = rotate;
+	ev.timeout_ms = until_rotation;
+	if (rotate_every_s)
+		next_rotation = osd_now_ms() + rotate_every_s * 1000ull;
+	if (secd_server_run(srv, &ev) < 0)
 		return 1;
 	secd_log(SECD_NOTICE, "stopping");
 	/* connection threads may still run: the process ends with them */

@@ -66,10 +66,9 @@ void secd_answer(const char *identity, const struct osd_secmsg *q, struct osd_se
 	life = q->lifetime_ms && q->lifetime_ms < g->lifetime_ms ? q->lifetime_ms : g->lifetime_ms;
 	/* the OSD clock is taken to follow UTC (docs/security-manager.md 3.3) */
 	r.expiration = osd_now_ms() + life;
-	r.key_version = 0;
 	r.object_created = 0;
 	r.policy_access_tag = 0;
-	rc = secd_system_key_partition(s, r.obj.partition);
+	rc = secd_system_key_partition(s, r.obj.partition, &r.key_version);
 	if (rc == 0)
 		rc = osd_cred_issue(s->iss, &r, &a->cred);
 	if (rc < 0) {
@@ -83,10 +82,10 @@ void secd_answer(const char *identity, const struct osd_secmsg *q, struct osd_se
 	secd_perms_name(r.permissions, perms, sizeof(perms));
 	hex(q->system_id, OSD_SYSTEM_ID_LEN, sys);
 	secd_log(SECD_INFO, "grant client=%s system=%s object=0x%llx/0x%llx%s perms=%s "
-		 "method=%s lifetime=%ums (policy line %u)", identity, sys,
+		 "method=%s key_version=%u lifetime=%ums (policy line %u)", identity, sys,
 		 (unsigned long long)r.obj.partition, (unsigned long long)r.obj.id,
-		 r.is_collection ? " (collection)" : "", perms, method_name(r.method), life,
-		 g->line);
+		 r.is_collection ? " (collection)" : "", perms, method_name(r.method),
+		 r.key_version, life, g->line);
 out:
 	secd_config_put(c);
 }

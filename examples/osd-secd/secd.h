@@ -18,25 +18,44 @@ void secd_log_syslog(int on);
 void secd_log(enum secd_sev sev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- keystore.c: root keys per OSD system id ---- */
+struct secd_partition {
+	uint64_t id;
+	uint8_t version;         /* the working key capabilities are signed with */
+	int rotated;             /* working key installed by rotation (kept in the state file) */
+	uint8_t wkey[OSD_HMAC_LEN];
+};
 struct secd_system {
 	uint8_t id[OSD_SYSTEM_ID_LEN];
 	uint8_t root_key[OSD_HMAC_LEN];
+	char target[256];        /* iSCSI URL of the OSD, for SET KEY ("" = none) */
 	osd_cred_issuer *iss;
-	pthread_mutex_t lock;    /* keyed[] */
-	uint64_t *keyed;         /* partitions whose keys iss holds */
-	size_t nkeyed, cap;
+	pthread_mutex_t lock;    /* part[] */
+	struct secd_partition *part; /* partitions whose keys iss holds */
+	size_t npart, cap;
 };
 struct secd_keystore {
 	struct secd_system *sys;
 	size_t n;
 };
-/* Loads the key store at @p path (refused unless owned by us and 0600). */
+/* Loads the key store at @p path (refused unless owned by us and 0600) and
+ * the working keys rotation installed, from @p path".working" if present. */
 int secd_keystore_load(struct secd_keystore *ks, const char *path, char *err, size_t errlen);
+/* Rewrites @p path".working" (0600, atomically) from the rotated keys. */
+int secd_keystore_save_working(struct secd_keystore *ks, const char *path);
 void secd_keystore_free(struct secd_keystore *ks);
 struct secd_system *secd_keystore_find(struct secd_keystore *ks,
 				       const uint8_t id[OSD_SYSTEM_ID_LEN]);
-/* Makes sure @p s's issuer holds the keys of @p partition (0: the root). */
-int secd_system_key_partition(struct secd_system *s, uint64_t partition);
+/* Makes sure @p s's issuer holds the keys of @p partition (0: the root);
+ * *version is the working key version to sign with. */
+int secd_system_key_partition(struct secd_system *s, uint64_t partition, uint8_t *version);
+/* Installs working key @p version of @p partition after a SET KEY. */
+int secd_system_set_working(struct secd_system *s, uint64_t partition, uint8_t version,
+			    const uint8_t key[OSD_HMAC_LEN]);
+
+/* ---- rotate.c: new working keys with SET KEY ---- */
+/* Rotates the working key of every partition of @p s that the daemon keyed;
+ * returns how many failed. */
+int secd_rotate_system(struct secd_system *s);
 
 /* ---- policy.c: who gets what ---- */
 struct secd_grant {
@@ -81,9 +100,15 @@ struct secd_server_opts {
 	unsigned idle_ms;
 };
 int secd_server_start(struct secd_server **out, const struct secd_server_opts *o);
-/* Serves until *stop; calls @p reload when *reload is set. */
-int secd_server_run(struct secd_server *s, volatile int *stop, volatile int *reload,
-		    int (*do_reload)(void));
+/* What the accept loop does besides accepting (flags set by signals). */
+struct secd_events {
+	volatile int *stop, *reload, *rotate;
+	void (*do_reload)(void);
+	void (*do_rotate)(void);
+	int (*timeout_ms)(void); /* until the next timed event, -1 for none */
+};
+/* Serves until *stop. */
+int secd_server_run(struct secd_server *s, const struct secd_events *ev);
 void secd_server_free(struct secd_server *s);
 
 /* main.c: the current configuration, referenced while a request uses it */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -372,22 +373,33 @@ int secd_server_start(struct secd_server **out, const struct secd_server_opts *o
 	return 0;
 }
 
-int secd_server_run(struct secd_server *s, volatile int *stop, volatile int *reload,
-		    int (*do_reload)(void))
+int secd_server_run(struct secd_server *s, const struct secd_events *ev)
 {
 	sigset_t none;
 
 	sigemptyset(&none);
-	while (!*stop) {
+	while (!*ev->stop) {
 		struct pollfd p = { s->lfd, POLLIN, 0 };
+		struct timespec ts, *tp = NULL;
+		int ms = ev->timeout_ms();
 
-		if (*reload) {
-			*reload = 0;
-			do_reload();
+		if (*ev->reload) {
+			*ev->reload = 0;
+			ev->do_reload();
 			continue;
 		}
+		if (*ev->rotate || ms == 0) {
+			*ev->rotate = 0;
+			ev->do_rotate();
+			continue;
+		}
+		if (ms > 0) {
+			ts.tv_sec = ms / 1000;
+			ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+			tp = &ts;
+		}
 		/* the signals are blocked except inside ppoll(): none is lost */
-		if (ppoll(&p, 1, NULL, &none) < 0) {
+		if (ppoll(&p, 1, tp, &none) < 0) {
 			if (errno == EINTR)
 				continue;
 			secd_log(SECD_ERR, "poll: %s", strerror(errno));

@@ -136,7 +136,7 @@ int secenv_open_dev(const struct secenv *e, osd_dev **dev)
 
 static int write_keys(struct secenv *e)
 {
-	char id[41], line[256];
+	char id[41], line[512];
 	FILE *f = fopen(secenv_path(e, "root.key"), "r");
 	osd_dev *dev;
 	int rc = secenv_open_dev(e, &dev);
@@ -154,7 +154,8 @@ static int write_keys(struct secenv *e)
 	fclose(f);
 	snprintf(line, sizeof(line), "# test key store\nsystem ");
 	hex(e->system_id, OSD_SYSTEM_ID_LEN, line + strlen(line));
-	snprintf(line + strlen(line), sizeof(line) - strlen(line), " root %.40s\n", id);
+	snprintf(line + strlen(line), sizeof(line) - strlen(line), " root %.40s target %s\n", id,
+		 e->url);
 	return write_file(secenv_path(e, "keys"), line, 0600);
 }
 

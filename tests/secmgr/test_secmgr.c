@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -307,6 +309,61 @@ START_TEST(reload_revokes_within_lifetime)
 }
 END_TEST
 
+/* Two rotations of the working key (SIGUSR1: the daemon sends SET KEY) in
+ * the middle of reads and writes: no client error, the new capabilities
+ * name the new key version, and one issued before still works. */
+START_TEST(rotation_mid_workload)
+{
+	struct osd_obj_id x = { PART_A, OBJ_X };
+	struct osd_cred_request w = want(OBJ_X, OSD_PERM_READ);
+	struct osd_credential old, now;
+	struct stat sb;
+	osd_dev *dev;
+	osd_secmgr *m;
+	int sent = 0, base = secenv_log_count(&env, "notice: rotation done"), done = 0;
+	unsigned ios = 0;
+	uint64_t settle = 0, end = osd_test_now_ms() + 30000;
+	char buf[8];
+
+	client("writer", &dev, &m);
+	ck_assert_int_eq(osd_secmgr_request(m, env.system_id, &w, 0, &old), 0);
+	while (osd_test_now_ms() < end && (!settle || osd_test_now_ms() < settle)) {
+		ck_assert_int_eq(do_write(dev, OBJ_Y, "rotating"), 0);
+		ck_assert_int_eq(do_read_cred(dev, x, buf, sizeof(buf), NULL, NULL), 0);
+		ios += 2;
+		done = secenv_log_count(&env, "notice: rotation done") - base;
+		if (sent < 2 && done == sent) {
+			ck_assert_int_eq(kill(env.secd, SIGUSR1), 0);
+			sent++;
+		}
+		if (done == 2 && !settle) /* long enough for every credential to renew */
+			settle = osd_test_now_ms() + LIFE_MS;
+		poll(NULL, 0, 5);
+	}
+	fprintf(stderr, "rotation: %u I/Os without error across 2 rotations\n", ios);
+	ck_assert_int_eq(done, 2);
+	ck_assert_int_eq(secenv_log_count(&env, "rotated partition 0x10000"), 2);
+	ck_assert_int_eq(osd_secmgr_request(m, env.system_id, &w, 0, &now), 0);
+	ck_assert_uint_eq(now.cap.key_version, (old.cap.key_version + 2) & 15);
+	ck_assert_int_eq(do_read_cred(dev, x, buf, sizeof(buf), &now, NULL), 0);
+	if (old.cap.expiration > osd_now_ms() + 200)
+		ck_assert_int_eq(do_read_cred(dev, x, buf, sizeof(buf), &old, NULL), 0);
+	/* the new working key survives a reload (kept in the 0600 state file) */
+	ck_assert_int_eq(stat(secenv_path(&env, "keys.working"), &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0600);
+	{
+		char pol[512];
+
+		policy(pol, sizeof(pol), WRITER_RW);
+		ck_assert_int_eq(secenv_set_policy(&env, pol), 0);
+	}
+	ck_assert_int_eq(osd_secmgr_request(m, env.system_id, &w, 0, &now), 0);
+	ck_assert_uint_eq(now.cap.key_version, (old.cap.key_version + 2) & 15);
+	ck_assert_int_eq(do_read_cred(dev, x, buf, sizeof(buf), &now, NULL), 0);
+	client_close(dev, m);
+}
+END_TEST
+
 START_TEST(unknown_ca_is_refused)
 {
 	struct osd_cred_request w = want(OBJ_X, OSD_PERM_READ);
@@ -369,6 +426,7 @@ int main(void)
 	tcase_add_test(tc, expiry_is_honoured);
 	tcase_add_test(tc, refresh_keeps_io_off_the_manager);
 	tcase_add_test(tc, reload_revokes_within_lifetime);
+	tcase_add_test(tc, rotation_mid_workload);
 	tcase_add_test(tc, unknown_ca_is_refused);
 	tcase_add_test(tc, osdctl_uses_the_manager);
 	suite_add_tcase(s, tc);
