@@ -275,6 +275,7 @@ int main(int argc, char **argv)
 	if (secd_server_run(srv, &ev) < 0)
 		return 1;
 	secd_log(SECD_NOTICE, "stopping");
-	/* connection threads may still run: the process ends with them */
+	secd_server_free(srv);
+	secd_config_put(config);
 	return 0;
 }

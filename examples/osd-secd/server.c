@@ -413,10 +413,19 @@ int secd_server_run(struct secd_server *s, const struct secd_events *ev)
 
 void secd_server_free(struct secd_server *s)
 {
+	unsigned busy;
+
 	if (!s)
 		return;
 	if (s->lfd >= 0)
 		close(s->lfd);
+	s->lfd = -1;
+	pthread_mutex_lock(&s->lock);
+	busy = s->nclients;
+	pthread_mutex_unlock(&s->lock);
+	if (busy)
+		return; /* connection threads still use it: the process ends with them */
 	SSL_CTX_free(s->ctx);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
