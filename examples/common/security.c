@@ -234,8 +234,11 @@ static int set_default_method(struct tc_device *d, uint64_t partition)
 
 int tc_device_secure_partition(struct tc_device *d, uint64_t partition)
 {
-	int rc = d->method == OSD_SEC_NOSEC ? 0 : tc_device_set_partition_keys(d, partition, 0);
+	int rc;
 
+	if (d->mgr)
+		return 0; /* osd-secd keys what it grants (docs/security-manager.md 3.2) */
+	rc = d->method == OSD_SEC_NOSEC ? 0 : tc_device_set_partition_keys(d, partition, 0);
 	return rc ? rc : set_default_method(d, partition);
 }
 

@@ -327,3 +327,25 @@ int secd_system_set_working(struct secd_system *s, uint64_t partition, uint8_t v
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
+
+int secd_system_on_osd(struct secd_system *s, uint64_t partition)
+{
+	struct secd_partition *p;
+	int on;
+
+	pthread_mutex_lock(&s->lock);
+	p = find_part(s, partition);
+	on = p && p->on_osd;
+	pthread_mutex_unlock(&s->lock);
+	return on;
+}
+
+void secd_system_set_on_osd(struct secd_system *s, uint64_t partition)
+{
+	struct secd_partition *p;
+
+	pthread_mutex_lock(&s->lock);
+	if ((p = find_part(s, partition)))
+		p->on_osd = 1;
+	pthread_mutex_unlock(&s->lock);
+}

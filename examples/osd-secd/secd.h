@@ -22,6 +22,7 @@ struct secd_partition {
 	uint64_t id;
 	uint8_t version;         /* the working key capabilities are signed with */
 	int rotated;             /* working key installed by rotation (kept in the state file) */
+	int on_osd;              /* keys and method installed on the OSD by this daemon */
 	uint8_t wkey[OSD_HMAC_LEN];
 };
 struct secd_system {
@@ -52,7 +53,13 @@ int secd_system_key_partition(struct secd_system *s, uint64_t partition, uint8_t
 int secd_system_set_working(struct secd_system *s, uint64_t partition, uint8_t version,
 			    const uint8_t key[OSD_HMAC_LEN]);
 
-/* ---- rotate.c: new working keys with SET KEY ---- */
+/* Whether the daemon keyed @p partition on the OSD / records that it did. */
+int secd_system_on_osd(struct secd_system *s, uint64_t partition);
+void secd_system_set_on_osd(struct secd_system *s, uint64_t partition);
+
+/* ---- osdkeys.c: SET KEY on the OSDs ---- */
+/* Keys @p partition on the OSD once (no-op without a target URL). */
+int secd_install_partition(struct secd_system *s, uint64_t partition);
 /* Rotates the working key of every partition of @p s that the daemon keyed;
  * returns how many failed. */
 int secd_rotate_system(struct secd_system *s);

@@ -29,7 +29,9 @@
 	"# the test policy\n" \
 	"grant reader partition 0x10000 perms read,get_attr lifetime %d\n" \
 	"grant writer partition 0x10000 perms %s lifetime %d\n" \
-	"grant admin partition 0 perms all\n"
+	"grant admin partition 0 perms all\n" \
+	"grant admin partition 0x10002 perms all\n" \
+	"grant reader partition 0x10002 perms read,get_attr\n"
 #define WRITER_RW "read,write,create,remove,get_attr,set_attr"
 
 static struct secenv env;
@@ -406,6 +408,54 @@ START_TEST(osdctl_uses_the_manager)
 }
 END_TEST
 
+/* Runs the tool @p path with the manager options of @p who, then @p args;
+ * returns its exit status (-1 if it did not exit). */
+static int tool_as(const char *path, const char *who, const char *args)
+{
+	char cmd[8192];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s --target %s --security-manager %s --ca %s --cert %s/%s.pem "
+		 "--key %s/%s.key %s", path, env.url, env.mgr_url, secenv_path(&env, "ca.pem"),
+		 env.dir, who, env.dir, who, args);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* osdfs under a policy: the admin makes a filesystem on a partition it
+ * creates through the manager (which keys it on the OSD) and checks it; a
+ * read-only client reads and cannot change anything; a client without a
+ * grant on the partition cannot even list it; nor can anyone without a
+ * credential (the manager raised the new partition's method to CAPKEY). */
+START_TEST(osdfs_under_policy)
+{
+	struct osd_obj_id p = { 0x10002, 0 };
+	char args[4096];
+	uint64_t v;
+	osd_dev *dev;
+
+	ck_assert_int_eq(tool_as(OSDFS_PATH, "admin", "--partition 0x10002 mkfs >/dev/null"), 0);
+	ck_assert_int_eq(secenv_log_count(&env, "keyed partition 0x10002"), 1);
+	snprintf(args, sizeof(args), "--partition 0x10002 cp %s/server.pem :/f >/dev/null", env.dir);
+	ck_assert_int_eq(tool_as(OSDFS_PATH, "admin", args), 0);
+	ck_assert_int_eq(tool_as(OSDFS_PATH, "admin", "--partition 0x10002 fsck >/dev/null"), 0);
+	snprintf(args, sizeof(args), "--partition 0x10002 cat /f | cmp - %s/server.pem", env.dir);
+	ck_assert_int_eq(tool_as(OSDFS_PATH, "reader", args), 0);
+	snprintf(args, sizeof(args), "--partition 0x10002 mkdir /d 2> %s/err", env.dir);
+	ck_assert_int_eq(tool_as(OSDFS_PATH, "reader", args), 1);
+	snprintf(args, sizeof(args), "grep -q 'security manager refused' %s/err", env.dir);
+	ck_assert_int_eq(system(args), 0);
+	snprintf(args, sizeof(args), "--partition 0x10002 cp %s/server.pem :/g 2>/dev/null", env.dir);
+	ck_assert_int_eq(tool_as(OSDFS_PATH, "reader", args), 1);
+	ck_assert_int_eq(tool_as(OSDFS_PATH, "writer", "--partition 0x10002 ls / 2>/dev/null"), 1);
+	ck_assert_int_eq(secenv_open_dev(&env, &dev), 0);
+	ck_assert_int_eq(osd_get_attr_u64(dev, &p, OSD_APAGE_PARTITION_BASE +
+					  OSD_APAGE_POLICY_SECURITY, OSD_ATTR_PS_DEFAULT_METHOD, &v),
+			 -EACCES);
+	osd_dev_close(dev);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("secmgr");
@@ -429,6 +479,7 @@ int main(void)
 	tcase_add_test(tc, rotation_mid_workload);
 	tcase_add_test(tc, unknown_ca_is_refused);
 	tcase_add_test(tc, osdctl_uses_the_manager);
+	tcase_add_test(tc, osdfs_under_policy);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

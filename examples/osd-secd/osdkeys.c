@@ -1,4 +1,15 @@
 /*
+ * The daemon's own commands to its OSDs (those with a target URL in the key
+ * store).
+ *
+ * Keying a partition (docs/security-manager.md section 3.2): the first time
+ * a client asks for a capability in partition P, the daemon installs P's
+ * partition key and working key 0 with SET KEY, with the same seeds as the
+ * tools' --key-file (tc_device_set_partition_keys(), so installing them
+ * again changes nothing), and raises P's default security method to CAPKEY
+ * if it is lower: a partition created through the manager (osdfs mkfs) is
+ * then keyed like one created with --key-file, and never left to NOSEC.
+ *
  * Working key rotation (docs/security-manager.md section 3.6): for each
  * partition the daemon keyed, SET KEY installs working key v+1 (mod 16)
  * from a random seed under the partition key (docs/security.md 2.1), the
@@ -13,6 +24,8 @@
 #include <openssl/rand.h>
 #include "secd.h"
 #include "toolcommon.h"
+
+static pthread_mutex_t osd_ops = PTHREAD_MUTEX_INITIALIZER; /* one at a time */
 
 static int open_osd(const struct secd_system *s, osd_dev **dev)
 {
@@ -89,7 +102,9 @@ int secd_rotate_system(struct secd_system *s)
 	pthread_mutex_unlock(&s->lock);
 	if (n == 0)
 		return 0;
+	pthread_mutex_lock(&osd_ops);
 	if ((rc = open_osd(s, &dev)) < 0) {
+		pthread_mutex_unlock(&osd_ops);
 		secd_log(SECD_ERR, "rotation: cannot reach %s: %s", s->target, strerror(-rc));
 		return (int)n;
 	}
@@ -113,5 +128,92 @@ int secd_rotate_system(struct secd_system *s)
 			 "with working key %u from now on", (unsigned long long)parts[i], s->target, v);
 	}
 	osd_dev_close(dev);
+	pthread_mutex_unlock(&osd_ops);
 	return failed;
+}
+
+/* Raises partition @p partition's default security method to CAPKEY
+ * (0x30000005/1, docs/security.md section 5 check 2) if it is lower. */
+static int secure_method(struct secd_system *s, osd_dev *dev, uint64_t partition)
+{
+	const uint32_t page = OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY;
+	struct osd_obj_id part = { partition, 0 };
+	struct osd_cred_request r;
+	struct osd_credential cr;
+	uint8_t m = OSD_SEC_CAPKEY;
+	struct osd_attr a;
+	osd_req *req = NULL;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.version = osd_dev_version(dev);
+	r.obj = part;
+	r.permissions = OSD_PERM_GET_ATTR | OSD_PERM_SET_ATTR;
+	r.method = OSD_SEC_ALLDATA;
+	r.expiration = osd_now_ms() + 60000;
+	rc = osd_cred_issue(s->iss, &r, &cr);
+	if (rc == 0)
+		rc = osd_req_get_attributes(&req, dev, &part);
+	if (rc == 0)
+		rc = osd_req_add_get_attr(req, page, OSD_ATTR_PS_DEFAULT_METHOD);
+	if (rc == 0)
+		rc = osd_req_set_credential(req, &cr);
+	if (rc == 0)
+		rc = osd_req_execute(req);
+	if (rc == 0 && osd_req_find_attr(req, page, OSD_ATTR_PS_DEFAULT_METHOD, &a) == 0 &&
+	    a.length == 1 && *(const uint8_t *)a.value >= OSD_SEC_CAPKEY)
+		m = 0; /* strong enough already */
+	osd_req_free(req);
+	req = NULL;
+	if (rc == 0 && m)
+		rc = osd_req_set_attributes(&req, dev, &part);
+	if (rc == 0 && m)
+		rc = osd_req_add_set_attr(req, page, OSD_ATTR_PS_DEFAULT_METHOD, &m, 1);
+	if (rc == 0 && m)
+		rc = osd_req_set_credential(req, &cr);
+	if (rc == 0 && m)
+		rc = osd_req_execute(req);
+	osd_req_free(req);
+	memset(&cr, 0, sizeof(cr));
+	return rc;
+}
+
+int secd_install_partition(struct secd_system *s, uint64_t partition)
+{
+	struct tc_device d;
+	osd_dev *dev = NULL;
+	int rc;
+
+	if (!s->target[0] || partition == 0)
+		return 0;
+	pthread_mutex_lock(&osd_ops);
+	if (secd_system_on_osd(s, partition)) {
+		pthread_mutex_unlock(&osd_ops);
+		return 0;
+	}
+	rc = open_osd(s, &dev);
+	if (rc == 0) {
+		/* the tools' SET KEY sequence, run with this system's root key */
+		memset(&d, 0, sizeof(d));
+		d.dev = dev;
+		d.iss = s->iss;
+		d.method = OSD_SEC_ALLDATA;
+		d.have_key = 1;
+		memcpy(d.root_key, s->root_key, OSD_HMAC_LEN);
+		rc = tc_device_set_partition_keys(&d, partition, 0);
+		memset(d.root_key, 0, OSD_HMAC_LEN);
+	}
+	if (rc == 0)
+		rc = secure_method(s, dev, partition);
+	osd_dev_close(dev);
+	if (rc == 0) {
+		secd_system_set_on_osd(s, partition);
+		secd_log(SECD_NOTICE, "keyed partition 0x%llx on %s (partition key, working key 0, "
+			 "default method at least capkey)", (unsigned long long)partition, s->target);
+	} else {
+		secd_log(SECD_WARNING, "cannot key partition 0x%llx on %s: %s (it may not exist "
+			 "yet)", (unsigned long long)partition, s->target, strerror(-rc));
+	}
+	pthread_mutex_unlock(&osd_ops);
+	return rc;
 }
