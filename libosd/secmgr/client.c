@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "proto/byteorder.h"
 #include "request/private.h"
 #include "tls.h"
 
@@ -138,7 +139,7 @@ static int exchange(osd_secmgr *m, const struct osd_secmsg *req, struct osd_secm
 	n = osd_secmsg_decode(buf, OSD_SECMSG_HDR_LEN, ans, why, whylen);
 	if (n < 0)
 		return -EPROTO;
-	n = (int)(buf[8] << 24 | buf[9] << 16 | buf[10] << 8 | buf[11]); /* checked: fits */
+	n = (int)osd__get_be32(buf + 8); /* the header decoded: it fits the type */
 	if ((rc = osd__sectls_read(&m->tls, buf + OSD_SECMSG_HDR_LEN, (size_t)n)) < 0)
 		return rc;
 	if (osd_secmsg_decode(buf, OSD_SECMSG_HDR_LEN + (size_t)n, ans, why, whylen) <= 0)
