@@ -157,7 +157,12 @@ OSD_EXTERN int osd_secmgr_request(osd_secmgr *m, const uint8_t system_id[OSD_SYS
  * needs comes from the cache while it is valid, and a background thread asks
  * the manager again before it expires, so I/O waits on the manager only for
  * an object's first credential (or after a refusal). Reads the OSD system id
- * through @p dev. One handle serves one device.
+ * through @p dev (with no other credential source set, this is the GET of
+ * the system id that a secured root answers without a credential). One
+ * handle serves one device. With capability lifetimes shorter than the
+ * device's @ref osd_dev_options::cred_refresh_ms the device asks the handle
+ * before every command (answered from its cache); set that option below half
+ * the lifetime to keep such asks off the I/O path.
  * @return 0, -EBUSY if the handle serves a device already, -ENODATA if the
  *         device does not know its system id, -ENOMEM.
  */
