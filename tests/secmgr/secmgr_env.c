@@ -173,18 +173,23 @@ int secenv_log_count(const struct secenv *e, const char *needle)
 	return n;
 }
 
-/* Waits (bounded) until the daemon logged its @p n-th load of the configuration. */
-static int wait_loads(const struct secenv *e, int n)
+int secenv_wait_log(const struct secenv *e, const char *needle, int n)
 {
 	uint64_t end = osd_test_now_ms() + WAIT_MS;
 
 	while (osd_test_now_ms() < end) {
-		if (secenv_log_count(e, ": notice: loaded ") >= n)
+		if (secenv_log_count(e, needle) >= n)
 			return 0;
 		poll(NULL, 0, 10); /* waiting for a condition, bounded above */
 	}
-	fprintf(stderr, "secenv: osd-secd did not load its configuration\n");
+	fprintf(stderr, "secenv: osd-secd did not log '%s' %d times\n", needle, n);
 	return -1;
+}
+
+/* Waits (bounded) until the daemon logged its @p n-th load of the configuration. */
+static int wait_loads(const struct secenv *e, int n)
+{
+	return secenv_wait_log(e, ": notice: loaded ", n);
 }
 
 static int start_secd(struct secenv *e)

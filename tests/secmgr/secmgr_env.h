@@ -27,6 +27,8 @@ void secenv_stop(struct secenv *e);
 int secenv_set_policy(struct secenv *e, const char *policy);
 /* Lines of the daemon's log that contain @p needle. */
 int secenv_log_count(const struct secenv *e, const char *needle);
+/* Waits (bounded) until the log holds @p n lines with @p needle; 0 or -1. */
+int secenv_wait_log(const struct secenv *e, const char *needle, int n);
 /* A device on the target with no credential source. */
 int secenv_open_dev(const struct secenv *e, osd_dev **dev);
 /* A manager connection with the certificate of @p who (reader, writer,

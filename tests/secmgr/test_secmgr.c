@@ -35,6 +35,7 @@
 #define WRITER_RW "read,write,create,remove,get_attr,set_attr"
 
 static struct secenv env;
+static char cmd_buf[8192];
 
 static void policy(char *buf, size_t len, const char *writer_perms)
 {
@@ -456,6 +457,68 @@ START_TEST(osdfs_under_policy)
 }
 END_TEST
 
+/* osd-secd with @p keys and @p policy (paths) and the test bed's
+ * certificates; its exit status, its stderr in the file "start.log". */
+static int secd_once(const char *keys, const char *policy)
+{
+	char cmd[8192];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s --listen 127.0.0.1:0 --cert %s/server.pem --key "
+		 "%s/server.key --ca %s/ca.pem --keys %s --policy %s 2> %s/start.log < /dev/null",
+		 OSD_SECD_PATH, env.dir, env.dir, env.dir, keys, policy, env.dir);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int start_log_has(const char *text)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "grep -qF -- '%s' %s/start.log", text, env.dir);
+	return system(cmd) == 0;
+}
+
+/* A key store others may read, a malformed key store or policy: the daemon
+ * says what and where, and does not start; the same mistakes in a reload
+ * leave it serving the previous configuration. */
+START_TEST(bad_configuration_is_refused)
+{
+	struct osd_cred_request w = want(OBJ_X, OSD_PERM_READ);
+	struct osd_credential cred;
+	char keys[512], pol[512], good[512];
+	osd_secmgr *m;
+
+	snprintf(keys, sizeof(keys), "%s/keys644", env.dir);
+	snprintf(cmd_buf, sizeof(cmd_buf), "cp %s/keys %s && chmod 644 %s", env.dir, keys, keys);
+	ck_assert_int_eq(system(cmd_buf), 0);
+	ck_assert_int_eq(secd_once(keys, secenv_path(&env, "policy")), 1);
+	ck_assert(start_log_has("are too open: the key store must be readable by its owner"));
+	snprintf(cmd_buf, sizeof(cmd_buf), "printf 'system 12 root 34\\n' > %s && chmod 600 %s",
+		 keys, keys);
+	ck_assert_int_eq(system(cmd_buf), 0);
+	ck_assert_int_eq(secd_once(keys, secenv_path(&env, "policy")), 1);
+	ck_assert(start_log_has("keys644:1: expected \"system <40 hex digits>"));
+	snprintf(pol, sizeof(pol), "%s/badpolicy", env.dir);
+	snprintf(cmd_buf, sizeof(cmd_buf), "printf '# ok\\ngrant x partition 0x10000 perms "
+		 "read,fly\\n' > %s", pol);
+	ck_assert_int_eq(system(cmd_buf), 0);
+	ck_assert_int_eq(secd_once(secenv_path(&env, "keys"), pol), 1);
+	ck_assert(start_log_has("badpolicy:2: perms: perms is a comma list"));
+
+	/* the same policy in a reload: refused, the old one still answers */
+	policy(good, sizeof(good), WRITER_RW);
+	snprintf(cmd_buf, sizeof(cmd_buf), "cp %s %s/policy", pol, env.dir);
+	ck_assert_int_eq(system(cmd_buf), 0);
+	ck_assert_int_eq(kill(env.secd, SIGHUP), 0);
+	ck_assert_int_eq(secenv_wait_log(&env, "reload failed: still serving the previous", 1), 0);
+	ck_assert_int_eq(secenv_open_mgr(&env, "reader", &m), 0);
+	ck_assert_int_eq(osd_secmgr_request(m, env.system_id, &w, 0, &cred), 0);
+	osd_secmgr_close(m);
+	ck_assert_int_eq(secenv_set_policy(&env, good), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("secmgr");
@@ -480,6 +543,7 @@ int main(void)
 	tcase_add_test(tc, unknown_ca_is_refused);
 	tcase_add_test(tc, osdctl_uses_the_manager);
 	tcase_add_test(tc, osdfs_under_policy);
+	tcase_add_test(tc, bad_configuration_is_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
