@@ -249,6 +249,7 @@ void secenv_stop(struct secenv *e)
 	int status;
 
 	if (e->secd > 0) {
+		kill(e->secd, SIGCONT); /* a test that failed with it stopped */
 		kill(e->secd, SIGTERM);
 		waitpid(e->secd, &status, 0);
 		e->secd = -1;

@@ -284,6 +284,35 @@ START_TEST(refresh_keeps_io_off_the_manager)
 }
 END_TEST
 
+/* With the manager frozen (SIGSTOP), I/O goes on with the cached
+ * credentials: nothing on the I/O path waits for the manager. */
+START_TEST(io_goes_on_while_manager_is_frozen)
+{
+	struct osd_obj_id x = { PART_A, OBJ_X };
+	struct osd_secmgr_stats before, after;
+	osd_dev *dev;
+	osd_secmgr *m;
+	uint64_t end;
+	unsigned n = 0;
+	char buf[8];
+
+	client("reader", &dev, &m);
+	ck_assert_int_eq(do_read_cred(dev, x, buf, sizeof(buf), NULL, NULL), 0);
+	osd_secmgr_get_stats(m, &before);
+	ck_assert_int_eq(kill(env.secd, SIGSTOP), 0);
+	end = osd_test_now_ms() + LIFE_MS / 3; /* inside the credential's first half-life */
+	while (osd_test_now_ms() < end) {
+		ck_assert_int_eq(do_read_cred(dev, x, buf, sizeof(buf), NULL, NULL), 0);
+		n++;
+	}
+	ck_assert_int_eq(kill(env.secd, SIGCONT), 0);
+	osd_secmgr_get_stats(m, &after);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_eq(after.round_trips, before.round_trips);
+	client_close(dev, m);
+}
+END_TEST
+
 /* The writer loses WRITE by a reload; its cached capability stops working
  * within the lifetime, refused first by the manager, then by expiry. */
 START_TEST(reload_revokes_within_lifetime)
@@ -538,6 +567,7 @@ int main(void)
 	tcase_add_test(tc, osd_refuses_bypass);
 	tcase_add_test(tc, expiry_is_honoured);
 	tcase_add_test(tc, refresh_keeps_io_off_the_manager);
+	tcase_add_test(tc, io_goes_on_while_manager_is_frozen);
 	tcase_add_test(tc, reload_revokes_within_lifetime);
 	tcase_add_test(tc, rotation_mid_workload);
 	tcase_add_test(tc, unknown_ca_is_refused);
