@@ -435,6 +435,21 @@ START_TEST(osdctl_uses_the_manager)
 	snprintf(cmd, sizeof(cmd), "grep -q 'security manager refused' %s",
 		 secenv_path(&env, "err"));
 	ck_assert_int_eq(system(cmd), 0);
+	/* usage errors (exit 2) and a private key others may read (exit 1) */
+	snprintf(cmd, sizeof(cmd), "%s --key-file %s info 2>/dev/null", common,
+		 secenv_path(&env, "root.key"));
+	st = system(cmd);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+	snprintf(cmd, sizeof(cmd), "%s --target %s --security-manager %s info 2>/dev/null",
+		 OSDCTL_PATH, env.url, env.mgr_url);
+	st = system(cmd);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+	snprintf(cmd, sizeof(cmd), "cp -p %s/reader.key %s/open.key && chmod 644 %s/open.key && "
+		 "%s --target %s --security-manager %s --ca %s --cert %s --key %s/open.key info "
+		 "2>&1 | grep -q 'permissions 0644 for .* are too open'", env.dir, env.dir, env.dir,
+		 OSDCTL_PATH, env.url, env.mgr_url, secenv_path(&env, "ca.pem"),
+		 secenv_path(&env, "reader.pem"), env.dir);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
