@@ -349,3 +349,31 @@ void secd_system_set_on_osd(struct secd_system *s, uint64_t partition)
 		p->on_osd = 1;
 	pthread_mutex_unlock(&s->lock);
 }
+
+#define INSTALL_RETRY_MS 5000
+
+int secd_system_install_due(struct secd_system *s, uint64_t partition)
+{
+	struct secd_partition *p;
+	uint64_t now = osd_now_ms();
+	int due = 0;
+
+	pthread_mutex_lock(&s->lock);
+	p = find_part(s, partition);
+	if (p && !p->on_osd && (!p->tried_ms || now >= p->tried_ms + INSTALL_RETRY_MS)) {
+		p->tried_ms = now;
+		due = 1;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return due;
+}
+
+void secd_system_install_retry(struct secd_system *s, uint64_t partition)
+{
+	struct secd_partition *p;
+
+	pthread_mutex_lock(&s->lock);
+	if ((p = find_part(s, partition)))
+		p->tried_ms = 0;
+	pthread_mutex_unlock(&s->lock);
+}

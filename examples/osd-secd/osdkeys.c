@@ -192,17 +192,22 @@ int secd_install_partition(struct secd_system *s, uint64_t partition)
 		return 0;
 	}
 	rc = open_osd(s, &dev);
-	if (rc == 0) {
-		/* the tools' SET KEY sequence, run with this system's root key */
-		memset(&d, 0, sizeof(d));
-		d.dev = dev;
-		d.iss = s->iss;
-		d.method = OSD_SEC_ALLDATA;
-		d.have_key = 1;
-		memcpy(d.root_key, s->root_key, OSD_HMAC_LEN);
-		rc = tc_device_set_partition_keys(&d, partition, 0);
-		memset(d.root_key, 0, OSD_HMAC_LEN);
+	if (rc < 0) {
+		pthread_mutex_unlock(&osd_ops);
+		secd_log(SECD_WARNING, "cannot key partition 0x%llx: cannot reach %s: %s (trying "
+			 "again in a few seconds)", (unsigned long long)partition, s->target,
+			 strerror(-rc));
+		return rc;
 	}
+	/* the tools' SET KEY sequence, run with this system's root key */
+	memset(&d, 0, sizeof(d));
+	d.dev = dev;
+	d.iss = s->iss;
+	d.method = OSD_SEC_ALLDATA;
+	d.have_key = 1;
+	memcpy(d.root_key, s->root_key, OSD_HMAC_LEN);
+	rc = tc_device_set_partition_keys(&d, partition, 0);
+	memset(d.root_key, 0, OSD_HMAC_LEN);
 	if (rc == 0)
 		rc = secure_method(s, dev, partition);
 	osd_dev_close(dev);
@@ -211,6 +216,7 @@ int secd_install_partition(struct secd_system *s, uint64_t partition)
 		secd_log(SECD_NOTICE, "keyed partition 0x%llx on %s (partition key, working key 0, "
 			 "default method at least capkey)", (unsigned long long)partition, s->target);
 	} else {
+		secd_system_install_retry(s, partition);
 		secd_log(SECD_WARNING, "cannot key partition 0x%llx on %s: %s (it may not exist "
 			 "yet)", (unsigned long long)partition, s->target, strerror(-rc));
 	}

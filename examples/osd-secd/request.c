@@ -69,7 +69,7 @@ void secd_answer(const char *identity, const struct osd_secmsg *q, struct osd_se
 	r.object_created = 0;
 	r.policy_access_tag = 0;
 	rc = secd_system_key_partition(s, r.obj.partition, &r.key_version);
-	if (rc == 0 && !secd_system_on_osd(s, r.obj.partition))
+	if (rc == 0 && s->target[0] && secd_system_install_due(s, r.obj.partition))
 		secd_install_partition(s, r.obj.partition); /* logged; the OSD will tell */
 	if (rc == 0)
 		rc = osd_cred_issue(s->iss, &r, &a->cred);

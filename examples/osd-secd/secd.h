@@ -23,6 +23,7 @@ struct secd_partition {
 	uint8_t version;         /* the working key capabilities are signed with */
 	int rotated;             /* working key installed by rotation (kept in the state file) */
 	int on_osd;              /* keys and method installed on the OSD by this daemon */
+	uint64_t tried_ms;       /* last attempt to install them (osd_now_ms()) */
 	uint8_t wkey[OSD_HMAC_LEN];
 };
 struct secd_system {
@@ -55,6 +56,13 @@ int secd_system_set_working(struct secd_system *s, uint64_t partition, uint8_t v
 
 /* Whether the daemon keyed @p partition on the OSD / records that it did. */
 int secd_system_on_osd(struct secd_system *s, uint64_t partition);
+/* Whether to try keying @p partition now: not keyed, and the last attempt
+ * (recorded here) was long enough ago that an unreachable OSD does not cost
+ * every request a connection attempt. */
+int secd_system_install_due(struct secd_system *s, uint64_t partition);
+/* Lets the next request try again at once (the OSD answered, e.g. the
+ * partition did not exist yet). */
+void secd_system_install_retry(struct secd_system *s, uint64_t partition);
 void secd_system_set_on_osd(struct secd_system *s, uint64_t partition);
 
 /* ---- osdkeys.c: SET KEY on the OSDs ---- */
