@@ -25,15 +25,18 @@
 #include "secd.h"
 #include "toolcommon.h"
 
+#define OSD_CMD_TIMEOUT_MS 5000
 static pthread_mutex_t osd_ops = PTHREAD_MUTEX_INITIALIZER; /* one at a time */
 
 static int open_osd(const struct secd_system *s, osd_dev **dev)
 {
 	struct osd_iscsi_options io = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
 	struct osd_transport tp;
 	int rc = osd_iscsi_transport_new(&tp, s->target, &io);
 
-	if (rc == 0 && (rc = osd_dev_open(dev, &tp, NULL)) < 0)
+	o.timeout_ms = OSD_CMD_TIMEOUT_MS; /* a client waits for its answer meanwhile */
+	if (rc == 0 && (rc = osd_dev_open(dev, &tp, &o)) < 0)
 		tp.ops->destroy(tp.impl);
 	return rc;
 }
