@@ -85,7 +85,9 @@ int tc_device_option(struct tc_device_opts *o, const char *name, const char *val
 	} else if (strcmp(name, "key-file") == 0) {
 		o->key_file = value;
 	} else {
-		return tc__iscsi_option(o, name, value);
+		int rc = tc__secmgr_option(o, name, value);
+
+		return rc ? rc : tc__iscsi_option(o, name, value);
 	}
 	return 1;
 }
@@ -109,11 +111,11 @@ int tc_device_check(const struct tc_device_opts *o)
 		tc_err("--chap-user and --chap-secret-file go together");
 		return -EINVAL;
 	}
-	if (o->security != OSD_SEC_NOSEC && !o->key_file) {
-		tc_err("--security other than nosec needs --key-file");
+	if (o->security != OSD_SEC_NOSEC && !o->key_file && !o->secmgr_url) {
+		tc_err("--security other than nosec needs --key-file or --security-manager");
 		return -EINVAL;
 	}
-	return 0;
+	return tc__secmgr_check(o);
 }
 
 /*
@@ -227,11 +229,15 @@ int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int crea
 	}
 	dopt.osd_version = o->osd_version;
 	dopt.security = o->security;
-	dopt.cred_source = tc_issue_credential;
-	dopt.cred_payload = d;
+	if (!o->secmgr_url) { /* else the manager is the source (tc__device_attach_secmgr) */
+		dopt.cred_source = tc_issue_credential;
+		dopt.cred_payload = d;
+	}
 	rc = o->remote ? tc__device_open_remote(d, o, &dopt) : open_embedded(d, o, create, &dopt);
 	if (rc == 0)
 		rc = tc__device_probe_root(d);
+	if (rc == 0 && o->secmgr_url)
+		rc = tc__device_attach_secmgr(d, o);
 	if (rc < 0)
 		tc_device_close(d);
 	return rc;
@@ -240,6 +246,8 @@ int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int crea
 void tc_device_close(struct tc_device *d)
 {
 	osd_dev_close(d->dev);
+	osd_secmgr_close(d->mgr); /* after the device it serves */
+	d->mgr = NULL;
 	osd_target_close(d->tgt);
 	osd_cred_issuer_free(d->iss);
 	memset(d->root_key, 0, sizeof(d->root_key));

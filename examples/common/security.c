@@ -95,13 +95,12 @@ static void key_seed(uint8_t kind, uint64_t partition, uint8_t version,
 	key_id[6] = (uint8_t)(key_id[6] ^ version);
 }
 
-/* The partition key and working key @p version of @p partition. */
-static int derive(const struct tc_device *d, uint64_t partition, uint8_t version,
-		  uint8_t pkey[OSD_HMAC_LEN], uint8_t wkey[OSD_HMAC_LEN])
+int tc_derive_partition_keys(const uint8_t root_key[OSD_HMAC_LEN], uint64_t partition,
+			     uint8_t version, uint8_t pkey[OSD_HMAC_LEN], uint8_t wkey[OSD_HMAC_LEN])
 {
 	uint8_t seed[OSD_SEED_LEN], id[OSD_KEY_ID_LEN];
 	osd_key *root = NULL, *pk = NULL;
-	int rc = osd_key_new(&root, d->root_key, OSD_HMAC_LEN);
+	int rc = osd_key_new(&root, root_key, OSD_HMAC_LEN);
 
 	key_seed(OSD_KEY_PARTITION, partition, 0, seed, id);
 	if (rc == 0)
@@ -114,6 +113,13 @@ static int derive(const struct tc_device *d, uint64_t partition, uint8_t version
 	osd_key_free(pk);
 	osd_key_free(root);
 	return rc;
+}
+
+/* The partition key and working key @p version of @p partition. */
+static int derive(const struct tc_device *d, uint64_t partition, uint8_t version,
+		  uint8_t pkey[OSD_HMAC_LEN], uint8_t wkey[OSD_HMAC_LEN])
+{
+	return tc_derive_partition_keys(d->root_key, partition, version, pkey, wkey);
 }
 
 static int ensure_working_key(struct tc_device *d, uint64_t partition)
@@ -228,8 +234,11 @@ static int set_default_method(struct tc_device *d, uint64_t partition)
 
 int tc_device_secure_partition(struct tc_device *d, uint64_t partition)
 {
-	int rc = d->method == OSD_SEC_NOSEC ? 0 : tc_device_set_partition_keys(d, partition, 0);
+	int rc;
 
+	if (d->mgr)
+		return 0; /* osd-secd keys what it grants (docs/security-manager.md 3.2) */
+	rc = d->method == OSD_SEC_NOSEC ? 0 : tc_device_set_partition_keys(d, partition, 0);
 	return rc ? rc : set_default_method(d, partition);
 }
 
@@ -334,6 +343,11 @@ int tc_device_fail(const struct tc_device *d, int rc, const char *what)
 		return TC_EXIT_FAILED;
 	}
 
+	if (rc == -EACCES && d && d->mgr) {
+		tc_err("%s: %s: %s", what, strerror(EACCES), *osd_secmgr_error(d->mgr) ?
+		       osd_secmgr_error(d->mgr) : "the target refused the credential");
+		return TC_EXIT_FAILED;
+	}
 	if (rc == -EACCES) {
 		tc_err("%s: %s: the target refused the credential (the partition needs a "
 		       "stronger --security method than %s, or a different --key-file)", what,

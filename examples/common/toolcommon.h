@@ -51,10 +51,14 @@ struct tc_device_opts {
 	const char *chap_user;                /* --chap-user */
 	const char *chap_secret_file;         /* --chap-secret-file */
 	int iscsi_opts;                       /* some iSCSI option was given */
+	const char *secmgr_url;               /* --security-manager (secmgr.c) */
+	const char *secmgr_cert;              /* --cert */
+	const char *secmgr_key;               /* --key */
+	const char *secmgr_ca;                /* --ca */
 };
 #define TC_DEVICE_OPTS_INIT { NULL, OSD_VERSION_AUTO, OSD_SEC_NOSEC, NULL, NULL, 0, NULL, \
 			      OSD_ISCSI_DIGEST_PREFER_NONE, OSD_ISCSI_DIGEST_PREFER_NONE, \
-			      NULL, NULL, 0 }
+			      NULL, NULL, 0, NULL, NULL, NULL, NULL }
 
 /* Help text of the device options, for a tool's --help. */
 extern const char tc_device_help[];
@@ -84,6 +88,19 @@ int tc_target_is_url(const char *target);
 /* Applies an iSCSI option (remote.c); same contract as tc_device_option(). */
 int tc__iscsi_option(struct tc_device_opts *o, const char *name, const char *value);
 
+/*
+ * The security manager options by name, NULL-terminated: "security-manager",
+ * "cert", "key", "ca" (secmgr.c). Each takes a value. With them a tool holds
+ * no key: osd-secd hands it the credentials its policy allows.
+ */
+extern const char *const tc_device_secmgr_options[];
+/* Help text of the security manager options, for a tool's --help. */
+extern const char tc_device_secmgr_help[];
+/* Applies a security manager option; same contract as tc_device_option(). */
+int tc__secmgr_option(struct tc_device_opts *o, const char *name, const char *value);
+/* Checks the security manager options (message printed). */
+int tc__secmgr_check(const struct tc_device_opts *o);
+
 /* "nosec", "capkey", "cmdrsp" or "alldata". */
 const char *tc_security_name(enum osd_sec_method m);
 
@@ -111,6 +128,7 @@ struct tc_device {
 	int root_refused;        /* a root command needed the root key (tc_device_fail) */
 	struct osd_transport tp; /* the device's transport (owned by dev), for plain SCSI
 				    commands such as INQUIRY; ops NULL when not open */
+	osd_secmgr *mgr;         /* --security-manager: the credential source instead */
 };
 
 /*
@@ -121,6 +139,8 @@ struct tc_device {
  */
 int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int create);
 void tc_device_close(struct tc_device *d);
+/* Makes the security manager of @p o d->dev's credential source (secmgr.c). */
+int tc__device_attach_secmgr(struct tc_device *d, const struct tc_device_opts *o);
 /*
  * Connects to the URL in @p o and opens d->dev on it, with the issuer set
  * up for the target's system id (remote.c). Prints a message on failure.
@@ -203,6 +223,14 @@ int tc_secret_file_private(FILE *f, const char *path, const char *what);
  * printed) or another -errno.
  */
 int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN]);
+/*
+ * The partition key and working key @p version of @p partition that the
+ * tools install with SET KEY under @p root_key (their seeds depend only on
+ * the partition and version, so a security manager holding the root key,
+ * osd-secd, computes the same keys).
+ */
+int tc_derive_partition_keys(const uint8_t root_key[OSD_HMAC_LEN], uint64_t partition,
+			     uint8_t version, uint8_t pkey[OSD_HMAC_LEN], uint8_t wkey[OSD_HMAC_LEN]);
 /*
  * Learns how the OSD's root must be signed (d->root_secured, root_method,
  * root_key_refused) once d->dev is open: a root with a root key needs at

@@ -15,7 +15,8 @@
 enum {
 	OPT_TARGET = 't', OPT_HELP = 'h', OPT_VERSION = 'V', OPT_JSON = 'j',
 	OPT_OSD_VERSION = 256, OPT_SECURITY, OPT_KEY_FILE, OPT_INITIATOR_NAME,
-	OPT_HEADER_DIGEST, OPT_DATA_DIGEST, OPT_CHAP_USER, OPT_CHAP_SECRET_FILE, OPT_INPUT, OPT_OUTPUT,
+	OPT_HEADER_DIGEST, OPT_DATA_DIGEST, OPT_CHAP_USER, OPT_CHAP_SECRET_FILE,
+	OPT_SECMGR, OPT_CERT, OPT_KEY, OPT_CA, OPT_INPUT, OPT_OUTPUT,
 	OPT_OFFSET, OPT_LENGTH, OPT_CAPACITY, OPT_COUNT, OPT_TEXT, OPT_SIZE,
 	OPT_KEY_VERSION, OPT_SCOPE
 };
@@ -25,6 +26,10 @@ static const struct option long_opts[] = {
 	{ "osd-version", required_argument, NULL, OPT_OSD_VERSION },
 	{ "security", required_argument, NULL, OPT_SECURITY },
 	{ "key-file", required_argument, NULL, OPT_KEY_FILE },
+	{ "security-manager", required_argument, NULL, OPT_SECMGR },
+	{ "cert", required_argument, NULL, OPT_CERT },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "ca", required_argument, NULL, OPT_CA },
 	{ "initiator-name", required_argument, NULL, OPT_INITIATOR_NAME },
 	{ "header-digest", required_argument, NULL, OPT_HEADER_DIGEST },
 	{ "data-digest", required_argument, NULL, OPT_DATA_DIGEST },
@@ -61,8 +66,8 @@ static void usage(FILE *f)
 		snprintf(head, sizeof(head), "%s %s", ctl_commands[i].name, ctl_commands[i].args);
 		fprintf(f, "  %-34s %s\n", head, ctl_commands[i].summary);
 	}
-	fprintf(f, "\n%s%s%s\nExit status: 0 success, 1 the operation failed, 2 usage error.\n",
-		tc_device_help, tc_device_iscsi_help, other_help);
+	fprintf(f, "\n%s%s%s%s\nExit status: 0 success, 1 the operation failed, 2 usage error.\n",
+		tc_device_help, tc_device_secmgr_help, tc_device_iscsi_help, other_help);
 }
 
 static void command_help(const struct ctl_command *c)
@@ -70,7 +75,7 @@ static void command_help(const struct ctl_command *c)
 	printf("usage: osdctl [options] %s %s\n\n%s.\n", c->name, c->args, c->summary);
 	if (*c->options)
 		printf("\nOptions:\n%s", c->options);
-	printf("\n%s%s%s", tc_device_help, tc_device_iscsi_help, other_help);
+	printf("\n%s%s%s%s", tc_device_help, tc_device_secmgr_help, tc_device_iscsi_help, other_help);
 }
 
 static const struct ctl_command *find_command(const char *name)
@@ -162,6 +167,10 @@ int main(int argc, char **argv)
 		case OPT_DATA_DIGEST:
 		case OPT_CHAP_USER:
 		case OPT_CHAP_SECRET_FILE:
+		case OPT_SECMGR:
+		case OPT_CERT:
+		case OPT_KEY:
+		case OPT_CA:
 			if (tc_device_option(&o.dev, name, optarg) < 0) {
 				rc = try_help(cmdname);
 				goto out;

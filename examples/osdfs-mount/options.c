@@ -42,6 +42,11 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("data-digest=", KEY_ISCSI),
 	FUSE_OPT_KEY("chap-user=", KEY_ISCSI),
 	FUSE_OPT_KEY("chap-secret-file=", KEY_ISCSI),
+	/* the security manager options too: values kept the same way */
+	FUSE_OPT_KEY("security-manager=", KEY_ISCSI),
+	FUSE_OPT_KEY("cert=", KEY_ISCSI),
+	FUSE_OPT_KEY("key=", KEY_ISCSI),
+	FUSE_OPT_KEY("ca=", KEY_ISCSI),
 	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
 	FUSE_OPT_KEY("clone_fd", KEY_CLONE_FD),
 	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
@@ -165,7 +170,8 @@ static int device_option(struct parse_state *s, const char *name, const char *ar
 	return 0;
 }
 
-/* "-o name=value" iSCSI option: the value is kept (fuse_opt's is temporary). */
+/* "-o name=value" iSCSI or security manager option: the value is kept
+ * (fuse_opt's is temporary). */
 static int iscsi_option(struct parse_state *s, const char *arg)
 {
 	struct mnt_options *o = s->o;
@@ -394,6 +400,11 @@ void mnt_print_help(const char *prog)
 	       "  -o security=M          nosec, capkey, cmdrsp or alldata (default nosec)\n"
 	       "  -o keyfile=PATH        root key file (20 bytes or 40 hex digits)\n"
 	       "  -o osd_version=V       OSD version to speak: 1, 2 or auto (default auto)\n\n"
+	       "Security manager options (instead of keyfile=):\n"
+	       "  -o security-manager=URL  ask osd-secd at osdsec://host[:port] for credentials\n"
+	       "  -o cert=F              this client's certificate (PEM)\n"
+	       "  -o key=F               its private key (PEM, mode 0600)\n"
+	       "  -o ca=F                CA certificates the manager's certificate must chain to\n\n"
 	       "iSCSI options (with an iscsi:// TARGET):\n"
 	       "  -o initiator-name=N    our iSCSI name (default iqn.2026-01.org.libosd:initiator.HOSTID)\n"
 	       "  -o header-digest=D     none or crc32c (default: either, none preferred)\n"

@@ -78,7 +78,8 @@ static const struct command commands[] = {
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 enum { OPT_PARTITION = 256, OPT_OSD_VERSION, OPT_SECURITY, OPT_KEY_FILE, OPT_JSON,
-       OPT_PROGRESS, OPT_HELP, OPT_VERSION, OPT_ISCSI /* + index in tc_device_iscsi_options */ };
+       OPT_PROGRESS, OPT_HELP, OPT_VERSION, OPT_ISCSI /* + index in tc_device_iscsi_options */,
+       OPT_SECMGR = OPT_ISCSI + 5 /* + index in tc_device_secmgr_options */ };
 
 static const struct option global_longs[] = {
 	{ "target", required_argument, NULL, 't' },
@@ -91,6 +92,10 @@ static const struct option global_longs[] = {
 	{ "data-digest", required_argument, NULL, OPT_ISCSI + 2 },
 	{ "chap-user", required_argument, NULL, OPT_ISCSI + 3 },
 	{ "chap-secret-file", required_argument, NULL, OPT_ISCSI + 4 },
+	{ "security-manager", required_argument, NULL, OPT_SECMGR + 0 },
+	{ "cert", required_argument, NULL, OPT_SECMGR + 1 },
+	{ "key", required_argument, NULL, OPT_SECMGR + 2 },
+	{ "ca", required_argument, NULL, OPT_SECMGR + 3 },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -114,8 +119,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %s\n", commands[i].usage);
 	fprintf(f, "\nRemote paths may be written with a leading ':' (cp requires it).\n"
-		   "Repeat --target for a filesystem on several devices (mkfs --layout).\n\n%s%s%s",
-		tc_device_help, tc_device_iscsi_help, global_help);
+		   "Repeat --target for a filesystem on several devices (mkfs --layout).\n\n%s%s%s%s",
+		tc_device_help, tc_device_secmgr_help, tc_device_iscsi_help, global_help);
 }
 
 const struct command *tool_find_command(const char *name)
@@ -128,8 +133,8 @@ const struct command *tool_find_command(const char *name)
 
 void tool_command_help(const struct command *c, FILE *f)
 {
-	fprintf(f, "usage: osdfs [global options] %s\n\n%s\n%s%s%s", c->usage, c->help,
-		tc_device_help, tc_device_iscsi_help, global_help);
+	fprintf(f, "usage: osdfs [global options] %s\n\n%s\n%s%s%s%s", c->usage, c->help,
+		tc_device_help, tc_device_secmgr_help, tc_device_iscsi_help, global_help);
 }
 
 /* A global option; returns 0, or an exit code (+1) to stop with. */
@@ -149,6 +154,10 @@ static int global_option(struct tool *t, int key, const char *arg, const struct 
 	case OPT_ISCSI + 2:
 	case OPT_ISCSI + 3:
 	case OPT_ISCSI + 4: name = tc_device_iscsi_options[key - OPT_ISCSI]; break;
+	case OPT_SECMGR + 0:
+	case OPT_SECMGR + 1:
+	case OPT_SECMGR + 2:
+	case OPT_SECMGR + 3: name = tc_device_secmgr_options[key - OPT_SECMGR]; break;
 	case OPT_PARTITION:
 		if (tc_parse_u64(arg, &t->partition) < 0 || t->partition < OSD_FIRST_ID) {
 			tc_usage_err("--partition: '%s' is not a partition id (at least 0x10000)", arg);
@@ -194,7 +203,7 @@ int tool_getopt(struct tool *t, const struct command *c, int argc, char **argv,
 		const char *shorts, const struct option *longs,
 		int (*opt)(struct tool *t, int key, const char *arg, void *ctx), void *ctx)
 {
-	struct option all[48];
+	struct option all[64];
 	char sopts[32];
 	size_t n = 0;
 	int key;

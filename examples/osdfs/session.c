@@ -18,7 +18,8 @@ int tool_fail(struct tool *t, int rc, const char *what)
 	const char *detail = t->fs ? osdfs_error(t->fs) : "";
 
 	if (rc == -EACCES) {
-		struct tc_device d = { .method = t->devopts.security };
+		struct tc_device d = { .method = t->devopts.security,
+				       .mgr = t->set.dev ? t->set.dev[0].mgr : NULL };
 		char head[4400]; /* command name, ": ", a what of up to 4200 */
 
 		snprintf(head, sizeof(head), "%s: %s", t->cmd, what);
@@ -77,8 +78,8 @@ int tool_mount(struct tool *t, int readonly)
 	rc = osdfs_mount(&t->fs, t->be, &mo);
 	if (rc < 0) {
 		if (rc == -EACCES)
-			tc_device_fail(&(struct tc_device){ .method = t->devopts.security }, rc,
-				       t->cmd);
+			tc_device_fail(&(struct tc_device){ .method = t->devopts.security,
+					.mgr = t->set.dev ? t->set.dev[0].mgr : NULL }, rc, t->cmd);
 		else if (rc == -EUCLEAN && strstr(err, "no superblock"))
 			tc_err("%s: %s partition 0x%llx: %s (create one with 'osdfs mkfs')", t->cmd,
 			       tool_fs_name(t), (unsigned long long)t->partition, err);

@@ -24,6 +24,7 @@
 #include <osd/sys/transport.h>
 #include <osd/request.h>
 #include <osd/iscsi.h>
+#include <osd/secmgr.h>
 
 #endif
 /** @} */

@@ -1,0 +1,4 @@
+list(APPEND LIBOSD_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/message.c
+  ${CMAKE_CURRENT_LIST_DIR}/tls_client.c
+  ${CMAKE_CURRENT_LIST_DIR}/client.c)
