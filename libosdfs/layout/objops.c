@@ -373,6 +373,83 @@ static long meta_read_fn(const struct osdfs_backend_ops *ops, void *impl, void *
 	return (long)ops->read(impl, a->oid, a->off, a->iov, a->iovcnt);
 }
 
+/* Rewrite [off, off + n) of metadata copy on slot @p s with what a good copy
+ * returned, after a medium error there. */
+static void meta_heal(struct lay *L, unsigned s, const struct rd_arg *a, size_t n)
+{
+	ssize_t w = -EROFS;
+
+	if (!L->readonly)
+		w = L->dev[s].ops->write(L->dev[s].impl, a->oid, a->off, a->iov, a->iovcnt, NULL,
+					 0);
+	if (w < 0)
+		lay_dev_failed(L, s, w);
+	pthread_mutex_lock(&L->mu);
+	if (w >= 0)
+		L->dev[s].repairs++;
+	else
+		L->dev[s].unrepaired++;
+	pthread_mutex_unlock(&L->mu);
+	if (w >= 0)
+		lay_event(L, OSDFS_LAYOUT_EV_REPAIRED, (int)s, a->oid, a->off,
+			  "metadata copy bytes %llu+%zu rewritten from another copy",
+			  (unsigned long long)a->off, n);
+	else
+		lay_event(L, OSDFS_LAYOUT_EV_REPAIR_FAILED, (int)s, a->oid, a->off,
+			  "metadata copy bytes %llu+%zu: %s", (unsigned long long)a->off, n,
+			  w == -EROFS ? "read-only, not rewritten" : strerror((int)-w));
+}
+
+/* Read metadata from the first copy that gives it; a copy that failed on a
+ * device that still answered (a medium error) gets the bytes read written
+ * over the same range (copies are identical). */
+static ssize_t meta_read(struct lay *L, struct span sp, struct rd_arg *a)
+{
+	unsigned bad[OSDFS_LAYOUT_MAX_DEVICES], nbad = 0;
+	ssize_t n = -EIO;
+
+	for (unsigned j = 0; j < sp.count && n < 0; j++) {
+		unsigned s = (sp.first + j) % L->table.ndev;
+
+		if (!lay_readable(L, s))
+			continue;
+		n = meta_read_fn(L->dev[s].ops, L->dev[s].impl, a);
+		if (n == -EIO && lay_dev_answers(L->dev[s].ops, L->dev[s].impl, a->oid)) {
+			pthread_mutex_lock(&L->mu);
+			L->dev[s].medium++;
+			pthread_mutex_unlock(&L->mu);
+			bad[nbad++] = s;
+			continue;
+		}
+		lay_dev_failed(L, s, n);
+		if (n < 0 && !lay_is_dev_error(n))
+			return n;
+	}
+	for (unsigned i = 0; n > 0 && i < nbad; i++) {
+		struct rd_arg w = *a;
+		struct iovec iov[64];
+		size_t left = (size_t)n;
+
+		/* only the bytes read: the caller's iovecs cut at n */
+		w.iovcnt = 0;
+		for (int k = 0; k < a->iovcnt && left && w.iovcnt < 64; k++) {
+			iov[w.iovcnt] = a->iov[k];
+			if (iov[w.iovcnt].iov_len > left)
+				iov[w.iovcnt].iov_len = left;
+			left -= iov[w.iovcnt++].iov_len;
+		}
+		w.iov = iov;
+		if (left == 0)
+			meta_heal(L, bad[i], &w, (size_t)n);
+	}
+	if (nbad)
+		lay_health_sync(L);
+	if (n == -EIO)
+		lay_event(L, OSDFS_LAYOUT_EV_UNRECOVERABLE, -1, a->oid, a->off,
+			  "metadata bytes %llu+: no copy could be read", (unsigned long long)a->off);
+	return n;
+}
+
 static size_t iov_total(const struct iovec *iov, int iovcnt)
 {
 	size_t n = 0;
@@ -423,7 +500,7 @@ static ssize_t lay_read(void *impl, uint64_t oid, uint64_t off, const struct iov
 	if (rc < 0)
 		return rc;
 	if (!fi.file) {
-		n = first_ok(L, meta_span(L, oid), meta_read_fn, &a);
+		n = meta_read(L, meta_span(L, oid), &a);
 		return lay_obj_leave(L, oid, 0) < 0 ? -EIO : n;
 	}
 	flat = flat_of(iov, iovcnt, total, 0);
