@@ -2,7 +2,8 @@
 # scaleout_mount: osdfs-mount over 4 osd-targetd processes (raid5 by
 # default): cp -r a tree in, diff -r, kill -9 one daemon, drop the kernel's
 # caches, diff -r again (degraded reads through FUSE), write more, unmount;
-# then fsck over the three left. Needs root and /dev/fuse (exit 77).
+# then fsck over the three left. The mount logs the device going down and
+# 'osdfs devices' shows the event. Needs root and /dev/fuse (exit 77).
 #   scaleout_mount.sh OSDFS_MOUNT OSDFS OSD_TARGETD [SPEC]
 set -u
 MOUNT_BIN=$1 OSDFS=$2 TARGETD=$3 SPEC=${4:-raid5,su=64K,width=4}
@@ -63,6 +64,8 @@ cp -a "$WORK/src" "$MNT/b" || fail "cp -a into the degraded mount"
 echo 3 >/proc/sys/vm/drop_caches
 check_tree b "written degraded"
 echo "ok: slot 2 killed: diff -r identical (degraded reads), degraded writes read back"
+grep -q "^osdfs-mount: error: layout: down, slot 2: " "$WORK/osdfs.log" ||
+	fail "the mount logged no 'down' event for slot 2: $(tail -5 "$WORK/osdfs.log")"
 unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
 wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
 wait "$MPID"
@@ -72,5 +75,9 @@ MPID=
 "$OSDFS" $(target_args) fsck >"$WORK/fsck.log" 2>&1 || fail "fsck: $(cat "$WORK/fsck.log")"
 grep -q '^clean' "$WORK/fsck.log" || fail "fsck: $(cat "$WORK/fsck.log")"
 echo "ok: unmounted cleanly; fsck over the 3 devices left: $(grep '^clean' "$WORK/fsck.log")"
+"$OSDFS" $(target_args) --json devices >"$WORK/devices.log" 2>&1 || fail "devices"
+grep -q '"severity":"err","kind":"down","slot":2,' "$WORK/devices.log" ||
+	fail "devices shows no 'down' event for slot 2: $(cat "$WORK/devices.log")"
+echo "ok: the mount logged slot 2 down; osdfs devices shows the event"
 echo "verified: $VERIFIED_FILES files and $VERIFIED_BYTES bytes through FUSE, $KILLS daemon killed," \
      "in ${SECONDS}s"
