@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include <check.h>
+#include <osdfs/fsck.h>
 #include <osdfs/osdfs.h>
+#include <stdio.h>
 
 #include "core/format.h"
 #include "layout/layout_int.h"
@@ -333,6 +335,56 @@ START_TEST(test_scrub_raid1_mismatch_reported)
 }
 END_TEST
 
+static char fsck_msg[768];
+static unsigned fsck_data_io;
+
+static void on_finding(enum osdfs_fsck_kind kind, const char *msg, void *payload)
+{
+	(void)payload;
+	if (kind != OSDFS_FSCK_DATA_IO)
+		return;
+	fsck_data_io++;
+	snprintf(fsck_msg, sizeof(fsck_msg), "%s", msg);
+}
+
+/* fsck --verify-data: an unreadable range is reported by path; what the
+ * layout rebuilds from redundancy is not (and gets repaired). */
+START_TEST(test_fsck_verify_data)
+{
+	struct osdfs_fsck_options fo = OSDFS_FSCK_OPTIONS_INIT;
+	struct osdfs_fsck_report rep;
+	uint8_t orig[512];
+	struct fx f;
+	uint64_t oid = make_fs(&f, "raid0,su=8K");
+	unsigned s = damage(&f, oid, 1, 4 * SU, 512, 0, orig);
+
+	fo.cb = on_finding;
+	fo.verify_data = 1;
+	fsck_data_io = 0;
+	ck_assert_int_eq(osdfs_fsck(f.be, &fo, &rep), -EUCLEAN);
+	ck_assert_uint_eq(fsck_data_io, 1);
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_DATA_IO], 1);
+	ck_assert_uint_eq(rep.unrepaired, 1);
+	ck_assert_uint_eq(rep.data_bytes, 0); /* the file is one 1 MiB chunk */
+	ck_assert_msg(strncmp(fsck_msg, "/f (inode ", 10) == 0 &&
+		      strstr(fsck_msg, "Input/output error reading bytes 0-199999"), "%s", fsck_msg);
+	fo.verify_data = 0; /* without the option the data is not read */
+	ck_assert_int_eq(osdfs_fsck(f.be, &fo, &rep), 0);
+	ck_assert(fx_bad_left(&f, s)); /* RAID 0: nothing to rebuild it from */
+	fx_fini(&f);
+
+	oid = make_fs(&f, "raid5,su=8K");
+	s = damage(&f, oid, 1, 4 * SU, 512, 0, orig);
+	fo.verify_data = 1;
+	fsck_data_io = 0;
+	ck_assert_int_eq(osdfs_fsck(f.be, &fo, &rep), 0);
+	ck_assert_uint_eq(fsck_data_io, 0);
+	ck_assert_uint_eq(rep.data_bytes, FSIZE);
+	ck_assert(!fx_bad_left(&f, s)); /* read, rebuilt and rewritten */
+	fx_fini(&f);
+}
+END_TEST
+
 /* The health record: encode/decode round trip, known bytes, bad input refused. */
 START_TEST(test_health_record)
 {
@@ -379,6 +431,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_scrub_raid6_locates_mismatch);
 	tcase_add_test(tc, test_scrub_raid5_mismatch_reported);
 	tcase_add_test(tc, test_scrub_raid1_mismatch_reported);
+	tcase_add_test(tc, test_fsck_verify_data);
 	tcase_add_test(tc, test_health_record);
 	suite_add_tcase(s, tc);
 	return s;
