@@ -170,6 +170,28 @@ static void on_scrub_progress(const struct osdfs_layout_scrub_stats *st, void *p
 	r->bytes_seen = st->bytes;
 }
 
+/* A mount elsewhere (its mount record) writes with locks this process does
+ * not see: a row changing under the scrub could look damaged. Refused. */
+static int refuse_mounted(struct tool *t, osdfs_backend *be)
+{
+	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
+	char err[256] = "";
+	osdfs *fs;
+	int rc;
+
+	mo.flags = OSDFS_MOUNT_RDONLY | OSDFS_MOUNT_KEEP_BACKEND;
+	mo.error = err;
+	mo.error_size = sizeof(err);
+	rc = osdfs_mount(&fs, be, &mo);
+	if (rc == 0)
+		return osdfs_unmount(fs);
+	if (rc == -EBUSY)
+		tc_err("scrub: %s is mounted (%s): unmount it first", tool_fs_name(t), err);
+	else
+		tc_err_rc(rc, "scrub: %s%s%s", tool_fs_name(t), *err ? ": " : "", err);
+	return rc;
+}
+
 static int scrub_opt(struct tool *t, int key, const char *arg, void *ctx)
 {
 	(void)t; (void)arg;
@@ -198,6 +220,11 @@ int cmd_scrub(struct tool *t, int argc, char **argv)
 	be = open_layout(t, dry); /* a dry run opens read-only: nothing is written */
 	if (!be)
 		return EXIT_FSCK_ERROR;
+	rc = refuse_mounted(t, be);
+	if (rc < 0) {
+		tool_release_backend(t);
+		return EXIT_FSCK_ERROR;
+	}
 	pthread_mutex_init(&r.mu, NULL);
 	tc_progress_init(&r.prog, "scrub", t->progress, 0);
 	if (t->json)

@@ -74,7 +74,7 @@ static const struct command commands[] = {
 	  "device, check that mirror copies agree and parity matches, and rewrite\n"
 	  "from redundancy each unit that failed to read or that is outvoted (RAID 6:\n"
 	  "located by P and Q). A disagreement whose bad side cannot be told is\n"
-	  "reported, not guessed. Safe on a mounted filesystem.\n"
+	  "reported, not guessed. A filesystem mounted elsewhere is refused.\n"
 	  "  --dry-run  report only; write nothing (opens the devices read-only)\n"
 	  "Exit status: 0 clean, 1 everything found repaired, 4 damage left,\n"
 	  "8 could not scrub.\n", cmd_scrub },

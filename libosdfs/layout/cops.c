@@ -63,7 +63,7 @@ static void exec_job(struct lay_job *j)
 	pthread_mutex_unlock(&L->mu);
 	c->rc = ops ? exec_one(c, ops, impl) : -ENODEV;
 	/* a read that fails while the device still answers is a medium error
-	 * (e.g. a data checksum mismatch, spc4r37 4.5.6 MEDIUM ERROR): the
+	 * (e.g. a data checksum mismatch, sense key MEDIUM ERROR, SPC-3 r23 §4.5.6): the
 	 * device stays up and the caller repairs the unit */
 	if (c->rc == -EIO && c->kind == LAY_READ && lay_dev_answers(ops, impl, c->oid)) {
 		c->medium = 1;
