@@ -206,8 +206,11 @@ enum osdfs_layout_event_kind {
 					     was not: read-only, dry run) */
 	OSDFS_LAYOUT_EV_UNRECOVERABLE,  /**< data could not be read nor
 					     reconstructed: the read gave -EIO */
-	OSDFS_LAYOUT_EV_MISMATCH        /**< copies or parity disagree and the bad
+	OSDFS_LAYOUT_EV_MISMATCH,       /**< copies or parity disagree and the bad
 					     unit cannot be told (scrub) */
+	OSDFS_LAYOUT_EV_RETURNED        /**< a device marked down is present again
+					     at open; its data is stale, so it stays
+					     down until rebuilt */
 };
 
 /** One event of a layout (osdfs_layout_events(), the event handler). */
@@ -224,7 +227,7 @@ struct osdfs_layout_event {
 };
 
 /** Name of an event kind ("down", "up", "repaired", "repair-failed",
- *  "unrecoverable", "mismatch"), or "?". */
+ *  "unrecoverable", "mismatch", "returned"), or "?". */
 OSD_EXTERN const char *osdfs_layout_event_name(enum osdfs_layout_event_kind kind);
 
 /**

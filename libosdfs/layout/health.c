@@ -69,7 +69,7 @@ static int decode_event(struct osdfs_layout_event *e, const uint8_t *in, unsigne
 	size_t rl = osdfs__get_le16(in + 28);
 
 	memset(e, 0, sizeof(*e));
-	if (in[26] < OSDFS_LAYOUT_EV_DOWN || in[26] > OSDFS_LAYOUT_EV_MISMATCH || in[27] > 7 ||
+	if (in[26] < OSDFS_LAYOUT_EV_DOWN || in[26] > OSDFS_LAYOUT_EV_RETURNED || in[27] > 7 ||
 	    (slot != 0xFFFFu && slot >= ndev) || rl >= LAY_REASON_MAX || in[30] || in[31] ||
 	    memchr(in + 32, 0, rl))
 		return -EINVAL;
@@ -127,6 +127,7 @@ static int severity_of(enum osdfs_layout_event_kind k)
 {
 	switch (k) {
 	case OSDFS_LAYOUT_EV_UP: return LOG_NOTICE;
+	case OSDFS_LAYOUT_EV_RETURNED: return LOG_WARNING;
 	case OSDFS_LAYOUT_EV_REPAIRED: return LOG_WARNING;
 	case OSDFS_LAYOUT_EV_UNRECOVERABLE: return LOG_CRIT;
 	default: return LOG_ERR;
@@ -136,9 +137,9 @@ static int severity_of(enum osdfs_layout_event_kind k)
 OSD_EXTERN const char *osdfs_layout_event_name(enum osdfs_layout_event_kind kind)
 {
 	static const char *const names[] = { "?", "down", "up", "repaired", "repair-failed",
-					     "unrecoverable", "mismatch" };
+					     "unrecoverable", "mismatch", "returned" };
 
-	return kind >= OSDFS_LAYOUT_EV_DOWN && kind <= OSDFS_LAYOUT_EV_MISMATCH ? names[kind]
+	return kind >= OSDFS_LAYOUT_EV_DOWN && kind <= OSDFS_LAYOUT_EV_RETURNED ? names[kind]
 										 : names[0];
 }
 
@@ -216,13 +217,8 @@ void lay_health_sync(struct lay *L)
 	struct osdfs_attr a = { OSDFS__PAGE_LAYOUT, LAY_ATTR_HEALTH, NULL, 0 };
 	struct lay_copv v = { 0 };
 	uint8_t *buf;
-	int dirty;
-
-	pthread_mutex_lock(&L->mu);
-	dirty = L->health_dirty;
-	pthread_mutex_unlock(&L->mu);
-	if (!dirty)
-		return;
+	if (!atomic_load_explicit(&L->health_dirty, memory_order_relaxed))
+		return; /* the common case: a read that met no medium error */
 	pthread_mutex_lock(&L->health_mu); /* stores in generation order */
 	buf = snapshot(L, &a.len);
 	a.value = buf;

@@ -231,6 +231,16 @@ static void set_dev(struct lay *L, unsigned s, osdfs_backend *be)
 	L->dev[s].impl = be ? osdfs_backend_impl(be) : NULL;
 }
 
+/* Whether the newest event of slot @p s already says it returned (so that
+ * every open of a stale device does not record it again). */
+static int was_down_here(struct lay *L, unsigned s)
+{
+	for (unsigned i = L->health.nev; i-- > 0;)
+		if (L->health.ev[i].slot == (int)s)
+			return L->health.ev[i].kind == OSDFS_LAYOUT_EV_RETURNED;
+	return 0;
+}
+
 /* Put each device in the slot whose uuid it carries; the rest are spares. */
 static int match_slots(struct lay *L, const struct osdfs_layout_config *cfg,
 		       const struct probe *pr)
@@ -257,7 +267,14 @@ static int match_slots(struct lay *L, const struct osdfs_layout_config *cfg,
 			if (!L->readonly) {
 				L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
 				L->table_dirty = 1;
+				lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0,
+					  "device %s missing at open", L->table.ent[s].address);
 			}
+		} else if (L->dev[s].be && L->dev[s].state == OSDFS_LAYOUT_DEV_DOWN &&
+			   !L->readonly && !was_down_here(L, s)) {
+			lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0,
+				  "device %s is back but stale: it stays down until rebuilt",
+				  L->table.ent[s].address);
 		}
 		down += L->dev[s].state != OSDFS_LAYOUT_DEV_UP;
 	}

@@ -8,6 +8,7 @@
 #define OSDFS_LAYOUT_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -199,7 +200,8 @@ struct lay {
 	int nobjects_known;      /* nobjects is valid: kept by create/remove */
 	int readonly;            /* write nothing: states change in memory only */
 	struct lay_health health; /* events and generation (counters live in dev[]) */
-	int health_dirty;        /* counters or events changed: rewrite the record */
+	atomic_int health_dirty; /* counters or events changed: rewrite the record
+				  * (atomic: every read checks it without the mutex) */
 	pthread_mutex_t health_mu; /* orders the record's stores */
 	void (*on_event)(const struct osdfs_layout_event *ev, void *payload);
 	void *on_event_payload;

@@ -335,6 +335,65 @@ START_TEST(test_scrub_raid1_mismatch_reported)
 }
 END_TEST
 
+static int count_events(struct fx *f, enum osdfs_layout_event_kind k, int slot)
+{
+	struct osdfs_layout_event ev[32];
+	int n = osdfs_layout_events(f->be, ev, 32), c = 0;
+
+	for (int i = 0; i < n; i++)
+		c += ev[i].kind == k && ev[i].slot == slot;
+	return c;
+}
+
+static struct {
+	int calls, last_kind, last_severity;
+} seen;
+
+static void on_event(const struct osdfs_layout_event *e, void *payload)
+{
+	ck_assert_ptr_eq(payload, &seen);
+	seen.calls++;
+	seen.last_kind = e->kind;
+	seen.last_severity = e->severity;
+}
+
+/* Device events over opens: missing (down), present again (returned, once),
+ * failing while open (down, to the handler too), rebuilt (up). */
+START_TEST(test_device_events)
+{
+	const int without2[NDEV] = { 0, 1, -1, 3 };
+	struct fx f;
+	uint64_t oid = make_fs(&f, "raid5,su=8K");
+	struct osdfs_layout_rebuild_stats rs;
+
+	fx_close(&f);
+	ck_assert_int_eq(fx_open(&f, without2, NDEV, NULL), 0);
+	ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_DOWN, 2), 1);
+	fx_close(&f);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(fx_open_all(&f, NULL), 0);
+		ck_assert_int_eq(dev(&f, 2).state, OSDFS_LAYOUT_DEV_DOWN);
+		ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_RETURNED, 2), 1);
+		fx_close(&f);
+	}
+	ck_assert_int_eq(fx_open_all(&f, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 2, NULL, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 2, &rs, NULL, NULL), 0);
+	ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_UP, 2), 1);
+	ck_assert_int_eq(osdfs_layout_set_event_handler(f.be, on_event, &seen), 0);
+	memset(&seen, 0, sizeof(seen));
+	fx_kill(&f, 3);
+	read_file(&f, oid, 1); /* degraded */
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_int_eq(seen.last_kind, OSDFS_LAYOUT_EV_DOWN);
+	ck_assert_int_eq(seen.last_severity, 3); /* LOG_ERR */
+	ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_DOWN, 3), 1);
+	ck_assert_str_eq(osdfs_layout_event_name(OSDFS_LAYOUT_EV_RETURNED), "returned");
+	ck_assert_str_eq(osdfs_layout_event_name(0), "?");
+	fx_fini(&f);
+}
+END_TEST
+
 static char fsck_msg[768];
 static unsigned fsck_data_io;
 
@@ -432,6 +491,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_scrub_raid5_mismatch_reported);
 	tcase_add_test(tc, test_scrub_raid1_mismatch_reported);
 	tcase_add_test(tc, test_fsck_verify_data);
+	tcase_add_test(tc, test_device_events);
 	tcase_add_test(tc, test_health_record);
 	suite_add_tcase(s, tc);
 	return s;
