@@ -355,6 +355,14 @@ static int scrub_meta_chunk(struct scrub *x, uint64_t oid, unsigned first, unsig
 	if (rc < 0)
 		return rc;
 	vote(cp, count, len, &un);
+	if (un.ambiguous) {
+		/* copies disagree without a majority: report, never guess */
+		x->st->mismatches++;
+		x->st->unrepaired++;
+		lay_event(x->L, OSDFS_LAYOUT_EV_MISMATCH, -1, oid, off,
+			  "metadata copies of bytes %llu+%zu disagree, no majority",
+			  (unsigned long long)off, len);
+	}
 	for (unsigned j = 0; j < count; j++) {
 		struct iovec iov = { (void *)un.val, len };
 		unsigned s = cp[j].comp;

@@ -394,6 +394,60 @@ START_TEST(test_device_events)
 }
 END_TEST
 
+/* Metadata (mirrored whole): a medium error on the root directory's first
+ * copy is read from the next and rewritten; scrub repairs one found on a
+ * copy nobody read; silently differing copies: a majority (RAID 6: 3 copies)
+ * repairs, 2 copies (RAID 5) are reported and left. */
+START_TEST(test_metadata_heal)
+{
+	uint64_t root = OSDFS__OID_BASE + OSDFS_ROOT_INO, size;
+	const struct osdfs_backend_ops *ops;
+	struct osdfs_layout_scrub_stats st;
+	uint8_t want[4096], got[4096], orig[512];
+	struct iovec iov = { got, sizeof(got) };
+	unsigned first = (unsigned)(root % NDEV);
+	struct fx f;
+
+	make_fs(&f, "raid5,su=8K");
+	ops = osdfs_backend_ops_of(f.be);
+	ck_assert_int_eq(ops->size(osdfs_backend_impl(f.be), root, &size), 0);
+	ck_assert_uint_ge(size, sizeof(want));
+	ck_assert_int_eq(fx_raw_read(&f, first, root, 0, want, sizeof(want)), sizeof(want));
+	fx_bad_range(&f, first, root, 0, 4096, 0);
+	ck_assert_int_eq(ops->read(osdfs_backend_impl(f.be), root, 0, &iov, 1), sizeof(got));
+	ck_assert(memcmp(got, want, sizeof(got)) == 0);
+	ck_assert(!fx_bad_left(&f, first));
+	ck_assert_int_eq(fx_raw_read(&f, first, root, 0, got, sizeof(got)), sizeof(got));
+	ck_assert(memcmp(got, want, sizeof(got)) == 0);
+	ck_assert_uint_eq(dev(&f, first).repairs, 1);
+	ck_assert_int_eq(dev(&f, first).state, OSDFS_LAYOUT_DEV_UP);
+	/* the second copy, which reads never reach while the first is good */
+	fx_bad_range(&f, (first + 1) % NDEV, root, 512, 512, 0);
+	ck_assert_int_eq(osdfs_layout_scrub(f.be, 0, &st, NULL, NULL), 0);
+	ck_assert_uint_eq(st.medium, 1);
+	ck_assert_uint_eq(st.repaired, 1);
+	ck_assert(!fx_bad_left(&f, (first + 1) % NDEV));
+	scrub_clean(&f);
+	/* two copies that differ: reported, left */
+	corrupt(&f, root, 1, 100, orig);
+	ck_assert_int_eq(osdfs_layout_scrub(f.be, 0, &st, NULL, NULL), -EIO);
+	ck_assert_uint_eq(st.mismatches, 1);
+	ck_assert_uint_eq(st.repaired, 0);
+	ck_assert(has_event(&f, OSDFS_LAYOUT_EV_MISMATCH, -1, root));
+	fx_fini(&f);
+
+	make_fs(&f, "raid6,su=8K"); /* 3 copies of metadata: a majority */
+	corrupt(&f, root, 2, 100, orig);
+	ck_assert_int_eq(osdfs_layout_scrub(f.be, 0, &st, NULL, NULL), 0);
+	ck_assert_uint_eq(st.mismatches, 1);
+	ck_assert_uint_eq(st.repaired, 1);
+	ck_assert_int_eq(fx_raw_read(&f, (first + 2) % NDEV, root, 100, got, 64), 64);
+	ck_assert(memcmp(got, orig, 64) == 0);
+	scrub_clean(&f);
+	fx_fini(&f);
+}
+END_TEST
+
 static char fsck_msg[768];
 static unsigned fsck_data_io;
 
@@ -492,6 +546,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_scrub_raid1_mismatch_reported);
 	tcase_add_test(tc, test_fsck_verify_data);
 	tcase_add_test(tc, test_device_events);
+	tcase_add_test(tc, test_metadata_heal);
 	tcase_add_test(tc, test_health_record);
 	suite_add_tcase(s, tc);
 	return s;
