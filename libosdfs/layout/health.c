@@ -171,6 +171,23 @@ void lay_event(struct lay *L, enum osdfs_layout_event_kind kind, int slot, uint6
 		fn(&e, payload);
 }
 
+void lay_repair_note(struct lay *L, unsigned s, uint64_t oid, uint64_t off, int rc,
+		     const char *what)
+{
+	pthread_mutex_lock(&L->mu);
+	if (rc == 0)
+		L->dev[s].repairs++;
+	else
+		L->dev[s].unrepaired++;
+	pthread_mutex_unlock(&L->mu);
+	if (rc == 0)
+		lay_event(L, OSDFS_LAYOUT_EV_REPAIRED, (int)s, oid, off,
+			  "%s rewritten from redundancy", what);
+	else
+		lay_event(L, OSDFS_LAYOUT_EV_REPAIR_FAILED, (int)s, oid, off, "%s: %s", what,
+			  rc == -EROFS ? "read-only, not rewritten" : strerror(-rc));
+}
+
 void lay_health_load(struct lay *L, const struct lay_health *h)
 {
 	L->health = *h;

@@ -6,6 +6,7 @@
  * lock (shared for reads, exclusive for changes).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,6 +202,7 @@ int lay_heal_write(struct lay *L, const struct lay_info *fi, const struct lay_ma
 	struct lay_copv v = { 0 };
 	struct lay_cop *op;
 	int rc = L->readonly ? -EROFS : 0;
+	char what[80];
 
 	if (n == 0)
 		return 0;
@@ -215,21 +217,8 @@ int lay_heal_write(struct lay *L, const struct lay_info *fi, const struct lay_ma
 		}
 		lay_copv_free(&v);
 	}
-	pthread_mutex_lock(&L->mu);
-	if (rc == 0)
-		L->dev[s].repairs++;
-	else
-		L->dev[s].unrepaired++;
-	pthread_mutex_unlock(&L->mu);
-	if (rc == 0)
-		lay_event(L, OSDFS_LAYOUT_EV_REPAIRED, (int)s, fi->oid, comp_logical(lm, c, row),
-			  "component %u bytes %llu+%zu rewritten from redundancy", c,
-			  (unsigned long long)off, n);
-	else
-		lay_event(L, OSDFS_LAYOUT_EV_REPAIR_FAILED, (int)s, fi->oid,
-			  comp_logical(lm, c, row), "component %u bytes %llu+%zu: %s", c,
-			  (unsigned long long)off, n,
-			  rc == -EROFS ? "read-only, not rewritten" : strerror(-rc));
+	snprintf(what, sizeof(what), "component %u bytes %llu+%zu", c, (unsigned long long)off, n);
+	lay_repair_note(L, s, fi->oid, comp_logical(lm, c, row), rc, what);
 	return rc;
 }
 

@@ -224,6 +224,15 @@ int lay_dev_answers(const struct osdfs_backend_ops *ops, void *impl, uint64_t oi
  * the handler, mark the record dirty. */
 void lay_event(struct lay *L, enum osdfs_layout_event_kind kind, int slot, uint64_t oid,
 	       uint64_t off, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Count a rewrite of @p what (a unit or range) on slot @p s after a medium
+ * error or mismatch: rc 0 a repair, else unrepaired (-EROFS: read-only),
+ * with its event. */
+void lay_repair_note(struct lay *L, unsigned s, uint64_t oid, uint64_t off, int rc,
+		     const char *what);
+/* objops.c: write @p n bytes from @p iov over [off, off + n) of the metadata
+ * copy on slot @p s (a medium error or mismatch there) and count it. */
+int lay_heal_meta(struct lay *L, unsigned s, uint64_t oid, uint64_t off,
+		  const struct iovec *iov, int iovcnt, size_t n);
 /* Load the newest health record of @p n device images (at open). */
 void lay_health_load(struct lay *L, const struct lay_health *h);
 /* Store the record on every readable device if dirty (not when read-only). */

@@ -5,6 +5,7 @@
  * on num_comps of them with its attributes on the first lay_holders().
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -373,31 +374,19 @@ static long meta_read_fn(const struct osdfs_backend_ops *ops, void *impl, void *
 	return (long)ops->read(impl, a->oid, a->off, a->iov, a->iovcnt);
 }
 
-/* Rewrite [off, off + n) of metadata copy on slot @p s with what a good copy
- * returned, after a medium error there. */
-static void meta_heal(struct lay *L, unsigned s, const struct rd_arg *a, size_t n)
+int lay_heal_meta(struct lay *L, unsigned s, uint64_t oid, uint64_t off,
+		  const struct iovec *iov, int iovcnt, size_t n)
 {
 	ssize_t w = -EROFS;
+	char what[64];
 
 	if (!L->readonly)
-		w = L->dev[s].ops->write(L->dev[s].impl, a->oid, a->off, a->iov, a->iovcnt, NULL,
-					 0);
+		w = L->dev[s].ops->write(L->dev[s].impl, oid, off, iov, iovcnt, NULL, 0);
 	if (w < 0)
 		lay_dev_failed(L, s, w);
-	pthread_mutex_lock(&L->mu);
-	if (w >= 0)
-		L->dev[s].repairs++;
-	else
-		L->dev[s].unrepaired++;
-	pthread_mutex_unlock(&L->mu);
-	if (w >= 0)
-		lay_event(L, OSDFS_LAYOUT_EV_REPAIRED, (int)s, a->oid, a->off,
-			  "metadata copy bytes %llu+%zu rewritten from another copy",
-			  (unsigned long long)a->off, n);
-	else
-		lay_event(L, OSDFS_LAYOUT_EV_REPAIR_FAILED, (int)s, a->oid, a->off,
-			  "metadata copy bytes %llu+%zu: %s", (unsigned long long)a->off, n,
-			  w == -EROFS ? "read-only, not rewritten" : strerror((int)-w));
+	snprintf(what, sizeof(what), "metadata copy bytes %llu+%zu", (unsigned long long)off, n);
+	lay_repair_note(L, s, oid, off, w < 0 ? (int)w : 0, what);
+	return w < 0 ? (int)w : 0;
 }
 
 /* Read metadata from the first copy that gives it; a copy that failed on a
@@ -440,7 +429,7 @@ static ssize_t meta_read(struct lay *L, struct span sp, struct rd_arg *a)
 		}
 		w.iov = iov;
 		if (left == 0)
-			meta_heal(L, bad[i], &w, (size_t)n);
+			lay_heal_meta(L, bad[i], a->oid, a->off, iov, w.iovcnt, (size_t)n);
 	}
 	if (nbad)
 		lay_health_sync(L);

@@ -33,11 +33,6 @@ struct unit {
 	int ambiguous; /* copies disagree without a majority */
 };
 
-static int dry(const struct scrub *x)
-{
-	return (x->flags & OSDFS_LAYOUT_SCRUB_DRY_RUN) || x->L->readonly;
-}
-
 /* Rewrite a bad copy from @p val, or count it unrepaired in a dry run. */
 static void fix_copy(struct scrub *x, const struct lay_info *fi, const struct lay_map *lm,
 		     uint64_t row, const struct copy *cp, const uint8_t *val, size_t ext)
@@ -366,35 +361,25 @@ static int scrub_meta_chunk(struct scrub *x, uint64_t oid, unsigned first, unsig
 	for (unsigned j = 0; j < count; j++) {
 		struct iovec iov = { (void *)un.val, len };
 		unsigned s = cp[j].comp;
-		ssize_t w;
 
 		if (cp[j].state < 2)
 			continue;
 		x->st->mismatches += cp[j].state == 3;
-		if (!un.val || dry(x)) {
+		if (!un.val) {
 			x->st->unrepaired++;
-			lay_event(x->L, un.val ? OSDFS_LAYOUT_EV_REPAIR_FAILED : OSDFS_LAYOUT_EV_MISMATCH,
-				  (int)s, oid, off, un.val ? "metadata copy bytes %llu+%zu bad (not "
-				  "rewritten: dry run or read-only)" : "metadata copies of bytes "
-				  "%llu+%zu disagree, no majority", (unsigned long long)off, len);
-			continue;
-		}
-		w = x->L->dev[s].ops->write(x->L->dev[s].impl, oid, off, &iov, 1, NULL, 0);
-		lay_dev_failed(x->L, s, w);
-		pthread_mutex_lock(&x->L->mu);
-		if (w >= 0)
-			x->L->dev[s].repairs++;
-		else
-			x->L->dev[s].unrepaired++;
-		pthread_mutex_unlock(&x->L->mu);
-		if (w >= 0)
+			lay_event(x->L, OSDFS_LAYOUT_EV_UNRECOVERABLE, (int)s, oid, off,
+				  "metadata copy bytes %llu+%zu bad and no good copy",
+				  (unsigned long long)off, len);
+		} else if (x->flags & OSDFS_LAYOUT_SCRUB_DRY_RUN) {
+			x->st->unrepaired++;
+			lay_event(x->L, OSDFS_LAYOUT_EV_REPAIR_FAILED, (int)s, oid, off,
+				  "metadata copy bytes %llu+%zu bad (dry run: not rewritten)",
+				  (unsigned long long)off, len);
+		} else if (lay_heal_meta(x->L, s, oid, off, &iov, 1, len) == 0) {
 			x->st->repaired++;
-		else
+		} else {
 			x->st->unrepaired++;
-		lay_event(x->L, w >= 0 ? OSDFS_LAYOUT_EV_REPAIRED : OSDFS_LAYOUT_EV_REPAIR_FAILED,
-			  (int)s, oid, off, "metadata copy bytes %llu+%zu %s",
-			  (unsigned long long)off, len, w >= 0 ? "rewritten from the other copies"
-							      : strerror((int)-w));
+		}
 	}
 	return 0;
 }
