@@ -415,21 +415,19 @@ static ssize_t meta_read(struct lay *L, struct span sp, struct rd_arg *a)
 			return n;
 	}
 	for (unsigned i = 0; n > 0 && i < nbad; i++) {
-		struct rd_arg w = *a;
 		struct iovec iov[64];
 		size_t left = (size_t)n;
+		int cnt = 0;
 
 		/* only the bytes read: the caller's iovecs cut at n */
-		w.iovcnt = 0;
-		for (int k = 0; k < a->iovcnt && left && w.iovcnt < 64; k++) {
-			iov[w.iovcnt] = a->iov[k];
-			if (iov[w.iovcnt].iov_len > left)
-				iov[w.iovcnt].iov_len = left;
-			left -= iov[w.iovcnt++].iov_len;
+		for (int k = 0; k < a->iovcnt && left && cnt < 64; k++) {
+			iov[cnt] = a->iov[k];
+			if (iov[cnt].iov_len > left)
+				iov[cnt].iov_len = left;
+			left -= iov[cnt++].iov_len;
 		}
-		w.iov = iov;
 		if (left == 0)
-			lay_heal_meta(L, bad[i], a->oid, a->off, iov, w.iovcnt, (size_t)n);
+			lay_heal_meta(L, bad[i], a->oid, a->off, iov, cnt, (size_t)n);
 	}
 	if (nbad)
 		lay_health_sync(L);
