@@ -521,11 +521,14 @@ int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 	int r = sfd < 0 ? -errno : hdr_read(sfd, &len, &lo, &hi);
 	int64_t n;
 	if (r == -ENOENT || r == -EUCLEAN) {
-		if (!st->upgrading && !st->salvage && r == -ENOENT && !(have_data && o->length)) {
+		int empty = !have_data || !o->length;
+		if (r == -ENOENT && empty) {
 			r = 0; /* no data yet: made with the first write */
 			goto out;
 		}
-		if (!st->upgrading && !st->salvage) {
+		/* A crash between making the sidecar and writing its header
+		 * leaves it empty, before any data: nothing to lose, start again. */
+		if (!st->upgrading && !st->salvage && !empty) {
 			o->sums_bad = 1; /* every read of it fails: nothing can be checked */
 			note_bad(sc, o);
 			r = 0;
@@ -540,7 +543,9 @@ int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 		}
 		n = rebuild(fd, sfd, o->length, 0, UINT64_MAX);
 		r = n < 0 ? (int)n : 0;
-		if (!r) {
+		if (!r && empty) {
+			o->has_sums = 1;
+		} else if (!r) {
 			sc->built_objs++;
 			sc->built_bytes += o->length;
 			o->has_sums = 1;
