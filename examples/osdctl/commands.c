@@ -597,33 +597,33 @@ static void scrub_error(struct scrub *sc, const struct osd_sense *sn, const char
 	}
 }
 
-/* OBJECT STRUCTURE CHECK of one object, getting its logical length along. */
+/* OBJECT STRUCTURE CHECK of one object, then its logical length (what was verified). */
 static int scrub_object(struct tc_device *s, struct scrub *sc, uint64_t pid, uint64_t oid)
 {
 	struct osd_obj_id obj = { pid, oid };
-	struct osd_attr a;
 	uint64_t len = 0;
 	osd_req *req;
-	int rc = osd_req_object_structure_check(&req, s->dev, &obj);
+	int rc = osd_req_object_structure_check(&req, s->dev, &obj), damaged = 0;
 
-	if (rc == 0)
-		rc = osd_req_add_get_attr(req, OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION,
-					  OSD_ATTR_UI_LOGICAL_LENGTH);
 	if (rc)
 		return tc_device_fail(s, rc, "scrub");
 	rc = osd_req_execute(req);
 	const struct osd_sense *sn = osd_req_sense(req);
 	if (rc == -EIO && sn && sn->key == OSD_SK_MEDIUM_ERROR) {
 		scrub_error(sc, sn, osd_req_error(req));
+		damaged = 1;
 		rc = 0;
-	} else if (rc == -ENOENT) {
-		rc = 0; /* removed meanwhile */
-	} else if (rc == 0 && osd_req_find_attr(req, OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION,
-					       OSD_ATTR_UI_LOGICAL_LENGTH, &a) == 0 && a.length == 8) {
-		for (int i = 0; i < 8; i++)
-			len = len << 8 | ((const uint8_t *)a.value)[i];
 	}
 	osd_req_free(req);
+	if (rc == 0 && !damaged) {
+		/* a collection has no length; a removed object none either */
+		rc = osd_get_attr_u64(s->dev, &obj, OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION,
+				      OSD_ATTR_UI_LOGICAL_LENGTH, &len);
+		if (rc == -ENOENT || rc == -EINVAL)
+			rc = 0;
+	}
+	if (rc == -ENOENT)
+		rc = 0; /* removed meanwhile */
 	if (rc)
 		return tc_device_fail(s, rc, "scrub");
 	sc->objects++;
