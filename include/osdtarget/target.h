@@ -45,6 +45,13 @@ struct osd_target_options {
 	 */
 	void (*log_event)(void *arg, int severity, const char *msg);
 	void *log_event_arg;  /**< passed to @ref log_event */
+	/**
+	 * Version 3: 1 = a store this open creates keeps no data checksums, so
+	 * nothing catches damaged data (for measuring their cost only:
+	 * `osd-bench --target --checksum-cost`). Recorded in the store; an
+	 * existing store keeps the mode it was made with.
+	 */
+	int no_checksums;
 };
 
 /** @name Severities of osd_target_options.log_event (the syslog levels) */
@@ -54,10 +61,10 @@ struct osd_target_options {
 #define OSD_TARGET_LOG_NOTICE 5  /**< a condition cleared, salvage found nothing */
 /** @} */
 
-#define OSD_TARGET_OPTIONS_VERSION 2 /**< current options version (1: without salvage
-					  and log_event) */
-/** Default options: create if missing, FLUSH/FUA-level durability. */
-#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL }
+#define OSD_TARGET_OPTIONS_VERSION 3 /**< current options version (1: without salvage
+					  and log_event; 2: without no_checksums) */
+/** Default options: create if missing, FLUSH/FUA-level durability, checksums. */
+#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0 }
 
 /**
  * Open (and with opts->create, create) the store in @p dir. Only one process

@@ -1146,9 +1146,11 @@ static uint64_t next_checked(int fd, int sfd, uint64_t b, uint64_t end)
 	uint64_t nb = d < 0 ? end : (uint64_t)d / OSD__SUM_BLOCK;
 	if (nb <= b)
 		return b;
+	/* a checksum where the data has a hole is checked (it must be 0) */
 	off_t e = sfd >= 0 ? lseek(sfd, (off_t)(OSD__SUM_HDR + 4 * b), SEEK_DATA) : -1;
-	if (e >= 0 && (uint64_t)e < OSD__SUM_HDR + 4 * nb)
-		return b; /* a checksum where the data has a hole: check it */
+	uint64_t eb = e < (off_t)OSD__SUM_HDR ? 0 : ((uint64_t)e - OSD__SUM_HDR) / 4;
+	if (e >= 0 && eb < nb)
+		return eb > b ? eb : b;
 	return nb < end ? nb : end;
 }
 
