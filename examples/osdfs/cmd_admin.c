@@ -125,6 +125,7 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 	struct osdfs_fsck_report rep;
 	struct fsck_out out = { t->json, 1 };
 	int repair, rc, status;
+	uint64_t rebuilt;
 	int i = tool_getopt(t, tool_find_command("fsck"), argc, argv, "", longs, fsck_opt, &fo);
 
 	if (i <= 0)
@@ -138,7 +139,9 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 	fo.payload = &out;
 	if (t->json)
 		printf("{\"findings\":[");
+	rebuilt = layout_medium_errors(t->be);
 	rc = osdfs_fsck(t->be, &fo, &rep);
+	rebuilt = layout_medium_errors(t->be) - rebuilt;
 	tool_release_backend(t);
 	if (rc < 0 && rc != -EUCLEAN) {
 		if (t->json)
@@ -149,10 +152,11 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 	status = rep.unrepaired ? EXIT_FSCK_DAMAGED : rep.total ? EXIT_FSCK_REPAIRED : 0;
 	if (t->json) {
 		printf("],\"status\":\"%s\",\"inodes\":%" PRIu64 ",\"directories\":%" PRIu64
-		       ",\"entries\":%" PRIu64 ",\"data_bytes\":%" PRIu64 ",\"found\":%" PRIu64
-		       ",\"repaired\":%" PRIu64 ",\"unrepaired\":%" PRIu64 ",\"by_kind\":{",
+		       ",\"entries\":%" PRIu64 ",\"data_bytes\":%" PRIu64 ",\"rebuilt_reads\":%"
+		       PRIu64 ",\"found\":%" PRIu64 ",\"repaired\":%" PRIu64 ",\"unrepaired\":%"
+		       PRIu64 ",\"by_kind\":{",
 		       status == 0 ? "clean" : status == EXIT_FSCK_REPAIRED ? "repaired" : "damaged",
-		       rep.inodes, rep.directories, rep.entries, rep.data_bytes, rep.total,
+		       rep.inodes, rep.directories, rep.entries, rep.data_bytes, rebuilt, rep.total,
 		       rep.repaired, rep.unrepaired);
 		for (int k = 0; k < OSDFS_FSCK_KIND_COUNT; k++)
 			printf("%s\"%s\":%" PRIu64, k ? "," : "", osdfs_fsck_kind_name(k), rep.found[k]);
@@ -176,5 +180,9 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 		       rep.total, rep.repaired, rep.unrepaired,
 		       rep.unrepaired && !repair ? " (run 'osdfs fsck --repair')" : "");
 	}
+	if (rebuilt && !t->json)
+		printf("%" PRIu64 " read%s failed on a device that answered and %s rebuilt from "
+		       "redundancy%s\n", rebuilt, rebuilt == 1 ? "" : "s", rebuilt == 1 ? "was" : "were",
+		       repair ? " and rewritten" : ": run 'osdfs scrub' to repair");
 	return status;
 }

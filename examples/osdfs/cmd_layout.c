@@ -139,6 +139,20 @@ int cmd_devices(struct tool *t, int argc, char **argv)
 	return 0;
 }
 
+uint64_t layout_medium_errors(osdfs_backend *be)
+{
+	unsigned n = osdfs_layout_ndevices(be);
+	uint64_t sum = 0;
+
+	for (unsigned s = 0; s < n; s++) {
+		struct osdfs_layout_device d;
+
+		if (osdfs_layout_device(be, s, &d) == 0)
+			sum += d.medium_errors;
+	}
+	return sum;
+}
+
 /* ---- scrub ---- */
 
 struct scrub_run {

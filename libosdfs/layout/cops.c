@@ -68,7 +68,7 @@ static void exec_job(struct lay_job *j)
 	if (c->rc == -EIO && c->kind == LAY_READ && lay_dev_answers(ops, impl, c->oid)) {
 		c->medium = 1;
 		pthread_mutex_lock(&L->mu);
-		L->dev[c->slot].medium++;
+		L->dev[c->slot].medium += !c->recheck;
 		pthread_mutex_unlock(&L->mu);
 	} else if (c->rc < 0) {
 		lay_dev_failed(L, c->slot, c->rc);

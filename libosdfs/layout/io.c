@@ -240,6 +240,7 @@ static int heal_piece(struct lay *L, const struct lay_info *fi, const struct lay
 		if (rc == 0) {
 			op->comp = failed->comp;
 			op->off = p->row * lm->su + p->a;
+			op->recheck = 1; /* the failure was counted once */
 			lay_copv_run(L, &v);
 			rc = op->rc >= 0 ? 0 : op->medium ? -EIO : (int)op->rc;
 		}

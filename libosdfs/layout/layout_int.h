@@ -318,6 +318,7 @@ struct lay_cop {
 	int nattrs;
 	long rc;
 	int medium;     /* a read's -EIO from a device that still answers */
+	int recheck;    /* a read again of what failed: its medium error is not counted */
 };
 /* Run @p n ops in parallel (one job per op, the caller runs the first) and wait. */
 void lay_cops_run(struct lay *L, struct lay_cop *ops, size_t n);

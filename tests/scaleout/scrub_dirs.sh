@@ -71,6 +71,8 @@ fs cat /big >got || fail "raid5: cat with a bad block"
 cmp -s got big || fail "raid5: /big differs with a bad block"
 fs fsck --verify-data >out || fail "raid5: fsck --verify-data: $(cat out)"
 grep -q '^clean: .* 300001 data bytes read' out || fail "raid5 fsck --verify-data: $(cat out)"
+grep -q "^1 read failed on a device that answered and was rebuilt from redundancy: run 'osdfs scrub'" \
+	out || fail "raid5 fsck --verify-data does not point at scrub: $(cat out)"
 fs --json scrub >out
 rc=$?
 [ $rc -eq 1 ] || fail "raid5 scrub: exit $rc, want 1: $(cat out)"
