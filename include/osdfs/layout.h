@@ -26,6 +26,12 @@
  *   reads), writes go to the remaining components, and the filesystem stays
  *   usable while the layout tolerates the failures. osdfs_layout_replace()
  *   and osdfs_layout_rebuild() restore redundancy onto a new device.
+ * - A read that fails with -EIO on a device that still answers (a medium
+ *   error, e.g. a target's data checksum mismatch) does not mark it down:
+ *   the unit is rebuilt from mirrors or parity, returned, rewritten and
+ *   counted (struct osdfs_layout_device). osdfs_layout_scrub() checks and
+ *   repairs every copy and parity unit; osdfs_layout_events() and
+ *   osdfs_layout_set_event_handler() report what happened.
  *
  * @defgroup osdfs_layout Multi-device layouts
  * @{
