@@ -70,6 +70,10 @@ check_tree a "a byte flipped on slot 1"
 grep -q "^osdfs-mount: warning: layout: repaired, slot 1, object 0x" "$WORK/osdfs.log" ||
 	fail "the mount logged no repair on slot 1: $(tail -5 "$WORK/osdfs.log")"
 echo "ok: a byte flipped in slot 1's store: read back right, repaired, logged"
+"$OSDFS" $(target_args) scrub >"$WORK/scrub.log" 2>&1
+rc=$?
+[ $rc = 8 ] && grep -q "is mounted" "$WORK/scrub.log" ||
+	fail "scrub of the mounted filesystem: exit $rc: $(cat "$WORK/scrub.log")"
 kill_slots 2
 echo 3 >/proc/sys/vm/drop_caches
 check_tree a "slot 2 killed"
