@@ -500,6 +500,38 @@ START_TEST(test_fsck_verify_data)
 }
 END_TEST
 
+/* Other shapes: mirrored parity groups (2 copies that differ are settled by
+ * parity), and two groups (depth 2) with a medium error in the second. */
+START_TEST(test_scrub_shapes)
+{
+	struct osdfs_layout_scrub_stats st;
+	uint8_t orig[SU], now[64];
+	struct fx f;
+	uint64_t oid = make_fs(&f, "raid5,su=8K,width=2,mirrors=1");
+	unsigned s = corrupt(&f, oid, 1, 4 * SU + 100, orig); /* row 4: data, copy 1 */
+
+	ck_assert_int_eq(osdfs_layout_scrub(f.be, 0, &st, NULL, NULL), 0);
+	ck_assert_uint_eq(st.mismatches, 1);
+	ck_assert_uint_eq(st.repaired, 1);
+	ck_assert_int_eq(fx_raw_read(&f, s, oid, 4 * SU + 100, now, 64), 64);
+	ck_assert(memcmp(now, orig, 64) == 0);
+	scrub_clean(&f);
+	read_file(&f, oid, 1);
+	fx_fini(&f);
+
+	oid = make_fs(&f, "raid5,su=8K,width=2,depth=2");
+	s = damage(&f, oid, 3, SU, SU, 0, orig); /* group 1, its first row */
+	read_file(&f, oid, 1);
+	check_healed(&f, s, oid, SU, SU, orig);
+	scrub_clean(&f);
+	s = damage(&f, oid, 2, 2 * SU, 4096, 0, orig);
+	ck_assert_int_eq(osdfs_layout_scrub(f.be, 0, &st, NULL, NULL), 0);
+	ck_assert_uint_eq(st.repaired, 1);
+	check_healed(&f, s, oid, 2 * SU, 4096, orig);
+	fx_fini(&f);
+}
+END_TEST
+
 /* The health record: encode/decode round trip, known bytes, bad input refused. */
 START_TEST(test_health_record)
 {
@@ -549,6 +581,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_fsck_verify_data);
 	tcase_add_test(tc, test_device_events);
 	tcase_add_test(tc, test_metadata_heal);
+	tcase_add_test(tc, test_scrub_shapes);
 	tcase_add_test(tc, test_health_record);
 	suite_add_tcase(s, tc);
 	return s;
