@@ -143,6 +143,15 @@ OSD_EXTERN const char *osdfs_layout_event_name(enum osdfs_layout_event_kind kind
 										 : names[0];
 }
 
+/* Whether @p e says again what @p last said (same kind, device and object)
+ * within a minute. */
+static int repeats(const struct osdfs_layout_event *last, const struct osdfs_layout_event *e)
+{
+	return last->kind == e->kind && last->slot == e->slot && last->oid == e->oid &&
+	       last->offset == e->offset && e->time - last->time < 60 &&
+	       e->time >= last->time;
+}
+
 void lay_event(struct lay *L, enum osdfs_layout_event_kind kind, int slot, uint64_t oid,
 	       uint64_t off, const char *fmt, ...)
 {
@@ -158,6 +167,10 @@ void lay_event(struct lay *L, enum osdfs_layout_event_kind kind, int slot, uint6
 	vsnprintf(e.reason, sizeof(e.reason), fmt, ap);
 	va_end(ap);
 	pthread_mutex_lock(&L->mu);
+	if (h->nev && repeats(&h->ev[h->nev - 1], &e)) {
+		pthread_mutex_unlock(&L->mu);
+		return; /* a read retried in a loop must not push every other event out */
+	}
 	if (h->nev == LAY_HEALTH_EVENTS)
 		memmove(h->ev, h->ev + 1, (LAY_HEALTH_EVENTS - 1) * sizeof(h->ev[0]));
 	else

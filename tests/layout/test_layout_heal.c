@@ -396,6 +396,22 @@ START_TEST(test_device_events)
 }
 END_TEST
 
+/* The same unrecoverable read again and again is one event, so that the
+ * other events stay in the 32 kept. */
+START_TEST(test_repeated_event_once)
+{
+	uint8_t orig[512];
+	struct fx f;
+	uint64_t oid = make_fs(&f, "raid0,su=8K");
+
+	damage(&f, oid, 2, SU, 512, 0, orig);
+	for (int i = 0; i < 40; i++)
+		ck_assert_int_eq(read_file(&f, oid, 0), -EIO);
+	ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_UNRECOVERABLE, -1), 1);
+	fx_fini(&f);
+}
+END_TEST
+
 /* Metadata (mirrored whole): a medium error on the root directory's first
  * copy is read from the next and rewritten; scrub repairs one found on a
  * copy nobody read; silently differing copies: a majority (RAID 6: 3 copies)
@@ -582,6 +598,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_device_events);
 	tcase_add_test(tc, test_metadata_heal);
 	tcase_add_test(tc, test_scrub_shapes);
+	tcase_add_test(tc, test_repeated_event_once);
 	tcase_add_test(tc, test_health_record);
 	suite_add_tcase(s, tc);
 	return s;
