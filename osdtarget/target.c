@@ -141,6 +141,8 @@ int osd_target_open(osd_target **out, const char *dir, const struct osd_target_o
 		so.log = opts->log_event;
 		so.log_arg = opts->log_event_arg;
 	}
+	if (opts->version >= 4)
+		so.no_checksums = opts->no_checksums;
 	tgt->sync_writes = opts->sync_writes;
 	tgt->quirks = opts->version >= 3 ? opts->quirks : 0;
 	tgt->start_ms = osd_now_ms();

@@ -6,6 +6,8 @@
  * Every figure is the median of --runs runs. Durability: each run ends with
  * FLUSH OSD, included in its time; the baseline writes the same bytes with
  * pwrite() and one fdatasync() per run to a file in the same directory.
+ * --checksum-cost runs the 1 MiB WRITE and READ also on a second store made
+ * without data checksums, alternating run by run, and prints the cost.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +33,7 @@ struct bench {
 	struct osd_obj_id obj;
 	int runs;
 	unsigned creates, getattrs, small_ops, big_mib;
+	int no_checksums;       /* the store keeps no data checksums */
 };
 
 static double secs(uint64_t t0)
@@ -164,6 +167,7 @@ static void setup(struct bench *b)
 	osd_req *req;
 	int rc;
 
+	to.no_checksums = b->no_checksums;
 	rc = osd_target_open(&b->tgt, b->dir, &to);
 	if (rc == 0)
 		rc = osd_target_set_root_key(b->tgt, bench_root_key);
@@ -203,11 +207,14 @@ static void setup(struct bench *b)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: osd-bench --target [--dir DIR] [--runs N] [--mib N] [--quick]\n"
+		   "                          [--checksum-cost]\n"
 		   "  --dir DIR   disk to test: a fresh store is made in a temporary\n"
 		   "              directory under DIR (default $TMPDIR or /tmp) and removed\n"
 		   "  --runs N    runs per figure, the median is printed (default 5)\n"
 		   "  --mib N     MiB written and read per 1 MiB run (default 128)\n"
-		   "  --quick     small counts (a smoke test)\n");
+		   "  --quick     small counts (a smoke test)\n"
+		   "  --checksum-cost  also run the 1 MiB WRITE and READ on a store made\n"
+		   "              without data checksums, alternating runs, and print the cost\n");
 }
 
 static void row(const char *what, double v, const char *unit, double goal)
@@ -226,13 +233,16 @@ int osd_bench_target(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "mib", required_argument, NULL, 'm' },
 		{ "quick", no_argument, NULL, 'q' },
+		{ "checksum-cost", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench b = { .runs = 5, .creates = 20000, .getattrs = 50000, .small_ops = 20000,
 			   .big_mib = 128 };
 	const char *base = getenv("TMPDIR");
-	double v[7][MAX_RUNS], base_v[MAX_RUNS];
+	double v[7][MAX_RUNS], base_v[MAX_RUNS], off_v[2][MAX_RUNS];
+	struct bench off = { 0 };
+	int cost = 0;
 	uint8_t *small, *big;
 	int c, rc;
 
@@ -250,6 +260,7 @@ int osd_bench_target(int argc, char **argv)
 			b.small_ops = 500;
 			b.big_mib = 8;
 			break;
+		case 'c': cost = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -269,6 +280,13 @@ int osd_bench_target(int argc, char **argv)
 	memcpy(small, big, SMALL);
 	setup(&b);
 	int base_fd = baseline_open(&b, big);
+	if (cost) {
+		off = b;
+		off.no_checksums = 1;
+		if ((rc = bench_mkdtemp(base, "osd-bench", off.dir, sizeof(off.dir))))
+			bench_die(MODE, base, rc, NULL);
+		setup(&off);
+	}
 
 	for (int r = 0; r < b.runs; r++) {
 		v[0][r] = run_creates(&b);
@@ -278,12 +296,21 @@ int osd_bench_target(int argc, char **argv)
 		v[4][r] = run_small(&b, 0, small);
 		v[5][r] = run_big(&b, 1, big);
 		v[6][r] = run_big(&b, 0, big);
+		if (cost) {
+			off_v[0][r] = run_big(&off, 1, big);
+			off_v[1][r] = run_big(&off, 0, big);
+		}
 		base_v[r] = run_baseline(&b, base_fd, big);
 	}
 	close(base_fd);
 	osd_dev_close(b.dev);
 	osd_target_close(b.tgt);
 	bench_rmtree(b.dir);
+	if (cost) {
+		osd_dev_close(off.dev);
+		osd_target_close(off.tgt);
+		bench_rmtree(off.dir);
+	}
 
 	double bw = bench_median(v[5], b.runs), bbase = bench_median(base_v, b.runs);
 
@@ -299,6 +326,19 @@ int osd_bench_target(int argc, char **argv)
 	row("1 MiB sequential WRITE (MiB/s)", bw, "MiB/s", 1024);
 	row("1 MiB sequential READ (MiB/s)", bench_median(v[6], b.runs), "MiB/s", 3072);
 	row("baseline pwrite+fdatasync (MiB/s)", bbase, "MiB/s", 0);
+	if (cost) {
+		double w = bench_median(off_v[0], b.runs), rd = bench_median(off_v[1], b.runs);
+		double rr = bench_median(v[6], b.runs);
+
+		printf("\n  data checksums (CRC32C per 4 KiB block), the same runs alternating\n"
+		       "  with a store made without them (--checksum-cost):\n");
+		row("1 MiB WRITE, checksums off (MiB/s)", w, "MiB/s", 0);
+		row("1 MiB READ, checksums off (MiB/s)", rd, "MiB/s", 0);
+		printf("  %-38s %11.1f %%  goal <= 10 %%     %s\n", "cost of checksums, WRITE",
+		       100.0 * (1.0 - bw / w), bw >= 0.9 * w ? "met" : "not met");
+		printf("  %-38s %11.1f %%  goal <= 10 %%     %s\n", "cost of checksums, READ",
+		       100.0 * (1.0 - rr / rd), rr >= 0.9 * rd ? "met" : "not met");
+	}
 	printf("  %-38s %12.2f\n", "WRITE / baseline ratio", bbase > 0 ? bw / bbase : 0.0);
 	free(small);
 	free(big);

@@ -549,6 +549,142 @@ static int cmd_info(struct tc_device *s, const struct ctl_opts *o, int argc, cha
 	return EXIT_OK;
 }
 
+/* ---- scrub ------------------------------------------------------------------- */
+
+struct ids {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int collect_id(uint64_t id, void *payload)
+{
+	struct ids *l = payload;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		uint64_t *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = id;
+	return 0;
+}
+
+struct scrub {
+	const struct ctl_opts *o;
+	struct tc_progress prog;
+	uint64_t objects, bytes, errors;
+};
+
+/* A damaged object: MEDIUM ERROR naming it and its first bad byte. */
+static void scrub_error(struct scrub *sc, const struct osd_sense *sn, const char *msg)
+{
+	sc->errors++;
+	if (sc->o->json) {
+		printf("%s{\"partition\":%" PRIu64 ",\"object\":%" PRIu64 ",\"offset\":%" PRIu64
+		       ",\"message\":", sc->errors > 1 ? "," : "", sn->object.partition,
+		       sn->object.id, sn->information);
+		out_json_string(stdout, msg, strlen(msg));
+		printf("}");
+	} else {
+		fprintf(stderr, "%s%s: scrub: object 0x%" PRIx64 " in partition 0x%" PRIx64
+			": data damaged at byte %" PRIu64 "\n", sc->prog.shown ? "\n" : "",
+			tc_prog(), sn->object.id, sn->object.partition, sn->information);
+		sc->prog.shown = 0;
+	}
+}
+
+/* OBJECT STRUCTURE CHECK of one object, then its logical length (what was verified). */
+static int scrub_object(struct tc_device *s, struct scrub *sc, uint64_t pid, uint64_t oid)
+{
+	struct osd_obj_id obj = { pid, oid };
+	uint64_t len = 0;
+	osd_req *req;
+	int rc = osd_req_object_structure_check(&req, s->dev, &obj), damaged = 0;
+
+	if (rc)
+		return tc_device_fail(s, rc, "scrub");
+	rc = osd_req_execute(req);
+	const struct osd_sense *sn = osd_req_sense(req);
+	if (rc == -EIO && sn && sn->key == OSD_SK_MEDIUM_ERROR) {
+		scrub_error(sc, sn, osd_req_error(req));
+		damaged = 1;
+		rc = 0;
+	}
+	osd_req_free(req);
+	if (rc == 0 && !damaged) {
+		/* a collection has no length; a removed object none either */
+		rc = osd_get_attr_u64(s->dev, &obj, OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION,
+				      OSD_ATTR_UI_LOGICAL_LENGTH, &len);
+		if (rc == -ENOENT || rc == -EINVAL)
+			rc = 0;
+	}
+	if (rc == -ENOENT)
+		rc = 0; /* removed meanwhile */
+	if (rc)
+		return tc_device_fail(s, rc, "scrub");
+	sc->objects++;
+	sc->bytes += len;
+	tc_progress_add(&sc->prog, 1, len);
+	return 0;
+}
+
+static int scrub_partition(struct tc_device *s, struct scrub *sc, uint64_t pid)
+{
+	struct osd_obj_id part = { pid, 0 };
+	struct ids l = { NULL, 0, 0 };
+	int rc = osd_list_foreach(s->dev, OSD_ACT_LIST, &part, collect_id, &l);
+
+	if (rc) {
+		free(l.v);
+		return tc_device_fail(s, rc, "scrub: list");
+	}
+	for (size_t i = 0; i < l.n && !rc; i++)
+		rc = scrub_object(s, sc, pid, l.v[i]);
+	free(l.v);
+	return rc;
+}
+
+static int cmd_scrub(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
+{
+	struct osd_obj_id obj;
+	struct ids parts = { NULL, 0, 0 };
+	struct scrub sc = { .o = o };
+	int rc = 0;
+
+	if (parse_obj("scrub", argc, argv, &obj))
+		return EXIT_USAGE;
+	if (obj.partition && obj.partition < OSD_FIRST_ID)
+		return usage_err("scrub", "partition ids start at 0x10000", argv[0]);
+	if (obj.partition)
+		rc = collect_id(obj.partition, &parts);
+	else
+		rc = osd_list_foreach(s->dev, OSD_ACT_LIST, &obj, collect_id, &parts);
+	if (rc) {
+		free(parts.v);
+		return tc_device_fail(s, rc, "scrub: list");
+	}
+	tc_progress_init(&sc.prog, "scrub", 0, 0);
+	if (o->json)
+		printf("{\"errors\":[");
+	for (size_t i = 0; i < parts.n && !rc; i++)
+		rc = scrub_partition(s, &sc, parts.v[i]);
+	free(parts.v);
+	tc_progress_end(&sc.prog, 0);
+	if (o->json)
+		printf("],\"objects\":%" PRIu64 ",\"bytes_verified\":%" PRIu64
+		       ",\"complete\":%s}\n", sc.objects, sc.bytes, rc ? "false" : "true");
+	else if (!rc)
+		printf("scrub: %" PRIu64 " objects, %" PRIu64 " bytes verified, %" PRIu64
+		       " damaged\n", sc.objects, sc.bytes, sc.errors);
+	if (rc)
+		return rc;
+	return sc.errors ? EXIT_FAILED : EXIT_OK;
+}
+
 const struct ctl_command ctl_commands[] = {
 	{ "format", "", "erase the OSD (creates the store in --target DIR)",
 	  "  --capacity BYTES   formatted capacity (default: all)\n", 0, 0, "", cmd_format, 1 },
@@ -578,6 +714,8 @@ const struct ctl_command ctl_commands[] = {
 	  "  --scope N          flush scope 0, 1 or 2 (default 0)\n", 0, 2, "po", cmd_flush, 0 },
 	{ "set-key", "PID", "install partition key and a working key (SET KEY)",
 	  "  --key-version V    working key version 0..15 (default 0)\n", 1, 1, "p", cmd_set_key, 0 },
+	{ "scrub", "[PID]", "verify the data checksums of every object (OBJECT STRUCTURE CHECK)",
+	  "", 0, 1, "p", cmd_scrub, 0 },
 	{ "info", "", "print the root information (identity, capacity, clock)", "", 0, 0, "",
 	  cmd_info, 0 },
 	{ "inquiry", "", "same as info", "", 0, 0, "", cmd_info, 0 },

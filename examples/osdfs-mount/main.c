@@ -133,6 +133,7 @@ static int open_fs(struct run *r)
 		return TC_EXIT_FAILED;
 	be = r->set.be;
 	r->set.be = NULL;
+	mnt_events_attach(be, r->o.foreground);
 	if (r->o.mkfs && (rc = make_fs(r, be)) != 0) {
 		osdfs_backend_free(be);
 		return rc;

@@ -121,6 +121,11 @@ static inline struct mnt_file *mnt_file_of(const struct fuse_file_info *fi)
 	return (struct mnt_file *)(uintptr_t)fi->fh;
 }
 
+/* ---- layout events (events.c) ---- */
+/* Log @p be's events (if it is a layout) with their severity: on stderr in
+ * the foreground, else to syslog; and say which slots are not up now. */
+void mnt_events_attach(osdfs_backend *be, int foreground);
+
 /* ---- running in the background (daemon.c) ---- */
 /* Forks; the parent waits for mnt_daemon_ready() or the child's exit and
  * exits with its status. Returns 0 in the child, -errno on failure. */

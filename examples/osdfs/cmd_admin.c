@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "osdfs_tool.h"
 
-enum { OPT_CAPACITY = 300, OPT_LABEL, OPT_BLOCK_SIZE, OPT_LAYOUT, OPT_REPAIR };
+enum { OPT_CAPACITY = 300, OPT_LABEL, OPT_BLOCK_SIZE, OPT_LAYOUT, OPT_REPAIR, OPT_VERIFY_DATA };
 
 static int mkfs_opt(struct tool *t, int key, const char *arg, void *ctx)
 {
@@ -102,10 +102,15 @@ static void on_finding(enum osdfs_fsck_kind kind, const char *msg, void *p)
 
 static int fsck_opt(struct tool *t, int key, const char *arg, void *ctx)
 {
+	struct osdfs_fsck_options *fo = ctx;
+
 	(void)t; (void)arg;
-	if (key != OPT_REPAIR)
+	if (key == OPT_REPAIR)
+		fo->repair = 1;
+	else if (key == OPT_VERIFY_DATA)
+		fo->verify_data = 1;
+	else
 		return TC_EXIT_USAGE;
-	*(int *)ctx = 1;
 	return 0;
 }
 
@@ -113,26 +118,30 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{ "repair", no_argument, NULL, OPT_REPAIR },
+		{ "verify-data", no_argument, NULL, OPT_VERIFY_DATA },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct osdfs_fsck_options fo = OSDFS_FSCK_OPTIONS_INIT;
 	struct osdfs_fsck_report rep;
 	struct fsck_out out = { t->json, 1 };
-	int repair = 0, rc, status;
-	int i = tool_getopt(t, tool_find_command("fsck"), argc, argv, "", longs, fsck_opt, &repair);
+	int repair, rc, status;
+	uint64_t rebuilt;
+	int i = tool_getopt(t, tool_find_command("fsck"), argc, argv, "", longs, fsck_opt, &fo);
 
 	if (i <= 0)
 		return -i;
 	if (i < argc)
 		return tc_usage_err("fsck: unexpected argument '%s'", argv[i]);
+	repair = fo.repair;
 	if (tool_backend(t, 0, !repair) < 0)
 		return EXIT_FSCK_ERROR;
-	fo.repair = repair;
 	fo.cb = on_finding;
 	fo.payload = &out;
 	if (t->json)
 		printf("{\"findings\":[");
+	rebuilt = layout_medium_errors(t->be);
 	rc = osdfs_fsck(t->be, &fo, &rep);
+	rebuilt = layout_medium_errors(t->be) - rebuilt;
 	tool_release_backend(t);
 	if (rc < 0 && rc != -EUCLEAN) {
 		if (t->json)
@@ -143,17 +152,21 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 	status = rep.unrepaired ? EXIT_FSCK_DAMAGED : rep.total ? EXIT_FSCK_REPAIRED : 0;
 	if (t->json) {
 		printf("],\"status\":\"%s\",\"inodes\":%" PRIu64 ",\"directories\":%" PRIu64
-		       ",\"entries\":%" PRIu64 ",\"found\":%" PRIu64 ",\"repaired\":%" PRIu64
-		       ",\"unrepaired\":%" PRIu64 ",\"by_kind\":{",
+		       ",\"entries\":%" PRIu64 ",\"data_bytes\":%" PRIu64 ",\"rebuilt_reads\":%"
+		       PRIu64 ",\"found\":%" PRIu64 ",\"repaired\":%" PRIu64 ",\"unrepaired\":%"
+		       PRIu64 ",\"by_kind\":{",
 		       status == 0 ? "clean" : status == EXIT_FSCK_REPAIRED ? "repaired" : "damaged",
-		       rep.inodes, rep.directories, rep.entries, rep.total, rep.repaired,
-		       rep.unrepaired);
+		       rep.inodes, rep.directories, rep.entries, rep.data_bytes, rebuilt, rep.total,
+		       rep.repaired, rep.unrepaired);
 		for (int k = 0; k < OSDFS_FSCK_KIND_COUNT; k++)
 			printf("%s\"%s\":%" PRIu64, k ? "," : "", osdfs_fsck_kind_name(k), rep.found[k]);
 		printf("}}\n");
 	} else if (status == 0) {
-		printf("clean: %" PRIu64 " inodes, %" PRIu64 " directories, %" PRIu64 " entries\n",
+		printf("clean: %" PRIu64 " inodes, %" PRIu64 " directories, %" PRIu64 " entries",
 		       rep.inodes, rep.directories, rep.entries);
+		if (fo.verify_data)
+			printf(", %" PRIu64 " data bytes read", rep.data_bytes);
+		printf("\n");
 	} else {
 		const char *sep = "by kind: ";
 
@@ -167,5 +180,9 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 		       rep.total, rep.repaired, rep.unrepaired,
 		       rep.unrepaired && !repair ? " (run 'osdfs fsck --repair')" : "");
 	}
+	if (rebuilt && !t->json)
+		printf("%" PRIu64 " read%s failed on a device that answered and %s rebuilt from "
+		       "redundancy%s\n", rebuilt, rebuilt == 1 ? "" : "s", rebuilt == 1 ? "was" : "were",
+		       repair ? " and rewritten" : ": run 'osdfs scrub' to repair");
 	return status;
 }

@@ -1,17 +1,20 @@
 /*
  * Commands on the devices of a multi-device filesystem: devices (the
- * table and the default data map) and rebuild (a new device in place of
- * one that is down, its data recreated from mirrors or parity).
+ * table, the default data map, counters and recent events), scrub (check
+ * every copy and parity, repair from redundancy) and rebuild (a new device
+ * in place of one that is down, its data recreated from mirrors or parity).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "osdfs_tool.h"
 
-enum { OPT_SLOT = 400, OPT_REPLACE };
+enum { OPT_SLOT = 400, OPT_REPLACE, OPT_DRY_RUN };
 
 /* The layout backend of the devices given, or a message and NULL. */
 static osdfs_backend *open_layout(struct tool *t, int readonly)
@@ -33,15 +36,67 @@ static void print_device(const struct osdfs_layout_device *d, int json, int firs
 
 	tc_format_uuid(d->uuid, uuid);
 	if (!json) {
-		printf("%-4u  %-10s  %6" PRIu64 "  %s  %s\n", d->slot,
-		       tc_layout_state_name(d->state), d->errors, uuid, d->address);
+		printf("%-4u  %-10s  %6" PRIu64 "  %6" PRIu64 "  %7" PRIu64 "  %10" PRIu64
+		       "  %s  %s\n", d->slot, tc_layout_state_name(d->state), d->errors,
+		       d->medium_errors, d->repairs, d->unrepaired, uuid, d->address);
 		return;
 	}
-	printf("%s{\"slot\":%u,\"state\":\"%s\",\"errors\":%" PRIu64 ",\"uuid\":\"%s\","
+	printf("%s{\"slot\":%u,\"state\":\"%s\",\"errors\":%" PRIu64 ",\"medium_errors\":%"
+	       PRIu64 ",\"repairs\":%" PRIu64 ",\"unrepaired\":%" PRIu64 ",\"uuid\":\"%s\","
 	       "\"address\":", first ? "" : ",", d->slot, tc_layout_state_name(d->state),
-	       d->errors, uuid);
+	       d->errors, d->medium_errors, d->repairs, d->unrepaired, uuid);
 	tc_json_string(stdout, d->address);
 	printf("}");
+}
+
+static const char *severity_name(int level)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "err", "warning",
+					     "notice", "info", "debug" };
+
+	return level >= 0 && level < 8 ? names[level] : "?";
+}
+
+/* One event: a text line, or a JSON object (after a comma unless @p first). */
+static void print_event(FILE *f, const struct osdfs_layout_event *e, int json, int first)
+{
+	time_t tt = (time_t)e->time;
+	struct tm tm;
+	char when[32] = "?";
+
+	if (gmtime_r(&tt, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (!json) {
+		fprintf(f, "%s  %-7s  %-13s  ", when, severity_name(e->severity),
+			osdfs_layout_event_name(e->kind));
+		if (e->slot >= 0)
+			fprintf(f, "slot %d  ", e->slot);
+		if (e->oid)
+			fprintf(f, "object 0x%" PRIx64 " offset %" PRIu64 "  ", e->oid, e->offset);
+		fprintf(f, "%s\n", e->reason);
+		return;
+	}
+	fprintf(f, "%s{\"time\":%" PRId64 ",\"utc\":\"%s\",\"severity\":\"%s\",\"kind\":\"%s\","
+		"\"slot\":%d,\"object\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"reason\":",
+		first ? "" : ",", e->time, when, severity_name(e->severity),
+		osdfs_layout_event_name(e->kind), e->slot, e->oid, e->offset);
+	tc_json_string(f, e->reason);
+	fprintf(f, "}");
+}
+
+static void print_events(osdfs_backend *be, int json)
+{
+	struct osdfs_layout_event ev[64];
+	int n = osdfs_layout_events(be, ev, 64);
+
+	if (json)
+		printf(",\"events\":[");
+	else if (n > 0)
+		printf("events (newest last):\n");
+	for (int i = 0; i < n; i++)
+		print_event(stdout, &ev[i], json, i == 0);
+	if (json)
+		printf("]");
 }
 
 int cmd_devices(struct tool *t, int argc, char **argv)
@@ -63,7 +118,8 @@ int cmd_devices(struct tool *t, int argc, char **argv)
 	if (osdfs_layout_default_map(be, &map) == 0)
 		osdfs_data_map_format(&map, spec, sizeof(spec));
 	n = osdfs_layout_ndevices(be);
-	printf(t->json ? "{\"devices\":[" : "SLOT  STATE       ERRORS  UUID%32sADDRESS\n", "");
+	printf(t->json ? "{\"devices\":[" : "SLOT  STATE       ERRORS  MEDIUM  REPAIRS  UNREPAIRED  "
+	       "UUID%32sADDRESS\n", "");
 	for (unsigned s = 0; s < n; s++) {
 		struct osdfs_layout_device d;
 
@@ -73,12 +129,149 @@ int cmd_devices(struct tool *t, int argc, char **argv)
 	if (t->json) {
 		printf("],\"layout\":");
 		tc_json_string(stdout, spec);
+		print_events(be, 1);
 		printf("}\n");
 	} else {
 		printf("default layout: %s\n", spec);
+		print_events(be, 0);
 	}
 	tool_release_backend(t);
 	return 0;
+}
+
+uint64_t layout_medium_errors(osdfs_backend *be)
+{
+	unsigned n = osdfs_layout_ndevices(be);
+	uint64_t sum = 0;
+
+	for (unsigned s = 0; s < n; s++) {
+		struct osdfs_layout_device d;
+
+		if (osdfs_layout_device(be, s, &d) == 0)
+			sum += d.medium_errors;
+	}
+	return sum;
+}
+
+/* ---- scrub ---- */
+
+struct scrub_run {
+	struct tool *t;
+	struct tc_progress prog;
+	uint64_t bytes_seen;
+	pthread_mutex_t mu;   /* events arrive from the layout's I/O threads */
+	int nfound;
+};
+
+static void on_scrub_event(const struct osdfs_layout_event *e, void *payload)
+{
+	struct scrub_run *r = payload;
+
+	pthread_mutex_lock(&r->mu);
+	if (!r->t->json && r->prog.shown)
+		fputs("\r\033[K", stderr); /* the finding, not over the progress line */
+	print_event(stdout, e, r->t->json, r->nfound == 0);
+	fflush(stdout);
+	r->nfound++;
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void on_scrub_progress(const struct osdfs_layout_scrub_stats *st, void *payload)
+{
+	struct scrub_run *r = payload;
+
+	tc_progress_add(&r->prog, 1, st->bytes - r->bytes_seen);
+	r->bytes_seen = st->bytes;
+}
+
+/* A mount elsewhere (its mount record) writes with locks this process does
+ * not see: a row changing under the scrub could look damaged. Refused. */
+static int refuse_mounted(struct tool *t, osdfs_backend *be)
+{
+	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
+	char err[256] = "";
+	osdfs *fs;
+	int rc;
+
+	mo.flags = OSDFS_MOUNT_RDONLY | OSDFS_MOUNT_KEEP_BACKEND;
+	mo.error = err;
+	mo.error_size = sizeof(err);
+	rc = osdfs_mount(&fs, be, &mo);
+	if (rc == 0)
+		return osdfs_unmount(fs);
+	if (rc == -EBUSY)
+		tc_err("scrub: %s is mounted (%s): unmount it first", tool_fs_name(t), err);
+	else
+		tc_err_rc(rc, "scrub: %s%s%s", tool_fs_name(t), *err ? ": " : "", err);
+	return rc;
+}
+
+static int scrub_opt(struct tool *t, int key, const char *arg, void *ctx)
+{
+	(void)t; (void)arg;
+	if (key != OPT_DRY_RUN)
+		return TC_EXIT_USAGE;
+	*(int *)ctx = 1;
+	return 0;
+}
+
+int cmd_scrub(struct tool *t, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct osdfs_layout_scrub_stats st = { 0 };
+	struct scrub_run r = { .t = t };
+	int dry = 0, rc, status;
+	int i = tool_getopt(t, tool_find_command("scrub"), argc, argv, "", longs, scrub_opt, &dry);
+	osdfs_backend *be;
+
+	if (i <= 0)
+		return -i;
+	if (i < argc)
+		return tc_usage_err("scrub: unexpected argument '%s'", argv[i]);
+	be = open_layout(t, dry); /* a dry run opens read-only: nothing is written */
+	if (!be)
+		return EXIT_FSCK_ERROR;
+	rc = refuse_mounted(t, be);
+	if (rc < 0) {
+		tool_release_backend(t);
+		return EXIT_FSCK_ERROR;
+	}
+	pthread_mutex_init(&r.mu, NULL);
+	tc_progress_init(&r.prog, "scrub", t->progress, 0);
+	if (t->json)
+		printf("{\"findings\":[");
+	osdfs_layout_set_event_handler(be, on_scrub_event, &r);
+	rc = osdfs_layout_scrub(be, dry ? OSDFS_LAYOUT_SCRUB_DRY_RUN : 0, &st, on_scrub_progress,
+				&r);
+	osdfs_layout_set_event_handler(be, NULL, NULL);
+	tc_progress_end(&r.prog, 0);
+	tool_release_backend(t);
+	pthread_mutex_destroy(&r.mu);
+	if (rc < 0 && rc != -EIO) {
+		if (t->json)
+			printf("]}\n");
+		tc_err_rc(rc, "scrub: %s", tool_fs_name(t));
+		return EXIT_FSCK_ERROR;
+	}
+	status = st.unrepaired ? EXIT_FSCK_DAMAGED : st.repaired ? EXIT_FSCK_REPAIRED : 0;
+	if (t->json)
+		printf("],\"status\":\"%s\",\"dry_run\":%s,\"objects\":%" PRIu64 ",\"rows\":%"
+		       PRIu64 ",\"bytes\":%" PRIu64 ",\"medium\":%" PRIu64 ",\"mismatches\":%"
+		       PRIu64 ",\"repaired\":%" PRIu64 ",\"unrepaired\":%" PRIu64 "}\n",
+		       status == 0 ? "clean" : status == EXIT_FSCK_REPAIRED ? "repaired" : "damaged",
+		       dry ? "true" : "false", st.objects, st.rows, st.bytes, st.medium,
+		       st.mismatches, st.repaired, st.unrepaired);
+	else
+		printf("scrub %s: %" PRIu64 " objects, %" PRIu64 " rows, %" PRIu64 " bytes read; "
+		       "%" PRIu64 " read errors, %" PRIu64 " mismatches, %" PRIu64 " repaired, %"
+		       PRIu64 " left%s\n", status == 0 ? "clean" : status == EXIT_FSCK_REPAIRED ?
+		       "repaired" : "found damage", st.objects, st.rows, st.bytes, st.medium,
+		       st.mismatches, st.repaired, st.unrepaired,
+		       st.unrepaired && dry ? " (run without --dry-run to repair)" : "");
+	return status;
 }
 
 struct rebuild_opts {

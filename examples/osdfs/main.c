@@ -56,15 +56,28 @@ static const struct command commands[] = {
 	  "Create a hard link LINKNAME to the remote file TARGET, or with -s a\n"
 	  "symbolic link whose contents are TARGET.\n", cmd_ln },
 	{ "df", "df [-h]", "Show space and inode usage.\n  -h  sizes like 1.5G\n", cmd_df },
-	{ "fsck", "fsck [--repair]",
+	{ "fsck", "fsck [--repair] [--verify-data]",
 	  "Check the (unmounted) filesystem; with --repair fix what is found.\n"
+	  "  --verify-data  also read every byte of every file and report each range\n"
+	  "                 that gives an I/O error, by path (data-io)\n"
 	  "Exit status: 0 clean, 1 damage repaired, 4 damage left, 8 could not check.\n",
 	  cmd_fsck },
 	{ "tree", "tree [PATH]", "Show a directory tree.\n", cmd_tree },
 	{ "devices", "devices",
 	  "Show the device table of a multi-device filesystem: slot, state, I/O\n"
-	  "errors, uuid and address of each device, and the default data map.\n",
+	  "errors, medium errors, repairs and unrepaired errors, uuid and address of\n"
+	  "each device, the default data map, and the recent events (device down or\n"
+	  "back, repairs, unrecoverable reads, mismatches) with time and reason.\n",
 	  cmd_devices },
+	{ "scrub", "scrub [--dry-run]",
+	  "Read every stripe of every object of a multi-device filesystem from every\n"
+	  "device, check that mirror copies agree and parity matches, and rewrite\n"
+	  "from redundancy each unit that failed to read or that is outvoted (RAID 6:\n"
+	  "located by P and Q). A disagreement whose bad side cannot be told is\n"
+	  "reported, not guessed. A filesystem mounted elsewhere is refused.\n"
+	  "  --dry-run  report only; write nothing (opens the devices read-only)\n"
+	  "Exit status: 0 clean, 1 everything found repaired, 4 damage left,\n"
+	  "8 could not scrub.\n", cmd_scrub },
 	{ "rebuild", "rebuild [--slot N] [--replace TARGET]",
 	  "Restore redundancy: put a new, empty device (--replace, or a spare given\n"
 	  "as one more --target) in the place of the device that is down (or slot N),\n"
@@ -107,7 +120,7 @@ static const struct option global_longs[] = {
 static const char global_help[] =
 	"Global options (before or after the command):\n"
 	"      --partition ID     partition holding the filesystem (default 0x10000)\n"
-	"      --json             machine-readable output (ls, stat, df, fsck)\n"
+	"      --json             machine-readable output (ls, stat, df, fsck, devices, scrub)\n"
 	"      --progress         progress line on stderr even when not a terminal\n"
 	"      --help             help (after a command: that command's help)\n"
 	"      --version          print the version\n";

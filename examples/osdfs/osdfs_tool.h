@@ -91,6 +91,10 @@ void dir_entries_free(struct dir_entry *v, size_t n);
 #define SPARSE_BLOCK 4096u
 int next_data_run(const char *buf, size_t len, size_t *start, size_t *end);
 
+/* cmd_layout.c: medium errors counted on every device of a layout (0 for
+ * another backend): the reads rebuilt from redundancy */
+uint64_t layout_medium_errors(osdfs_backend *be);
+
 /* main.c: option handler of commands without options of their own */
 int tool_no_options(struct tool *t, int key, const char *arg, void *ctx);
 
@@ -120,5 +124,6 @@ int cmd_ln(struct tool *t, int argc, char **argv);
 int cmd_fsck(struct tool *t, int argc, char **argv);
 int cmd_devices(struct tool *t, int argc, char **argv);
 int cmd_rebuild(struct tool *t, int argc, char **argv);
+int cmd_scrub(struct tool *t, int argc, char **argv);
 
 #endif

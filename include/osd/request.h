@@ -227,6 +227,22 @@ struct osd_list_cursor {
 OSD_EXTERN int osd_req_format(osd_req **out, osd_dev *dev, uint64_t capacity);
 
 /**
+ * OBJECT STRUCTURE CHECK (OSD-2 only): the target verifies the stored data
+ * of a user object, of every user object of a partition, or of every
+ * object, against its checksums (scrub). Damage ends the command with
+ * MEDIUM ERROR, UNRECOVERED READ ERROR (-EIO): osd_req_sense() names the
+ * damaged object (descriptor 06h) and its first bad byte (information),
+ * and osd_req_error() says both. Needs a capability for the root object
+ * with DEV_MGMT permission (docs/protocol-choices.md).
+ * @param[out] out the request
+ * @param dev the device (OSD-2; -ENOTSUP for OSD-1)
+ * @param obj (P, O) a user object, (P, 0) a partition, (0, 0) or NULL all
+ * @return 0, -EINVAL (an object id without a partition), -ENOTSUP, -ENOMEM
+ */
+OSD_EXTERN int osd_req_object_structure_check(osd_req **out, osd_dev *dev,
+					      const struct osd_obj_id *obj);
+
+/**
  * CREATE PARTITION; the id is read with osd_req_created_id().
  * @param[out] out the request
  * @param dev the device

@@ -30,6 +30,7 @@ enum osd_sense_key {
 /** @name ASC/ASCQ pairs as (ASC << 8 | ASCQ) */
 /** @{ */
 #define OSD_ASC_NONE 0x0000 /**< no additional sense information */
+#define OSD_ASC_UNRECOVERED_READ_ERROR 0x1100 /**< UNRECOVERED READ ERROR (with MEDIUM ERROR) */
 #define OSD_ASC_INVALID_OPCODE 0x2000 /**< INVALID COMMAND OPERATION CODE */
 #define OSD_ASC_INVALID_FIELD_IN_CDB 0x2400 /**< INVALID FIELD IN CDB */
 #define OSD_ASC_SECURITY_AUDIT_FROZEN 0x2404 /**< SECURITY AUDIT VALUE FROZEN */

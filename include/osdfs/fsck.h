@@ -43,6 +43,10 @@ enum osdfs_fsck_kind {
 				         directory, or a directory linked twice (extra
 				         entries dropped) */
 	OSDFS_FSCK_PARENT,          /**< a directory's parent pointer is wrong */
+	OSDFS_FSCK_DATA_IO,         /**< a file's data could not be read (an I/O
+				         error; found by
+				         @ref osdfs_fsck_options.verify_data, not
+				         repairable by fsck) */
 	OSDFS_FSCK_KIND_COUNT       /**< number of kinds (not a kind) */
 };
 
@@ -56,8 +60,9 @@ enum osdfs_fsck_kind {
 typedef void (*osdfs_fsck_cb)(enum osdfs_fsck_kind kind, const char *message,
 			      void *payload);
 
-/** Version of struct osdfs_fsck_options. */
-#define OSDFS_FSCK_OPTIONS_VERSION 1
+/** Version of struct osdfs_fsck_options: 2 added
+ *  @ref osdfs_fsck_options.verify_data (version 1 is still accepted). */
+#define OSDFS_FSCK_OPTIONS_VERSION 2
 
 /** Options of osdfs_fsck(); initialise with @ref OSDFS_FSCK_OPTIONS_INIT. */
 struct osdfs_fsck_options {
@@ -65,10 +70,13 @@ struct osdfs_fsck_options {
 	int repair;            /**< non-zero: repair what is found */
 	osdfs_fsck_cb cb;      /**< called for each finding, or NULL */
 	void *payload;         /**< passed to @ref cb */
+	int verify_data;       /**< (version 2) non-zero: also read every byte of
+				    every regular file and report each range that
+				    fails as OSDFS_FSCK_DATA_IO, naming the path */
 };
 
 /** Default fsck options: check only, no callback. */
-#define OSDFS_FSCK_OPTIONS_INIT { OSDFS_FSCK_OPTIONS_VERSION, 0, NULL, NULL }
+#define OSDFS_FSCK_OPTIONS_INIT { OSDFS_FSCK_OPTIONS_VERSION, 0, NULL, NULL, 0 }
 
 /** What osdfs_fsck() found and did. */
 struct osdfs_fsck_report {
@@ -79,6 +87,7 @@ struct osdfs_fsck_report {
 	uint64_t inodes;      /**< inodes examined */
 	uint64_t directories; /**< directories examined */
 	uint64_t entries;     /**< directory entries examined */
+	uint64_t data_bytes;  /**< file bytes read by verify_data */
 };
 
 /**

@@ -26,6 +26,12 @@
  *   reads), writes go to the remaining components, and the filesystem stays
  *   usable while the layout tolerates the failures. osdfs_layout_replace()
  *   and osdfs_layout_rebuild() restore redundancy onto a new device.
+ * - A read that fails with -EIO on a device that still answers (a medium
+ *   error, e.g. a target's data checksum mismatch) does not mark it down:
+ *   the unit is rebuilt from mirrors or parity, returned, rewritten and
+ *   counted (struct osdfs_layout_device). osdfs_layout_scrub() checks and
+ *   repairs every copy and parity unit; osdfs_layout_events() and
+ *   osdfs_layout_set_event_handler() report what happened.
  *
  * @defgroup osdfs_layout Multi-device layouts
  * @{
@@ -173,7 +179,18 @@ struct osdfs_layout_device {
 	uint8_t uuid[16];                    /**< the device's uuid */
 	char address[256];                   /**< address recorded in the table */
 	enum osdfs_layout_dev_state state;   /**< current state */
-	uint64_t errors;                     /**< I/O errors seen since creation */
+	uint64_t errors;                     /**< device errors seen since the layout
+					          was opened (each marks it down) */
+	uint64_t medium_errors;              /**< reads that failed while the device
+					          still answered (e.g. a data checksum
+					          mismatch, MEDIUM ERROR), ever (kept on
+					          the devices) */
+	uint64_t repairs;                    /**< unit ranges rewritten on this device
+					          from mirrors or parity, ever */
+	uint64_t unrepaired;                 /**< medium errors and mismatches left
+					          unrepaired (read-only, dry run, a
+					          failed rewrite, or too little
+					          redundancy), ever */
 };
 
 /** Number of device slots (0 if @p be is not a layout backend). */
@@ -185,6 +202,106 @@ OSD_EXTERN unsigned osdfs_layout_ndevices(const osdfs_backend *be);
  */
 OSD_EXTERN int osdfs_layout_device(const osdfs_backend *be, unsigned slot,
 				   struct osdfs_layout_device *out);
+
+/** What an event of a layout is about. */
+enum osdfs_layout_event_kind {
+	OSDFS_LAYOUT_EV_DOWN = 1,       /**< a device was marked down */
+	OSDFS_LAYOUT_EV_UP,             /**< a device is back in service (rebuilt) */
+	OSDFS_LAYOUT_EV_REPAIRED,       /**< a unit was rewritten from redundancy */
+	OSDFS_LAYOUT_EV_REPAIR_FAILED,  /**< a bad unit could not be rewritten (or
+					     was not: read-only, dry run) */
+	OSDFS_LAYOUT_EV_UNRECOVERABLE,  /**< data could not be read nor
+					     reconstructed: the read gave -EIO */
+	OSDFS_LAYOUT_EV_MISMATCH,       /**< copies or parity disagree and the bad
+					     unit cannot be told (scrub) */
+	OSDFS_LAYOUT_EV_RETURNED        /**< a device marked down is present again
+					     at open; its data is stale, so it stays
+					     down until rebuilt */
+};
+
+/** One event of a layout (osdfs_layout_events(), the event handler). */
+struct osdfs_layout_event {
+	int64_t time;                        /**< seconds since the Epoch (UTC) */
+	enum osdfs_layout_event_kind kind;   /**< what happened */
+	int severity;                        /**< syslog(3) level: LOG_CRIT (2) to
+					          LOG_NOTICE (5) */
+	int slot;                            /**< device slot, or -1 */
+	uint64_t oid;                        /**< object concerned, or 0 */
+	uint64_t offset;                     /**< logical byte offset in the object
+					          (start of the unit), or 0 */
+	char reason[96];                     /**< text, NUL-terminated */
+};
+
+/** Name of an event kind ("down", "up", "repaired", "repair-failed",
+ *  "unrecoverable", "mismatch", "returned"), or "?". */
+OSD_EXTERN const char *osdfs_layout_event_name(enum osdfs_layout_event_kind kind);
+
+/**
+ * The newest events of the layout, oldest first: those recorded on the
+ * devices (the newest record at open) followed by the ones since (at most
+ * 32 in all). A read-write layout keeps them and the counters of
+ * struct osdfs_layout_device on every device (superblock attribute
+ * 0x10004/4); a read-only one in memory only.
+ * @param be the layout backend
+ * @param[out] out room for @p max events
+ * @param max entries in @p out
+ * @return the number stored, or -EINVAL (not a layout backend).
+ */
+OSD_EXTERN int osdfs_layout_events(const osdfs_backend *be, struct osdfs_layout_event *out,
+				   size_t max);
+
+/**
+ * Call @p fn for every new event (device down, back, repair, unrecoverable
+ * read, mismatch) as it happens, from the thread that meets it (any I/O
+ * thread): @p fn must be quick and must not call into the layout.
+ * @param be the layout backend
+ * @param fn the handler, or NULL to stop
+ * @param payload passed to @p fn
+ * @return 0 or -EINVAL (not a layout backend).
+ */
+OSD_EXTERN int osdfs_layout_set_event_handler(osdfs_backend *be,
+					      void (*fn)(const struct osdfs_layout_event *ev,
+							 void *payload),
+					      void *payload);
+
+/** osdfs_layout_scrub() flag: check and report, write nothing. */
+#define OSDFS_LAYOUT_SCRUB_DRY_RUN 1u
+
+/** Counters of a scrub. */
+struct osdfs_layout_scrub_stats {
+	uint64_t objects;      /**< objects examined */
+	uint64_t rows;         /**< stripe rows (or metadata objects) checked */
+	uint64_t bytes;        /**< component bytes read */
+	uint64_t medium;       /**< units that failed to read on a device that answered */
+	uint64_t mismatches;   /**< units whose copies or parity disagreed */
+	uint64_t repaired;     /**< units rewritten from redundancy */
+	uint64_t unrepaired;   /**< bad units left: undeterminable, too little
+				    redundancy, dry run, read-only, or a failed rewrite */
+};
+
+/**
+ * Read every stripe row of every object from every component (every copy
+ * of metadata), check that mirror copies agree and that parity matches the
+ * data, and rewrite from redundancy each unit that failed to read (a medium
+ * error) or that disagrees where the bad one can be determined (a majority
+ * of copies; for RAID 6, the one unit whose replacement makes P and Q both
+ * agree). A disagreement whose culprit cannot be determined (two copies, or
+ * RAID 5 parity) is reported as an OSDFS_LAYOUT_EV_MISMATCH event and left.
+ * Slots that are down or rebuilding are skipped. Safe while mounted.
+ * @param be the layout backend
+ * @param flags OSDFS_LAYOUT_SCRUB_DRY_RUN or 0; a read-only layout never writes
+ * @param[out] st if not NULL, receives the counters
+ * @param progress if not NULL, called after each object with the counters so far
+ * @param payload passed to @p progress
+ * @return 0 when nothing bad is left (everything found repaired), -EIO when
+ *         some bad unit is left (counted in unrepaired), -EINVAL, or a
+ *         device error listing the objects.
+ */
+OSD_EXTERN int osdfs_layout_scrub(osdfs_backend *be, unsigned flags,
+				  struct osdfs_layout_scrub_stats *st,
+				  void (*progress)(const struct osdfs_layout_scrub_stats *st,
+						   void *payload),
+				  void *payload);
 
 /** The default data map of the filesystem (from the table, or the config). */
 OSD_EXTERN int osdfs_layout_default_map(const osdfs_backend *be, struct osdfs_data_map *out);

@@ -51,6 +51,13 @@ struct osd_target_options {
 	 * (docs/target.md, "Quirk emulation"); 0 for a standard target.
 	 */
 	unsigned quirks;
+	/**
+	 * Version 4: 1 = a store this open creates keeps no data checksums, so
+	 * nothing catches damaged data (for measuring their cost only:
+	 * `osd-bench --target --checksum-cost`). Recorded in the store; an
+	 * existing store keeps the mode it was made with.
+	 */
+	int no_checksums;
 };
 
 /** @name Quirks (osd_target_options.quirks): emulation for testing initiators */
@@ -87,10 +94,12 @@ struct osd_target_options {
 #define OSD_TARGET_LOG_NOTICE 5  /**< a condition cleared, salvage found nothing */
 /** @} */
 
-#define OSD_TARGET_OPTIONS_VERSION 3 /**< current options version (1: without salvage
-					  and log_event; 2: without quirks) */
-/** Default options: create if missing, FLUSH/FUA-level durability, no quirks. */
-#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0 }
+#define OSD_TARGET_OPTIONS_VERSION 4 /**< current options version (1: without salvage
+					  and log_event; 2: without quirks;
+					  3: without no_checksums) */
+/** Default options: create if missing, FLUSH/FUA-level durability, no quirks,
+ *  checksums. */
+#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0, 0 }
 
 /**
  * Open (and with opts->create, create) the store in @p dir. Only one process

@@ -75,6 +75,53 @@ uint32_t osd__crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc_sw(c, buf, len);
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/*
+ * Three independent CRCs at once. The crc32 instruction has a latency of 3
+ * cycles and a throughput of 1: one dependency chain uses a third of the
+ * unit, three interleaved chains use all of it.
+ */
+__attribute__((target("sse4.2")))
+static void crc_hw3(const uint8_t *a, const uint8_t *b, const uint8_t *c, size_t len,
+		    uint32_t out[3])
+{
+	uint64_t x = 0xFFFFFFFFu, y = 0xFFFFFFFFu, z = 0xFFFFFFFFu;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t va, vb, vc;
+		memcpy(&va, a + i, 8);
+		memcpy(&vb, b + i, 8);
+		memcpy(&vc, c + i, 8);
+		x = __builtin_ia32_crc32di(x, va);
+		y = __builtin_ia32_crc32di(y, vb);
+		z = __builtin_ia32_crc32di(z, vc);
+	}
+	uint32_t x32 = (uint32_t)x, y32 = (uint32_t)y, z32 = (uint32_t)z;
+	for (; i < len; i++) {
+		x32 = __builtin_ia32_crc32qi(x32, a[i]);
+		y32 = __builtin_ia32_crc32qi(y32, b[i]);
+		z32 = __builtin_ia32_crc32qi(z32, c[i]);
+	}
+	out[0] = ~x32;
+	out[1] = ~y32;
+	out[2] = ~z32;
+}
+#endif
+
+void osd__crc32c_blocks(const void *buf, size_t bs, size_t n, uint32_t *out)
+{
+	const uint8_t *p = buf;
+	size_t i = 0;
+	pthread_once(&crc_once, crc_init);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	if (crc_have_sse42)
+		for (; i + 3 <= n; i += 3)
+			crc_hw3(p + i * bs, p + (i + 1) * bs, p + (i + 2) * bs, bs, out + i);
+#endif
+	for (; i < n; i++)
+		out[i] = osd__crc32c(0, p + i * bs, bs);
+}
+
 uint32_t osd__crc32c_table(uint32_t crc, const void *buf, size_t len)
 {
 	pthread_once(&crc_once, crc_init);

@@ -1,7 +1,7 @@
 /*
  * CRC32C (Castagnoli, reflected polynomial 0x82F63B78): the iSCSI header and
- * data digest (RFC 7143 13.1) and the checksum of every metadata record of
- * the target's store. Uses the SSE4.2 instruction when the CPU has it and a
+ * data digest (RFC 7143 13.1), the checksum of every metadata record of
+ * the target's store and of every 4 KiB block of its data. Uses the SSE4.2 instruction when the CPU has it and a
  * slice-by-8 table otherwise; both give identical results.
  *
  * Semi-private: exported from libosd for libosdtarget, not an API.
@@ -15,6 +15,13 @@
 
 /** Continue a CRC32C over @p len bytes; start with crc = 0. */
 uint32_t osd__crc32c(uint32_t crc, const void *buf, size_t len);
+
+/**
+ * The CRC32C (each started at 0) of @p n consecutive blocks of @p bs bytes
+ * into @p out: the store's per-block data checksums. With SSE4.2, three
+ * blocks are computed at once, about three times as fast as one by one.
+ */
+void osd__crc32c_blocks(const void *buf, size_t bs, size_t n, uint32_t *out);
 
 /** The table-driven implementation alone (tests compare it with the fast path). */
 uint32_t osd__crc32c_table(uint32_t crc, const void *buf, size_t len);

@@ -260,6 +260,7 @@ struct asc_name {
 static const struct asc_name asc_names[] = {
 	{ OSD_ASC_NONE, "NO ADDITIONAL SENSE INFORMATION" },
 	{ OSD_ASC_FORMAT_IN_PROGRESS, "LOGICAL UNIT NOT READY, FORMAT IN PROGRESS" },
+	{ OSD_ASC_UNRECOVERED_READ_ERROR, "UNRECOVERED READ ERROR" },
 	{ OSD_ASC_PARAM_LIST_LENGTH_ERROR, "PARAMETER LIST LENGTH ERROR" },
 	{ OSD_ASC_INVALID_OPCODE, "INVALID COMMAND OPERATION CODE" },
 	{ OSD_ASC_INVALID_FIELD_IN_CDB, "INVALID FIELD IN CDB" },
@@ -339,6 +340,8 @@ static void describe_details(const struct osd_sense *s, struct out *o)
 		append(o, ": object 0x%" PRIx64 " in partition 0x%" PRIx64,
 		       s->object.id, s->object.partition);
 	}
+	if (s->has_info && s->key == OSD_SK_MEDIUM_ERROR)
+		append(o, "%s at byte %" PRIu64, o->used > base ? "" : ":", s->information);
 	if (s->has_field) {
 		append(o, "%s field at %s byte %u", o->used > base ? "," : ":",
 		       s->field_in_cdb ? "CDB" : "parameter", s->field_pointer);

@@ -339,6 +339,7 @@ static void cap_target(osd_req *req)
 
 	switch (req->cdb.action) {
 	case OSD_ACT_CREATE_PARTITION:
+	case OSD_ACT_OBJECT_STRUCTURE_CHECK: /* a device management command of the root */
 		o.partition = 0;
 		o.id = 0;
 		coll = 0;

@@ -145,6 +145,15 @@ int osd_req_format(osd_req **out, osd_dev *dev, uint64_t capacity)
 	return 0;
 }
 
+int osd_req_object_structure_check(osd_req **out, osd_dev *dev, const struct osd_obj_id *obj)
+{
+	struct osd_obj_id root = { 0, 0 };
+
+	if (obj && obj->partition == 0 && obj->id != 0)
+		return -EINVAL;
+	return osd__req_new(out, dev, OSD_ACT_OBJECT_STRUCTURE_CHECK, obj ? obj : &root);
+}
+
 int osd_req_create_partition(osd_req **out, osd_dev *dev, uint64_t partition)
 {
 	struct osd_obj_id p = { partition, 0 };

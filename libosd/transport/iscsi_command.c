@@ -54,6 +54,7 @@ int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len)
 	case OSD_ACT_FLUSH_COLLECTION:
 	case OSD_ACT_FLUSH_PARTITION:
 	case OSD_ACT_FLUSH_OSD:
+	case OSD_ACT_OBJECT_STRUCTURE_CHECK:
 		return OSD_ISCSI_RESEND_ALWAYS;
 	case OSD_ACT_WRITE:
 	case OSD_ACT_SET_ATTRIBUTES:

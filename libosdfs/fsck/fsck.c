@@ -15,6 +15,7 @@
 static const char *const kind_names[OSDFS_FSCK_KIND_COUNT] = {
 	"superblock", "mount-record", "counters", "bad-inode", "orphan", "link-count",
 	"dangling-entry", "bad-size", "corrupt-directory", "duplicate-entry", "parent",
+	"data-io",
 };
 
 const char *osdfs_fsck_kind_name(enum osdfs_fsck_kind kind)
@@ -112,7 +113,7 @@ int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
 	struct fsck f;
 	int rc;
 
-	if (!be || (opts && opts->version != OSDFS_FSCK_OPTIONS_VERSION))
+	if (!be || (opts && (opts->version < 1 || opts->version > OSDFS_FSCK_OPTIONS_VERSION)))
 		return -EINVAL;
 	memset(&rep, 0, sizeof(rep));
 	memset(&f, 0, sizeof(f));
@@ -122,6 +123,8 @@ int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
 	f.opts = opts ? opts : &defaults;
 	f.rep = &rep;
 	rc = run_pass(&f);
+	if (rc == 0 && !f.fatal && f.opts->version >= 2 && f.opts->verify_data)
+		rc = fsck__verify_data(&f);
 	if (rc == 0 && f.found > 0 && f.opts->repair && !f.fatal) {
 		int repair_rc = fsck__repair(&f);
 
@@ -139,7 +142,7 @@ int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
 			v.rep = &scratch;
 			v.quiet = 1;
 			rc = run_pass(&v);
-			rep.unrepaired = v.found;
+			rep.unrepaired = v.found + f.data_bad; /* fsck cannot rewrite data */
 			state_free(&v);
 			if (rc == -EUCLEAN)
 				rc = 0;

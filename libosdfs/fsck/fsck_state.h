@@ -60,6 +60,7 @@ struct fsck {
 	int quiet;            /* verification pass: count, do not call back */
 	uint64_t found;       /* findings in this pass */
 	uint64_t unrepairable;
+	uint64_t data_bad;    /* OSDFS_FSCK_DATA_IO findings (verify_data) */
 	int fatal;            /* superblock or root unusable: nothing to repair on */
 
 	struct osdfs__super sb;
@@ -93,5 +94,8 @@ void fsck__check(struct fsck *f);
 
 /* repair.c */
 int fsck__repair(struct fsck *f);
+
+/* verify.c: read every regular file's data, report each unreadable range */
+int fsck__verify_data(struct fsck *f);
 
 #endif

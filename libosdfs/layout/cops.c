@@ -1,6 +1,7 @@
 /*
  * Component operations: one child backend call each, run as fan-out jobs.
- * A device error (I/O or connection) marks the slot down.
+ * A device error (I/O or connection) marks the slot down, except a read's
+ * -EIO from a device that still answers (a medium error).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -61,8 +62,17 @@ static void exec_job(struct lay_job *j)
 	impl = L->dev[c->slot].impl;
 	pthread_mutex_unlock(&L->mu);
 	c->rc = ops ? exec_one(c, ops, impl) : -ENODEV;
-	if (c->rc < 0)
+	/* a read that fails while the device still answers is a medium error
+	 * (e.g. a data checksum mismatch, sense key MEDIUM ERROR, SPC-3 r23 §4.5.6): the
+	 * device stays up and the caller repairs the unit */
+	if (c->rc == -EIO && c->kind == LAY_READ && lay_dev_answers(ops, impl, c->oid)) {
+		c->medium = 1;
+		pthread_mutex_lock(&L->mu);
+		L->dev[c->slot].medium += !c->recheck;
+		pthread_mutex_unlock(&L->mu);
+	} else if (c->rc < 0) {
 		lay_dev_failed(L, c->slot, c->rc);
+	}
 }
 
 void lay_cops_run(struct lay *L, struct lay_cop *ops, size_t n)

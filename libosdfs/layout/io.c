@@ -6,6 +6,7 @@
  * lock (shared for reads, exclusive for changes).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,7 +85,7 @@ static unsigned unit_index(const struct lay_map *lm, uint64_t row, unsigned pos)
 /* Bytes [a, a+len) of unit @p pos of a row, from the other units and parity. */
 static int unit_from_parity(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
 			    unsigned g, uint64_t row, unsigned pos, uint64_t a, size_t len,
-			    unsigned skip, uint8_t *out)
+			    unsigned skip, int heal, uint8_t *out)
 {
 	uint8_t *buf = calloc(lm->W, len), *u[OSDFS_LAYOUT_MAX_DEVICES];
 	unsigned lost[3], nlost = 0, idx[OSDFS_LAYOUT_MAX_DEVICES];
@@ -118,21 +119,31 @@ static int unit_from_parity(struct lay *L, const struct lay_info *fi, const stru
 		rc = lay_gf_recover(u, lm->Wd, lm->P, len, lost, nlost);
 	if (rc == 0)
 		memcpy(out, u[idx[pos]], len);
+	/* healing a whole unit: the other units that failed on a device that
+	 * answered (RAID 6: a second bad unit in the row) are rewritten too */
+	for (size_t i = 0; rc == 0 && heal && a == 0 && i < v.n; i++)
+		if (v.v[i].medium)
+			lay_heal_write(L, fi, lm, v.v[i].comp, row,
+				       u[idx[v.v[i].comp / lm->M % lm->W]], len);
 	lay_copv_free(&v);
 	free(buf);
 	return rc;
 }
 
-/* Bytes [a, a+len) of unit @p pos: from another copy, else from parity. */
+/* Bytes [a, a+len) of unit @p pos: from another copy, else from parity.
+ * With @p heal (a whole unit, a = 0), copies and units that failed with a
+ * medium error on the way are rewritten from the result. */
 static int unit_degraded(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
 			 unsigned g, uint64_t row, unsigned pos, uint64_t a, size_t len,
-			 unsigned skip, uint8_t *out)
+			 unsigned skip, int heal, uint8_t *out)
 {
-	for (unsigned m = 0; m < lm->M; m++) {
+	unsigned bad[OSDFS_LAYOUT_MAX_DEVICES], nbad = 0;
+	int rc = -EIO;
+
+	for (unsigned m = 0; m < lm->M && rc < 0; m++) {
 		unsigned c = lay_comp(lm, g, pos, m), s = lay_slot(lm, fi->oid, c);
 		struct lay_copv v = { 0 };
 		struct lay_cop *op;
-		long rc;
 
 		if (s == skip || !lay_readable(L, s))
 			continue;
@@ -143,16 +154,110 @@ static int unit_degraded(struct lay *L, const struct lay_info *fi, const struct 
 		}
 		op->off = row * lm->su + a;
 		lay_copv_run(L, &v);
-		rc = v.v[0].rc;
+		rc = v.v[0].rc >= 0 ? 0 : (int)v.v[0].rc;
+		if (v.v[0].medium)
+			bad[nbad++] = c;
 		lay_copv_free(&v);
-		if (rc >= 0)
-			return 0;
-		if (!lay_is_dev_error(rc))
-			return (int)rc;
+		if (rc < 0 && !lay_is_dev_error(rc))
+			return rc;
 	}
-	if (lm->P == 0)
-		return -EIO;
-	return unit_from_parity(L, fi, lm, g, row, pos, a, len, skip, out);
+	if (rc < 0 && lm->P)
+		rc = unit_from_parity(L, fi, lm, g, row, pos, a, len, skip, heal, out);
+	for (unsigned i = 0; rc == 0 && heal && a == 0 && i < nbad; i++)
+		lay_heal_write(L, fi, lm, bad[i], row, out, len);
+	return rc;
+}
+
+size_t lay_row_extent(const struct lay_map *lm, unsigned g, uint64_t row, uint64_t size)
+{
+	uint64_t ext = 0, off = row * lm->su;
+
+	for (unsigned pos = 0; pos < lm->W; pos++) {
+		uint64_t cl = lay_comp_len(lm, lay_comp(lm, g, pos, 0), size);
+
+		if (cl > off && cl - off > ext)
+			ext = cl - off;
+	}
+	return (size_t)(ext < lm->su ? ext : lm->su);
+}
+
+/* Logical offset of unit row @p row of component @p c (a parity unit: its row). */
+static uint64_t comp_logical(const struct lay_map *lm, unsigned c, uint64_t row)
+{
+	unsigned g = c / lm->M / lm->W, pos = c / lm->M % lm->W;
+	uint64_t R = lay_row_logical(lm, g, row), rowlen = lm->Wd * lm->su;
+
+	for (unsigned k = 0; k < lm->Wd; k++)
+		if (lay_data_pos(lm, row, k) == pos)
+			return R * rowlen + (uint64_t)k * lm->su;
+	return R * rowlen;
+}
+
+int lay_heal_write(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+		   unsigned c, uint64_t row, const uint8_t *unit, size_t ext)
+{
+	uint64_t cl = lay_comp_len(lm, c, fi->size), off = row * lm->su;
+	unsigned s = lay_slot(lm, fi->oid, c);
+	size_t n = cl > off ? (size_t)(cl - off < ext ? cl - off : ext) : 0;
+	struct lay_copv v = { 0 };
+	struct lay_cop *op;
+	int rc = L->readonly ? -EROFS : 0;
+	char what[80];
+
+	if (n == 0)
+		return 0;
+	if (rc == 0) {
+		op = lay_copv_add(&v, LAY_WRITE, s, fi->oid);
+		rc = op ? lay_cop_iov(op, (void *)unit, n) : -ENOMEM;
+		if (rc == 0) {
+			op->comp = c;
+			op->off = off;
+			lay_copv_run(L, &v);
+			rc = (int)op->rc;
+		}
+		lay_copv_free(&v);
+	}
+	snprintf(what, sizeof(what), "component %u bytes %llu+%zu", c, (unsigned long long)off, n);
+	lay_repair_note(L, s, fi->oid, comp_logical(lm, c, row), rc, what);
+	return rc;
+}
+
+/* A piece whose read failed on a device that answered: read it alone again
+ * (the failed read may have covered other units), else rebuild its whole
+ * unit from redundancy, copy the piece out and rewrite the unit. */
+static int heal_piece(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+		      const struct piece *p, const struct lay_cop *failed)
+{
+	size_t ext = lay_row_extent(lm, p->g, p->row, fi->size);
+	uint8_t *u;
+	int rc;
+
+	if (failed->len > p->len) {
+		struct lay_copv v = { 0 };
+		struct lay_cop *op = lay_copv_add(&v, LAY_READ, failed->slot, fi->oid);
+
+		rc = op ? lay_cop_iov(op, p->dst, p->len) : -ENOMEM;
+		if (rc == 0) {
+			op->comp = failed->comp;
+			op->off = p->row * lm->su + p->a;
+			op->recheck = 1; /* the failure was counted once */
+			lay_copv_run(L, &v);
+			rc = op->rc >= 0 ? 0 : op->medium ? -EIO : (int)op->rc;
+		}
+		lay_copv_free(&v);
+		if (rc == 0 || rc == -ENOMEM)
+			return rc;
+	}
+	u = malloc(ext ? ext : 1);
+	if (!u)
+		return -ENOMEM;
+	rc = unit_degraded(L, fi, lm, p->g, p->row, p->pos, 0, ext, failed->slot, 1, u);
+	if (rc == 0) {
+		memcpy(p->dst, u + p->a, p->len);
+		lay_heal_write(L, fi, lm, failed->comp, p->row, u, ext);
+	}
+	free(u);
+	return rc;
 }
 
 int lay_unit_rebuild(struct lay *L, const struct lay_info *fi, unsigned g, uint64_t row,
@@ -162,7 +267,7 @@ int lay_unit_rebuild(struct lay *L, const struct lay_info *fi, unsigned g, uint6
 
 	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
 		return -EUCLEAN;
-	return unit_degraded(L, fi, &lm, g, row, pos, 0, lm.su, skip, out);
+	return unit_degraded(L, fi, &lm, g, row, pos, 0, lm.su, skip, 0, out);
 }
 
 /* Split the ranges into unit pieces, one readable copy each. */
@@ -233,9 +338,16 @@ static int read_ranges(struct lay *L, const struct lay_info *fi, const struct la
 			continue;
 		if (!lay_is_dev_error(orc))
 			rc = (int)orc;
+		else if (pc[i].op >= 0 && v.v[pc[i].op].medium)
+			rc = heal_piece(L, fi, lm, &pc[i], &v.v[pc[i].op]);
 		else
 			rc = unit_degraded(L, fi, lm, pc[i].g, pc[i].row, pc[i].pos, pc[i].a,
-					   pc[i].len, UINT32_MAX, pc[i].dst);
+					   pc[i].len, UINT32_MAX, 0, pc[i].dst);
+		if (rc == -EIO)
+			lay_event(L, OSDFS_LAYOUT_EV_UNRECOVERABLE, -1, fi->oid,
+				  lay_row_logical(lm, pc[i].g, pc[i].row) * lm->Wd * lm->su,
+				  "a unit of row %llu can be read from no device nor rebuilt",
+				  (unsigned long long)lay_row_logical(lm, pc[i].g, pc[i].row));
 	}
 	lay_copv_free(&v);
 	free(pc);
@@ -302,6 +414,7 @@ ssize_t lay_file_read(struct lay *L, const struct lay_info *cfi, uint64_t off, u
 		len = (size_t)(fi.size - off);
 	r = (struct rng){ off, len, buf };
 	rc = read_ranges(L, &fi, &lm, &r, 1);
+	lay_health_sync(L); /* repairs and events of this read, if any */
 	return rc < 0 ? rc : (ssize_t)len;
 }
 
@@ -469,7 +582,7 @@ static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_
 		prow_overlay(lm, &pr[i], off, buf, len);
 		for (unsigned j = 0; pr[i].rmw && rc == 0 && j < lm->P; j++)
 			rc = unit_degraded(L, fi, lm, lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
-					   pr[i].a, w, UINT32_MAX, pr[i].oldpar + j * w);
+					   pr[i].a, w, UINT32_MAX, 0, pr[i].oldpar + j * w);
 	}
 	return rc;
 }

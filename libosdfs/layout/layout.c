@@ -50,18 +50,32 @@ int lay_writable(struct lay *L, unsigned s)
 
 void lay_dev_failed(struct lay *L, unsigned s, long rc)
 {
+	int now_down = 0;
+
 	if (!lay_is_dev_error(rc))
 		return;
 	pthread_mutex_lock(&L->mu);
 	L->dev[s].errors++;
 	if (L->dev[s].state != OSDFS_LAYOUT_DEV_DOWN) {
 		L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN;
+		now_down = 1;
 		if (!L->readonly) { /* read-only: the table keeps what is on disk */
 			L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
 			L->table_dirty = 1;
 		}
 	}
 	pthread_mutex_unlock(&L->mu);
+	if (now_down)
+		lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0, "device %s failed: %s",
+			  L->table.ent[s].address, strerror((int)-rc));
+}
+
+int lay_dev_answers(const struct osdfs_backend_ops *ops, void *impl, uint64_t oid)
+{
+	uint64_t size;
+	int rc = ops->size(impl, oid, &size);
+
+	return rc >= 0 || !lay_is_dev_error(rc);
 }
 
 pthread_rwlock_t *lay_lock_of(struct lay *L, uint64_t oid)
@@ -121,24 +135,42 @@ void lay_table_sync(struct lay *L)
 	pthread_mutex_unlock(&L->mu);
 	if (dirty)
 		lay_table_store(L);
+	lay_health_sync(L);
 }
 
 /* A device's table and identity; *has = 0 when it carries none. */
-static int read_table(osdfs_backend *be, struct lay_table *t, struct lay_self *self, int *has,
-		      char *err, size_t errlen)
+struct probe {
+	struct lay_table t;
+	struct lay_self self;
+	int has;
+	struct lay_health health; /* generation 0: none (or damaged: ignored) */
+};
+
+/* A device's table and identity; has = 0 when it carries none. */
+static int read_table(osdfs_backend *be, struct probe *pr, char *err, size_t errlen)
 {
 	const struct osdfs_backend_ops *ops = osdfs_backend_ops_of(be);
-	uint8_t *tbuf = malloc(65536), sbuf[LAY_SELF_LEN + 8];
-	struct osdfs_attr a[2] = {
+	uint8_t *tbuf = malloc(65536), *hbuf = malloc(8192), sbuf[LAY_SELF_LEN + 8];
+	struct osdfs_attr a[3] = {
 		{ OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, tbuf, 65536 },
 		{ OSDFS__PAGE_LAYOUT, LAY_ATTR_SELF, sbuf, sizeof(sbuf) },
+		{ OSDFS__PAGE_LAYOUT, LAY_ATTR_HEALTH, hbuf, 8192 },
 	};
-	int rc;
+	struct lay_table *t = &pr->t;
+	struct lay_self *self = &pr->self;
+	int *has = &pr->has, rc;
 
 	*has = 0;
-	if (!tbuf)
+	if (!tbuf || !hbuf) {
+		free(tbuf);
+		free(hbuf);
 		return -ENOMEM;
-	rc = ops->get_attrs(osdfs_backend_impl(be), OSDFS__SUPER_OID, a, 2);
+	}
+	rc = ops->get_attrs(osdfs_backend_impl(be), OSDFS__SUPER_OID, a, 3);
+	if (rc == 0 && a[2].len && a[2].len <= 8192 &&
+	    lay_health_decode(&pr->health, hbuf, a[2].len, NULL, 0) < 0)
+		memset(&pr->health, 0, sizeof(pr->health)); /* damaged: counters restart */
+	free(hbuf);
 	if (rc == -ENOENT || (rc == 0 && a[0].len == 0)) {
 		free(tbuf);
 		return 0;
@@ -154,12 +186,6 @@ static int read_table(osdfs_backend *be, struct lay_table *t, struct lay_self *s
 	free(tbuf);
 	return rc;
 }
-
-struct probe {
-	struct lay_table t;
-	struct lay_self self;
-	int has;
-};
 
 /* The newest table among the devices; -EINVAL if they are of different filesystems. */
 static int pick_table(struct lay *L, const struct probe *pr, unsigned n, char *err,
@@ -177,8 +203,16 @@ static int pick_table(struct lay *L, const struct probe *pr, unsigned n, char *e
 			best = &pr[i];
 	}
 	if (best) {
+		const struct lay_health *h = NULL;
+
 		L->table = best->t;
 		L->formatted = 1;
+		for (unsigned i = 0; i < n; i++)
+			if (pr[i].has && memcmp(best->t.fs_uuid, pr[i].t.fs_uuid, 16) == 0 &&
+			    pr[i].health.generation && (!h || pr[i].health.generation > h->generation))
+				h = &pr[i].health;
+		if (h)
+			lay_health_load(L, h);
 	}
 	return 0;
 }
@@ -195,6 +229,16 @@ static void set_dev(struct lay *L, unsigned s, osdfs_backend *be)
 	L->dev[s].be = be;
 	L->dev[s].ops = be ? osdfs_backend_ops_of(be) : NULL;
 	L->dev[s].impl = be ? osdfs_backend_impl(be) : NULL;
+}
+
+/* Whether the newest event of slot @p s already says it returned (so that
+ * every open of a stale device does not record it again). */
+static int was_down_here(struct lay *L, unsigned s)
+{
+	for (unsigned i = L->health.nev; i-- > 0;)
+		if (L->health.ev[i].slot == (int)s)
+			return L->health.ev[i].kind == OSDFS_LAYOUT_EV_RETURNED;
+	return 0;
 }
 
 /* Put each device in the slot whose uuid it carries; the rest are spares. */
@@ -223,7 +267,14 @@ static int match_slots(struct lay *L, const struct osdfs_layout_config *cfg,
 			if (!L->readonly) {
 				L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
 				L->table_dirty = 1;
+				lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0,
+					  "device %s missing at open", L->table.ent[s].address);
 			}
+		} else if (L->dev[s].be && L->dev[s].state == OSDFS_LAYOUT_DEV_DOWN &&
+			   !L->readonly && !was_down_here(L, s)) {
+			lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0,
+				  "device %s is back but stale: it stays down until rebuilt",
+				  L->table.ent[s].address);
 		}
 		down += L->dev[s].state != OSDFS_LAYOUT_DEV_UP;
 	}
@@ -262,6 +313,7 @@ static struct lay *lay_alloc(void)
 		return NULL;
 	}
 	pthread_mutex_init(&L->mu, NULL);
+	pthread_mutex_init(&L->health_mu, NULL);
 	for (unsigned i = 0; i < LAY_LOCKS; i++)
 		pthread_rwlock_init(&L->locks[i], NULL);
 	pthread_rwlock_init(&L->count_gate, NULL);
@@ -283,6 +335,7 @@ void lay_be_destroy(void *impl)
 		pthread_rwlock_destroy(&L->locks[i]);
 	pthread_rwlock_destroy(&L->count_gate);
 	pthread_mutex_destroy(&L->mu);
+	pthread_mutex_destroy(&L->health_mu);
 	free(L->cache);
 	free(L);
 }
@@ -303,7 +356,7 @@ static int probe_all(const struct osdfs_layout_config *cfg, struct probe *pr, ch
 
 		if (!cfg->devices[i])
 			continue;
-		rc = read_table(cfg->devices[i], &pr[i].t, &pr[i].self, &pr[i].has, err, errlen);
+		rc = read_table(cfg->devices[i], &pr[i], err, errlen);
 		if (lay_is_dev_error(rc)) {
 			/* unreachable: as if it were missing (down if it has a slot) */
 			osdfs_backend_free(cfg->devices[i]);
@@ -378,7 +431,7 @@ OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
 	return 0;
 }
 
-static struct lay *lay_of(const osdfs_backend *be)
+struct lay *lay_of(const osdfs_backend *be)
 {
 	return osdfs_backend_is_layout(be) ? osdfs_backend_impl(be) : NULL;
 }
@@ -411,6 +464,9 @@ OSD_EXTERN int osdfs_layout_device(const osdfs_backend *be, unsigned slot,
 	snprintf(out->address, sizeof(out->address), "%s", L->table.ent[slot].address);
 	out->state = L->dev[slot].state;
 	out->errors = L->dev[slot].errors;
+	out->medium_errors = L->dev[slot].medium;
+	out->repairs = L->dev[slot].repairs;
+	out->unrepaired = L->dev[slot].unrepaired;
 	pthread_mutex_unlock(&L->mu);
 	return 0;
 }

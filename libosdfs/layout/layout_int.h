@@ -8,6 +8,7 @@
 #define OSDFS_LAYOUT_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -18,6 +19,7 @@
 #define LAY_ATTR_MAP 1u   /* every component of a file: its encoded data map */
 #define LAY_ATTR_SELF 2u  /* superblock on each device: that device's identity */
 #define LAY_ATTR_SIZE 3u  /* attribute holders of a file: logical length, le64 */
+#define LAY_ATTR_HEALTH 4u /* superblock on each device: counters and events (health.c) */
 
 #define LAY_MAP_LEN 32u   /* encoded data map */
 #define LAY_SELF_LEN 40u  /* fs uuid, device uuid, slot, generation */
@@ -139,7 +141,33 @@ struct lay_dev {
 	void *impl;
 	enum osdfs_layout_dev_state state;
 	uint64_t errors;
+	uint64_t medium;        /* reads that failed while the device answered */
+	uint64_t repairs;       /* component ranges rewritten from redundancy */
+	uint64_t unrepaired;    /* medium errors left: rewrite failed or read-only */
 };
+
+/* The health record (docs/layout.md): per-slot counters and recent events,
+ * an attribute of the superblock on every device, like the table. */
+#define LAY_HEALTH_MAGIC "OSDFSHL\0"
+#define LAY_HEALTH_VERSION 1u
+#define LAY_HEALTH_HDR 32u
+#define LAY_HEALTH_SLOT 32u   /* medium, repairs, unrepaired, reserved: le64 each */
+#define LAY_HEALTH_EVENT 128u
+#define LAY_HEALTH_EVENTS 32u /* newest kept */
+#define LAY_REASON_MAX 96u
+
+struct lay_health {
+	uint64_t generation;
+	unsigned ndev;
+	uint64_t medium[OSDFS_LAYOUT_MAX_DEVICES], repairs[OSDFS_LAYOUT_MAX_DEVICES],
+		unrepaired[OSDFS_LAYOUT_MAX_DEVICES];
+	unsigned nev;                                 /* events held, oldest first */
+	struct osdfs_layout_event ev[LAY_HEALTH_EVENTS];
+};
+size_t lay_health_len(const struct lay_health *h);
+void lay_health_encode(uint8_t *out, const struct lay_health *h);
+int lay_health_decode(struct lay_health *h, const uint8_t *in, size_t len, char *err,
+		      size_t errlen);
 
 #define LAY_CACHE_SIZE 4096u
 #define LAY_LOCKS 256u
@@ -171,8 +199,16 @@ struct lay {
 	uint64_t nobjects;       /* objects, once counted (statfs) */
 	int nobjects_known;      /* nobjects is valid: kept by create/remove */
 	int readonly;            /* write nothing: states change in memory only */
+	struct lay_health health; /* events and generation (counters live in dev[]) */
+	atomic_int health_dirty; /* counters or events changed: rewrite the record
+				  * (atomic: every read checks it without the mutex) */
+	pthread_mutex_t health_mu; /* orders the record's stores */
+	void (*on_event)(const struct osdfs_layout_event *ev, void *payload);
+	void *on_event_payload;
 };
 
+/* layout.c: the layout behind @p be, or NULL if it is another backend. */
+struct lay *lay_of(const osdfs_backend *be);
 /* layout.c: device state. */
 int lay_is_dev_error(long rc);
 /* Whether slot @p s can be read from / must be written to. */
@@ -180,6 +216,27 @@ int lay_readable(struct lay *L, unsigned s);
 int lay_writable(struct lay *L, unsigned s);
 /* Count an error of slot @p s; device errors mark it down. */
 void lay_dev_failed(struct lay *L, unsigned s, long rc);
+/* Whether slot @p s still answers (a size query of @p oid gets an answer
+ * other than a device error): tells a medium error from a failed device. */
+int lay_dev_answers(const struct osdfs_backend_ops *ops, void *impl, uint64_t oid);
+
+/* health.c: events and counters. Record an event (reason printf-style), call
+ * the handler, mark the record dirty. */
+void lay_event(struct lay *L, enum osdfs_layout_event_kind kind, int slot, uint64_t oid,
+	       uint64_t off, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Count a rewrite of @p what (a unit or range) on slot @p s after a medium
+ * error or mismatch: rc 0 a repair, else unrepaired (-EROFS: read-only),
+ * with its event. */
+void lay_repair_note(struct lay *L, unsigned s, uint64_t oid, uint64_t off, int rc,
+		     const char *what);
+/* objops.c: write @p n bytes from @p iov over [off, off + n) of the metadata
+ * copy on slot @p s (a medium error or mismatch there) and count it. */
+int lay_heal_meta(struct lay *L, unsigned s, uint64_t oid, uint64_t off,
+		  const struct iovec *iov, int iovcnt, size_t n);
+/* Load the newest health record of @p n device images (at open). */
+void lay_health_load(struct lay *L, const struct lay_health *h);
+/* Store the record on every readable device if dirty (not when read-only). */
+void lay_health_sync(struct lay *L);
 pthread_rwlock_t *lay_lock_of(struct lay *L, uint64_t oid);
 /* Write the table (new generation) to every writable device. */
 int lay_table_store(struct lay *L);
@@ -223,6 +280,14 @@ int lay_file_size(struct lay *L, struct lay_info *fi, uint64_t *size);
  * never from slot @p skip. */
 int lay_unit_rebuild(struct lay *L, const struct lay_info *fi, unsigned g, uint64_t row,
 		     unsigned pos, unsigned skip, uint8_t *out);
+/* Bytes of row @p row of group @p g that its longest unit holds for a file
+ * of @p size (su for every row but the last). */
+size_t lay_row_extent(const struct lay_map *lm, unsigned g, uint64_t row, uint64_t size);
+/* Rewrite bytes [0, ext) of unit row @p row on component @p c from @p unit
+ * (clipped to the component's length) after a medium error there; counts
+ * the repair or the failure and records the event. Returns 0 or the error. */
+int lay_heal_write(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+		   unsigned c, uint64_t row, const uint8_t *unit, size_t ext);
 
 /* rebuild.c: the attributes osdfs keeps on an object, read from the first
  * readable of @p count slots from @p first (never @p skip); undefined ones
@@ -252,6 +317,8 @@ struct lay_cop {
 	struct osdfs_attr *gattrs;
 	int nattrs;
 	long rc;
+	int medium;     /* a read's -EIO from a device that still answers */
+	int recheck;    /* a read again of what failed: its medium error is not counted */
 };
 /* Run @p n ops in parallel (one job per op, the caller runs the first) and wait. */
 void lay_cops_run(struct lay *L, struct lay_cop *ops, size_t n);

@@ -5,6 +5,7 @@
  * on num_comps of them with its attributes on the first lay_holders().
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -373,6 +374,69 @@ static long meta_read_fn(const struct osdfs_backend_ops *ops, void *impl, void *
 	return (long)ops->read(impl, a->oid, a->off, a->iov, a->iovcnt);
 }
 
+int lay_heal_meta(struct lay *L, unsigned s, uint64_t oid, uint64_t off,
+		  const struct iovec *iov, int iovcnt, size_t n)
+{
+	ssize_t w = -EROFS;
+	char what[64];
+
+	if (!L->readonly)
+		w = L->dev[s].ops->write(L->dev[s].impl, oid, off, iov, iovcnt, NULL, 0);
+	if (w < 0)
+		lay_dev_failed(L, s, w);
+	snprintf(what, sizeof(what), "metadata copy bytes %llu+%zu", (unsigned long long)off, n);
+	lay_repair_note(L, s, oid, off, w < 0 ? (int)w : 0, what);
+	return w < 0 ? (int)w : 0;
+}
+
+/* Read metadata from the first copy that gives it; a copy that failed on a
+ * device that still answered (a medium error) gets the bytes read written
+ * over the same range (copies are identical). */
+static ssize_t meta_read(struct lay *L, struct span sp, struct rd_arg *a)
+{
+	unsigned bad[OSDFS_LAYOUT_MAX_DEVICES], nbad = 0;
+	ssize_t n = -EIO;
+
+	for (unsigned j = 0; j < sp.count && n < 0; j++) {
+		unsigned s = (sp.first + j) % L->table.ndev;
+
+		if (!lay_readable(L, s))
+			continue;
+		n = meta_read_fn(L->dev[s].ops, L->dev[s].impl, a);
+		if (n == -EIO && lay_dev_answers(L->dev[s].ops, L->dev[s].impl, a->oid)) {
+			pthread_mutex_lock(&L->mu);
+			L->dev[s].medium++;
+			pthread_mutex_unlock(&L->mu);
+			bad[nbad++] = s;
+			continue;
+		}
+		lay_dev_failed(L, s, n);
+		if (n < 0 && !lay_is_dev_error(n))
+			return n;
+	}
+	for (unsigned i = 0; n > 0 && i < nbad; i++) {
+		struct iovec iov[64];
+		size_t left = (size_t)n;
+		int cnt = 0;
+
+		/* only the bytes read: the caller's iovecs cut at n */
+		for (int k = 0; k < a->iovcnt && left && cnt < 64; k++) {
+			iov[cnt] = a->iov[k];
+			if (iov[cnt].iov_len > left)
+				iov[cnt].iov_len = left;
+			left -= iov[cnt++].iov_len;
+		}
+		if (left == 0)
+			lay_heal_meta(L, bad[i], a->oid, a->off, iov, cnt, (size_t)n);
+	}
+	if (nbad)
+		lay_health_sync(L);
+	if (n == -EIO)
+		lay_event(L, OSDFS_LAYOUT_EV_UNRECOVERABLE, -1, a->oid, a->off,
+			  "metadata bytes %llu+: no copy could be read", (unsigned long long)a->off);
+	return n;
+}
+
 static size_t iov_total(const struct iovec *iov, int iovcnt)
 {
 	size_t n = 0;
@@ -423,7 +487,7 @@ static ssize_t lay_read(void *impl, uint64_t oid, uint64_t off, const struct iov
 	if (rc < 0)
 		return rc;
 	if (!fi.file) {
-		n = first_ok(L, meta_span(L, oid), meta_read_fn, &a);
+		n = meta_read(L, meta_span(L, oid), &a);
 		return lay_obj_leave(L, oid, 0) < 0 ? -EIO : n;
 	}
 	flat = flat_of(iov, iovcnt, total, 0);

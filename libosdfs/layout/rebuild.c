@@ -418,5 +418,10 @@ OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
 	L->dev[slot].state = OSDFS_LAYOUT_DEV_UP;
 	L->table.ent[slot].state = OSDFS_LAYOUT_DEV_UP;
 	pthread_mutex_unlock(&L->mu);
-	return lay_table_store(L);
+	lay_event(L, OSDFS_LAYOUT_EV_UP, (int)slot, 0, 0, "device %s rebuilt: %llu objects, "
+		  "%llu bytes", L->table.ent[slot].address, (unsigned long long)st->objects,
+		  (unsigned long long)st->bytes);
+	rc = lay_table_store(L);
+	lay_health_sync(L);
+	return rc;
 }

@@ -26,6 +26,7 @@ struct cmd_entry {
 
 static const struct cmd_entry commands[] = {
 	{ OSD_ACT_FORMAT_OSD, osd__cmd_format, CMD_EXCL | CMD_KEYS },
+	{ OSD_ACT_OBJECT_STRUCTURE_CHECK, osd__cmd_structure_check, 0 },
 	{ OSD_ACT_CREATE_PARTITION, osd__cmd_create_partition, CMD_EXCL },
 	{ OSD_ACT_REMOVE_PARTITION, osd__cmd_remove_partition, CMD_EXCL | CMD_KEYS },
 	{ OSD_ACT_CREATE, osd__cmd_create, CMD_EXCL },
@@ -165,7 +166,7 @@ static void fill_sense(struct osd__cmd *c)
 		c->sense.csi = c->csi;
 	}
 	c->sense.has_object = 1;
-	c->sense.object = c->cdb.obj;
+	c->sense.object = c->has_sense_obj ? c->sense_obj : c->cdb.obj;
 	c->sense.completed = c->done_funcs;
 	c->sense.not_initiated = all & ~c->done_funcs;
 }

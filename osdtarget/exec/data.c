@@ -98,6 +98,8 @@ static int read_range(struct osd__cmd *c, uint64_t offset, size_t pos, size_t le
 		return rc;
 	rc = osd_store_read(c->st, c->cdb.obj.partition, c->cdb.obj.id, offset, iov, n, nread);
 	free(iov);
+	if (rc == -EIO) /* a checksum mismatch, or the host could not read */
+		return osd__fail_medium(c, NULL, offset + *nread);
 	if (rc < 0)
 		return osd__fail_store(c, rc, OSD__FP_OBJECT);
 	/* Past the logical length: the tail reads as zeros. */

@@ -84,12 +84,19 @@ struct osd__cmd {
 	uint32_t done_funcs;         /* OSD_CFUNC_* completed */
 	int recovered;               /* RECOVERED ERROR pending (short read) */
 	uint64_t csi;
+	/* Descriptor 06h names this object instead of the addressed one
+	 * (OBJECT STRUCTURE CHECK of a partition: the damaged object). */
+	int has_sense_obj;
+	struct osd_obj_id sense_obj;
 };
 
 /* ---- failures (exec/failure.c) ---- */
 int osd__fail(struct osd__cmd *c, uint8_t key, uint16_t asc);
 int osd__fail_field(struct osd__cmd *c, uint16_t asc, size_t field);
 int osd__fail_attr(struct osd__cmd *c, uint16_t asc, uint32_t page, uint32_t number);
+/* MEDIUM ERROR, UNRECOVERED READ ERROR: the data of @p obj (NULL: the
+ * addressed object) fails its checksum at byte @p offset (information). */
+int osd__fail_medium(struct osd__cmd *c, const struct osd_obj_id *obj, uint64_t offset);
 /* Map a store errno; @p field is the CDB byte naming the object (16 or 24). */
 int osd__fail_store(struct osd__cmd *c, int err, size_t field);
 
@@ -174,6 +181,7 @@ int osd__cmd_punch(struct osd__cmd *c);
 /* PUNCH as the command table runs it: osd__cmd_punch() unless a quirk says otherwise. */
 int osd__cmd_punch_entry(struct osd__cmd *c);
 int osd__cmd_flush(struct osd__cmd *c);
+int osd__cmd_structure_check(struct osd__cmd *c);
 int osd__cmd_list(struct osd__cmd *c);
 int osd__cmd_list_collection(struct osd__cmd *c);
 int osd__cmd_query(struct osd__cmd *c);

@@ -37,6 +37,19 @@ int osd__fail_attr(struct osd__cmd *c, uint16_t asc, uint32_t page, uint32_t num
 	return OSD__FAILED;
 }
 
+int osd__fail_medium(struct osd__cmd *c, const struct osd_obj_id *obj, uint64_t offset)
+{
+	/* spc4r37 §4.5.2.2: the information descriptor holds the first bad byte */
+	start(c, OSD_SK_MEDIUM_ERROR, OSD_ASC_UNRECOVERED_READ_ERROR);
+	c->sense.has_info = 1;
+	c->sense.information = offset;
+	if (obj) {
+		c->has_sense_obj = 1;
+		c->sense_obj = *obj;
+	}
+	return OSD__FAILED;
+}
+
 int osd__fail_store(struct osd__cmd *c, int err, size_t field)
 {
 	switch (err) {

@@ -89,6 +89,9 @@ static int fd_close_locked(struct osd_store *st, struct osd__obj *o)
 		return 0;
 	close(o->fd);
 	o->fd = -1;
+	if (o->sfd >= 0)
+		close(o->sfd);
+	o->sfd = -1;
 	pthread_mutex_lock(&st->lru_mu);
 	lru_unlink(st, o);
 	st->nfds--;
@@ -124,6 +127,9 @@ static void fd_evict_to(struct osd_store *st, int keep)
 			if (o->fd >= 0 && !o->fd_users) {
 				close(o->fd);
 				o->fd = -1;
+				if (o->sfd >= 0)
+					close(o->sfd);
+				o->sfd = -1;
 				lru_unlink(st, o);
 				st->nfds--;
 				victims[n++] = o;
@@ -156,6 +162,22 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 		char name[32];
 		unsigned dir;
 		osd__data_path(o->gen, name, &dir);
+		int sfd = -1;
+		if (st->sums) {
+			/* the sidecar first: no data file is ever without one */
+			int r = osd__sum_open(st, o, create, &sfd);
+			if (r == -ENOENT && create && !o->has_file) {
+				r = make_dir(st, dir);
+				if (!r)
+					r = osd__sum_open(st, o, create, &sfd);
+			}
+			if (r == -EMFILE || r == -ENFILE) {
+				fd_evict_to(st, -1);
+				r = osd__sum_open(st, o, create, &sfd);
+			}
+			if (r)
+				return r;
+		}
 		int flags = O_RDWR | O_CLOEXEC | (o->has_file ? 0 : O_CREAT);
 		/* a recycled file is empty; O_TRUNC in case a crash undid that */
 		if (!o->has_file && osd__pool_take(st, name) == 0)
@@ -173,8 +195,13 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 			fd_evict_to(st, -1);
 			f = openat(st->datafd, name, flags, 0600);
 		}
-		if (f < 0)
-			return -errno;
+		if (f < 0) {
+			int e = errno;
+			if (sfd >= 0)
+				close(sfd);
+			return -e;
+		}
+		o->sfd = sfd;
 		if (!o->has_file) {
 			o->has_file = 1;
 			atomic_store(&o->dir_dirty, 1);
@@ -309,22 +336,52 @@ static int fsync_dir(struct osd_store *st, unsigned dir)
 	return r;
 }
 
-/* fdatasync the object's data (and its directory entry if new). */
+/*
+ * After data and checksums of @p o were made durable by a flush that began
+ * at data change @p seq: unless a change raced it, the sidecar header says
+ * clean (no fsync: a lost clean mark only costs a recomputation at open).
+ */
+static void sums_clean(struct osd_store *st, struct osd__obj *o, uint64_t seq)
+{
+	int fd = -1, evict = 0;
+	pthread_mutex_lock(&o->wmu);
+	if (o->dlo < o->dhi && atomic_load(&o->wseq) == seq) {
+		pthread_mutex_lock(&o->mu);
+		int r = o->removed ? -ENOENT : fd_get_locked(st, o, 0, &fd, &evict);
+		int sfd = o->sfd;
+		uint64_t len = o->length;
+		pthread_mutex_unlock(&o->mu);
+		if (!r && fd >= 0) {
+			if (sfd >= 0 && osd__sum_hdr_write(sfd, len, 0, 0) == 0)
+				o->dlo = o->dhi = 0;
+			fd_put(st, o);
+		}
+	}
+	pthread_mutex_unlock(&o->wmu);
+	if (evict)
+		fd_evict(st);
+}
+
+/* fdatasync the object's data and checksums (and its directory entry if new). */
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 {
 	int r = 0, fd, evict = 0;
 	if (atomic_exchange(&obj->dirty, 0)) {
+		uint64_t seq = atomic_load(&obj->wseq);
 		pthread_mutex_lock(&obj->mu);
 		r = obj->removed ? 0 : fd_get_locked(st, obj, 0, &fd, &evict);
 		if (obj->removed)
 			fd = -1;
+		int sfd = obj->sfd;
 		pthread_mutex_unlock(&obj->mu);
 		if (!r && fd >= 0) {
-			if (fdatasync(fd) != 0) {
+			if (fdatasync(fd) != 0 || (sfd >= 0 && fdatasync(sfd) != 0)) {
 				r = -errno;
 				mark_dirty(st, obj); /* keep it for a retry */
 			}
 			fd_put(st, obj);
+			if (!r && sfd >= 0)
+				sums_clean(st, obj, seq);
 		}
 		if (evict)
 			fd_evict(st);
@@ -353,9 +410,16 @@ static int flush_by_syncfs(struct osd_store *st, struct osd__obj **objs, size_t 
 	if (!was)
 		return -ENOMEM;
 	uint64_t dirs[OSD__FANOUT / 64];
-	for (size_t i = 0; i < n; i++)
+	uint64_t *seq = malloc(n * sizeof(*seq));
+	if (!seq) {
+		free(was);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		seq[i] = atomic_load(&objs[i]->wseq);
 		was[i] = (unsigned char)(atomic_exchange(&objs[i]->dirty, 0) |
 					 atomic_exchange(&objs[i]->dir_dirty, 0) << 1);
+	}
 	for (size_t d = 0; d < OSD__FANOUT / 64; d++)
 		dirs[d] = atomic_exchange(&st->dirs_dirty[d], 0);
 	int r = syncfs(st->datafd) == 0 ? 0 : -errno;
@@ -367,6 +431,9 @@ static int flush_by_syncfs(struct osd_store *st, struct osd__obj **objs, size_t 
 		if (was[i] & 1)
 			mark_dirty(st, objs[i]);
 	}
+	for (size_t i = 0; !r && st->sums && i < n; i++)
+		sums_clean(st, objs[i], seq[i]);
+	free(seq);
 	free(was);
 	return r;
 }
@@ -470,6 +537,10 @@ void osd__data_unlink_done(struct osd_store *st, uint64_t synced)
 		osd__data_path(done->gen, name, &dir);
 		if (!done->recycle || osd__pool_put(st, name) != 0)
 			(void)unlinkat(st->datafd, name, 0);
+		char sname[40];
+		osd__sum_path(done->gen, sname);
+		if (!done->recycle || osd__pool_put(st, sname) != 0)
+			(void)unlinkat(st->datafd, sname, 0);
 		free(done);
 		done = next;
 	}
@@ -549,6 +620,32 @@ static void unnamed_report(struct osd_store *st, const struct unnamed *u)
 				u->failed);
 }
 
+/* Attach the checksum sidecars of the objects found (osd__sum_attach). */
+static int scan_sums(struct osd_store *st, struct gen_ent *map, size_t n)
+{
+	struct osd__sum_scan sc;
+	int r = 0;
+	memset(&sc, 0, sizeof(sc));
+	for (size_t i = 0; i < n && !r; i++) {
+		struct osd__obj *o = map[i].obj;
+		int had = o->has_sums, have = o->has_file;
+		if (!had && !have)
+			continue;
+		o->has_sums = 0;
+		r = osd__sum_attach(st, o, have, &sc);
+		if (!r && o->has_file && !have) {
+			struct stat sb;
+			char name[32];
+			unsigned dd;
+			osd__data_path(o->gen, name, &dd);
+			if (fstatat(st->datafd, name, &sb, 0) == 0)
+				osd__data_account(st, o, (uint64_t)sb.st_blocks * 512);
+		}
+	}
+	osd__sum_report(st, &sc);
+	return r;
+}
+
 /*
  * Attach every data file to its object (length and used bytes from the
  * file). Files no object refers to are deleted or quarantined
@@ -582,13 +679,21 @@ int osd__data_scan(struct osd_store *st)
 		struct dirent *de;
 		while ((de = readdir(dh)) != NULL) {
 			struct gen_ent key, *hit;
-			if (osd__parse_hex16(de->d_name, &key.gen) != 0)
+			char base[20];
+			int sidecar = strlen(de->d_name) == 16 + strlen(OSD__SUM_SUFFIX) &&
+				      !strcmp(de->d_name + 16, OSD__SUM_SUFFIX);
+			snprintf(base, sizeof(base), "%.16s", de->d_name);
+			if (osd__parse_hex16(sidecar ? base : de->d_name, &key.gen) != 0)
 				continue;
 			if (key.gen > max_gen)
 				max_gen = key.gen;
 			hit = bsearch(&key, map, n, sizeof(*map), gen_cmp);
 			if (!hit) {
 				unnamed_file(st, dfd, de->d_name, key.gen, &u);
+				continue;
+			}
+			if (sidecar) {
+				hit->obj->has_sums = 1;
 				continue;
 			}
 			struct stat sb;
@@ -602,6 +707,8 @@ int osd__data_scan(struct osd_store *st)
 		}
 		closedir(dh);
 	}
+	if (!r && st->sums)
+		r = scan_sums(st, map, n);
 	free(map);
 	if (max_gen >= st->next_gen)
 		st->next_gen = max_gen + 1;
@@ -679,37 +786,83 @@ static void start_writeback(int fd, uint64_t off, uint64_t len)
 		(void)sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
 }
 
-/* Write at @p off with obj->mu held for the length/quota bookkeeping. */
-static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint64_t off,
-		      const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *where)
+/* A checksum mismatch (or unreadable checksums) at byte @p bad of @p o. */
+static void report_bad(struct osd_store *st, struct osd__obj *o, uint64_t bad, const char *what)
 {
-	int fd, evict = 0, r;
+	char name[32];
+	unsigned dir;
+	osd__data_path(o->gen, name, &dir);
+	osd__store_note(st, OSD_STORE_LOG_ERR, "%s: %s object 0x%" PRIx64 " in partition 0x%"
+			PRIx64 " (data/%s): %s at byte %" PRIu64 "; MEDIUM ERROR returned",
+			st->path, what, o->oid, o->pid, name,
+			o->sums_bad ? "checksums missing or damaged" : "checksum mismatch", bad);
+}
+
+/* Write at @p off with obj->mu held for the length/quota bookkeeping; with
+ * checksums, wmu orders the whole change (sums.c). */
+static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint64_t off,
+		      const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *where,
+		      uint64_t *bad)
+{
+	int fd = -1, evict = 0, r, have = 0;
+	/* appends are ordered by obj->mu, or by wmu with checksums */
+	int hold = append && !st->sums;
+	uint8_t *ent = NULL;
+	if (st->sums)
+		pthread_mutex_lock(&o->wmu);
 	pthread_mutex_lock(&o->mu);
 	if (append)
 		off = o->length;
 	if (off > (uint64_t)INT64_MAX - total) {
 		pthread_mutex_unlock(&o->mu);
+		if (st->sums)
+			pthread_mutex_unlock(&o->wmu);
 		return -EFBIG;
 	}
 	r = o->removed ? -ENOENT : space_check_locked(st, o, off, off + total);
+	if (!r && o->sums_bad) {
+		*bad = off;
+		r = -EIO;
+	}
 	if (!r)
 		r = fd_get_for_change(st, o, 1, &fd, &evict);
-	if (!append)
+	have = !r;
+	int sfd = o->sfd;
+	uint64_t len = o->length;
+	if (!hold)
 		pthread_mutex_unlock(&o->mu); /* plain writes run in parallel */
+	if (have && st->sums)
+		r = osd__sum_prepare_write(st, o, fd, sfd, len, off, iov, iovcnt, total, &ent, bad);
 	if (!r) {
 		r = pwrite_all(fd, iov, iovcnt, off);
+		if (ent && !r)
+			r = osd__sum_put(st, sfd, off / OSD__SUM_BLOCK, ent,
+					 (size_t)((off + total - 1) / OSD__SUM_BLOCK -
+						  off / OSD__SUM_BLOCK + 1));
+		else if (ent) /* what reached the file, old or new, is what counts */
+			(void)osd__sum_recompute(fd, sfd, off + total, off / OSD__SUM_BLOCK,
+						 (off + total - 1) / OSD__SUM_BLOCK + 1);
 		if (!r)
 			start_writeback(fd, off, total);
 		osd__store_space(st, r, "data");
-		if (!append)
+	}
+	free(ent);
+	if (have) {
+		if (!hold)
 			pthread_mutex_lock(&o->mu);
 		account_fd_locked(st, o, fd);
 		pthread_mutex_unlock(&o->mu);
 		fd_put(st, o);
 		mark_dirty(st, o);
-	} else if (append) {
+	} else if (hold) {
 		pthread_mutex_unlock(&o->mu);
 	}
+	if (st->sums) {
+		atomic_fetch_add(&o->wseq, 1);
+		pthread_mutex_unlock(&o->wmu);
+	}
+	if (r == -EIO)
+		report_bad(st, o, *bad, "write of");
 	if (evict)
 		fd_evict(st);
 	if (where)
@@ -721,14 +874,14 @@ int osd_store_write(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 		    const struct iovec *iov, int iovcnt, unsigned flags)
 {
 	struct osd__obj *o;
-	uint64_t total;
+	uint64_t total, bad = 0;
 	int r = iov_total(iov, iovcnt, &total);
 	if (!r)
 		r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
 	if (total)
-		r = data_write(st, o, 0, offset, iov, iovcnt, total, NULL);
+		r = data_write(st, o, 0, offset, iov, iovcnt, total, NULL, &bad);
 	if (!r)
 		r = data_commit(st, o, flags);
 	osd__obj_put(st, o);
@@ -739,13 +892,13 @@ int osd_store_append(struct osd_store *st, uint64_t pid, uint64_t oid,
 		     const struct iovec *iov, int iovcnt, unsigned flags, uint64_t *offset)
 {
 	struct osd__obj *o;
-	uint64_t total, where = 0;
+	uint64_t total, where = 0, bad = 0;
 	int r = iov_total(iov, iovcnt, &total);
 	if (!r)
 		r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
-	r = data_write(st, o, 1, 0, iov, iovcnt, total, &where);
+	r = data_write(st, o, 1, 0, iov, iovcnt, total, &where, &bad);
 	if (!r)
 		r = data_commit(st, o, flags);
 	if (!r && offset)
@@ -754,33 +907,12 @@ int osd_store_append(struct osd_store *st, uint64_t pid, uint64_t oid,
 	return r;
 }
 
-int osd_store_read(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t offset,
-		   const struct iovec *iov, int iovcnt, size_t *nread)
+/* pread [offset, offset + want) into the iovecs; *got: bytes before EOF. */
+static int read_iov(int fd, uint64_t offset, const struct iovec *iov, int iovcnt, uint64_t want,
+		    uint64_t *gotp)
 {
-	struct osd__obj *o;
-	uint64_t total;
-	int fd = -1, evict = 0;
-	*nread = 0;
-	int r = iov_total(iov, iovcnt, &total);
-	if (!r)
-		r = user_obj(st, pid, oid, &o);
-	if (r)
-		return r;
-	pthread_mutex_lock(&o->mu);
-	uint64_t len = o->length;
-	/* a removed object's file may already belong to another object */
-	if (o->removed)
-		r = -ENOENT;
-	else if (offset < len && total)
-		r = fd_get_locked(st, o, 0, &fd, &evict);
-	pthread_mutex_unlock(&o->mu);
-	if (evict)
-		fd_evict(st);
-	if (r || fd < 0) {
-		osd__obj_put(st, o);
-		return r;
-	}
-	uint64_t want = len - offset < total ? len - offset : total, got = 0;
+	uint64_t got = 0;
+	int r = 0;
 	for (int i = 0; i < iovcnt && got < want && !r; i++) {
 		uint8_t *p = iov[i].iov_base;
 		size_t left = iov[i].iov_len < want - got ? iov[i].iov_len : (size_t)(want - got);
@@ -799,7 +931,82 @@ int osd_store_read(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t of
 		if (left)
 			break;
 	}
+	*gotp = got;
+	return r;
+}
+
+static int read_once(struct osd_store *st, struct osd__obj *o, int fd, uint64_t offset,
+		     const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *gotp,
+		     uint64_t *bad)
+{
+	pthread_mutex_lock(&o->mu);
+	uint64_t len = o->length;
+	int sfd = o->sfd;
+	pthread_mutex_unlock(&o->mu);
+	uint64_t want = offset >= len ? 0 : len - offset < total ? len - offset : total;
+	int r = read_iov(fd, offset, iov, iovcnt, want, gotp);
+	if (r == -EIO)
+		*bad = offset + *gotp; /* the host's own read error */
+	if (r || !st->sums)
+		return r;
+	return osd__sum_verify(st, o, fd, sfd, len, offset, iov, iovcnt, *gotp, bad);
+}
+
+/*
+ * Read and verify. A mismatch may be a write racing this lock-free read, so
+ * it is read and verified once more under wmu before it counts.
+ */
+static int read_verified(struct osd_store *st, struct osd__obj *o, int fd, uint64_t offset,
+			 const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *gotp,
+			 uint64_t *bad)
+{
+	int r = read_once(st, o, fd, offset, iov, iovcnt, total, gotp, bad);
+	if (r != -EIO || !st->sums)
+		return r;
+	pthread_mutex_lock(&o->wmu);
+	r = read_once(st, o, fd, offset, iov, iovcnt, total, gotp, bad);
+	pthread_mutex_unlock(&o->wmu);
+	return r;
+}
+
+int osd_store_read(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t offset,
+		   const struct iovec *iov, int iovcnt, size_t *nread)
+{
+	struct osd__obj *o;
+	uint64_t total, got = 0, bad = 0;
+	int fd = -1, evict = 0;
+	*nread = 0;
+	int r = iov_total(iov, iovcnt, &total);
+	if (!r)
+		r = user_obj(st, pid, oid, &o);
+	if (r)
+		return r;
+	pthread_mutex_lock(&o->mu);
+	uint64_t len = o->length;
+	/* a removed object's file may already belong to another object */
+	if (o->removed)
+		r = -ENOENT;
+	else if (offset < len && total && o->sums_bad)
+		r = -EIO;
+	else if (offset < len && total)
+		r = fd_get_locked(st, o, 0, &fd, &evict);
+	pthread_mutex_unlock(&o->mu);
+	if (evict)
+		fd_evict(st);
+	if (r == -EIO) {
+		report_bad(st, o, offset, "read of");
+		*nread = 0;
+	}
+	if (r || fd < 0) {
+		osd__obj_put(st, o);
+		return r;
+	}
+	r = read_verified(st, o, fd, offset, iov, iovcnt, total, &got, &bad);
 	fd_put(st, o);
+	if (r == -EIO) {
+		report_bad(st, o, bad, "read of");
+		got = bad - offset; /* the bytes before the first bad one */
+	}
 	osd__obj_put(st, o);
 	*nread = (size_t)got;
 	return r;
@@ -812,19 +1019,32 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 	int fd = -1, evict = 0;
 	if (length > (uint64_t)INT64_MAX)
 		return -EFBIG;
+	uint64_t bad = 0;
 	int r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
+	if (st->sums)
+		pthread_mutex_lock(&o->wmu);
 	pthread_mutex_lock(&o->mu);
 	r = o->removed ? -ENOENT : space_check_locked(st, o, o->length, length);
+	if (!r && length != o->length && o->sums_bad)
+		r = -EIO;
 	if (!r && length != o->length)
 		r = fd_get_for_change(st, o, 1, &fd, &evict);
 	if (!r && fd >= 0) {
-		if (ftruncate(fd, (off_t)length) != 0)
+		if (st->sums)
+			r = osd__sum_truncate(st, o, fd, o->sfd, o->length, length, &bad);
+		else if (ftruncate(fd, (off_t)length) != 0)
 			r = -errno;
 		account_fd_locked(st, o, fd);
 	}
 	pthread_mutex_unlock(&o->mu);
+	if (st->sums) {
+		atomic_fetch_add(&o->wseq, 1);
+		pthread_mutex_unlock(&o->wmu);
+	}
+	if (r == -EIO)
+		report_bad(st, o, bad, "truncate of");
 	if (fd >= 0) {
 		fd_put(st, o);
 		mark_dirty(st, o);
@@ -842,22 +1062,35 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 {
 	struct osd__obj *o;
 	int fd = -1, evict = 0;
+	uint64_t bad = 0;
 	int r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
+	if (st->sums)
+		pthread_mutex_lock(&o->wmu);
 	pthread_mutex_lock(&o->mu);
 	uint64_t end = len > o->length - offset ? o->length : offset + len;
 	if (o->removed)
 		r = -ENOENT;
+	else if (offset < o->length && len && o->sums_bad)
+		r = -EIO;
 	else if (offset < o->length && len)
 		r = fd_get_for_change(st, o, 0, &fd, &evict);
 	if (!r && fd >= 0) {
-		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,
-			      (off_t)(end - offset)) != 0)
+		if (st->sums)
+			r = osd__sum_punch(st, o, fd, o->sfd, o->length, offset, end, &bad);
+		else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,
+				   (off_t)(end - offset)) != 0)
 			r = -errno;
 		account_fd_locked(st, o, fd);
 	}
 	pthread_mutex_unlock(&o->mu);
+	if (st->sums) {
+		atomic_fetch_add(&o->wseq, 1);
+		pthread_mutex_unlock(&o->wmu);
+	}
+	if (r == -EIO)
+		report_bad(st, o, bad, "punch of");
 	if (fd >= 0) {
 		fd_put(st, o);
 		mark_dirty(st, o);
@@ -902,4 +1135,71 @@ int osd_store_used(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *u
 	}
 	osd__obj_put(st, o);
 	return 0;
+}
+
+/* ---- scrub ------------------------------------------------------------------------- */
+
+/* Next block from @p b that may hold data or a checksum (holes in both skip). */
+static uint64_t next_checked(int fd, int sfd, uint64_t b, uint64_t end)
+{
+	off_t d = lseek(fd, (off_t)(b * OSD__SUM_BLOCK), SEEK_DATA);
+	uint64_t nb = d < 0 ? end : (uint64_t)d / OSD__SUM_BLOCK;
+	if (nb <= b)
+		return b;
+	/* a checksum where the data has a hole is checked (it must be 0) */
+	off_t e = sfd >= 0 ? lseek(sfd, (off_t)(OSD__SUM_HDR + 4 * b), SEEK_DATA) : -1;
+	uint64_t eb = e < (off_t)OSD__SUM_HDR ? 0 : ((uint64_t)e - OSD__SUM_HDR) / 4;
+	if (e >= 0 && eb < nb)
+		return eb > b ? eb : b;
+	return nb < end ? nb : end;
+}
+
+int osd_store_verify(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *bytes,
+		     uint64_t *bad)
+{
+	struct osd__obj *o;
+	int fd = -1, evict = 0;
+	*bytes = 0;
+	*bad = 0;
+	if (!st->sums)
+		return -ENOTSUP;
+	int r = user_obj(st, pid, oid, &o);
+	if (r)
+		return r;
+	pthread_mutex_lock(&o->mu);
+	r = o->removed ? -ENOENT : o->sums_bad && o->length ? -EIO
+	    : fd_get_locked(st, o, 0, &fd, &evict);
+	pthread_mutex_unlock(&o->mu);
+	if (evict)
+		fd_evict(st);
+	uint64_t chunk = osd__sum_chunk_blocks();
+	uint8_t *buf = !r && fd >= 0 ? malloc((size_t)(chunk * OSD__SUM_BLOCK)) : NULL;
+	if (!r && fd >= 0 && !buf)
+		r = -ENOMEM;
+	for (uint64_t b = 0; !r && buf;) {
+		/* per chunk under wmu: a racing write is never seen half done */
+		pthread_mutex_lock(&o->wmu);
+		pthread_mutex_lock(&o->mu);
+		uint64_t len = o->length, end = len / OSD__SUM_BLOCK + (len % OSD__SUM_BLOCK != 0);
+		int sfd = o->sfd;
+		pthread_mutex_unlock(&o->mu);
+		b = b < end ? next_checked(fd, sfd, b, end) : end;
+		uint64_t k = end - b < chunk ? end - b : chunk;
+		if (k) {
+			r = osd__sum_scrub_range(fd, sfd, len, b, k, buf, bad);
+			uint64_t upto = (b + k) * OSD__SUM_BLOCK < len ? (b + k) * OSD__SUM_BLOCK : len;
+			*bytes += upto - b * OSD__SUM_BLOCK;
+		}
+		pthread_mutex_unlock(&o->wmu);
+		if (!k)
+			break;
+		b += k;
+	}
+	free(buf);
+	if (fd >= 0)
+		fd_put(st, o);
+	if (r == -EIO)
+		report_bad(st, o, *bad, "scrub of");
+	osd__obj_put(st, o);
+	return r;
 }

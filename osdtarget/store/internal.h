@@ -55,6 +55,15 @@ struct osd__obj {
 	atomic_int dir_dirty;      /* data file created, directory not yet fsynced */
 	struct osd__obj *dirty_next; /* st->dirty list (st->dirty_mu) */
 	int on_dirty_list;         /* st->dirty_mu */
+
+	/* Data checksums (sums.c). wmu orders data changes of this object:
+	 * a partial block's checksum needs the block's other bytes. */
+	pthread_mutex_t wmu;
+	int sfd;                   /* checksum sidecar fd, open while fd is (obj->mu) */
+	int has_sums;              /* a sidecar exists */
+	int sums_bad;              /* sidecar missing or damaged: data I/O fails with EIO */
+	uint64_t dlo, dhi;         /* dirty block range the sidecar header records (wmu) */
+	_Atomic uint64_t wseq;     /* data changes so far (a flush marks clean only if none raced) */
 };
 
 struct osd__id {
@@ -125,7 +134,17 @@ struct osd_store {
 	void *log_arg;
 	atomic_int full;           /* a write found the filesystem full (reported once) */
 	uint64_t *gone;            /* open only: generations of replayed REMOVEs */
+	int sums;                  /* data blocks carry checksums (superblock version 2) */
+	int upgrading;             /* open only: a version 1 store gets its checksums */
 	size_t ngone, gone_cap;
+};
+
+/* What the open's scan of checksum sidecars found (osd__sum_report). */
+struct osd__sum_scan {
+	uint64_t recomputed_objs, recomputed_blocks; /* dirty at a crash */
+	uint64_t built_objs, built_bytes;            /* upgrade or salvage */
+	uint64_t bad_objs;                           /* sidecar or data missing or damaged */
+	char bad_names[200];
 };
 
 /* store.c */
@@ -196,6 +215,51 @@ int osd__data_scan(struct osd_store *st);
 int osd__parse_hex16(const char *name, uint64_t *n);
 void osd__data_unlink_later(struct osd_store *st, struct osd__obj *obj, uint64_t pos);
 void osd__data_unlink_done(struct osd_store *st, uint64_t synced);
+
+/* sums.c: a CRC32C per data block, in the sidecar data/<dir>/<gen>.sum */
+#define OSD__SUM_BLOCK 4096u
+#define OSD__SUM_HDR 64u
+#define OSD__SUM_SUFFIX ".sum"
+/* Name of the sidecar of generation @p gen relative to st->datafd. */
+void osd__sum_path(uint64_t gen, char name[40]);
+/* Open (and with @p create, make) the sidecar of @p o; -errno. obj->mu held. */
+int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd);
+/* Read verification of [off, off+got) just read into @p iov; -EIO with
+ * *bad = the first bad byte. */
+int osd__sum_verify(struct osd_store *st, struct osd__obj *o, int fd, int sfd, uint64_t len,
+		    uint64_t off, const struct iovec *iov, int iovcnt, uint64_t got,
+		    uint64_t *bad);
+/* Before a write of [off, off+total): checksums of the blocks it covers
+ * (edge blocks read, verified and merged), the dirty range recorded.
+ * *ent (malloc) is written with osd__sum_put() after the data. wmu held. */
+int osd__sum_prepare_write(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
+			   uint64_t len, uint64_t off, const struct iovec *iov, int iovcnt,
+			   uint64_t total, uint8_t **ent, uint64_t *bad);
+int osd__sum_put(struct osd_store *st, int sfd, uint64_t first, const uint8_t *ent, size_t n);
+/* Record blocks [lo, hi) dirty in the sidecar header before they change. */
+int osd__sum_mark(struct osd_store *st, struct osd__obj *o, int sfd, uint64_t lo, uint64_t hi);
+/* Truncate and punch: the checksums of what is left. wmu held, before the
+ * data change; *after* is called once the data changed. */
+int osd__sum_truncate(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
+		      uint64_t oldlen, uint64_t newlen, uint64_t *bad);
+int osd__sum_punch(struct osd_store *st, struct osd__obj *o, int fd, int sfd, uint64_t len,
+		   uint64_t start, uint64_t end, uint64_t *bad);
+/* Entries of blocks [lo, hi) computed from the data as it is (holes: 0);
+ * after a failed write. @return blocks computed or -errno. */
+int64_t osd__sum_recompute(int fd, int sfd, uint64_t len, uint64_t lo, uint64_t hi);
+/* Write the sidecar header: logical @p length, dirty blocks [lo, hi). */
+int osd__sum_hdr_write(int sfd, uint64_t length, uint64_t lo, uint64_t hi);
+/* Open: attach the sidecar of @p o (@p have_data: its data file exists),
+ * recompute the dirty range after a crash, build it when upgrading or
+ * salvaging, extend a short or missing data file to the checksummed length. */
+int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
+		    struct osd__sum_scan *sc);
+void osd__sum_report(struct osd_store *st, const struct osd__sum_scan *sc);
+/* Scrub: verify up to osd__sum_chunk_blocks() blocks from block @p b into
+ * @p buf (that many blocks large). -EIO with *bad = the bad block's offset. */
+int osd__sum_scrub_range(int fd, int sfd, uint64_t len, uint64_t b, uint64_t k,
+			 uint8_t *buf, uint64_t *bad);
+uint64_t osd__sum_chunk_blocks(void);
 
 /* pool.c */
 /* Make data/pool (@p create: a new store, whose caller fsyncs data/) or

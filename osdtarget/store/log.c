@@ -41,23 +41,40 @@ void osd__rec_encode(uint8_t *dst, uint8_t type, const void *p1, size_t l1,
 	osd__put_be32(dst, osd__crc32c(0, dst + 4, 5 + l1 + l2));
 }
 
-void osd__file_hdr_put(uint8_t hdr[OSD__FILE_HDR], const char magic[8], uint64_t epoch)
+void osd__file_hdr_put_ver(uint8_t hdr[OSD__FILE_HDR], const char magic[8], uint32_t version,
+			   uint32_t flags, uint64_t epoch)
 {
 	memset(hdr, 0, OSD__FILE_HDR);
 	memcpy(hdr, magic, 8);
-	osd__put_be32(hdr + 8, OSD__FORMAT_VERSION);
+	osd__put_be32(hdr + 8, version);
+	osd__put_be32(hdr + 12, flags);
 	osd__put_be64(hdr + 16, epoch);
 	osd__put_be32(hdr + 28, osd__crc32c(0, hdr, 28));
+}
+
+void osd__file_hdr_put(uint8_t hdr[OSD__FILE_HDR], const char magic[8], uint64_t epoch)
+{
+	osd__file_hdr_put_ver(hdr, magic, OSD__FORMAT_VERSION, 0, epoch);
+}
+
+int osd__file_hdr_get_ver(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],
+			  uint32_t *version, uint32_t *flags, uint64_t *epoch)
+{
+	if (memcmp(hdr, magic, 8) != 0 || osd__get_be32(hdr + 28) != osd__crc32c(0, hdr, 28))
+		return -EUCLEAN;
+	*version = osd__get_be32(hdr + 8);
+	*flags = osd__get_be32(hdr + 12);
+	*epoch = osd__get_be64(hdr + 16);
+	return 0;
 }
 
 int osd__file_hdr_get(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],
 		      uint64_t *epoch)
 {
-	if (memcmp(hdr, magic, 8) != 0 || osd__get_be32(hdr + 8) != OSD__FORMAT_VERSION ||
-	    osd__get_be32(hdr + 28) != osd__crc32c(0, hdr, 28))
-		return -EUCLEAN;
-	*epoch = osd__get_be64(hdr + 16);
-	return 0;
+	uint32_t version, flags;
+	int r = osd__file_hdr_get_ver(hdr, magic, &version, &flags, epoch);
+
+	return r ? r : version == OSD__FORMAT_VERSION && !flags ? 0 : -EUCLEAN;
 }
 
 int osd__log_init(struct osd__log *lg, int fd, uint64_t end)

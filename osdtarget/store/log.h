@@ -32,7 +32,12 @@ enum osd__rec_type {
 #define OSD__REC_HDR 9u
 #define OSD__REC_MAX_PAYLOAD (24u + 0xFFFEu)
 #define OSD__FILE_HDR 32u
-#define OSD__FORMAT_VERSION 1u
+#define OSD__FORMAT_VERSION 1u  /* checkpoint and log */
+/* Superblock versions: 1 without data checksums, 2 with checksum sidecars
+ * (docs/target-store.md, "Data checksums"). */
+#define OSD__SB_VERSION_NOSUMS 1u
+#define OSD__SB_VERSION 2u
+#define OSD__SB_FLAG_NO_SUMS 0x1u /* made with checksums off (benchmarks) */
 
 /** A parsed record; payload points into the parsed buffer. */
 struct osd__rec {
@@ -53,6 +58,14 @@ void osd__rec_encode(uint8_t *dst, uint8_t type, const void *p1, size_t l1,
 
 /** Fill a file header. */
 void osd__file_hdr_put(uint8_t hdr[OSD__FILE_HDR], const char magic[8], uint64_t epoch);
+
+/** Fill a file header with a @p version and @p flags (bytes 8-15; the superblock). */
+void osd__file_hdr_put_ver(uint8_t hdr[OSD__FILE_HDR], const char magic[8], uint32_t version,
+			   uint32_t flags, uint64_t epoch);
+
+/** Check a header's magic and CRC; return its version and flags. @return 0 or -EUCLEAN. */
+int osd__file_hdr_get_ver(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],
+			  uint32_t *version, uint32_t *flags, uint64_t *epoch);
 
 /** Check a file header. @return 0 or -EUCLEAN (bad magic, version or CRC). */
 int osd__file_hdr_get(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],

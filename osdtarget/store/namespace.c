@@ -71,8 +71,11 @@ static void obj_free(struct osd__obj *o)
 {
 	if (o->fd >= 0)
 		close(o->fd);
+	if (o->sfd >= 0)
+		close(o->sfd);
 	osd__attr_free_all(o);
 	pthread_mutex_destroy(&o->mu);
+	pthread_mutex_destroy(&o->wmu);
 	free(o);
 }
 
@@ -92,9 +95,11 @@ static struct osd__obj *obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type ty
 	o->oid = oid;
 	o->type = type;
 	o->fd = -1;
+	o->sfd = -1;
 	o->quota = OSD_STORE_NO_QUOTA;
 	atomic_init(&o->refs, 1);
 	pthread_mutex_init(&o->mu, NULL);
+	pthread_mutex_init(&o->wmu, NULL);
 	return o;
 }
 

@@ -149,8 +149,9 @@ int osd__read_file(int dirfd, const char *name, uint8_t **out, size_t *len)
  * content: write NAME.tmp, fsync, rename, fsync the directory. With @p keep
  * the new fd is returned open (for the log).
  */
-static int install_file(struct osd_store *st, const char *name, const char *magic,
-			uint64_t epoch, int body, int *keep, uint64_t *size)
+static int install_file_ver(struct osd_store *st, const char *name, const char *magic,
+			    uint32_t version, uint32_t flags, uint64_t epoch, int body, int *keep,
+			    uint64_t *size)
 {
 	char tmp[64];
 	uint8_t hdr[OSD__FILE_HDR];
@@ -159,7 +160,7 @@ static int install_file(struct osd_store *st, const char *name, const char *magi
 	int fd = openat(st->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	osd__file_hdr_put(hdr, magic, epoch);
+	osd__file_hdr_put_ver(hdr, magic, version, flags, epoch);
 	int r = write_all(fd, hdr, sizeof(hdr), 0);
 	if (!r && body)
 		r = osd__ns_checkpoint(st, fd, &sz);
@@ -181,6 +182,19 @@ static int install_file(struct osd_store *st, const char *name, const char *magi
 	if (size)
 		*size = sz;
 	return 0;
+}
+
+static int install_file(struct osd_store *st, const char *name, const char *magic,
+			uint64_t epoch, int body, int *keep, uint64_t *size)
+{
+	return install_file_ver(st, name, magic, OSD__FORMAT_VERSION, 0, epoch, body, keep, size);
+}
+
+/* The superblock makes the store valid, of format version 2 (checksums). */
+static int install_superblock(struct osd_store *st, uint64_t created)
+{
+	return install_file_ver(st, "superblock", SB_MAGIC, OSD__SB_VERSION,
+				st->sums ? 0 : OSD__SB_FLAG_NO_SUMS, created, 0, NULL, NULL);
 }
 
 int osd__install_empty(struct osd_store *st, const char *name, const char *magic,
@@ -404,7 +418,7 @@ static int store_create(struct osd_store *st)
 	if (r)
 		return r;
 	/* The checkpoint installed a log and switched to it; the superblock makes the store valid. */
-	return install_file(st, "superblock", SB_MAGIC, (uint64_t)time(NULL), 0, NULL, NULL);
+	return install_superblock(st, (uint64_t)time(NULL));
 }
 
 static int store_lock(struct osd_store *st)
@@ -570,17 +584,29 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 			osd__store_msg(st, "no store in %s", dir);
 			return -ENOENT;
 		}
+		st->sums = !o->no_checksums;
 		return store_create(st);
 	}
 	if (r)
 		return r;
-	r = sblen == OSD__FILE_HDR ? osd__file_hdr_get(sb, SB_MAGIC, &created) : -EUCLEAN;
+	uint32_t version = 0, flags = 0;
+	r = sblen == OSD__FILE_HDR ? osd__file_hdr_get_ver(sb, SB_MAGIC, &version, &flags,
+							   &created) : -EUCLEAN;
 	free(sb);
 	if (r) {
-		osd__store_msg(st, "%s: superblock damaged (bad magic, version or checksum); "
-			       "not an OSD store of this format", dir);
+		osd__store_msg(st, "%s: superblock damaged (bad magic or checksum); "
+			       "not an OSD store", dir);
 		return -EUCLEAN;
 	}
+	if (version != OSD__SB_VERSION && version != OSD__SB_VERSION_NOSUMS) {
+		osd__store_msg(st, "%s: store format version %u; this build reads versions %u "
+			       "and %u only: not opened", dir, version, OSD__SB_VERSION_NOSUMS,
+			       OSD__SB_VERSION);
+		return -EUCLEAN;
+	}
+	/* Version 1 had no data checksums: the open computes them (upgrade). */
+	st->upgrading = version == OSD__SB_VERSION_NOSUMS;
+	st->sums = st->upgrading || !(flags & OSD__SB_FLAG_NO_SUMS);
 	if ((r = open_fanout(st, 0)) != 0) {
 		osd__store_msg(st, "%s: data directories missing or unreadable", dir);
 		return r == -ENOENT ? -EUCLEAN : r;
@@ -590,6 +616,17 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 		return r;
 	if ((r = osd__data_scan(st)) != 0)
 		return r;
+	if (st->upgrading) {
+		/* Every sidecar durable before the superblock says they exist. */
+		if (syncfs(st->datafd) != 0 || fsync(st->datafd) != 0)
+			return -errno;
+		if ((r = install_superblock(st, created)) != 0)
+			return r;
+		osd__store_note(st, OSD_STORE_LOG_NOTICE, "%s: store format upgraded from version "
+				"%u to %u: every data block now carries a CRC32C checksum", dir,
+				OSD__SB_VERSION_NOSUMS, OSD__SB_VERSION);
+		st->upgrading = 0;
+	}
 	if (st->salvage) {
 		/* A clean checkpoint and log replace what salvage read. */
 		osd__recover_keep_damaged(st);

@@ -53,6 +53,10 @@ struct osd_store_options {
 	   NULL: osd_store_error() only. */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
+	/* 1: a store created by this open keeps no data checksums (for
+	   benchmarks only: nothing then catches damaged data). Recorded in the
+	   superblock; an existing store keeps the mode it was made with. */
+	int no_checksums;
 };
 
 /** @name Levels of osd_store_options.log (the syslog values) */
@@ -189,11 +193,28 @@ int osd_store_object_stats(struct osd_store *st, uint64_t pid, uint64_t *count,
 
 /**
  * Read from @p offset into the iovecs. Bytes beyond the logical length are
- * not returned (short read); holes read as zeros.
- * @param[out] nread bytes read
+ * not returned (short read); holes read as zeros. Every block read is
+ * checked against its checksum.
+ * @param[out] nread bytes read; on -EIO the bytes before the first bad one
+ *             (offset + *nread is the first bad byte)
+ * @return 0, -EIO (a checksum mismatch, a missing or short data file,
+ *         missing checksums, or a read error of the host: an unrecovered
+ *         read error; told to opts->log as an error), -ENOENT, -EINVAL.
  */
 int osd_store_read(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t offset,
 		   const struct iovec *iov, int iovcnt, size_t *nread);
+
+/**
+ * Verify every data checksum of user object (pid, oid) (scrub). Runs while
+ * the store serves; a racing write is seen whole or not at all.
+ * @param[out] bytes data bytes read and verified (holes are skipped)
+ * @param[out] bad on -EIO, the offset of the first bad block
+ * @return 0; -EIO (a checksum mismatch, missing or damaged checksums, or a
+ *         read error of the host; told to opts->log as an error);
+ *         -ENOTSUP (the store keeps no checksums); -ENOENT; -EINVAL.
+ */
+int osd_store_verify(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *bytes,
+		     uint64_t *bad);
 
 /**
  * Write all iovec bytes at @p offset, extending the logical length if needed.

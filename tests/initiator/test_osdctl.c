@@ -1,6 +1,7 @@
 /* osdctl end to end: the installed tool's commands on a temporary store,
  * its JSON output, and its usage errors (exit 2) and failures (exit 1). */
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -258,6 +259,87 @@ START_TEST(nosec_refused_on_capkey_partition)
 }
 END_TEST
 
+/* The data file of @p store holding exactly @p size bytes (not a sidecar). */
+static void find_data_file(const char *st, off_t size, char *path, size_t n)
+{
+	char sub[400];
+
+	path[0] = 0;
+	for (unsigned d = 0; d < 256 && !path[0]; d++) {
+		DIR *dh;
+		struct dirent *de;
+		struct stat sb;
+
+		snprintf(sub, sizeof(sub), "%s/data/%02x", st, d);
+		if (!(dh = opendir(sub)))
+			continue;
+		while ((de = readdir(dh)) != NULL) {
+			snprintf(path, n, "%s/%s", sub, de->d_name);
+			if (strlen(de->d_name) == 16 && stat(path, &sb) == 0 && sb.st_size == size)
+				break;
+			path[0] = 0;
+		}
+		closedir(dh);
+	}
+	ck_assert_msg(path[0], "no data file of %lld bytes", (long long)size);
+}
+
+/* A flipped byte in an object's data: READ fails with MEDIUM ERROR naming
+ * the object and the first bad byte; scrub finds it and exits 1. */
+START_TEST(scrub_finds_damage)
+{
+	static uint8_t data[300000];
+	char keyfile[300], in[300], path[700];
+	uint8_t b;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 5);
+	snprintf(keyfile, sizeof(keyfile), "%s/root.key", dir);
+	write_file(keyfile, "00112233445566778899aabbccddeeff00112233\n", 41);
+	ck_assert_int_eq(chmod(keyfile, 0600), 0);
+	snprintf(in, sizeof(in), "%s/in.bin", dir);
+	write_file(in, data, sizeof(data));
+#define K "--target", store, "--key-file", keyfile, "--security", "capkey"
+	CTL_OK(NULL, K, "format", NULL);
+	CTL_OK(NULL, K, "create-partition", "0x10000", NULL);
+	CTL_OK(NULL, K, "create", "0x10000", "0x10000", NULL);
+	CTL_OK(NULL, K, "create", "0x10000", "0x20000", NULL);
+	CTL_OK(NULL, K, "write", "0x10000", "0x10000", "--input", in, NULL);
+	CTL_OK("/dev/null", K, "write", "0x10000", "0x20000", NULL);
+	CTL_OK(NULL, K, "scrub", NULL);
+	ck_assert_str_eq(out, "scrub: 2 objects, 300000 bytes verified, 0 damaged\n");
+	find_data_file(store, sizeof(data), path, sizeof(path));
+	int fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &b, 1, 123456), 1);
+	b ^= 0x10;
+	ck_assert_int_eq(pwrite(fd, &b, 1, 123456), 1);
+	close(fd);
+	ck_assert_int_eq(ctl(NULL, K, "read", "0x10000", "0x10000", "--output", in, NULL), 1);
+	ck_assert_msg(strstr(err, "MEDIUM ERROR: UNRECOVERED READ ERROR: object 0x10000 in "
+			     "partition 0x10000 at byte 122880"), "%s", err);
+	ck_assert_int_eq(ctl(NULL, K, "scrub", NULL), 1);
+	ck_assert_msg(strstr(err, "object 0x10000 in partition 0x10000: data damaged at byte "
+			     "122880"), "%s", err);
+	ck_assert_str_eq(out, "scrub: 2 objects, 0 bytes verified, 1 damaged\n");
+	ck_assert_int_eq(ctl(NULL, K, "scrub", "0x10000", "--json", NULL), 1);
+	ck_assert_msg(!strncmp(out, "{\"errors\":[{\"partition\":65536,\"object\":65536,"
+			       "\"offset\":122880,\"message\":\"", 66), "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "],\"objects\":2,\"bytes_verified\":0,"
+				      "\"complete\":true}\n"));
+	/* the object's other blocks still read */
+	CTL_OK(NULL, K, "read", "0x10000", "0x10000", "--length", "100000", "--output", in, NULL);
+	/* rewriting the data heals it */
+	snprintf(in, sizeof(in), "%s/in2.bin", dir);
+	write_file(in, data, sizeof(data));
+	CTL_OK(NULL, K, "write", "0x10000", "0x10000", "--input", in, NULL);
+	CTL_OK(NULL, K, "scrub", "0x10000", NULL);
+	ck_assert_str_eq(out, "scrub: 2 objects, 300000 bytes verified, 0 damaged\n");
+	ck_assert_int_eq(ctl(NULL, K, "scrub", "1", "2", NULL), 2);
+#undef K
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("osdctl");
@@ -271,6 +353,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, end_to_end_alldata_v1);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, nosec_refused_on_capkey_partition);
+	tcase_add_test(tc, scrub_finds_damage);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,6 @@
 /* Layout test fixture: mem stores behind fault-injecting wrappers. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,11 @@ struct fault {
 	const struct osdfs_backend_ops *ops;
 	void *impl;
 	atomic_int dead;
+	/* a medium error: reads of [boff, boff + blen) of object boid fail
+	 * with -EIO until a write covers the range (fx_bad_range) */
+	pthread_mutex_t mu;
+	int bad, bad_writes;
+	uint64_t boid, boff, blen;
 };
 
 #define IMPL(x) ((struct fault *)(x))
@@ -30,15 +36,54 @@ static int f_remove(void *x, uint64_t oid)
 	return DEAD(x) ? -EIO : IMPL(x)->ops->remove(IMPL(x)->impl, oid);
 }
 
+static size_t iov_len(const struct iovec *iov, int cnt)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < cnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/* Whether [off, off + len) of @p oid meets the bad range (mutex held). */
+static int hits_bad(const struct fault *x, uint64_t oid, uint64_t off, size_t len)
+{
+	return x->bad && oid == x->boid && off < x->boff + x->blen && off + len > x->boff;
+}
+
 static ssize_t f_read(void *x, uint64_t oid, uint64_t off, const struct iovec *iov, int cnt)
 {
-	return DEAD(x) ? -EIO : IMPL(x)->ops->read(IMPL(x)->impl, oid, off, iov, cnt);
+	int bad;
+
+	if (DEAD(x))
+		return -EIO;
+	pthread_mutex_lock(&IMPL(x)->mu);
+	bad = hits_bad(IMPL(x), oid, off, iov_len(iov, cnt));
+	pthread_mutex_unlock(&IMPL(x)->mu);
+	return bad ? -EIO : IMPL(x)->ops->read(IMPL(x)->impl, oid, off, iov, cnt);
 }
 
 static ssize_t f_write(void *x, uint64_t oid, uint64_t off, const struct iovec *iov, int cnt,
 		       const struct osdfs_attr *a, int n)
 {
-	return DEAD(x) ? -EIO : IMPL(x)->ops->write(IMPL(x)->impl, oid, off, iov, cnt, a, n);
+	struct fault *f = IMPL(x);
+	size_t len = iov_len(iov, cnt);
+	ssize_t w;
+
+	if (DEAD(x))
+		return -EIO;
+	pthread_mutex_lock(&f->mu);
+	if (hits_bad(f, oid, off, len) && f->bad_writes) {
+		pthread_mutex_unlock(&f->mu);
+		return -EIO;
+	}
+	pthread_mutex_unlock(&f->mu);
+	w = f->ops->write(f->impl, oid, off, iov, cnt, a, n);
+	pthread_mutex_lock(&f->mu);
+	if (w >= 0 && f->bad && oid == f->boid && off <= f->boff && off + len >= f->boff + f->blen)
+		f->bad = 0; /* rewritten whole: good again */
+	pthread_mutex_unlock(&f->mu);
+	return w;
 }
 
 static int f_truncate(void *x, uint64_t oid, uint64_t size)
@@ -89,6 +134,7 @@ static int f_statfs(void *x, struct osdfs_backend_stat *st)
 static void f_destroy(void *x)
 {
 	osdfs_backend_free(IMPL(x)->inner);
+	pthread_mutex_destroy(&IMPL(x)->mu);
 	free(x);
 }
 
@@ -122,6 +168,7 @@ osdfs_backend *fx_device(struct fx *f, unsigned i)
 	osdfs_backend *be;
 
 	ck_assert_ptr_nonnull(x);
+	pthread_mutex_init(&x->mu, NULL);
 	ck_assert_int_eq(osdfs_backend_mem_attach(&x->inner, f->store[i]), 0);
 	x->ops = osdfs_backend_ops_of(x->inner);
 	x->impl = osdfs_backend_impl(x->inner);
@@ -169,6 +216,54 @@ int fx_open_all(struct fx *f, const char *map)
 void fx_kill(struct fx *f, unsigned i)
 {
 	atomic_store(&f->fault[i]->dead, 1);
+}
+
+void fx_bad_range(struct fx *f, unsigned i, uint64_t oid, uint64_t off, uint64_t len,
+		  int fail_writes)
+{
+	struct fault *x = f->fault[i];
+	uint8_t *b = calloc(1, len);
+	struct iovec iov = { b, len };
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(x->ops->read(x->impl, oid, off, &iov, 1), (ssize_t)len);
+	for (uint64_t k = 0; k < len; k++)
+		b[k] ^= 0x5A; /* what a read that ignored the error would return */
+	ck_assert_int_eq(x->ops->write(x->impl, oid, off, &iov, 1, NULL, 0), (ssize_t)len);
+	free(b);
+	pthread_mutex_lock(&x->mu);
+	x->bad = 1;
+	x->bad_writes = fail_writes;
+	x->boid = oid;
+	x->boff = off;
+	x->blen = len;
+	pthread_mutex_unlock(&x->mu);
+}
+
+int fx_bad_left(struct fx *f, unsigned i)
+{
+	int bad;
+
+	pthread_mutex_lock(&f->fault[i]->mu);
+	bad = f->fault[i]->bad;
+	pthread_mutex_unlock(&f->fault[i]->mu);
+	return bad;
+}
+
+ssize_t fx_raw_read(struct fx *f, unsigned i, uint64_t oid, uint64_t off, void *buf, size_t len)
+{
+	struct iovec iov = { buf, len };
+
+	return f_read(f->fault[i], oid, off, &iov, 1);
+}
+
+void fx_raw_write(struct fx *f, unsigned i, uint64_t oid, uint64_t off, const void *buf,
+		  size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	ck_assert_int_eq(f->fault[i]->ops->write(f->fault[i]->impl, oid, off, &iov, 1, NULL, 0),
+			 (ssize_t)len);
 }
 
 void fx_close(struct fx *f)

@@ -6,6 +6,8 @@
 #ifndef LAYOUT_FIXTURE_H
 #define LAYOUT_FIXTURE_H
 
+#include <sys/types.h>
+
 #include <osdfs/backends.h>
 #include <osdfs/layout.h>
 #include <osdfs/osdfs.h>
@@ -32,6 +34,19 @@ int fx_open_all(struct fx *f, const char *map);
 osdfs_backend *fx_device(struct fx *f, unsigned i);
 /* Fail every call of the device on store @p i from now on. */
 void fx_kill(struct fx *f, unsigned i);
+/* A medium error on the device of store @p i: its bytes [off, off + len) of
+ * @p oid are flipped in the store and reads meeting them fail with -EIO
+ * (everything else answers) until a write covers the whole range; with
+ * @p fail_writes, writes meeting it fail with -EIO too. */
+void fx_bad_range(struct fx *f, unsigned i, uint64_t oid, uint64_t off, uint64_t len,
+		  int fail_writes);
+/* Whether store @p i's bad range is still bad. */
+int fx_bad_left(struct fx *f, unsigned i);
+/* Read through store @p i's device (as the layout would: -EIO on the bad range). */
+ssize_t fx_raw_read(struct fx *f, unsigned i, uint64_t oid, uint64_t off, void *buf, size_t len);
+/* Overwrite bytes in store @p i behind the layout's back (silent corruption). */
+void fx_raw_write(struct fx *f, unsigned i, uint64_t oid, uint64_t off, const void *buf,
+		  size_t len);
 void fx_close(struct fx *f);
 void fx_fini(struct fx *f);
 /* Mount osdfs on @p be, keeping the backend at unmount (asserts success). */

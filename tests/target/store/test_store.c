@@ -400,7 +400,8 @@ START_TEST(t_remove_recreate)
 	ck_assert_uint_eq(rd(P1, O1, 0, b, sizeof(b)), 13);
 	ck_assert_mem_eq(b + 10, "new", 3);
 	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x10000, 1, NULL, 0, NULL), -ENODATA);
-	/* Exactly one data file remains: the removed object's file left (for the pool). */
+	/* Exactly one data file and its checksum sidecar remain: the removed
+	 * object's files left (for the pool). */
 	int files = 0;
 	for (unsigned d = 0; d < 256; d++) {
 		char p[4300];
@@ -414,7 +415,7 @@ START_TEST(t_remove_recreate)
 			files += de->d_name[0] != '.';
 		closedir(dh);
 	}
-	ck_assert_int_eq(files, 1);
+	ck_assert_int_eq(files, 2);
 }
 END_TEST
 
@@ -527,8 +528,8 @@ START_TEST(t_recycle)
 	/* Not before the REMOVE record is durable: a crash would bring it back. */
 	ck_assert_int_eq(pool_files(NULL, 0), 0);
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
-	ck_assert_int_eq(pool_files(NULL, 0), 1);
-	/* The next object's file comes from the pool, empty: no old bytes. */
+	ck_assert_int_eq(pool_files(NULL, 0), 2); /* the data file and its checksums */
+	/* The next object's files come from the pool, empty: no old bytes. */
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_USER, 0), 0);
 	ck_assert_int_eq(wr(P1, O1 + 1, 10, "new", 3), 0);
 	ck_assert_int_eq(pool_files(NULL, 0), 0);
@@ -543,7 +544,7 @@ START_TEST(t_recycle)
 	/* A reopened store adopts its pool and hands it out again. */
 	write_and_remove(O1 + 2, 4096, 8);
 	reopen();
-	ck_assert_int_eq(pool_files(pooled, sizeof(pooled)), 1);
+	ck_assert_int_eq(pool_files(pooled, sizeof(pooled)), 2);
 	ck_assert_int_eq(wr(P1, O1 + 1, 13, "!", 1), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 3, OSD_OBJ_USER, 0), 0);
 	ck_assert_int_eq(wr(P1, O1 + 3, 0, "third", 5), 0);
@@ -556,7 +557,7 @@ START_TEST(t_recycle)
 	 * a renamed file under both names) is deleted, never handed out. */
 	write_and_remove(O1 + 4, 100, 9);
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
-	ck_assert_int_eq(pool_files(pooled, sizeof(pooled)), 1);
+	ck_assert_int_eq(pool_files(pooled, sizeof(pooled)), 2);
 	osd_store_close(st);
 	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", dir);
 	ck_assert_int_eq(link(pooled, elsewhere), 0);
@@ -568,7 +569,7 @@ START_TEST(t_recycle)
 	ck_assert_int_eq(mkdir(target, 0755), 0);
 	st = th_open(dir);
 	ck_assert_int_eq(rmdir(target), 0); /* left alone */
-	ck_assert_int_eq(pool_files(NULL, 0), 0);
+	ck_assert_int_eq(pool_files(NULL, 0), 1); /* the other file of the pair stays */
 	ck_assert_int_eq(access(elsewhere, F_OK), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 6, OSD_OBJ_USER, 0), 0);
 	ck_assert_int_eq(wr(P1, O1 + 6, 0, "sixth", 5), 0);
@@ -578,7 +579,7 @@ START_TEST(t_recycle)
 	/* FORMAT empties the pool too. */
 	write_and_remove(O1 + 5, 100, 10);
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
-	ck_assert_int_eq(pool_files(NULL, 0), 1);
+	ck_assert_int_eq(pool_files(NULL, 0), 2);
 	ck_assert_int_eq(osd_store_format(st, 0), 0);
 	ck_assert_int_eq(pool_files(NULL, 0), 0);
 }

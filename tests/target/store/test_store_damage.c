@@ -5,12 +5,17 @@
  * log.prev exist) and removals; then one piece of damage per case: the log
  * flipped, truncated (start, middle, tail), given a block of zeros (what a
  * system crash leaves), deleted, emptied, its header flipped; the
- * checkpoint flipped or deleted. Each case must be refused
- * with a message naming the file (and the byte offset for a damaged
- * record), or recovered; a refused one is then salvaged. Across all cases
- * no wrong byte or value is returned as success, no data file is deleted
- * (live or in quarantine/), and a damaged or missing checkpoint is rebuilt
- * completely from checkpoint.prev + log.prev + log.
+ * checkpoint flipped or deleted; an object's data file flipped, truncated
+ * or deleted; its checksum sidecar flipped or deleted. Each metadata case
+ * must be refused with a message naming the file (and the byte offset for a
+ * damaged record), or recovered; a refused one is then salvaged. Each data
+ * case opens, and every read of the damaged object fails with EIO (MEDIUM
+ * ERROR) after exactly the bytes before the first damaged block, the store
+ * telling its log the object and that offset; salvage rebuilds lost
+ * checksums from intact data. Across all cases no wrong byte or value is
+ * returned as success, no data file is deleted (live or in quarantine/),
+ * and a damaged or missing checkpoint is rebuilt completely from
+ * checkpoint.prev + log.prev + log.
  */
 #include <check.h>
 #include <dirent.h>
@@ -33,13 +38,20 @@
 enum dmg {
 	LOG_FLIP_START, LOG_FLIP_MID, LOG_FLIP_TAIL, LOG_TRUNC_START, LOG_TRUNC_MID,
 	LOG_TRUNC_TAIL, LOG_ZERO_HOLE, LOG_DELETE, LOG_EMPTY, LOG_HDR_FLIP, CKPT_FLIP,
-	CKPT_DELETE, NCASES
+	CKPT_DELETE, DATA_FLIP, DATA_TRUNC, DATA_DELETE, SUMS_FLIP, SUMS_DELETE, NCASES
 };
 
 static const char *const case_names[NCASES] = {
 	"log flip start", "log flip middle", "log flip tail", "log truncate start",
 	"log truncate middle", "log truncate tail", "log zero hole", "log delete", "log empty",
-	"log header flip", "checkpoint flip", "checkpoint delete",
+	"log header flip", "checkpoint flip", "checkpoint delete", "data flip",
+	"data truncate", "data delete", "checksums flip", "checksums delete",
+};
+
+/* The data cases damage object O1 + target: reads of it fail after @p good bytes. */
+struct data_dmg {
+	int target;    /* object index, -1: none */
+	long long good; /* bytes before the first damaged block */
 };
 
 struct expect {
@@ -52,12 +64,24 @@ struct expect {
 
 struct totals {
 	int cases, refused, recovered, salvaged, quarantined;
+	int read_errors; /* reads answered EIO (MEDIUM ERROR) */
+	int logged;      /* of them, told to the log naming object and offset */
 	int missing; /* live objects lost */
 	long long verified, wrong;
 	int per_case_refused[NCASES];
 };
 
 static struct totals tot;
+
+/* The store's log callback: the last error message. */
+static char last_err[1024];
+
+static void log_cb(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	if (level == OSD_STORE_LOG_ERR)
+		snprintf(last_err, sizeof(last_err), "%s", msg);
+}
 
 static uint64_t data_seed(unsigned seed, int i)
 {
@@ -160,6 +184,59 @@ static void del(const char *dir, const char *name)
 	ck_assert_int_eq(unlink(p), 0);
 }
 
+/* The data file (or sidecar) name of object index @p i: generations are
+ * given in creation order from 1, and every object here is created once. */
+static void obj_file(char *out, size_t n, int i, int sums)
+{
+	uint64_t gen = (uint64_t)i + 1;
+	snprintf(out, n, "data/%02x/%016llx%s", (unsigned)(gen & 0xff), (unsigned long long)gen,
+		 sums ? ".sum" : "");
+}
+
+/* Damage one object's data or checksums; *d says what reads must see. */
+static void damage_data(const char *dir, const struct expect *e, enum dmg c, unsigned *rs,
+			struct data_dmg *d)
+{
+	char name[64];
+	int cand[MAXOBJ], n = 0;
+	for (int i = 0; i < e->n; i++)
+		if (e->live[i] && e->len[i] > 0)
+			cand[n++] = i;
+	ck_assert_int_gt(n, 0);
+	int i = cand[rand_r(rs) % n];
+	long long len = (long long)e->len[i], at;
+	d->target = i;
+	obj_file(name, sizeof(name), i, c == SUMS_FLIP || c == SUMS_DELETE);
+	switch (c) {
+	case DATA_FLIP:
+		at = rand_r(rs) % len;
+		flip(dir, name, at, rs);
+		d->good = at / 4096 * 4096;
+		break;
+	case DATA_TRUNC:
+		at = rand_r(rs) % len;
+		cut(dir, name, at);
+		d->good = at / 4096 * 4096;
+		break;
+	case DATA_DELETE:
+	case SUMS_DELETE:
+		del(dir, name);
+		d->good = 0;
+		break;
+	case SUMS_FLIP: {
+		/* the header or the entry of one block */
+		long long blocks = (len + 4095) / 4096;
+		long long b = rand_r(rs) % (blocks + 1) - 1;
+		at = b < 0 ? rand_r(rs) % 64 : 64 + 4 * b + rand_r(rs) % 4;
+		flip(dir, name, at, rs);
+		d->good = b < 0 ? 0 : b * 4096;
+		break;
+	}
+	default:
+		ck_abort();
+	}
+}
+
 /* Damage the store; @return the damaged byte (-1 if not a single byte). */
 static off_t damage(const char *dir, enum dmg c, unsigned *rs)
 {
@@ -216,8 +293,13 @@ static void data_files(const char *dir, int *live, int *quar)
 	*quar = count_files(p, 1);
 }
 
-/* Everything the store returns as success must be what was written. */
-static int verify(struct osd_store *st, const struct expect *e, unsigned seed)
+/*
+ * Everything the store returns as success must be what was written. A read
+ * may fail with EIO only for the damaged object @p d, after exactly the
+ * bytes before its first damaged block, and the store's log names both.
+ */
+static int verify(struct osd_store *st, const struct expect *e, unsigned seed,
+		  const struct data_dmg *d)
 {
 	static uint8_t buf[20001];
 	int present = 0;
@@ -229,7 +311,23 @@ static int verify(struct osd_store *st, const struct expect *e, unsigned seed)
 		struct iovec iov = { buf, sizeof(buf) };
 		size_t got = 0, vl;
 		uint32_t v;
-		ck_assert_int_eq(osd_store_read(st, P1, oid, 0, &iov, 1, &got), 0);
+		last_err[0] = 0;
+		int r = osd_store_read(st, P1, oid, 0, &iov, 1, &got);
+		if (r == -EIO) {
+			char want[96];
+			ck_assert_msg(d && d->target == i, "object %d: unexpected EIO: %s", i,
+				      last_err);
+			ck_assert_int_eq((long long)got, d->good);
+			tot.read_errors++;
+			snprintf(want, sizeof(want), "object 0x%llx in partition 0x%llx",
+				 (unsigned long long)oid, (unsigned long long)P1);
+			ck_assert_msg(strstr(last_err, want), "%s", last_err);
+			snprintf(want, sizeof(want), "at byte %lld", d->good);
+			ck_assert_msg(strstr(last_err, want), "%s", last_err);
+			tot.logged++;
+		} else {
+			ck_assert_int_eq(r, 0);
+		}
 		if (!e->live[i]) {
 			/* a REMOVE lost to damage may bring the object back, never its bytes */
 			tot.wrong += (long long)got;
@@ -255,6 +353,44 @@ static long long named_offset(const char *err)
 	return p ? strtoll(p + 8, NULL, 10) : -1;
 }
 
+static int open_logged(struct osd_store **st, const char *dir, int salvage, char *err,
+		       size_t errlen)
+{
+	struct osd_store_options so = { .salvage = salvage, .log = log_cb };
+	return osd_store_open(st, dir, &so, err, errlen);
+}
+
+/* Data damage: the store opens; the damaged object's reads fail where the
+ * damage is (also after a reopen); salvage recomputes lost checksums. */
+static int data_case(const char *dir, unsigned seed, enum dmg c, const struct expect *e,
+		     const struct data_dmg *d, struct osd_store **stp)
+{
+	char err[1024] = "";
+	int r = open_logged(stp, dir, 0, err, sizeof(err));
+	ck_assert_msg(r == 0, "%s, seed %u: %d %s", case_names[c], seed, r, err);
+	tot.recovered++;
+	int before = tot.read_errors;
+	int present = verify(*stp, e, seed, d);
+	/* the damage is never read around */
+	ck_assert_msg(tot.read_errors == before + 1, "%s, seed %u: object %d read back whole",
+		      case_names[c], seed, d->target);
+	osd_store_close(*stp);
+	ck_assert_int_eq(open_logged(stp, dir, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(verify(*stp, e, seed, d), present);
+	ck_assert_int_eq(tot.read_errors, before + 2);
+	osd_store_close(*stp);
+	ck_assert_int_eq(open_logged(stp, dir, 1, err, sizeof(err)), 0);
+	tot.salvaged++;
+	before = tot.read_errors;
+	ck_assert_int_eq(verify(*stp, e, seed, d), present);
+	/* lost checksums of intact data come back; damaged data never reads as good */
+	if (c == SUMS_DELETE)
+		ck_assert_int_eq(tot.read_errors, before);
+	else if (c != SUMS_FLIP)
+		ck_assert_int_eq(tot.read_errors, before + 1);
+	return present;
+}
+
 static void run_case(unsigned seed, enum dmg c)
 {
 	char *dir = th_mkdtemp();
@@ -262,15 +398,24 @@ static void run_case(unsigned seed, enum dmg c)
 	struct expect e;
 	unsigned rs = seed * 31u + (unsigned)c * 7u + 5u;
 	struct osd_store *st = NULL;
-	int live0, q0, live, quar;
+	struct data_dmg d = { -1, 0 };
+	int live0, q0, live, quar, present, nlive = 0;
 
 	build(dir, seed, &e);
 	data_files(dir, &live0, &q0);
-	ck_assert_int_eq(live0, e.files);
+	/* each data file with its checksum sidecar */
+	ck_assert_int_eq(live0, 2 * e.files);
+	for (int i = 0; i < e.n; i++)
+		nlive += e.live[i];
+	tot.cases++;
+	if (c >= DATA_FLIP) {
+		damage_data(dir, &e, c, &rs, &d);
+		present = data_case(dir, seed, c, &e, &d, &st);
+		goto done;
+	}
 	off_t pos = damage(dir, c, &rs);
 	int ckpt = c == CKPT_FLIP || c == CKPT_DELETE;
 	int r = osd_store_open(&st, dir, NULL, err, sizeof(err));
-	tot.cases++;
 	if (r == -EUCLEAN) {
 		tot.refused++;
 		tot.per_case_refused[c]++;
@@ -291,16 +436,15 @@ static void run_case(unsigned seed, enum dmg c)
 		ck_assert_msg(r == 0, "%s, seed %u: %d %s", case_names[c], seed, r, err);
 		tot.recovered++;
 	}
-	int present = verify(st, &e, seed), nlive = 0;
-	for (int i = 0; i < e.n; i++)
-		nlive += e.live[i];
+	present = verify(st, &e, seed, NULL);
 	if (ckpt) /* rebuilt from checkpoint.prev + log.prev + log: nothing lost */
 		ck_assert_msg(present == nlive, "%s, seed %u: %d objects of %d: %s",
 			      case_names[c], seed, present, nlive, err);
 	osd_store_close(st);
 	/* What the store holds after a reopen is what it returned before. */
 	st = th_open(dir);
-	ck_assert_int_eq(verify(st, &e, seed), present);
+	ck_assert_int_eq(verify(st, &e, seed, NULL), present);
+done:
 	osd_store_close(st);
 	data_files(dir, &live, &quar);
 	ck_assert_msg(live + quar == live0, "%s, seed %u: %d data files + %d quarantined, "
@@ -317,12 +461,14 @@ START_TEST(t_matrix)
 		for (int c = 0; c < NCASES; c++)
 			run_case(base + s, (enum dmg)c);
 	printf("STORE damage: cases=%d refused=%d recovered=%d salvaged=%d "
-	       "objects_lost=%d files_quarantined=%d bytes_verified=%lld wrong=%lld\n",
+	       "objects_lost=%d files_quarantined=%d read_errors=%d (logged %d) "
+	       "bytes_verified=%lld wrong=%lld\n",
 	       tot.cases, tot.refused, tot.recovered, tot.salvaged, tot.missing,
-	       tot.quarantined, tot.verified, tot.wrong);
+	       tot.quarantined, tot.read_errors, tot.logged, tot.verified, tot.wrong);
 	for (int c = 0; c < NCASES; c++)
 		printf("STORE damage: %-20s refused %d of %d\n", case_names[c],
 		       tot.per_case_refused[c], SEEDS);
+	ck_assert_int_eq(tot.logged, tot.read_errors);
 	ck_assert_int_eq(tot.wrong, 0);
 	/* Damage with intact records after it is never cut silently. */
 	ck_assert_int_eq(tot.per_case_refused[LOG_FLIP_START], SEEDS);
