@@ -12,6 +12,7 @@
 #include <time.h>
 #include <osd/osd.h>
 #include <osd/iscsi.h>
+#include <osd/keyring.h>
 #include <osdtarget/target.h>
 #include <osdfs/layout.h>
 
@@ -91,40 +92,34 @@ const char *tc_security_name(enum osd_sec_method m);
 int tc_device_check(const struct tc_device_opts *o);
 
 /*
- * An open device: the embedded target (NULL for an iSCSI one), the libosd device and, with
- * a root key, the credential issuer acting as security manager
- * (security.c). The device's credential source points at this structure:
- * it must stay where it is while the device is open.
+ * An open device: the embedded target (NULL for an iSCSI one) and the
+ * libosd device, whose keyring (osd/keyring.h, NULL only while closed) is
+ * the security manager with the root key of --key-file.
  */
 struct tc_device {
 	osd_target *tgt;
 	osd_dev *dev;
-	osd_cred_issuer *iss;
+	osd_keyring *kr;         /* the device's, borrowed */
 	enum osd_sec_method method;
-	uint8_t root_key[OSD_HMAC_LEN];
-	int have_key;
-	uint64_t keyed[64];      /* partitions whose keys the issuer holds */
-	unsigned nkeyed;
-	int root_secured;        /* the root has a root key: no keyless root commands */
-	int root_key_refused;    /* ... and it is not the key of --key-file */
-	enum osd_sec_method root_method; /* what root commands are signed with */
-	int root_refused;        /* a root command needed the root key (tc_device_fail) */
+	const char *key_file;    /* --key-file (borrowed from the options) */
 };
 
 /*
  * Opens the device the options name. @p create: create the target store if
- * the directory is missing or empty (mkfs/format); a remote target's store
- * exists already (its daemon serves it), so @p create does not apply there.
- * Prints a message on failure.
+ * the directory is missing or empty (mkfs/format), and install the root key
+ * of --key-file in it; a remote target's store exists already (its daemon
+ * serves it), so @p create does not apply there. Prints a message on failure.
  */
 int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int create);
 void tc_device_close(struct tc_device *d);
+/* The libosd open options of @p o (key file, method, version). */
+struct osd_open_options tc_device_open_options(const struct tc_device_opts *o);
 /*
- * Connects to the URL in @p o and opens d->dev on it, with the issuer set
- * up for the target's system id (remote.c). Prints a message on failure.
+ * Connects to the URL in @p o and opens d->dev on it with a keyring
+ * (remote.c). Writes the reason into @p dopt->error on failure.
  */
 int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
-			   const struct osd_dev_options *dopt);
+			   struct osd_open_options *dopt);
 
 /* ---- several devices as one filesystem (devset.c) ---- */
 /*
@@ -188,59 +183,31 @@ const char *tc_layout_state_name(enum osdfs_layout_dev_state st);
 /* The 36-character text form of a uuid. */
 void tc_format_uuid(const uint8_t uuid[16], char out[37]);
 
-/* ---- security manager (security.c) ---- */
-/*
- * Refuses a secret file (@p f open on @p path) that other users may read or
- * write, as ssh does: -EPERM with "permissions 0644 for 'K' are too open"
- * printed; @p what names the file in the message ("root key file").
- */
-int tc_secret_file_private(FILE *f, const char *path, const char *what);
-/*
- * Reads a root key file: 20 raw bytes or 40 hex digits (trailing newline ok).
- * Returns 0, -EINVAL (bad content), -EPERM (group/other bits set; message
- * printed) or another -errno.
- */
-int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN]);
-/*
- * Learns how the OSD's root must be signed (d->root_secured, root_method,
- * root_key_refused) once d->dev is open: a root with a root key needs at
- * least CAPKEY and the root's own default method. Returns 0 (a probe that
- * fails for another reason than a refusal leaves the root taken as NOSEC).
- */
-int tc__device_probe_root(struct tc_device *d);
-/* The credential source installed by tc_device_open() (payload: the tc_device). */
-int tc_issue_credential(const struct osd_cred_request *want, struct osd_credential *out,
-			void *payload);
+/* ---- security manager (security.c; the key scheme is libosd's osd/keyring.h) ---- */
 /* Parses 2 * @p nbytes hex digits into @p out. Returns 0 or -EINVAL. */
 int tc_parse_hex(const char *hex, size_t nbytes, uint8_t *out);
 /*
  * Sets the partition key and working key @p version of @p partition with SET
- * KEY, derived from the root key (and gives them to the issuer); the SET
- * KEY commands use the device's method. -ENOKEY without a root key.
+ * KEY, derived from the root key (osd_keyring_set_partition_keys()).
+ * -ENOKEY without a root key.
  */
 int tc_device_set_partition_keys(struct tc_device *d, uint64_t partition, uint8_t version);
-/*
- * Keys @p partition (as above, working key 0) and sets its default security
- * method (policy/security page, attribute 1) to the device's method, so the
- * target refuses clients with a weaker one. With NOSEC only the attribute.
- * Returns 0 or -errno.
- */
+/* osd_keyring_secure_partition(): keys and default security method. */
 int tc_device_secure_partition(struct tc_device *d, uint64_t partition);
-/*
- * Creates @p partition unless it exists, then tc_device_secure_partition():
- * what mkfs does before the filesystem's format (which keeps the keys).
- */
+/* osd_keyring_setup_partition(): what mkfs does before the filesystem's format. */
 int tc_device_setup_partition(struct tc_device *d, uint64_t partition);
 /*
- * Installs the root key in the embedded target (a new or formatted store).
- * A remote target must know the root key already (it is set out of band on
- * its store): nothing to do there.
+ * Installs the root key of --key-file in the embedded target again (FORMAT
+ * OSD resets the root). A remote target's root key is set out of band on its
+ * store: nothing to do there.
  */
 int tc_device_install_root_key(struct tc_device *d);
+/* Whether --key-file gave a root key. */
+int tc_device_has_key(const struct tc_device *d);
 /*
  * Prints why a command failed; names the remedy when the target refused the
- * credential (-EACCES: e.g. a NOSEC run on a partition keyed for CAPKEY).
- * Returns TC_EXIT_FAILED.
+ * credential (-EACCES: e.g. a NOSEC run on a partition keyed for CAPKEY, or
+ * an integrity check that failed). Returns TC_EXIT_FAILED.
  */
 int tc_device_fail(const struct tc_device *d, int rc, const char *what);
 

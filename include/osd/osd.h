@@ -24,6 +24,8 @@
 #include <osd/sys/transport.h>
 #include <osd/request.h>
 #include <osd/iscsi.h>
+#include <osd/version.h>
+#include <osd/keyring.h>
 
 #endif
 /** @} */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <osd/attributes.h>
+#include <osd/keyring.h>
 #include "proto/byteorder.h"
 #include "request/private.h"
 
@@ -310,6 +311,7 @@ void osd_dev_close(osd_dev *dev)
 	if (dev->tp.ops->destroy)
 		dev->tp.ops->destroy(dev->tp.impl);
 	osd__cred_cache_destroy(&dev->cache);
+	osd_keyring_free(dev->keyring);
 	pthread_cond_destroy(&dev->cond);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);

@@ -23,6 +23,7 @@
 #include <osdfs/backends.h>
 
 #include "backends/iov.h"
+#include "backends/osd.h"
 #include "proto/byteorder.h"
 
 #define ATTR_MAX_LEN 0xFFFEu          /* largest OSD attribute value */
@@ -39,6 +40,8 @@ struct osdbe {
 	uint64_t partition;
 	atomic_uint completions; /* async completions so far, for poll() */
 	atomic_uint inflight;    /* submitted and not yet completed */
+	void (*release)(void *arg); /* osdfs__backend_osd_owning(): closes the device */
+	void *release_arg;
 };
 
 /* An async operation in flight. */
@@ -764,7 +767,11 @@ static int osdbe_statfs(void *impl, struct osdfs_backend_stat *st)
 
 static void osdbe_destroy(void *impl)
 {
-	free(impl);
+	struct osdbe *b = impl;
+
+	if (b->release)
+		b->release(b->release_arg);
+	free(b);
 }
 
 static const struct osdfs_backend_ops osd_ops = {
@@ -790,6 +797,12 @@ static const struct osdfs_backend_ops osd_ops = {
 OSD_EXTERN int osdfs_backend_osd_new(osdfs_backend **out, struct osd_dev *dev,
 				     uint64_t partition)
 {
+	return osdfs__backend_osd_owning(out, dev, partition, NULL, NULL);
+}
+
+int osdfs__backend_osd_owning(osdfs_backend **out, struct osd_dev *dev, uint64_t partition,
+			      void (*release)(void *arg), void *arg)
+{
 	struct osdbe *b;
 	int rc;
 
@@ -803,6 +816,8 @@ OSD_EXTERN int osdfs_backend_osd_new(osdfs_backend **out, struct osd_dev *dev,
 		return -ENOMEM;
 	b->dev = dev;
 	b->partition = partition;
+	b->release = release;
+	b->release_arg = arg;
 	atomic_init(&b->completions, 0);
 	atomic_init(&b->inflight, 0);
 	rc = osdfs_backend_new(out, &osd_ops, b, "osd");

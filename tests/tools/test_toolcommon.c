@@ -143,15 +143,15 @@ START_TEST(key_file_modes)
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		ck_assert_int_eq(chmod(path, refused[i]), 0);
 		memset(key, 0, sizeof(key));
-		ck_assert_int_eq(tc_read_key_file(path, key), -EPERM);
+		ck_assert_int_eq(osd_keyring_read_key_file(path, key, NULL, 0), -EPERM);
 		ck_assert_uint_eq(key[0], 0);
 	}
 	ck_assert_int_eq(chmod(path, 0600), 0);
-	ck_assert_int_eq(tc_read_key_file(path, key), 0);
+	ck_assert_int_eq(osd_keyring_read_key_file(path, key, NULL, 0), 0);
 	ck_assert_uint_eq(key[1], 0x11);
 	ck_assert_uint_eq(key[19], 0x33);
 	ck_assert_int_eq(chmod(path, 0400), 0);
-	ck_assert_int_eq(tc_read_key_file(path, key), 0);
+	ck_assert_int_eq(osd_keyring_read_key_file(path, key, NULL, 0), 0);
 	unlink(path);
 	rmdir(dir);
 }
