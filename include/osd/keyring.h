@@ -6,9 +6,11 @@
  * every partition key and working key from it, so that any program holding
  * the root key computes the same keys as the one that set them: the
  * partition key of partition P is derived from the root key (osd2r05
- * 4.11.7) with the SET KEY seed "osdctl-key" | 1 | 0 | P (big-endian, zero
- * padded to OSD_SEED_LEN bytes), working key V of P from that partition key
- * with the seed "osdctl-key" | 2 | V | P. osdctl, osdfs and osdfs-mount key
+ * 4.11.7) with the SET KEY seed "osdctl-key" | 2 | 0 | P (KEY TO SET 2; P
+ * big-endian; zero padded to OSD_SEED_LEN bytes), working key V of P from
+ * that partition key with the seed "osdctl-key" | 3 | V | P; the key
+ * identifier is the KEY TO SET byte, the low 48 bits of P, the last byte
+ * xor V. osdctl, osdfs and osdfs-mount key
  * partitions this way (docs/security.md), so an application using a keyring
  * with the same root key file reads what they wrote.
  *
