@@ -119,6 +119,20 @@ if(EXISTS "${PREFIX}/bin/osdfs-mount" AND
   fail("libexec/osd/osd-bench-passthrough was not installed")
 endif()
 message("installed tools run without LD_LIBRARY_PATH: ${tools}")
+# The systemd unit names the daemon where this prefix put it.
+set(unit "${PREFIX}/lib/systemd/system/osd-targetd.service")
+if(NOT EXISTS "${unit}")
+  fail("lib/systemd/system/osd-targetd.service was not installed")
+endif()
+file(READ "${unit}" text)
+string(FIND "${text}" "\nExecStart=${PREFIX}/bin/osd-targetd --syslog " at)
+if(at LESS 0)
+  fail("the unit does not start ${PREFIX}/bin/osd-targetd --syslog:\n${text}")
+endif()
+string(FIND "${text}" "EnvironmentFile=-${PREFIX}/etc/default/osd-targetd\n" at)
+if(at LESS 0)
+  fail("the unit's environment file is not under the prefix:\n${text}")
+endif()
 
 # 5b. A CAPKEY filesystem made by the installed osdfs, read through
 # osdfs_open_path() by the consumers (the static one before any
