@@ -198,6 +198,10 @@ int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int crea
 		return rc;
 	}
 	d->kr = osd_dev_keyring(d->dev);
+	tc_info("%s: opened %s (OSD-%d, security %s%s%s)", o->target_dir,
+		o->remote ? "over iSCSI" : "the embedded target", (int)osd_dev_version(d->dev),
+		tc_security_name(o->security), tc_device_has_key(d) ? ", root key of " : "",
+		tc_device_has_key(d) ? o->key_file : "");
 	return 0;
 }
 

@@ -26,12 +26,26 @@ void tc_set_prog(const char *name);
 const char *tc_prog(void);
 /* "<prog>: <formatted>\n" */
 void tc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* -v/--verbose: tc_info() messages are printed (stderr) from then on. */
+void tc_set_verbose(int level);
+int tc_verbose(void);
+/* "<prog>: <formatted>\n" on stderr, only when verbose. */
+void tc_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "<prog>: <formatted>: strerror(-rc)\n"; returns TC_EXIT_FAILED. */
 int tc_err_rc(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "<prog>: <formatted>\nTry '<prog> --help'.\n"; returns TC_EXIT_USAGE. */
 int tc_usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Writes s as a JSON string literal (with quotes). */
+/*
+ * Writes @p s as a JSON string literal (with quotes) that is valid UTF-8
+ * whatever the bytes: well-formed UTF-8 is kept, control characters and DEL
+ * are escaped, and each byte that is not part of well-formed UTF-8 becomes
+ * the escape of a lone low surrogate, \udc80..\udcff for 0x80..0xff (PEP
+ * 383's "surrogateescape": Python's name.encode("utf-8", "surrogateescape")
+ * gives the bytes back; documented in osdfs(1) and osdctl(1)).
+ */
 void tc_json_string(FILE *f, const char *s);
+/* tc_json_string() of @p n bytes (NUL bytes escaped as \u0000). */
+void tc_json_string_n(FILE *f, const char *s, size_t n);
 
 /* ---- device selection and opening (device.c, remote.c) ---- */
 /*

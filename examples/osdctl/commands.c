@@ -531,7 +531,9 @@ static int cmd_info(struct tc_device *s, const struct ctl_opts *o, int argc, cha
 					n--;
 				out_json_string(stdout, a.value, n);
 			} else if (a.length <= 8) {
-				printf("%llu", (unsigned long long)osd_attr_get_u64(&a, 0));
+				/* CLOCK is 6 bytes (osd2r01 §7.1.2.8): any length up to 8 */
+				printf("%llu",
+				       (unsigned long long)out_be_value(a.value, a.length));
 			} else {
 				printf("\"");
 				out_hex(stdout, a.value, a.length);
