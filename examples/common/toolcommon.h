@@ -240,16 +240,25 @@ void tc_format_size(uint64_t bytes, char *buf, size_t size);
 struct tc_progress {
 	int enabled;
 	const char *label;
-	uint64_t files, bytes, total_bytes;
+	const char *unit;        /* what files counts ("files" unless set) */
+	uint64_t files, bytes, total_files, total_bytes;
 	struct timespec start, last;
 	int shown;
 };
 /* Enabled when @p force or stderr is a terminal. @p total_bytes 0 = unknown. */
 void tc_progress_init(struct tc_progress *p, const char *label, int force,
 		      uint64_t total_bytes);
+/* The totals once known (0: unknown): the line then shows the share done
+ * (by bytes if known, else by files) and the time left. */
+void tc_progress_set_total(struct tc_progress *p, uint64_t files, uint64_t bytes);
 /* Adds work done and redraws at most ten times a second. */
 void tc_progress_add(struct tc_progress *p, uint64_t files, uint64_t bytes);
+/* Sets the work done so far (a callback's counters) and redraws as above. */
+void tc_progress_set(struct tc_progress *p, uint64_t files, uint64_t bytes);
 /* Erases the line (or, when @p summary, leaves a final summary line). */
 void tc_progress_end(struct tc_progress *p, int summary);
+/* The line (without "<prog>: ") after @p secs seconds, e.g. "copying in: 3 of 10
+ * files, 1.5M of 4.0M (37%), 1.5M/s, 0:02 left". */
+void tc_progress_format(const struct tc_progress *p, double secs, char *buf, size_t size);
 
 #endif

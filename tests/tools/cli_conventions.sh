@@ -82,6 +82,26 @@ assert raw(child["path"]) == b"/dir/" + want, child
 print("round trip OK")
 PY
 
+# Progress (forced with --progress, as a terminal shows it): totals first,
+# then the share done; fsck names its phases.
+mkdir -p "$d/tree/sub"
+for i in 1 2 3; do head -c 100000 /dev/zero >"$d/tree/sub/f$i"; done
+"$OSDFS" --target "$d/s" --progress cp -r "$d/tree" :/ >"$d/out" 2>"$d/err" || fail "cp -r --progress"
+grep -q "osdfs: copying in: [0-3] of 3 files, [0-9.]*K of 293K ([0-9]*%)" "$d/err" ||
+	fail "cp progress without totals: $(tr '\r' '\n' <"$d/err")"
+"$OSDFS" --target "$d/s" --progress cp -r :/tree "$d/back" >"$d/out" 2>"$d/err" || fail "cp out"
+grep -q "osdfs: copying out: [0-3] of 3 files, [0-9.]*K of 293K ([0-9]*%)" "$d/err" || fail "cp out progress: $(cat "$d/err")"
+cmp "$d/tree/sub/f3" "$d/back/sub/f3" || fail "cp out copied other bytes"
+"$OSDFS" --target "$d/s" --progress fsck >"$d/out" 2>"$d/err" || fail "fsck --progress"
+grep -q "osdfs: fsck: reading inodes: 1 of [0-9]* inodes" "$d/err" ||
+	fail "fsck inode progress: $(cat "$d/err")"
+grep -q "osdfs: fsck: reading directories: [0-9]* of 4 directories" "$d/err" ||
+	fail "fsck directory progress: $(cat "$d/err")"
+grep -q "^clean: " "$d/out" || fail "fsck: $(cat "$d/out")"
+# not a terminal and not forced: nothing
+"$OSDFS" --target "$d/s" fsck >"$d/out" 2>"$d/err" || fail "fsck"
+[ -s "$d/err" ] && fail "fsck wrote progress to a file"
+
 # osdctl --json info: the OSD's clock, as the text form shows it (ms since 1970).
 "$OSDCTL" --target "$d/s" --json info >"$d/info.json" 2>"$d/err" || fail "osdctl --json info"
 python3 - "$d/info.json" <<'PY' || fail "osdctl --json info: $(cat "$d/info.json")"
