@@ -68,6 +68,17 @@ struct tc_device_opts tc_targets_opts(const struct tc_device_opts *o, const char
 	return one;
 }
 
+const struct tc_device *tc_devset_refusing(const struct tc_devset *s,
+					   const struct tc_device_opts *o,
+					   struct tc_device *fallback)
+{
+	if (s->n == 1 && s->dev && s->dev[0].dev)
+		return &s->dev[0];
+	memset(fallback, 0, sizeof(*fallback));
+	fallback->method = o->security;
+	return fallback;
+}
+
 const char *tc_layout_state_name(enum osdfs_layout_dev_state st)
 {
 	switch (st) {

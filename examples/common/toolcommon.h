@@ -190,6 +190,14 @@ int tc_devset_open(struct tc_devset *s, const struct tc_device_opts *o,
  */
 int tc_devset_open_spare(struct tc_devset *s, const struct tc_device_opts *o,
 			 const char *target, uint64_t partition, osdfs_backend **child);
+/*
+ * The device whose last error tells why the target refused a command: the
+ * only device of a plain filesystem, open; else @p fallback, a device-less
+ * one with the method of @p o (tc_device_fail() then names the method only).
+ */
+const struct tc_device *tc_devset_refusing(const struct tc_devset *s,
+					   const struct tc_device_opts *o,
+					   struct tc_device *fallback);
 /* Releases s->be (unless taken) and closes every device. */
 void tc_devset_close(struct tc_devset *s);
 /* "up", "down" or "rebuilding". */

@@ -13,17 +13,6 @@ const char *tool_fs_name(struct tool *t)
 	return tc_targets_name(&t->targets);
 }
 
-/* The device whose last error says why the target refused a command: the
- * only device of a plain filesystem (a layout's refusals name no device). */
-static const struct tc_device *refusing_device(struct tool *t, struct tc_device *fallback)
-{
-	if (t->set.n == 1 && t->set.dev && t->set.dev[0].dev)
-		return &t->set.dev[0];
-	memset(fallback, 0, sizeof(*fallback));
-	fallback->method = t->devopts.security;
-	return fallback;
-}
-
 int tool_fail(struct tool *t, int rc, const char *what)
 {
 	const char *detail = t->fs ? osdfs_error(t->fs) : "";
@@ -33,7 +22,7 @@ int tool_fail(struct tool *t, int rc, const char *what)
 		char head[4400]; /* command name, ": ", a what of up to 4200 */
 
 		snprintf(head, sizeof(head), "%s: %s", t->cmd, what);
-		return tc_device_fail(refusing_device(t, &d), rc, head);
+		return tc_device_fail(tc_devset_refusing(&t->set, &t->devopts, &d), rc, head);
 	}
 	/* the core's message adds facts (which block, which inode) for damage */
 	if ((rc == -EUCLEAN || rc == -EIO) && *detail)
@@ -90,7 +79,7 @@ int tool_mount(struct tool *t, int readonly)
 		struct tc_device d;
 
 		if (rc == -EACCES)
-			tc_device_fail(refusing_device(t, &d), rc, t->cmd);
+			tc_device_fail(tc_devset_refusing(&t->set, &t->devopts, &d), rc, t->cmd);
 		else if (rc == -EUCLEAN && strstr(err, "no superblock"))
 			tc_err("%s: %s partition 0x%llx: %s (create one with 'osdfs mkfs')", t->cmd,
 			       tool_fs_name(t), (unsigned long long)t->partition, err);
