@@ -42,6 +42,15 @@ if "$open_path" "$d/nothing" capkey "$d/key" /dir/file >"$d/out" 2>"$d/err"; the
 fi
 grep -q "nothing: no OSD store here" "$d/err" || fail "missing store not named"
 
+# One device of a filesystem spread over two (RAID 1) holds only part of it:
+# refused, named as such.
+"$osdfs" --target "$d/m0" --target "$d/m1" mkfs --layout raid1 >"$d/err" 2>&1 ||
+	fail "osdfs mkfs --layout raid1"
+if "$open_path" "$d/m0" nosec - /x >"$d/out" 2>"$d/err"; then
+	fail "a layout member opened alone"
+fi
+grep -q "m0 partition 0x10000: a device of a layout" "$d/err" || fail "layout member not named"
+
 # The same over iSCSI (port 0: the daemon picks a free port and writes it).
 "$targetd" --listen 127.0.0.1:0 --port-file "$d/port" "$d/store" 2>"$d/targetd.log" &
 pid=$!

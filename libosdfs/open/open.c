@@ -10,7 +10,7 @@
 #include <osdfs/open.h>
 #include <osdtarget/target.h>
 #include "backends/osd.h"
-#include "core/format.h"
+#include <osdfs/layout.h>
 
 /* What the backend closes when the mount frees it. */
 struct opened {
@@ -65,19 +65,6 @@ static int open_device(struct opened *d, const char *where, const struct osdfs_o
 	return rc;
 }
 
-/* A device of a layout carries the device table on its superblock (docs/layout.md). */
-static int is_layout_device(osdfs_backend *be)
-{
-	const struct osdfs_backend_ops *ops = osdfs_backend_ops_of(be);
-	uint8_t buf[8];
-	struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, buf, sizeof(buf) };
-	int rc = ops->get_attrs(osdfs_backend_impl(be), OSDFS__SUPER_OID, &a, 1);
-
-	if (rc == -ENOENT)
-		return 0;
-	return rc < 0 ? rc : a.len > 0;
-}
-
 static int check_options(const struct osdfs_open_options *o, const char *where)
 {
 	if (!where || !*where) {
@@ -104,7 +91,7 @@ static int mount_it(osdfs **out, osdfs_backend *be, osd_dev *dev, const char *wh
 {
 	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
 	char err[256] = "";
-	int rc = is_layout_device(be);
+	int rc = osdfs_layout_is_member(be);
 
 	if (rc > 0) {
 		say(o, "%s partition 0x%llx: a device of a layout (open the layout with all its "
