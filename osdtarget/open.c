@@ -25,17 +25,10 @@ static void say(const struct osd_open_options *o, const char *fmt, ...)
 }
 
 /* The store's owner gives a new (or formatted) store its root key out of band. */
-static int install_root_key(osd_target *tgt, struct osd_open_options *o, uint8_t *key)
+static int install_root_key(osd_target *tgt, const struct osd_open_options *o)
 {
 	int rc = 0;
 
-	if (o->key_file) {
-		rc = osd_keyring_read_key_file(o->key_file, key, o->error, o->error_size);
-		if (rc < 0)
-			return rc;
-		o->key_file = NULL;
-		o->root_key = key;
-	}
 	if (o->root_key && (rc = osd_target_set_root_key(tgt, o->root_key)) < 0)
 		say(o, "cannot install the root key: %s", strerror(-rc));
 	return rc;
@@ -56,6 +49,14 @@ int osd_target_open_dev(osd_target **tgt_out, osd_dev **dev_out, const char *dir
 
 	if (!tgt_out || !dev_out || !dir)
 		return -EINVAL;
+	/* a bad key file is refused before anything is created */
+	if (o.key_file) {
+		rc = osd_keyring_read_key_file(o.key_file, key, o.error, o.error_size);
+		if (rc < 0)
+			return rc;
+		o.key_file = NULL;
+		o.root_key = key;
+	}
 	rc = osd_target_open(&tgt, dir, to);
 	if (rc == -ENOENT && !to->create)
 		say(&o, "no OSD store here");
@@ -63,10 +64,12 @@ int osd_target_open_dev(osd_target **tgt_out, osd_dev **dev_out, const char *dir
 		say(&o, "the store is in use by another process");
 	else if (rc < 0)
 		say(&o, "cannot open the OSD store: %s", strerror(-rc));
-	if (rc < 0)
+	if (rc < 0) {
+		memset(key, 0, sizeof(key));
 		return rc;
+	}
 	if (to->create)
-		rc = install_root_key(tgt, &o, key);
+		rc = install_root_key(tgt, &o);
 	if (rc == 0 && (rc = osd_target_loopback(tgt, &tp)) < 0)
 		say(&o, "cannot connect to the target: %s", strerror(-rc));
 	if (rc == 0 && (rc = osd_dev_open_keyed(dev_out, &tp, &o)) < 0)

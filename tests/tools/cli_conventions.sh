@@ -45,6 +45,15 @@ grep -q "^osdfs: $d/s: opened the embedded target (OSD-2, security nosec)\$" "$d
 "$OSDFS" --target "$d/s" mkfs >"$d/out" 2>"$d/err" || fail "mkfs"
 [ -s "$d/err" ] && fail "without -v, mkfs wrote to stderr"
 
+# A bad key file is refused before anything is made.
+printf 'short\n' >"$d/bad.key"
+chmod 600 "$d/bad.key"
+"$OSDFS" --target "$d/new" --security capkey --key-file "$d/bad.key" mkfs >"$d/out" 2>"$d/err" &&
+	fail "mkfs with a bad key file"
+[ "$(cat "$d/err")" = "osdfs: $d/bad.key: a key file holds 20 bytes or 40 hex digits" ] ||
+	fail "bad key file: $(cat "$d/err")"
+[ -e "$d/new" ] && fail "mkfs with a bad key file created the store"
+
 # A name with every kind of byte: a, 0xff, b, U+00E9 as UTF-8, 0x01, an overlong
 # "/" (c0 af), a UTF-16 surrogate as UTF-8 (ed a0 80), z.
 name=$(printf 'a\377b\303\251\001\300\257\355\240\200z')
