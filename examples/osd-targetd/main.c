@@ -390,13 +390,16 @@ static int is_loopback(const char *addr)
 static int check_root(const struct config *cfg, int lun, osd_target *tgt)
 {
 	int local = is_loopback(cfg->address);
+	char port[32] = " (the port it picks)"; /* port 0: bound later */
 
 	if (osd_target_root_secured(tgt) != 0)
 		return 0;
+	if (cfg->port)
+		snprintf(port, sizeof(port), ":%d", cfg->port);
 	log_msg(local || cfg->insecure ? LOG_WARNING : LOG_ERR, "LUN %d: %s has no root key: its "
-		"root is NOSEC, so anyone who reaches %s:%d can FORMAT it (osdctl --target DIR "
+		"root is NOSEC, so anyone who reaches %s%s can FORMAT it (osdctl --target DIR "
 		"--key-file K format makes a store with a root key)", lun, cfg->dirs[lun],
-		cfg->address, cfg->port);
+		cfg->address, port);
 	if (local || cfg->insecure)
 		return 0;
 	log_msg(LOG_ERR, "refusing to serve a NOSEC root on %s, which is not a loopback "
