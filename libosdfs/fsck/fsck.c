@@ -90,6 +90,15 @@ static void state_free(struct fsck *f)
 	f->ninodes = f->cap = 0;
 }
 
+void fsck__progress(struct fsck *f, const char *phase, uint64_t done, uint64_t total)
+{
+	struct osdfs_fsck_progress p = { phase, done, total };
+
+	/* version 1 options end before the callback */
+	if (!f->quiet && f->opts->version >= 2 && f->opts->progress)
+		f->opts->progress(&p, f->opts->progress_payload);
+}
+
 /* One pass: read everything and plan repairs. */
 static int run_pass(struct fsck *f)
 {
@@ -112,7 +121,7 @@ int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
 	struct fsck f;
 	int rc;
 
-	if (!be || (opts && opts->version != OSDFS_FSCK_OPTIONS_VERSION))
+	if (!be || (opts && (opts->version < 1 || opts->version > OSDFS_FSCK_OPTIONS_VERSION)))
 		return -EINVAL;
 	memset(&rep, 0, sizeof(rep));
 	memset(&f, 0, sizeof(f));
