@@ -21,6 +21,17 @@ void osd__keys_error(char *error, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
+int osd__secret_mode_private(unsigned mode, const char *path, const char *what, char *error,
+			     size_t error_size)
+{
+	if (!(mode & 077))
+		return 0;
+	osd__keys_error(error, error_size, "permissions %04o for '%s' are too open: a %s must "
+			"not be readable or writable by other users (chmod 600 %s)",
+			mode & 07777, path, what, path);
+	return -EPERM;
+}
+
 /* Opens @p path for reading; -EPERM (message in @p error) if group or other may touch it. */
 static int open_private(const char *path, const char *what, FILE **out, char *error,
 			size_t size)
@@ -40,12 +51,9 @@ static int open_private(const char *path, const char *what, FILE **out, char *er
 		osd__keys_error(error, size, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
-	if (sb.st_mode & 077) {
+	if ((rc = osd__secret_mode_private(sb.st_mode, path, what, error, size)) < 0) {
 		fclose(f);
-		osd__keys_error(error, size, "permissions %04o for '%s' are too open: a %s must "
-				"not be readable or writable by other users (chmod 600 %s)",
-				(unsigned)(sb.st_mode & 07777), path, what, path);
-		return -EPERM;
+		return rc;
 	}
 	*out = f;
 	return 0;
