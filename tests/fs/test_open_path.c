@@ -97,6 +97,21 @@ START_TEST(derived_keys_known_vector)
 	ck_assert_int_eq(osd_capability_key(k, OSD_V2, &c.cap, sid, expect), 0);
 	ck_assert_mem_eq(c.cap_key, expect, OSD_HMAC_LEN);
 	osd_key_free(k);
+	/* the same keys without a keyring, as osd-secd derives them */
+	{
+		static const uint8_t pkey_head[4] = { 0xf3, 0x84, 0x0c, 0x8b };
+		uint8_t pk[OSD_HMAC_LEN], w[OSD_HMAC_LEN], w1[OSD_HMAC_LEN];
+
+		ck_assert_int_eq(osd_keyring_derive_keys(root_key, PART, 0, pk, w), 0);
+		ck_assert_mem_eq(w, wk, OSD_HMAC_LEN);
+		ck_assert_mem_eq(pk, pkey_head, sizeof(pkey_head));
+		ck_assert_int_eq(osd_keyring_derive_keys(root_key, PART, 1, pk, w1), 0);
+		ck_assert_mem_eq(pk, pkey_head, sizeof(pkey_head));
+		ck_assert(memcmp(w1, w, OSD_HMAC_LEN) != 0);
+		ck_assert_int_eq(osd_keyring_derive_keys(root_key, 0, 0, pk, w), -EINVAL);
+		ck_assert_int_eq(osd_keyring_derive_keys(root_key, PART, 16, pk, w), -EINVAL);
+		ck_assert_int_eq(osd_keyring_derive_keys(NULL, PART, 0, pk, w), -EINVAL);
+	}
 	/* no root key: only NOSEC */
 	osd_keyring_free(kr);
 	ck_assert_int_eq(osd_keyring_new(&kr, sid, NULL, OSD_SEC_CAPKEY), 0);
