@@ -16,6 +16,7 @@ function(osd_add_library)
   add_library(${n}_obj OBJECT ${A_SOURCES})
   target_include_directories(${n}_obj PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${OSD_GENERATED_INCLUDE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(${n}_obj PRIVATE OSD_BUILDING_LIBRARY _GNU_SOURCE)
@@ -43,10 +44,13 @@ function(osd_add_library)
   foreach(t ${n} ${n}_static)
     target_include_directories(${t} PUBLIC
       $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+      $<BUILD_INTERFACE:${OSD_GENERATED_INCLUDE_DIR}>
       $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
     set_target_properties(${t} PROPERTIES OUTPUT_NAME ${n})
   endforeach()
-  set_target_properties(${n} PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${OSD_SOVERSION})
+  set_target_properties(${n} PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${OSD_SOVERSION}
+    # Installed beside each other: one library finds another from its own directory.
+    INSTALL_RPATH "\$ORIGIN")
   if(A_VERSION_SCRIPT)
     target_link_options(${n} PRIVATE -Wl,--version-script=${A_VERSION_SCRIPT})
     set_target_properties(${n} PROPERTIES LINK_DEPENDS ${A_VERSION_SCRIPT})
@@ -71,6 +75,29 @@ function(osd_add_library)
     ${PROJECT_BINARY_DIR}/lib${n}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/lib${n}.pc
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endfunction()
+
+# osd_install_program(<target> [LIBEXEC])
+#
+# Installs a program into bin/ (or, with LIBEXEC, the suite's helper
+# directory libexec/osd/, which the tools search) with a RUNPATH relative to
+# the program, so an installed tree runs from any prefix without
+# LD_LIBRARY_PATH or ldconfig.
+set(OSD_INSTALL_HELPERDIR ${CMAKE_INSTALL_LIBEXECDIR}/osd)
+function(osd_install_program t)
+  cmake_parse_arguments(A "LIBEXEC" "" "" ${ARGN})
+  set(dir ${CMAKE_INSTALL_BINDIR})
+  if(A_LIBEXEC)
+    set(dir ${OSD_INSTALL_HELPERDIR})
+  endif()
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${dir}")
+    set(rpath "${CMAKE_INSTALL_FULL_LIBDIR}")
+  else()
+    file(RELATIVE_PATH rel /root/${dir} /root/${CMAKE_INSTALL_LIBDIR})
+    set(rpath "\$ORIGIN/${rel}")
+  endif()
+  set_target_properties(${t} PROPERTIES INSTALL_RPATH "${rpath}")
+  install(TARGETS ${t} RUNTIME DESTINATION ${dir})
 endfunction()
 
 # osd_add_check_test(NAME <name> SOURCES ... LIBS ... [TIMEOUT s] [LABELS ...])

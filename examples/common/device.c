@@ -5,6 +5,7 @@
  * "--target iscsi://..." reaches a target over iSCSI instead (remote.c).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -118,24 +119,6 @@ int tc_device_check(const struct tc_device_opts *o)
 	return tc__secmgr_check(o);
 }
 
-/*
- * The issuer for the target's system id with the root key; a new store
- * (create) is given the root key out of band, as its owner would.
- */
-static int security_setup(struct tc_device *d, int create)
-{
-	uint8_t id[OSD_SYSTEM_ID_LEN];
-	int rc;
-
-	osd_target_system_id(d->tgt, id);
-	rc = osd_cred_issuer_new(&d->iss, id);
-	if (rc == 0 && d->have_key)
-		rc = osd_cred_issuer_set_root_key(d->iss, d->root_key);
-	if (rc == 0 && create)
-		rc = tc_device_install_root_key(d);
-	return rc;
-}
-
 /* Store events of the embedded target (damage named by file and offset,
  * modes repaired, a full filesystem), as osd-targetd prints them. */
 static void store_event(void *arg, int severity, const char *msg)
@@ -149,98 +132,90 @@ static void store_event(void *arg, int severity, const char *msg)
 #define STORE_BUSY_POLL_MS 50
 
 /*
- * Open the store, waiting (bounded) while another process holds it: a mount
- * that was just unmounted may still be closing its store when a script
- * mounts again. Says once what it waits for.
+ * The embedded target in o->target_dir, through its loopback transport
+ * (osd_target_open_dev()). Waits (bounded) while another process holds the
+ * store: a mount that was just unmounted may still be closing its store
+ * when a script mounts again. Says once what it waits for.
  */
-static int open_store(struct tc_device *d, const char *dir, const struct osd_target_options *to)
+static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, int create,
+			 struct osd_open_options *dopt)
 {
+	struct osd_target_options to = OSD_TARGET_OPTIONS_INIT;
 	struct timespec pause = { 0, STORE_BUSY_POLL_MS * 1000000L };
 	int rc, waited = 0;
 
-	while ((rc = osd_target_open(&d->tgt, dir, to)) == -EBUSY &&
+	to.create = create;
+	to.log_event = store_event;
+	while ((rc = osd_target_open_dev(&d->tgt, &d->dev, o->target_dir, &to, dopt)) == -EBUSY &&
 	       waited < STORE_BUSY_WAIT_MS) {
 		if (waited == 0)
 			fprintf(stderr, "%s: %s: the store is in use by another process; waiting up "
-				"to %d s for it to close\n", tc_prog(), dir, STORE_BUSY_WAIT_MS / 1000);
+				"to %d s for it to close\n", tc_prog(), o->target_dir,
+				STORE_BUSY_WAIT_MS / 1000);
 		nanosleep(&pause, NULL);
 		waited += STORE_BUSY_POLL_MS;
 	}
+	if (rc == -ENOENT && !create && strcmp(dopt->error, "no OSD store here") == 0)
+		snprintf(dopt->error, dopt->error_size, "no OSD store here (create one with %s)",
+			 o->create_cmd ? o->create_cmd : "mkfs");
 	return rc;
 }
 
-/* The embedded target in o->target_dir, through its loopback transport. */
-static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, int create,
-			 const struct osd_dev_options *dopt)
+struct osd_open_options tc_device_open_options(const struct tc_device_opts *o)
 {
-	struct osd_target_options to = OSD_TARGET_OPTIONS_INIT;
-	struct osd_transport tp;
-	int rc;
+	struct osd_open_options dopt = OSD_OPEN_OPTIONS_INIT;
 
-	to.create = create;
-	to.log_event = store_event;
-	rc = open_store(d, o->target_dir, &to);
-	if (rc == -ENOENT && !create)
-		return tc_err("%s: no OSD store here (create one with %s)", o->target_dir,
-			      o->create_cmd ? o->create_cmd : "mkfs"), rc;
-	if (rc == -EBUSY)
-		return tc_err("%s: the store is in use by another process", o->target_dir), rc;
-	if (rc < 0) {
-		tc_err_rc(rc, "%s: cannot open the OSD store", o->target_dir);
-		return rc;
-	}
-	rc = security_setup(d, create);
-	if (rc < 0) {
-		tc_err_rc(rc, "%s: cannot set up the security manager", o->target_dir);
-		return rc;
-	}
-	rc = osd_target_loopback(d->tgt, &tp);
-	if (rc < 0) {
-		tc_err_rc(rc, "%s: cannot connect to the target", o->target_dir);
-		return rc;
-	}
-	rc = osd_dev_open(&d->dev, &tp, dopt);
-	if (rc < 0) {
-		tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
-		tp.ops->destroy(tp.impl);
-	} else {
-		d->tp = tp;
-	}
-	return rc;
+	dopt.osd_version = o->osd_version;
+	dopt.security = o->security;
+	dopt.key_file = o->key_file;
+	return dopt;
+}
+
+static int names_file(const char *err, const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+
+	return n && strncmp(err, path, n) == 0 && err[n] == ':';
 }
 
 int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int create)
 {
-	struct osd_dev_options dopt = OSD_DEV_OPTIONS_INIT;
+	struct osd_open_options dopt = tc_device_open_options(o);
+	char err[1024] = "";
 	int rc;
 
 	memset(d, 0, sizeof(*d));
 	d->method = o->security;
-	if (o->key_file) {
-		rc = tc_read_key_file(o->key_file, d->root_key);
-		if (rc == -EINVAL)
-			return tc_err("%s: a key file holds 20 bytes or 40 hex digits",
-				      o->key_file), rc;
-		if (rc == -EPERM)
-			return rc; /* tc_read_key_file() said why */
-		if (rc < 0)
-			return tc_err_rc(rc, "%s", o->key_file), rc;
-		d->have_key = 1;
-	}
-	dopt.osd_version = o->osd_version;
-	dopt.security = o->security;
-	if (!o->secmgr_url) { /* else the manager is the source (tc__device_attach_secmgr) */
-		dopt.cred_source = tc_issue_credential;
-		dopt.cred_payload = d;
-	}
+	d->key_file = o->key_file;
+	dopt.error = err;
+	dopt.error_size = sizeof(err);
+	if (o->secmgr_url && (rc = tc__device_open_secmgr(d, o)) < 0)
+		return rc;
+	dopt.secmgr = d->mgr;
 	rc = o->remote ? tc__device_open_remote(d, o, &dopt) : open_embedded(d, o, create, &dopt);
-	if (rc == 0)
-		rc = tc__device_probe_root(d);
-	if (rc == 0 && o->secmgr_url)
-		rc = tc__device_attach_secmgr(d, o);
-	if (rc < 0)
+	if (rc < 0) {
+		/* a secret file's message names the file, not the target */
+		if (names_file(err, o->key_file) || names_file(err, o->chap_secret_file) ||
+		    strncmp(err, "permissions ", 12) == 0)
+			tc_err("%s", err);
+		else
+			tc_err("%s: %s", o->target_dir, *err ? err : strerror(-rc));
 		tc_device_close(d);
-	return rc;
+		return rc;
+	}
+	d->kr = osd_dev_keyring(d->dev);
+	d->tp = *osd_dev_transport(d->dev);
+	/* right after the open the device's message is what version detection
+	 * found out: a target that refuses the version its INQUIRY claims */
+	if (*osd_dev_error(d->dev))
+		fprintf(stderr, "%s: %s: note: %s\n", tc_prog(), o->target_dir,
+			osd_dev_error(d->dev));
+	tc_info("%s: opened %s (OSD-%d, security %s%s%s%s)", o->target_dir,
+		o->remote ? "over iSCSI" : "the embedded target", (int)osd_dev_version(d->dev),
+		tc_security_name(o->security), tc_device_has_key(d) ? ", root key of " : "",
+		tc_device_has_key(d) ? o->key_file : "",
+		d->mgr ? ", credentials from the security manager" : "");
+	return 0;
 }
 
 void tc_device_close(struct tc_device *d)
@@ -249,10 +224,8 @@ void tc_device_close(struct tc_device *d)
 	osd_secmgr_close(d->mgr); /* after the device it serves */
 	d->mgr = NULL;
 	osd_target_close(d->tgt);
-	osd_cred_issuer_free(d->iss);
-	memset(d->root_key, 0, sizeof(d->root_key));
 	d->dev = NULL;
 	d->tgt = NULL;
 	memset(&d->tp, 0, sizeof(d->tp));
-	d->iss = NULL;
+	d->kr = NULL;
 }

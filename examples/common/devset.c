@@ -12,14 +12,6 @@
 #include <osdfs/backends.h>
 #include "toolcommon.h"
 
-/*
- * Where the layout keeps its device table: an attribute of the superblock
- * object on every device (docs/layout.md). Only its presence is looked at.
- */
-#define DEVTABLE_OID 0x10000ULL
-#define DEVTABLE_PAGE 0x10000u
-#define DEVTABLE_NUMBER 5u
-
 int tc_targets_add(struct tc_targets *t, struct tc_device_opts *o, const char *value)
 {
 	int rc;
@@ -68,6 +60,18 @@ struct tc_device_opts tc_targets_opts(const struct tc_device_opts *o, const char
 	return one;
 }
 
+const struct tc_device *tc_devset_refusing(const struct tc_devset *s,
+					   const struct tc_device_opts *o,
+					   struct tc_device *fallback)
+{
+	if (s->n == 1 && s->dev && s->dev[0].dev)
+		return &s->dev[0];
+	memset(fallback, 0, sizeof(*fallback));
+	fallback->method = o->security;
+	fallback->mgr = s->dev ? s->dev[0].mgr : NULL;
+	return fallback;
+}
+
 const char *tc_layout_state_name(enum osdfs_layout_dev_state st)
 {
 	switch (st) {
@@ -114,31 +118,6 @@ static int devset_alloc(struct tc_devset *s, const struct tc_targets *t)
 		return -ENOMEM;
 	s->n = t->n;
 	return 0;
-}
-
-/* Whether the superblock of @p be carries a device table (1), or not (0). */
-static int has_table(osdfs_backend *be)
-{
-	const struct osdfs_backend_ops *ops = osdfs_backend_ops_of(be);
-	uint8_t buf[8];
-	struct osdfs_attr a = { DEVTABLE_PAGE, DEVTABLE_NUMBER, buf, sizeof(buf) };
-	int rc = ops->get_attrs(osdfs_backend_impl(be), DEVTABLE_OID, &a, 1);
-
-	if (rc == -ENOENT)
-		return 0;
-	return rc < 0 ? rc : a.len > 0;
-}
-
-/* mkfs: a device of an old layout forgets it, so the new one starts afresh. */
-static int drop_table(osdfs_backend *be)
-{
-	const struct osdfs_backend_ops *ops = osdfs_backend_ops_of(be);
-	struct osdfs_attr a = { DEVTABLE_PAGE, DEVTABLE_NUMBER, NULL, 0 };
-	int rc = has_table(be);
-
-	if (rc <= 0)
-		return rc;
-	return ops->set_attrs(osdfs_backend_impl(be), DEVTABLE_OID, &a, 1);
 }
 
 /* Device @p i and its "osd" backend; @p make: create, partition and keys. */
@@ -221,7 +200,7 @@ static int open_existing(struct tc_devset *s, const struct tc_device_opts *o,
 		}
 	}
 	/* an error reading the table is left for the mount to report, as ever */
-	if (s->n == 1 && has_table(children[0]) <= 0) {
+	if (s->n == 1 && osdfs_layout_is_member(children[0]) <= 0) {
 		s->be = children[0];
 		children[0] = NULL;
 		return 0;
@@ -241,7 +220,7 @@ static int open_new(struct tc_devset *s, const struct tc_device_opts *o,
 
 	for (unsigned i = 0; i < s->n && rc == 0; i++) {
 		rc = open_one(s, i, o, t->v[i], partition, 1, &children[i]);
-		if (rc == 0 && (rc = drop_table(children[i])) < 0)
+		if (rc == 0 && (rc = osdfs_layout_forget_member(children[i])) < 0)
 			tc_err_rc(rc, "%s: cannot clear the old device table", t->v[i]);
 	}
 	if (rc < 0)
@@ -288,7 +267,7 @@ int tc_devset_open_spare(struct tc_devset *s, const struct tc_device_opts *o,
 	rc = open_one(s, i, o, target, partition, 1, child);
 	if (rc < 0)
 		return rc;
-	rc = has_table(*child);
+	rc = osdfs_layout_is_member(*child);
 	if (rc > 0) {
 		tc_err("%s: already a device of a layout (use a new, empty store)", target);
 		rc = -EEXIST;

@@ -21,11 +21,6 @@ const char tc_device_iscsi_help[] =
 	"      --chap-user NAME   log in with CHAP under NAME\n"
 	"      --chap-secret-file FILE  the CHAP secret (first line of FILE)\n";
 
-/* CHAP secrets longer than this are refused by the initiator anyway. */
-#define CHAP_SECRET_MAX 255
-/* RFC 7143 12.1.3: shorter secrets fall to an offline search of one exchange. */
-#define CHAP_SECRET_MIN 12
-
 static int parse_digest(const char *v, enum osd_iscsi_digest *out)
 {
 	if (strcmp(v, "none") == 0)
@@ -65,131 +60,16 @@ int tc__iscsi_option(struct tc_device_opts *o, const char *name, const char *val
 	return 1;
 }
 
-/* The first line of @p path, without its line end, into @p buf. */
-static int read_secret(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "rb");
-	size_t len;
-	int rc;
-
-	if (!f) {
-		rc = -errno;
-		tc_err_rc(rc, "%s", path);
-		return rc;
-	}
-	if ((rc = tc_secret_file_private(f, path, "CHAP secret file")) < 0) {
-		fclose(f);
-		return rc;
-	}
-	len = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	len = strlen(buf);
-	if (len < CHAP_SECRET_MIN || len > CHAP_SECRET_MAX) {
-		tc_err("%s: a CHAP secret file holds one line of %d to %d bytes", path,
-		       CHAP_SECRET_MIN, CHAP_SECRET_MAX);
-		memset(buf, 0, size);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * The capability keys name the OSD by its system id, which only the target
- * knows: ask it with a NOSEC device borrowing @p tp (a secured root answers
- * a GET of its system id and clock alone without a credential, which is all
- * osd_dev_system_id() asks; a device without destroy operation leaves the
- * transport open), and learn the version on the way.
- */
-static int probe_identity(struct osd_transport *tp, const struct tc_device_opts *o,
-			  uint8_t id[OSD_SYSTEM_ID_LEN], enum osd_version_select *version)
-{
-	struct osd_dev_options dopt = OSD_DEV_OPTIONS_INIT;
-	struct osd_transport_ops borrowed = *tp->ops;
-	struct osd_transport probe = { &borrowed, tp->impl };
-	osd_dev *dev;
-	int rc;
-
-	borrowed.destroy = NULL;
-	dopt.osd_version = o->osd_version;
-	rc = osd_dev_open(&dev, &probe, &dopt);
-	if (rc < 0) {
-		tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
-		return rc;
-	}
-	/* Right after the open the device's message is what version detection
-	 * found out: a target that refuses the version its INQUIRY claims. */
-	if (*osd_dev_error(dev))
-		fprintf(stderr, "%s: %s: note: %s\n", tc_prog(), o->target_dir,
-			osd_dev_error(dev));
-	rc = osd_dev_system_id(dev, id);
-	if (rc < 0)
-		tc_err("%s: cannot read the OSD system id: %s", o->target_dir,
-		       *osd_dev_error(dev) ? osd_dev_error(dev) : strerror(-rc));
-	*version = osd_dev_version(dev) == OSD_V1 ? OSD_VERSION_1 : OSD_VERSION_2;
-	osd_dev_close(dev);
-	return rc;
-}
-
-static int connect_target(struct osd_transport *tp, const struct tc_device_opts *o)
+int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
+			   struct osd_open_options *dopt)
 {
 	struct osd_iscsi_options io = OSD_ISCSI_OPTIONS_INIT;
-	char err[256] = "", secret[CHAP_SECRET_MAX + 2];
-	int rc;
 
 	io.initiator_name = o->initiator_name;
 	io.header_digest = o->header_digest;
 	io.data_digest = o->data_digest;
-	io.errbuf = err;
-	io.errbuf_len = sizeof(err);
-	if (o->chap_user) {
-		rc = read_secret(o->chap_secret_file, secret, sizeof(secret));
-		if (rc < 0)
-			return rc;
-		io.chap_user = o->chap_user;
-		io.chap_secret = secret;
-	}
-	rc = osd_iscsi_transport_new(tp, o->target_dir, &io);
-	memset(secret, 0, sizeof(secret));
-	if (rc == 0)
-		return 0;
-	if (rc == -EACCES)
-		tc_err("%s: the target refused the login%s%s", o->target_dir, *err ? ": " : "",
-		       err);
-	else if (*err)
-		tc_err("%s: cannot log in: %s", o->target_dir, err);
-	else
-		tc_err_rc(rc, "%s: cannot log in", o->target_dir);
-	return rc;
-}
-
-int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
-			   const struct osd_dev_options *dopt)
-{
-	struct osd_dev_options opts = *dopt;
-	uint8_t id[OSD_SYSTEM_ID_LEN];
-	struct osd_transport tp;
-	int rc = connect_target(&tp, o);
-
-	if (rc < 0)
-		return rc;
-	rc = probe_identity(&tp, o, id, &opts.osd_version);
-	if (rc == 0) {
-		rc = osd_cred_issuer_new(&d->iss, id);
-		if (rc == 0 && d->have_key)
-			rc = osd_cred_issuer_set_root_key(d->iss, d->root_key);
-		if (rc < 0)
-			tc_err_rc(rc, "%s: cannot set up the security manager", o->target_dir);
-	}
-	if (rc == 0) {
-		rc = osd_dev_open(&d->dev, &tp, &opts);
-		if (rc < 0)
-			tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
-		else
-			d->tp = tp;
-	}
-	if (rc < 0)
-		tp.ops->destroy(tp.impl);
-	return rc;
+	io.chap_user = o->chap_user;
+	dopt->iscsi = &io;
+	dopt->chap_secret_file = o->chap_secret_file;
+	return osd_dev_open_url(&d->dev, o->target_dir, dopt);
 }

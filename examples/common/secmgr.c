@@ -54,7 +54,7 @@ int tc__secmgr_check(const struct tc_device_opts *o)
 	return 0;
 }
 
-int tc__device_attach_secmgr(struct tc_device *d, const struct tc_device_opts *o)
+int tc__device_open_secmgr(struct tc_device *d, const struct tc_device_opts *o)
 {
 	struct osd_secmgr_options so = OSD_SECMGR_OPTIONS_INIT;
 	char err[512] = "";
@@ -65,12 +65,7 @@ int tc__device_attach_secmgr(struct tc_device *d, const struct tc_device_opts *o
 	so.key_file = o->secmgr_key;
 	so.ca_file = o->secmgr_ca;
 	rc = osd_secmgr_open(&d->mgr, &so, err, sizeof(err));
-	if (rc < 0) {
-		tc_err("%s: %s", o->secmgr_url, *err ? err : strerror(-rc));
-		return rc;
-	}
-	rc = osd_secmgr_attach(d->mgr, d->dev);
 	if (rc < 0)
-		tc_err("%s: %s", o->secmgr_url, osd_secmgr_error(d->mgr));
+		tc_err("%s: %s", o->secmgr_url, *err ? err : strerror(-rc));
 	return rc;
 }

@@ -1,18 +1,14 @@
 /*
- * The tools as their own security manager. With a root key (--key-file) the
- * device's credential source issues every credential itself: partition and
- * working keys are derived from the root key with SET KEY seeds that depend
- * only on the partition and key version, so any run holding the root key can
- * recompute them. The seed is "osdctl-key" | kind | version | partition
- * (big-endian); osdctl, osdfs and osdfs-mount all key partitions here, and
- * set each keyed partition's default security method, which is what the
- * target actually enforces.
+ * The tools as their own security manager: libosd's keyring (osd/keyring.h)
+ * derives every partition and working key from the root key of --key-file,
+ * so osdctl, osdfs, osdfs-mount and applications using the libraries'
+ * entry points all compute the same keys. Here: the tools' use of it, and
+ * what they say when the target refuses a credential.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "toolcommon.h"
 
 static int hex_digit(int c)
@@ -39,302 +35,84 @@ int tc_parse_hex(const char *hex, size_t nbytes, uint8_t *out)
 	return 0;
 }
 
-int tc_secret_file_private(FILE *f, const char *path, const char *what)
-{
-	struct stat sb;
-
-	if (fstat(fileno(f), &sb) != 0)
-		return -errno;
-	if (!(sb.st_mode & 077))
-		return 0;
-	tc_err("permissions %04o for '%s' are too open: a %s must not be readable or writable "
-	       "by other users (chmod 600 %s)", (unsigned)(sb.st_mode & 07777), path, what, path);
-	return -EPERM;
-}
-
-int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN])
-{
-	uint8_t buf[2 * OSD_HMAC_LEN + 8];
-	FILE *f = fopen(path, "rb");
-	size_t len;
-	int rc;
-
-	if (!f)
-		return -errno;
-	if ((rc = tc_secret_file_private(f, path, "root key file")) < 0) {
-		fclose(f);
-		return rc;
-	}
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
-		len--;
-	if (len == OSD_HMAC_LEN) {
-		memcpy(key, buf, OSD_HMAC_LEN);
-		return 0;
-	}
-	if (len != 2 * OSD_HMAC_LEN)
-		return -EINVAL;
-	return tc_parse_hex((const char *)buf, OSD_HMAC_LEN, key);
-}
-
-/* SET KEY seed and key identifier of key @p kind of @p partition. */
-static void key_seed(uint8_t kind, uint64_t partition, uint8_t version,
-		     uint8_t seed[OSD_SEED_LEN], uint8_t key_id[OSD_KEY_ID_LEN])
-{
-	memset(seed, 0, OSD_SEED_LEN);
-	memcpy(seed, "osdctl-key", 10);
-	seed[10] = kind;
-	seed[11] = version;
-	for (int i = 0; i < 8; i++)
-		seed[12 + i] = (uint8_t)(partition >> (56 - 8 * i));
-	memset(key_id, 0, OSD_KEY_ID_LEN);
-	key_id[0] = kind;
-	for (int i = 0; i < 6; i++)
-		key_id[1 + i] = (uint8_t)(partition >> (40 - 8 * i));
-	key_id[6] = (uint8_t)(key_id[6] ^ version);
-}
-
-int tc_derive_partition_keys(const uint8_t root_key[OSD_HMAC_LEN], uint64_t partition,
-			     uint8_t version, uint8_t pkey[OSD_HMAC_LEN], uint8_t wkey[OSD_HMAC_LEN])
-{
-	uint8_t seed[OSD_SEED_LEN], id[OSD_KEY_ID_LEN];
-	osd_key *root = NULL, *pk = NULL;
-	int rc = osd_key_new(&root, root_key, OSD_HMAC_LEN);
-
-	key_seed(OSD_KEY_PARTITION, partition, 0, seed, id);
-	if (rc == 0)
-		rc = osd_key_derive(root, seed, id, OSD_KEY_PARTITION, 0, pkey);
-	if (rc == 0)
-		rc = osd_key_new(&pk, pkey, OSD_HMAC_LEN);
-	key_seed(OSD_KEY_WORKING, partition, version, seed, id);
-	if (rc == 0)
-		rc = osd_key_derive(pk, seed, id, OSD_KEY_WORKING, version, wkey);
-	osd_key_free(pk);
-	osd_key_free(root);
-	return rc;
-}
-
-/* The partition key and working key @p version of @p partition. */
-static int derive(const struct tc_device *d, uint64_t partition, uint8_t version,
-		  uint8_t pkey[OSD_HMAC_LEN], uint8_t wkey[OSD_HMAC_LEN])
-{
-	return tc_derive_partition_keys(d->root_key, partition, version, pkey, wkey);
-}
-
-static int ensure_working_key(struct tc_device *d, uint64_t partition)
-{
-	uint8_t pkey[OSD_HMAC_LEN], wkey[OSD_HMAC_LEN];
-	int rc;
-
-	for (unsigned i = 0; i < d->nkeyed; i++)
-		if (d->keyed[i] == partition)
-			return 0;
-	rc = derive(d, partition, 0, pkey, wkey);
-	if (rc == 0)
-		rc = osd_cred_issuer_set_partition_key(d->iss, partition, pkey);
-	if (rc == 0)
-		rc = osd_cred_issuer_set_working_key(d->iss, partition, 0, wkey);
-	if (rc == 0 && d->nkeyed < sizeof(d->keyed) / sizeof(d->keyed[0]))
-		d->keyed[d->nkeyed++] = partition;
-	memset(pkey, 0, sizeof(pkey));
-	memset(wkey, 0, sizeof(wkey));
-	return rc;
-}
-
-int tc_issue_credential(const struct osd_cred_request *want, struct osd_credential *out,
-			void *payload)
-{
-	struct tc_device *d = payload;
-	struct osd_cred_request root;
-	int rc;
-
-	if (!want->obj.partition && d->root_secured) {
-		/* The root's own method (tc__device_probe_root), whatever --security says. */
-		if (!d->have_key || d->root_key_refused) {
-			d->root_refused = 1;
-			return -ENOKEY;
-		}
-		root = *want;
-		if (root.method < d->root_method)
-			root.method = d->root_method;
-		return osd_cred_issue(d->iss, &root, out);
-	}
-	if (want->method != OSD_SEC_NOSEC && !d->have_key)
-		return -ENOKEY;
-	if (want->obj.partition && want->method != OSD_SEC_NOSEC &&
-	    (rc = ensure_working_key(d, want->obj.partition)) != 0)
-		return rc;
-	return osd_cred_issue(d->iss, want, out);
-}
-
-static int set_key(struct tc_device *d, uint64_t partition, uint8_t kind, uint8_t version)
-{
-	struct osd_set_key_params p;
-	struct osd_cred_request r;
-	struct osd_credential cr;
-	osd_req *req = NULL;
-	int rc;
-
-	memset(&r, 0, sizeof(r));
-	r.version = osd_dev_version(d->dev);
-	r.obj.partition = partition;
-	r.permissions = OSD_PERM_POL_SEC;
-	r.method = d->method;
-	memset(&p, 0, sizeof(p));
-	p.key_to_set = kind;
-	p.partition = partition;
-	p.key_version = version;
-	key_seed(kind, partition, version, p.seed, p.key_id);
-	rc = osd_cred_issue_set_key(d->iss, &r, kind, &cr);
-	if (rc == 0)
-		rc = osd_req_set_key(&req, d->dev, &p);
-	if (rc == 0)
-		rc = osd_req_set_credential(req, &cr);
-	if (rc == 0)
-		rc = osd_req_execute(req);
-	osd_req_free(req);
-	return rc;
-}
-
 int tc_device_set_partition_keys(struct tc_device *d, uint64_t partition, uint8_t version)
 {
-	uint8_t pkey[OSD_HMAC_LEN], wkey[OSD_HMAC_LEN];
-	int rc;
-
-	if (!d->have_key)
-		return -ENOKEY;
-	rc = ensure_working_key(d, partition);
-	if (rc == 0)
-		rc = set_key(d, partition, OSD_KEY_PARTITION, 0);
-	if (rc == 0)
-		rc = set_key(d, partition, OSD_KEY_WORKING, version);
-	if (rc == 0 && version != 0)
-		rc = derive(d, partition, version, pkey, wkey);
-	if (rc == 0 && version != 0)
-		rc = osd_cred_issuer_set_working_key(d->iss, partition, version, wkey);
-	memset(pkey, 0, sizeof(pkey));
-	memset(wkey, 0, sizeof(wkey));
-	return rc;
-}
-
-/*
- * The target enforces a partition's default security method (NOSEC while
- * unset), not its keys: without this attribute a NOSEC client could still
- * use a keyed partition. Set with a credential signed by its working key.
- */
-static int set_default_method(struct tc_device *d, uint64_t partition)
-{
-	struct osd_obj_id part = { partition, 0 };
-	uint8_t m = (uint8_t)d->method;
-
-	return osd_set_attr(d->dev, &part, OSD_APAGE_PARTITION_BASE + OSD_APAGE_POLICY_SECURITY,
-			    OSD_ATTR_PS_DEFAULT_METHOD, &m, 1);
+	if (!d->kr)
+		return -ENOKEY; /* a security manager's client holds no key */
+	return osd_keyring_set_partition_keys(d->kr, d->dev, partition, version);
 }
 
 int tc_device_secure_partition(struct tc_device *d, uint64_t partition)
 {
-	int rc;
-
 	if (d->mgr)
 		return 0; /* osd-secd keys what it grants (docs/security-manager.md 3.2) */
-	rc = d->method == OSD_SEC_NOSEC ? 0 : tc_device_set_partition_keys(d, partition, 0);
-	return rc ? rc : set_default_method(d, partition);
+	return osd_keyring_secure_partition(d->kr, d->dev, partition);
 }
 
 int tc_device_setup_partition(struct tc_device *d, uint64_t partition)
 {
 	osd_req *req;
-	int rc = osd_req_create_partition(&req, d->dev, partition);
+	int rc;
 
+	if (!d->mgr)
+		return osd_keyring_setup_partition(d->kr, d->dev, partition);
+	/* osd-secd keys the partition when it first grants in it */
+	rc = osd_req_create_partition(&req, d->dev, partition);
 	if (rc == 0) {
 		rc = osd_req_execute(req);
 		osd_req_free(req);
 	}
-	if (rc == -EEXIST)
-		rc = 0; /* keyed again below: the keys follow from this root key */
-	return rc ? rc : tc_device_secure_partition(d, partition);
+	return rc == -EEXIST ? 0 : rc;
+}
+
+int tc_device_has_key(const struct tc_device *d)
+{
+	return osd_keyring_has_root_key(d->kr);
 }
 
 int tc_device_install_root_key(struct tc_device *d)
 {
-	return d->have_key && d->tgt ? osd_target_set_root_key(d->tgt, d->root_key) : 0;
-}
-
-/* GET ATTRIBUTES of the root's default security method, signed with @p method. */
-static int root_method_get(struct tc_device *d, enum osd_sec_method method, uint8_t *out)
-{
-	const uint32_t pol = OSD_APAGE_ROOT_BASE + OSD_APAGE_POLICY_SECURITY;
-	struct osd_obj_id root = { 0, 0 };
-	struct osd_cred_request r;
-	struct osd_credential cr;
-	struct osd_attr a;
-	osd_req *req = NULL;
+	uint8_t key[OSD_HMAC_LEN];
+	char err[512];
 	int rc;
 
-	memset(&r, 0, sizeof(r));
-	r.version = osd_dev_version(d->dev);
-	r.obj = root;
-	r.permissions = OSD_PERM_GET_ATTR;
-	r.method = method;
-	rc = osd_cred_issue(d->iss, &r, &cr);
+	if (!d->tgt || !d->key_file)
+		return 0;
+	rc = osd_keyring_read_key_file(d->key_file, key, err, sizeof(err));
 	if (rc == 0)
-		rc = osd_req_get_attributes(&req, d->dev, &root);
-	if (rc == 0)
-		rc = osd_req_add_get_attr(req, pol, OSD_ATTR_PS_DEFAULT_METHOD);
-	if (rc == 0)
-		rc = osd_req_set_credential(req, &cr);
-	if (rc == 0)
-		rc = osd_req_execute(req);
-	*out = OSD_SEC_NOSEC;
-	if (rc == 0 && osd_req_find_attr(req, pol, OSD_ATTR_PS_DEFAULT_METHOD, &a) == 0 &&
-	    a.length == 1)
-		*out = *(const uint8_t *)a.value;
-	osd_req_free(req);
-	memset(&cr, 0, sizeof(cr));
+		rc = osd_target_set_root_key(d->tgt, key);
+	memset(key, 0, sizeof(key));
 	return rc;
 }
 
 /*
- * A root with a root key answers nothing but its system id and clock without
- * a credential, and needs at least CAPKEY (docs/security.md section 5). With
- * the root key, ask for the root's method under CAPKEY (no nonce, so no
- * dependence on the OSD clock), then, refused, under ALLDATA, which any
- * requirement accepts; refused again, or without a key, ask without a
- * credential: a refusal then means the root is secured (by another key).
+ * -EACCES is the target's ACCESS DENIED (osd2r05 4.11.3): either the
+ * credential (a weaker method than the partition's default, another key),
+ * or an integrity check value that did not verify (sense INVALID FIELD IN
+ * CDB on the capability or the integrity check value, which libosd names
+ * in osd_dev_error()). Name which.
  */
-int tc__device_probe_root(struct tc_device *d)
+static int refused(const struct tc_device *d, const char *what, const char *detail)
 {
-	uint8_t m;
-	int rc = -EACCES;
-
-	d->root_method = d->method;
-	if (d->have_key && (rc = root_method_get(d, OSD_SEC_CAPKEY, &m)) == -EACCES)
-		rc = root_method_get(d, OSD_SEC_ALLDATA, &m);
-	if (rc == 0) {
-		d->root_secured = 1;
-		if (m > OSD_SEC_ALLDATA)
-			m = OSD_SEC_ALLDATA;
-		d->root_method = m > OSD_SEC_CAPKEY ? (enum osd_sec_method)m : OSD_SEC_CAPKEY;
-		if (d->root_method < d->method)
-			d->root_method = d->method;
-		return 0;
+	if (*detail && strcasestr(detail, "integrity check value")) {
+		tc_err("%s: %s: the target refused the integrity check of the command (%s): "
+		       "the command or its data changed in transit, or --key-file is not the key "
+		       "the partition was keyed with", what, strerror(EACCES), detail);
+		return TC_EXIT_FAILED;
 	}
-	if (rc != -EACCES)
-		return 0; /* not decisive (a transport fault): the commands will tell */
-	if (root_method_get(d, OSD_SEC_NOSEC, &m) == -EACCES) {
-		d->root_secured = 1;
-		d->root_key_refused = d->have_key;
-	}
-	return 0;
+	tc_err("%s: %s: the target refused the credential (the partition needs a "
+	       "stronger --security method than %s, or a different --key-file)", what,
+	       strerror(EACCES), tc_security_name(d ? d->method : OSD_SEC_NOSEC));
+	return TC_EXIT_FAILED;
 }
 
 int tc_device_fail(const struct tc_device *d, int rc, const char *what)
 {
 	const char *detail = d && d->dev ? osd_dev_error(d->dev) : "";
+	unsigned root = d ? osd_keyring_root_state(d->kr) : 0;
 
-	if (d && d->root_refused) {
-		if (d->have_key)
+	if (root & OSD_KEYRING_ROOT_REFUSED) {
+		if (tc_device_has_key(d))
 			tc_err("%s: %s: the OSD's root is secured and refused the root key of "
 			       "--key-file (a different key?)", what, strerror(EACCES));
 		else
@@ -342,18 +120,13 @@ int tc_device_fail(const struct tc_device *d, int rc, const char *what)
 			       "needed", what, strerror(EACCES));
 		return TC_EXIT_FAILED;
 	}
-
 	if (rc == -EACCES && d && d->mgr) {
 		tc_err("%s: %s: %s", what, strerror(EACCES), *osd_secmgr_error(d->mgr) ?
 		       osd_secmgr_error(d->mgr) : "the target refused the credential");
 		return TC_EXIT_FAILED;
 	}
-	if (rc == -EACCES) {
-		tc_err("%s: %s: the target refused the credential (the partition needs a "
-		       "stronger --security method than %s, or a different --key-file)", what,
-		       strerror(EACCES), tc_security_name(d ? d->method : OSD_SEC_NOSEC));
-		return TC_EXIT_FAILED;
-	}
+	if (rc == -EACCES)
+		return refused(d, what, detail);
 	if (*detail)
 		tc_err("%s: %s", what, detail);
 	else

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <osd/osd.h>
 #include <osd/iscsi.h>
+#include <osd/keyring.h>
 #include <osdtarget/target.h>
 #include <osdfs/layout.h>
 
@@ -25,12 +26,26 @@ void tc_set_prog(const char *name);
 const char *tc_prog(void);
 /* "<prog>: <formatted>\n" */
 void tc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* -v/--verbose: tc_info() messages are printed (stderr) from then on. */
+void tc_set_verbose(int level);
+int tc_verbose(void);
+/* "<prog>: <formatted>\n" on stderr, only when verbose. */
+void tc_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "<prog>: <formatted>: strerror(-rc)\n"; returns TC_EXIT_FAILED. */
 int tc_err_rc(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "<prog>: <formatted>\nTry '<prog> --help'.\n"; returns TC_EXIT_USAGE. */
 int tc_usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Writes s as a JSON string literal (with quotes). */
+/*
+ * Writes @p s as a JSON string literal (with quotes) that is valid UTF-8
+ * whatever the bytes: well-formed UTF-8 is kept, control characters and DEL
+ * are escaped, and each byte that is not part of well-formed UTF-8 becomes
+ * the escape of a lone low surrogate, \udc80..\udcff for 0x80..0xff (PEP
+ * 383's "surrogateescape": Python's name.encode("utf-8", "surrogateescape")
+ * gives the bytes back; documented in osdfs(1) and osdctl(1)).
+ */
 void tc_json_string(FILE *f, const char *s);
+/* tc_json_string() of @p n bytes (NUL bytes escaped as \u0000). */
+void tc_json_string_n(FILE *f, const char *s, size_t n);
 
 /* ---- device selection and opening (device.c, remote.c) ---- */
 /*
@@ -108,45 +123,42 @@ const char *tc_security_name(enum osd_sec_method m);
 int tc_device_check(const struct tc_device_opts *o);
 
 /*
- * An open device: the embedded target (NULL for an iSCSI one), the libosd device and, with
- * a root key, the credential issuer acting as security manager
- * (security.c). The device's credential source points at this structure:
- * it must stay where it is while the device is open.
+ * An open device: the embedded target (NULL for an iSCSI one) and the
+ * libosd device, whose keyring (osd/keyring.h) is the security manager
+ * with the root key of --key-file; with --security-manager, osd-secd is
+ * (mgr) and the device has no keyring.
  */
 struct tc_device {
 	osd_target *tgt;
 	osd_dev *dev;
-	osd_cred_issuer *iss;
+	osd_keyring *kr;         /* the device's, borrowed */
 	enum osd_sec_method method;
-	uint8_t root_key[OSD_HMAC_LEN];
-	int have_key;
-	uint64_t keyed[64];      /* partitions whose keys the issuer holds */
-	unsigned nkeyed;
-	int root_secured;        /* the root has a root key: no keyless root commands */
-	int root_key_refused;    /* ... and it is not the key of --key-file */
-	enum osd_sec_method root_method; /* what root commands are signed with */
-	int root_refused;        /* a root command needed the root key (tc_device_fail) */
+	const char *key_file;    /* --key-file (borrowed from the options) */
 	struct osd_transport tp; /* the device's transport (owned by dev), for plain SCSI
 				    commands such as INQUIRY; ops NULL when not open */
-	osd_secmgr *mgr;         /* --security-manager: the credential source instead */
+	osd_secmgr *mgr;         /* --security-manager: the credential source instead of
+				    the keyring (kr NULL then) */
 };
 
 /*
  * Opens the device the options name. @p create: create the target store if
- * the directory is missing or empty (mkfs/format); a remote target's store
- * exists already (its daemon serves it), so @p create does not apply there.
- * Prints a message on failure.
+ * the directory is missing or empty (mkfs/format), and install the root key
+ * of --key-file in it; a remote target's store exists already (its daemon
+ * serves it), so @p create does not apply there. Prints a message on failure.
  */
 int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int create);
 void tc_device_close(struct tc_device *d);
-/* Makes the security manager of @p o d->dev's credential source (secmgr.c). */
-int tc__device_attach_secmgr(struct tc_device *d, const struct tc_device_opts *o);
+/* The libosd open options of @p o (key file, method, version). */
+struct osd_open_options tc_device_open_options(const struct tc_device_opts *o);
+/* Connects to the security manager of @p o into d->mgr (secmgr.c), which
+ * the device's open then attaches (osd_open_options::secmgr). */
+int tc__device_open_secmgr(struct tc_device *d, const struct tc_device_opts *o);
 /*
- * Connects to the URL in @p o and opens d->dev on it, with the issuer set
- * up for the target's system id (remote.c). Prints a message on failure.
+ * Connects to the URL in @p o and opens d->dev on it with a keyring
+ * (remote.c). Writes the reason into @p dopt->error on failure.
  */
 int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
-			   const struct osd_dev_options *dopt);
+			   struct osd_open_options *dopt);
 
 /* ---- several devices as one filesystem (devset.c) ---- */
 /*
@@ -203,6 +215,15 @@ int tc_devset_open(struct tc_devset *s, const struct tc_device_opts *o,
  */
 int tc_devset_open_spare(struct tc_devset *s, const struct tc_device_opts *o,
 			 const char *target, uint64_t partition, osdfs_backend **child);
+/*
+ * The device whose last error tells why the target refused a command: the
+ * only device of a plain filesystem, open; else @p fallback, a device-less
+ * one with the method of @p o and the security manager of the first device
+ * (tc_device_fail() then names the method, or the manager's refusal).
+ */
+const struct tc_device *tc_devset_refusing(const struct tc_devset *s,
+					   const struct tc_device_opts *o,
+					   struct tc_device *fallback);
 /* Releases s->be (unless taken) and closes every device. */
 void tc_devset_close(struct tc_devset *s);
 /* "up", "down" or "rebuilding". */
@@ -210,67 +231,31 @@ const char *tc_layout_state_name(enum osdfs_layout_dev_state st);
 /* The 36-character text form of a uuid. */
 void tc_format_uuid(const uint8_t uuid[16], char out[37]);
 
-/* ---- security manager (security.c) ---- */
-/*
- * Refuses a secret file (@p f open on @p path) that other users may read or
- * write, as ssh does: -EPERM with "permissions 0644 for 'K' are too open"
- * printed; @p what names the file in the message ("root key file").
- */
-int tc_secret_file_private(FILE *f, const char *path, const char *what);
-/*
- * Reads a root key file: 20 raw bytes or 40 hex digits (trailing newline ok).
- * Returns 0, -EINVAL (bad content), -EPERM (group/other bits set; message
- * printed) or another -errno.
- */
-int tc_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN]);
-/*
- * The partition key and working key @p version of @p partition that the
- * tools install with SET KEY under @p root_key (their seeds depend only on
- * the partition and version, so a security manager holding the root key,
- * osd-secd, computes the same keys).
- */
-int tc_derive_partition_keys(const uint8_t root_key[OSD_HMAC_LEN], uint64_t partition,
-			     uint8_t version, uint8_t pkey[OSD_HMAC_LEN], uint8_t wkey[OSD_HMAC_LEN]);
-/*
- * Learns how the OSD's root must be signed (d->root_secured, root_method,
- * root_key_refused) once d->dev is open: a root with a root key needs at
- * least CAPKEY and the root's own default method. Returns 0 (a probe that
- * fails for another reason than a refusal leaves the root taken as NOSEC).
- */
-int tc__device_probe_root(struct tc_device *d);
-/* The credential source installed by tc_device_open() (payload: the tc_device). */
-int tc_issue_credential(const struct osd_cred_request *want, struct osd_credential *out,
-			void *payload);
+/* ---- security manager (security.c; the key scheme is libosd's osd/keyring.h) ---- */
 /* Parses 2 * @p nbytes hex digits into @p out. Returns 0 or -EINVAL. */
 int tc_parse_hex(const char *hex, size_t nbytes, uint8_t *out);
 /*
  * Sets the partition key and working key @p version of @p partition with SET
- * KEY, derived from the root key (and gives them to the issuer); the SET
- * KEY commands use the device's method. -ENOKEY without a root key.
+ * KEY, derived from the root key (osd_keyring_set_partition_keys()).
+ * -ENOKEY without a root key.
  */
 int tc_device_set_partition_keys(struct tc_device *d, uint64_t partition, uint8_t version);
-/*
- * Keys @p partition (as above, working key 0) and sets its default security
- * method (policy/security page, attribute 1) to the device's method, so the
- * target refuses clients with a weaker one. With NOSEC only the attribute.
- * Returns 0 or -errno.
- */
+/* osd_keyring_secure_partition(): keys and default security method. */
 int tc_device_secure_partition(struct tc_device *d, uint64_t partition);
-/*
- * Creates @p partition unless it exists, then tc_device_secure_partition():
- * what mkfs does before the filesystem's format (which keeps the keys).
- */
+/* osd_keyring_setup_partition(): what mkfs does before the filesystem's format. */
 int tc_device_setup_partition(struct tc_device *d, uint64_t partition);
 /*
- * Installs the root key in the embedded target (a new or formatted store).
- * A remote target must know the root key already (it is set out of band on
- * its store): nothing to do there.
+ * Installs the root key of --key-file in the embedded target again (FORMAT
+ * OSD resets the root). A remote target's root key is set out of band on its
+ * store: nothing to do there.
  */
 int tc_device_install_root_key(struct tc_device *d);
+/* Whether --key-file gave a root key. */
+int tc_device_has_key(const struct tc_device *d);
 /*
  * Prints why a command failed; names the remedy when the target refused the
- * credential (-EACCES: e.g. a NOSEC run on a partition keyed for CAPKEY).
- * Returns TC_EXIT_FAILED.
+ * credential (-EACCES: e.g. a NOSEC run on a partition keyed for CAPKEY, or
+ * an integrity check that failed). Returns TC_EXIT_FAILED.
  */
 int tc_device_fail(const struct tc_device *d, int rc, const char *what);
 
@@ -289,16 +274,25 @@ void tc_format_size(uint64_t bytes, char *buf, size_t size);
 struct tc_progress {
 	int enabled;
 	const char *label;
-	uint64_t files, bytes, total_bytes;
+	const char *unit;        /* what files counts ("files" unless set) */
+	uint64_t files, bytes, total_files, total_bytes;
 	struct timespec start, last;
 	int shown;
 };
 /* Enabled when @p force or stderr is a terminal. @p total_bytes 0 = unknown. */
 void tc_progress_init(struct tc_progress *p, const char *label, int force,
 		      uint64_t total_bytes);
+/* The totals once known (0: unknown): the line then shows the share done
+ * (by bytes if known, else by files) and the time left. */
+void tc_progress_set_total(struct tc_progress *p, uint64_t files, uint64_t bytes);
 /* Adds work done and redraws at most ten times a second. */
 void tc_progress_add(struct tc_progress *p, uint64_t files, uint64_t bytes);
+/* Sets the work done so far (a callback's counters) and redraws as above. */
+void tc_progress_set(struct tc_progress *p, uint64_t files, uint64_t bytes);
 /* Erases the line (or, when @p summary, leaves a final summary line). */
 void tc_progress_end(struct tc_progress *p, int summary);
+/* The line (without "<prog>: ") after @p secs seconds, e.g. "copying in: 3 of 10
+ * files, 1.5M of 4.0M (37%), 1.5M/s, 0:02 left". */
+void tc_progress_format(const struct tc_progress *p, double secs, char *buf, size_t size);
 
 #endif

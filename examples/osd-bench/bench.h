@@ -38,6 +38,8 @@ int bench_parse_count(const char *mode, const char *s, unsigned max, unsigned *o
 uint64_t bench_now_ns(void);
 /* Median of n values (sorts v in place). */
 double bench_median(double *v, int n);
+/* -v/--verbose before the mode: bench_median() also prints every run (stderr). */
+extern int bench_verbose;
 /* Make a fresh directory <base>/<prefix>.XXXXXX into buf. 0 or -errno
  * (-ENAMETOOLONG when it does not fit). */
 int bench_mkdtemp(const char *base, const char *prefix, char *buf, size_t size);

@@ -814,7 +814,10 @@ static const char *find_tool(const char *given, const char *const *rel, char *ou
 static int cannot_run(struct bench *b, char *mbuf, char *pbuf)
 {
 	static const char *const mrel[] = { "osdfs-mount", "../osdfs-mount/osdfs-mount", NULL };
-	static const char *const prel[] = { "osd-bench-passthrough", NULL };
+	/* the build tree keeps it beside osd-bench, an installed tree in libexec/osd */
+	static const char *const prel[] = { "osd-bench-passthrough",
+					    OSD_HELPERDIR_FROM_BINDIR "/osd-bench-passthrough",
+					    NULL };
 	int fd;
 
 	if (geteuid() != 0) {

@@ -311,7 +311,7 @@ int osd_bench_iscsi(int argc, char **argv)
 	static double v[NUM_T][NUM_R][MAX_RUNS];
 	struct bench b = { .runs = 5, .small_ops = 20000, .big_mib = 256 };
 	const char *base = getenv("TMPDIR");
-	char *end;
+	unsigned runs;
 	int c, rc;
 
 	if (!base || !*base)
@@ -321,9 +321,9 @@ int osd_bench_iscsi(int argc, char **argv)
 		switch (c) {
 		case 'd': base = optarg; break;
 		case 'r':
-			b.runs = (int)strtol(optarg, &end, 10);
-			if (*end || end == optarg)
-				b.runs = 0;
+			if (bench_parse_count(MODE, optarg, MAX_RUNS, &runs) < 0)
+				return 2;
+			b.runs = (int)runs;
 			break;
 		case 'q':
 			b.small_ops = 2000;

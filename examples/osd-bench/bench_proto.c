@@ -189,23 +189,30 @@ static void usage(FILE *f)
 		RUNS, DEFAULT_ITERS);
 }
 
+#define MAX_ITERS 100000000u
+
 static int parse_args(int argc, char **argv, long *iters, int *vmask)
 {
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 1;
-		} else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
-			char *end;
+		} else if (!strcmp(argv[i], "--iters")) {
+			unsigned n;
 
-			*iters = strtol(argv[++i], &end, 10);
-			if (*end || *iters <= 0)
+			if (i + 1 == argc) {
+				fprintf(stderr, "osd-bench --proto: --iters needs a count\n");
 				return -EINVAL;
+			}
+			if (bench_parse_count("--proto --iters", argv[++i], MAX_ITERS, &n) < 0)
+				return -EINVAL;
+			*iters = (long)n;
 		} else if (!strcmp(argv[i], "--v1")) {
 			*vmask = 1;
 		} else if (!strcmp(argv[i], "--v2")) {
 			*vmask = 2;
 		} else {
+			fprintf(stderr, "osd-bench --proto: unknown argument '%s'\n", argv[i]);
 			return -EINVAL;
 		}
 	}

@@ -244,6 +244,7 @@ int osd_bench_target(int argc, char **argv)
 	struct bench off = { 0 };
 	int cost = 0;
 	uint8_t *small, *big;
+	unsigned n;
 	int c, rc;
 
 	if (!base || !*base)
@@ -252,8 +253,15 @@ int osd_bench_target(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': base = optarg; break;
-		case 'r': b.runs = atoi(optarg); break;
-		case 'm': b.big_mib = (unsigned)atoi(optarg); break;
+		case 'r':
+			if (bench_parse_count(MODE, optarg, MAX_RUNS, &n) < 0)
+				return 2;
+			b.runs = (int)n;
+			break;
+		case 'm':
+			if (bench_parse_count(MODE, optarg, 65536, &b.big_mib) < 0)
+				return 2;
+			break;
 		case 'q':
 			b.creates = 500;
 			b.getattrs = 1000;

@@ -72,10 +72,21 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+int bench_verbose;
+
 double bench_median(double *v, int n)
 {
+	double m;
+
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	if (bench_verbose) {
+		fprintf(stderr, "osd-bench: median %g of %d runs:", m, n);
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, " %g", v[i]);
+		fprintf(stderr, "\n");
+	}
+	return m;
 }
 
 int bench_mkdtemp(const char *base, const char *prefix, char *buf, size_t size)
@@ -132,14 +143,23 @@ int bench_no_credential(const struct osd_cred_request *want, struct osd_credenti
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: osd-bench MODE [options]\n\nmodes:\n");
+	fprintf(f, "usage: osd-bench [-v] MODE [options]\n\nmodes:\n");
 	for (size_t i = 0; i < NUM_MODES; i++)
 		fprintf(f, "  %-10s %s\n", modes[i].flag, modes[i].what);
-	fprintf(f, "\nosd-bench MODE --help lists the options of a mode.\n");
+	fprintf(f, "\n  -v, --verbose  also print every run behind each median (stderr)\n"
+		   "  -V, --version  show the version\n"
+		   "  -h, --help     show this help\n"
+		   "\nosd-bench MODE --help lists the options of a mode.\n");
 }
 
 int main(int argc, char **argv)
 {
+	while (argc > 1 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose"))) {
+		bench_verbose = 1;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -148,7 +168,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("osd-bench %s\n", osd_version_string());
 		return 0;
 	}

@@ -315,7 +315,7 @@ int cf_credential(struct cf_ctx *c, const struct osd_obj_id *obj, int is_collect
 	r.permissions = perms;
 	r.method = method;
 	/* the tools' credential source derives the keys the partition was given */
-	rc = tc_issue_credential(&r, cr, c->d);
+	rc = osd_keyring_credential(&r, cr, c->d->kr);
 	if (rc < 0)
 		return cf_set(c, CF_FAIL, "cannot issue a credential: %s", strerror(-rc)), -1;
 	return 0;

@@ -21,7 +21,7 @@ static const char *not_applicable(const struct cf_test *t, const struct cf_ctx *
 		return c->ver == OSD_V1 ? "not an OSD-1 command" : "OSD-1 only";
 	if ((t->flags & CF_DESTRUCTIVE) && !destructive)
 		return "changes the whole OSD: needs --destructive";
-	if ((t->flags & CF_KEYED) && !c->d->have_key)
+	if ((t->flags & CF_KEYED) && !tc_device_has_key(c->d))
 		return "needs the root key (--key-file)";
 	if ((t->flags & CF_SECURED) && c->method == OSD_SEC_NOSEC)
 		return "not under NOSEC";
@@ -190,8 +190,8 @@ static int start(struct cf_run *run, struct cf_ctx *c)
 		run->partition = c->part;
 		return 0;
 	}
-	if (c->d->root_refused)
-		cf_set(c, CF_FAIL, "the OSD's root is secured and %s", c->d->have_key ?
+	if (osd_keyring_root_state(c->d->kr) & OSD_KEYRING_ROOT_REFUSED)
+		cf_set(c, CF_FAIL, "the OSD's root is secured and %s", tc_device_has_key(c->d) ?
 		       "refused the root key of --key-file" : "needs --key-file with its root key");
 	no_run(run, c->res == CF_UNSUPPORTED ? CF_UNSUPPORTED : CF_FAIL, c->detail, c);
 	return -1;

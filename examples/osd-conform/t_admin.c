@@ -145,7 +145,7 @@ enum cf_result t_set_key(struct cf_ctx *c)
 	w.permissions = OSD_PERM_WRITE;
 	w.method = c->method;
 	w.key_version = 1;
-	if ((rc = tc_issue_credential(&w, &cr, c->d)) < 0)
+	if ((rc = osd_keyring_credential(&w, &cr, c->d->kr)) < 0)
 		return cf_set(c, CF_FAIL, "credential for working key 1: %s", strerror(-rc));
 	{
 		struct iovec iov = { "k1", 2 };
@@ -265,7 +265,7 @@ enum cf_result t_cap_expired(struct cf_ctx *c)
 	w.permissions = OSD_PERM_READ;
 	w.method = c->method;
 	w.expiration = 1; /* 1970 */
-	if ((rc = tc_issue_credential(&w, &cr, c->d)) < 0)
+	if ((rc = osd_keyring_credential(&w, &cr, c->d->kr)) < 0)
 		return cf_set(c, CF_FAIL, "cannot issue a credential: %s", strerror(-rc));
 	return refused(c, &a, &cr, "READ with an expired capability",
 		       (unsigned)osd_cdb_cap_offset(c->ver), cap_last(c));

@@ -2,8 +2,8 @@
  * The key store: one line per OSD, "system <40 hex digits> root <40 hex
  * digits> [target <iSCSI URL>]" ('#' starts a comment). The partition keys
  * and working key 0 follow from the root key as the tools derive them with
- * --key-file (tc_derive_partition_keys()), so partitions keyed by either are
- * served. Working keys installed by rotation (random seeds) are kept in the
+ * --key-file (libosd's keyring: osd_keyring_derive_keys()), so partitions
+ * keyed by either are served. Working keys installed by rotation (random seeds) are kept in the
  * state file <key store>.working as "working <system> <partition> <version>
  * <key>" lines, which the daemon writes. Both files must belong to the
  * daemon's user and be readable by it alone.
@@ -291,7 +291,7 @@ int secd_system_key_partition(struct secd_system *s, uint64_t partition, uint8_t
 		s->part = n;
 		s->cap = cap;
 	}
-	rc = tc_derive_partition_keys(s->root_key, partition, 0, pkey, wkey);
+	rc = osd_keyring_derive_keys(s->root_key, partition, 0, pkey, wkey);
 	if (rc == 0)
 		rc = osd_cred_issuer_set_partition_key(s->iss, partition, pkey);
 	if (rc == 0)

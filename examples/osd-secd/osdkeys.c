@@ -5,7 +5,7 @@
  * Keying a partition (docs/security-manager.md section 3.2): the first time
  * a client asks for a capability in partition P, the daemon installs P's
  * partition key and working key 0 with SET KEY, with the same seeds as the
- * tools' --key-file (tc_device_set_partition_keys(), so installing them
+ * tools' --key-file (osd_keyring_set_partition_keys(), so installing them
  * again changes nothing), and raises P's default security method to CAPKEY
  * if it is lower: a partition created through the manager (osdfs mkfs) is
  * then keyed like one created with --key-file, and never left to NOSEC.
@@ -79,7 +79,7 @@ static int set_working_key(struct secd_system *s, osd_dev *dev, uint64_t partiti
 	memset(&cr, 0, sizeof(cr));
 	/* the child, as the OSD computed it, from the partition key */
 	if (rc == 0)
-		rc = tc_derive_partition_keys(s->root_key, partition, 0, pkey, w0);
+		rc = osd_keyring_derive_keys(s->root_key, partition, 0, pkey, w0);
 	if (rc == 0)
 		rc = osd_key_new(&pk, pkey, OSD_HMAC_LEN);
 	if (rc == 0)
@@ -183,7 +183,7 @@ static int secure_method(struct secd_system *s, osd_dev *dev, uint64_t partition
 
 int secd_install_partition(struct secd_system *s, uint64_t partition)
 {
-	struct tc_device d;
+	osd_keyring *kr = NULL;
 	osd_dev *dev = NULL;
 	int rc;
 
@@ -202,15 +202,12 @@ int secd_install_partition(struct secd_system *s, uint64_t partition)
 			 strerror(-rc));
 		return rc;
 	}
-	/* the tools' SET KEY sequence, run with this system's root key */
-	memset(&d, 0, sizeof(d));
-	d.dev = dev;
-	d.iss = s->iss;
-	d.method = OSD_SEC_ALLDATA;
-	d.have_key = 1;
-	memcpy(d.root_key, s->root_key, OSD_HMAC_LEN);
-	rc = tc_device_set_partition_keys(&d, partition, 0);
-	memset(d.root_key, 0, OSD_HMAC_LEN);
+	/* the tools' SET KEY sequence (libosd's keyring) with this system's root key;
+	 * ALLDATA is accepted whatever the partition's default method */
+	rc = osd_keyring_new(&kr, s->id, s->root_key, OSD_SEC_ALLDATA);
+	if (rc == 0)
+		rc = osd_keyring_set_partition_keys(kr, dev, partition, 0);
+	osd_keyring_free(kr);
 	if (rc == 0)
 		rc = secure_method(s, dev, partition);
 	osd_dev_close(dev);

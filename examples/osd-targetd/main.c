@@ -1,12 +1,16 @@
 /*
  * osd-targetd: an iSCSI target daemon serving one software OSD store per
- * LUN (include/osdtarget/iscsi.h). Logs to stderr; SIGTERM or SIGINT stops
- * it cleanly (connections closed, stores flushed and closed).
+ * LUN (include/osdtarget/iscsi.h). Logs with syslog severities to stderr or
+ * (--syslog) to syslog: the server's events and every event of the stores
+ * (damage, repairs, a full filesystem). SIGTERM or SIGINT stops it cleanly
+ * (connections closed, stores flushed and closed).
  */
 #include <osdtarget/iscsi.h>
 
 #include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
@@ -15,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 
 #define PROG "osd-targetd"
 #define MAX_LUNS 256
@@ -34,7 +39,8 @@ struct config {
 	int salvage;          /* --salvage: open damaged stores, keeping what is intact */
 	int insecure;         /* --insecure: serve a NOSEC root beyond loopback */
 	unsigned quirks;      /* --quirk: emulate another target (OSD_TARGET_QUIRK_*) */
-	int verbose;
+	int level;            /* log messages up to this syslog level (-v, -q) */
+	int use_syslog;       /* --syslog */
 	char **dirs;
 	int ndirs;
 	const char *allow[MAX_ALLOW];   /* --allow: the initiator access list */
@@ -70,9 +76,45 @@ static void usage(FILE *f)
 		"                             no-object-count, no-punch, punch-shifts\n"
 		"                             (docs/target.md)\n"
 		"      --port-file FILE       write the bound TCP port to FILE\n"
-		"  -v, --verbose              also log every PDU\n"
+		"      --syslog               log to syslog (facility daemon) instead of stderr\n"
+		"  -v, --verbose              log more: once for every PDU (debug)\n"
+		"  -q, --quiet                log less: once drops info (logins, LUNs), twice\n"
+		"                             notices, three times warnings; errors always\n"
 		"  -h, --help                 show this help\n"
 		"  -V, --version              show the version\n");
+}
+
+/* The logger: severities are the syslog levels (LOG_ERR..LOG_DEBUG). */
+static int g_level = LOG_INFO;
+static int g_syslog;
+
+static const char *level_name(int level)
+{
+	switch (level) {
+	case LOG_EMERG: case LOG_ALERT: case LOG_CRIT: case LOG_ERR: return "error";
+	case LOG_WARNING: return "warning";
+	case LOG_NOTICE: return "notice";
+	case LOG_INFO: return "info";
+	default: return "debug";
+	}
+}
+
+static void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void log_msg(int level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (level > g_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (g_syslog)
+		syslog(level, "%s", msg);
+	else
+		fprintf(stderr, PROG ": %s: %s\n", level_name(level), msg);
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -188,7 +230,7 @@ static int parse_quirk(const char *s, unsigned *quirks)
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
 	enum { OPT_CHAP_USER = 256, OPT_CHAP_SECRET, OPT_PORT_FILE, OPT_ALLOW, OPT_LIMIT,
-	       OPT_INSECURE, OPT_SALVAGE, OPT_QUIRK };
+	       OPT_INSECURE, OPT_SALVAGE, OPT_QUIRK, OPT_SYSLOG };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "iqn", required_argument, NULL, 'n' },
@@ -202,6 +244,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "quirk", required_argument, NULL, OPT_QUIRK },
 		{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "syslog", no_argument, NULL, OPT_SYSLOG },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -209,7 +253,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 	int opt;
 	strcpy(cfg->address, "127.0.0.1");
 	cfg->port = 3260;
-	while ((opt = getopt_long(argc, argv, "l:n:cvhV", longopts, NULL)) != -1) {
+	cfg->level = LOG_INFO;
+	while ((opt = getopt_long(argc, argv, "l:n:cvqhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			if (parse_listen(optarg, cfg))
@@ -235,7 +280,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 				return usage_error("unknown --quirk", optarg);
 			break;
 		case OPT_PORT_FILE: cfg->port_file = optarg; break;
-		case 'v': cfg->verbose++; break;
+		case 'v': cfg->level += cfg->level < LOG_DEBUG; break;
+		case 'q': cfg->level -= cfg->level > LOG_ERR; break;
+		case OPT_SYSLOG: cfg->use_syslog = 1; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf(PROG " %s\n", osd_version_string()); exit(0);
 		default: return usage_error("invalid option", NULL);
@@ -261,8 +308,8 @@ static long read_secret(const char *path, uint8_t *buf, size_t cap)
 		return -errno;
 	if (fstat(fileno(f), &sb) == 0 && (sb.st_mode & 077)) {
 		/* refused like ssh refuses a private key others can read */
-		fprintf(stderr, PROG ": permissions %04o for '%s' are too open: a CHAP secret "
-			"file must not be readable or writable by other users (chmod 600 %s)\n",
+		log_msg(LOG_ERR, "permissions %04o for '%s' are too open: a CHAP secret "
+			"file must not be readable or writable by other users (chmod 600 %s)",
 			(unsigned)(sb.st_mode & 07777), path, path);
 		fclose(f);
 		return -EPERM;
@@ -294,13 +341,13 @@ static int write_port_file(const char *path, int port)
 	return 0;
 }
 
-static void log_stderr(void *payload, int level, const char *msg)
+/* The iSCSI server's events (OSD_TARGET_ISCSI_LOG_*) at their syslog levels. */
+static void log_server(void *payload, int level, const char *msg)
 {
-	static const char *const names[] = { "error", "warning", "info", "debug" };
-	int verbose = *(const int *)payload;
-	if (level > OSD_TARGET_ISCSI_LOG_INFO + verbose)
-		return;
-	fprintf(stderr, PROG ": %s: %s\n", names[level & 3], msg);
+	static const int levels[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+
+	(void)payload;
+	log_msg(levels[level & 3], "%s", msg);
 }
 
 static void on_signal(int sig)
@@ -322,18 +369,50 @@ static int install_signals(void)
 	return 0;
 }
 
-/* Store events (damage, quarantine, a full filesystem) with their severity. */
+/* Store events (damage, quarantine, repaired modes, a full filesystem): their
+ * severities are the syslog levels (OSD_TARGET_LOG_*). @p arg: the store. */
 static void log_store_event(void *arg, int severity, const char *msg)
 {
-	(void)arg;
-	fprintf(stderr, PROG ": %s: %s\n", severity <= OSD_TARGET_LOG_ERR ? "error" :
-		severity == OSD_TARGET_LOG_WARNING ? "warning" : "notice", msg);
+	log_msg(severity < LOG_ERR ? LOG_ERR : severity > LOG_DEBUG ? LOG_DEBUG : severity,
+		"%s: %s", (const char *)arg, msg);
 }
 
-/* 127.0.0.0/8, ::1 or localhost: only local users reach the port. */
+/*
+ * --listen takes a host name too (localhost): the server binds a numeric
+ * address, so resolve it here (the first address getaddrinfo() gives).
+ */
+static int resolve_listen(struct config *cfg)
+{
+	struct addrinfo hints, *res;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_ADDRCONFIG;
+	rc = getaddrinfo(cfg->address, NULL, &hints, &res);
+	if (rc == EAI_ADDRFAMILY || rc == EAI_NONAME) {
+		hints.ai_flags = AI_PASSIVE; /* localhost with only loopback configured */
+		rc = getaddrinfo(cfg->address, NULL, &hints, &res);
+	}
+	if (rc != 0) {
+		log_msg(LOG_ERR, "--listen %s: %s", cfg->address, gai_strerror(rc));
+		return -1;
+	}
+	rc = getnameinfo(res->ai_addr, res->ai_addrlen, cfg->address, sizeof(cfg->address),
+			 NULL, 0, NI_NUMERICHOST);
+	freeaddrinfo(res);
+	if (rc != 0) {
+		log_msg(LOG_ERR, "--listen: %s", gai_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* 127.0.0.0/8 or ::1 (names are resolved first): only local users reach the port. */
 static int is_loopback(const char *addr)
 {
-	return !strncmp(addr, "127.", 4) || !strcmp(addr, "::1") || !strcmp(addr, "localhost");
+	return !strncmp(addr, "127.", 4) || !strcmp(addr, "::1");
 }
 
 /*
@@ -344,17 +423,20 @@ static int is_loopback(const char *addr)
 static int check_root(const struct config *cfg, int lun, osd_target *tgt)
 {
 	int local = is_loopback(cfg->address);
+	char port[32] = " (the port it picks)"; /* port 0: bound later */
 
 	if (osd_target_root_secured(tgt) != 0)
 		return 0;
-	fprintf(stderr, PROG ": %s: LUN %d: %s has no root key: its root is NOSEC, so anyone "
-		"who reaches %s:%d can FORMAT it (osdctl --target DIR --key-file K format "
-		"makes a store with a root key)\n", local || cfg->insecure ? "warning" : "error", lun,
-		cfg->dirs[lun], cfg->address, cfg->port);
+	if (cfg->port)
+		snprintf(port, sizeof(port), ":%d", cfg->port);
+	log_msg(local || cfg->insecure ? LOG_WARNING : LOG_ERR, "LUN %d: %s has no root key: its "
+		"root is NOSEC, so anyone who reaches %s%s can FORMAT it (osdctl --target DIR "
+		"--key-file K format makes a store with a root key)", lun, cfg->dirs[lun],
+		cfg->address, port);
 	if (local || cfg->insecure)
 		return 0;
-	fprintf(stderr, PROG ": refusing to serve a NOSEC root on %s, which is not a loopback "
-		"address (--insecure to do it anyway)\n", cfg->address);
+	log_msg(LOG_ERR, "refusing to serve a NOSEC root on %s, which is not a loopback "
+		"address (--insecure to do it anyway)", cfg->address);
 	return -EPERM;
 }
 
@@ -366,13 +448,14 @@ static int open_targets(const struct config *cfg, osd_target **luns)
 	topts.quirks = cfg->quirks;
 	topts.log_event = log_store_event;
 	for (int i = 0; i < cfg->ndirs; i++) {
+		topts.log_event_arg = cfg->dirs[i];
 		int rc = osd_target_open(&luns[i], cfg->dirs[i], &topts);
 		if (rc) {
-			fprintf(stderr, PROG ": %s: %s%s\n", cfg->dirs[i], strerror(-rc),
+			log_msg(LOG_ERR, "%s: %s%s", cfg->dirs[i], strerror(-rc),
 				rc == -ENOENT && !cfg->create ? " (use --create)" : "");
 			return rc;
 		}
-		fprintf(stderr, PROG ": info: LUN %d: %s\n", i, cfg->dirs[i]);
+		log_msg(LOG_INFO, "LUN %d: %s", i, cfg->dirs[i]);
 		if ((rc = check_root(cfg, i, luns[i])) != 0)
 			return rc;
 	}
@@ -383,12 +466,11 @@ static int serve(const struct config *cfg, osd_target **luns)
 {
 	struct osd_target_iscsi_options o = cfg->limits;
 	uint8_t secret[MAX_SECRET];
-	int verbose = cfg->verbose;
 	o.address = cfg->address;
 	o.port = cfg->port;
 	o.target_name = cfg->iqn;
-	o.log = log_stderr;
-	o.log_payload = &verbose;
+	o.log = log_server;
+	o.log_payload = NULL;
 	o.allowed_initiators = cfg->allow;
 	o.nallowed_initiators = cfg->nallow;
 	if (cfg->chap_secret_file) {
@@ -396,11 +478,11 @@ static int serve(const struct config *cfg, osd_target **luns)
 		if (n == -EPERM)
 			return 1; /* read_secret() said why */
 		if (n < 0) {
-			fprintf(stderr, PROG ": %s: %s\n", cfg->chap_secret_file, strerror((int)-n));
+			log_msg(LOG_ERR, "%s: %s", cfg->chap_secret_file, strerror((int)-n));
 			return 1;
 		}
 		if (n < 12) { /* RFC 7143 12.1.3 */
-			fprintf(stderr, PROG ": %s: CHAP secret of %ld bytes; at least 12 needed\n",
+			log_msg(LOG_ERR, "%s: CHAP secret of %ld bytes; at least 12 needed",
 				cfg->chap_secret_file, n);
 			return 1;
 		}
@@ -411,19 +493,22 @@ static int serve(const struct config *cfg, osd_target **luns)
 	int rc = osd_target_iscsi_create(&g_server, luns, (size_t)cfg->ndirs, &o);
 	memset(secret, 0, sizeof(secret));
 	if (rc) {
-		fprintf(stderr, PROG ": cannot listen on %s:%d: %s\n", cfg->address, cfg->port,
+		log_msg(LOG_ERR, "cannot listen on %s:%d: %s", cfg->address, cfg->port,
 			strerror(-rc));
 		return 1;
 	}
+	log_msg(LOG_NOTICE, "listening on %s%s%s:%d", strchr(cfg->address, ':') ? "[" : "",
+		cfg->address, strchr(cfg->address, ':') ? "]" : "",
+		osd_target_iscsi_port(g_server));
 	if (cfg->port_file && (rc = write_port_file(cfg->port_file, osd_target_iscsi_port(g_server)))) {
-		fprintf(stderr, PROG ": %s: %s\n", cfg->port_file, strerror(-rc));
+		log_msg(LOG_ERR, "%s: %s", cfg->port_file, strerror(-rc));
 		osd_target_iscsi_free(g_server);
 		return 1;
 	}
 	rc = osd_target_iscsi_run(g_server);
 	if (rc)
-		fprintf(stderr, PROG ": %s\n", osd_target_iscsi_error(g_server));
-	fprintf(stderr, PROG ": info: shutting down\n");
+		log_msg(LOG_ERR, "%s", osd_target_iscsi_error(g_server));
+	log_msg(LOG_NOTICE, "shutting down");
 	osd_target_iscsi_free(g_server);
 	g_server = NULL;
 	return rc ? 1 : 0;
@@ -436,12 +521,20 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	osd_target *luns[MAX_LUNS] = { 0 };
+	g_level = cfg.level;
+	g_syslog = cfg.use_syslog;
+	if (g_syslog)
+		openlog(PROG, LOG_PID, LOG_DAEMON);
 	if (install_signals()) {
-		perror(PROG ": sigaction");
+		log_msg(LOG_ERR, "sigaction: %s", strerror(errno));
 		return 1;
 	}
+	if (resolve_listen(&cfg))
+		return 1;
 	int status = open_targets(&cfg, luns) ? 1 : serve(&cfg, luns);
 	for (int i = 0; i < cfg.ndirs; i++)
 		osd_target_close(luns[i]);
+	if (g_syslog)
+		closelog();
 	return status;
 }

@@ -468,7 +468,7 @@ static int cmd_set_key(struct tc_device *s, const struct ctl_opts *o, int argc, 
 		return usage_err("set-key", "partition ids start at 0x10000", argv[0]);
 	if (o->key_version > 15)
 		return usage_err("set-key", "--key-version is 0..15", NULL);
-	if (!s->have_key)
+	if (!tc_device_has_key(s))
 		return usage_err("set-key", "--key-file with the root key is required", NULL);
 	rc = tc_device_set_partition_keys(s, obj.partition, (uint8_t)o->key_version);
 	return rc ? tc_device_fail(s, rc, "set-key") : EXIT_OK;
@@ -531,7 +531,9 @@ static int cmd_info(struct tc_device *s, const struct ctl_opts *o, int argc, cha
 					n--;
 				out_json_string(stdout, a.value, n);
 			} else if (a.length <= 8) {
-				printf("%llu", (unsigned long long)osd_attr_get_u64(&a, 0));
+				/* CLOCK is 6 bytes (osd2r01 §7.1.2.8): any length up to 8 */
+				printf("%llu",
+				       (unsigned long long)out_be_value(a.value, a.length));
 			} else {
 				printf("\"");
 				out_hex(stdout, a.value, a.length);

@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "input", required_argument, NULL, OPT_INPUT },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "offset", required_argument, NULL, OPT_OFFSET },
@@ -53,7 +54,9 @@ static const struct option long_opts[] = {
 
 static const char other_help[] =
 	"Other options:\n"
-	"  -j, --json             machine-readable output\n"
+	"  -j, --json             machine-readable output (strings that are not UTF-8:\n"
+	"                         see osdctl(1), JSON)\n"
+	"  -v, --verbose          say which device is opened and how (stderr)\n"
 	"  -h, --help             this help (after a command: that command's help)\n"
 	"  -V, --version          print the version\n";
 
@@ -135,7 +138,7 @@ int main(int argc, char **argv)
 	o.dev.create_cmd = "'osdctl format'";
 	opterr = 0;
 	/* '-' keeps operands in order: the first is the command, the rest its arguments. */
-	while ((c = getopt_long(argc, argv, "-t:jhV", long_opts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "-t:jhvV", long_opts, &idx)) != -1) {
 		const char *name = NULL;
 
 		for (const struct option *lo = long_opts; lo->name; lo++)
@@ -177,6 +180,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_JSON: o.json = 1; break;
+		case 'v': tc_set_verbose(tc_verbose() + 1); break;
 		case OPT_HELP: want_help = 1; break;
 		case OPT_VERSION: want_version = 1; break;
 		case OPT_INPUT: o.input = optarg; break;

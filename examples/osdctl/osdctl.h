@@ -35,6 +35,8 @@ int ctl_read_all(FILE *f, uint8_t **buf, size_t *len);
 
 /* output.c */
 void out_json_string(FILE *f, const char *s, size_t len);
+/* Big-endian value of 1..8 bytes. */
+uint64_t out_be_value(const uint8_t *p, size_t len);
 void out_attr(FILE *f, const struct osd_attr *a, int json, int text);
 void out_hex(FILE *f, const uint8_t *p, size_t len);
 

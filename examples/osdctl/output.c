@@ -11,18 +11,7 @@ void out_hex(FILE *f, const uint8_t *p, size_t len)
 
 void out_json_string(FILE *f, const char *s, size_t len)
 {
-	fputc('"', f);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7F)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	tc_json_string_n(f, s, len);
 }
 
 static int is_number_len(size_t len)
@@ -30,7 +19,7 @@ static int is_number_len(size_t len)
 	return len == 1 || len == 2 || len == 4 || len == 6 || len == 8;
 }
 
-static uint64_t be_value(const uint8_t *p, size_t len)
+uint64_t out_be_value(const uint8_t *p, size_t len)
 {
 	uint64_t v = 0;
 
@@ -55,7 +44,7 @@ void out_attr(FILE *f, const struct osd_attr *a, int json, int text)
 			fputc('"', f);
 			if (is_number_len(a->length))
 				fprintf(f, ",\"value\":%llu",
-					(unsigned long long)be_value(v, a->length));
+					(unsigned long long)out_be_value(v, a->length));
 			if (text) {
 				fputs(",\"text\":", f);
 				out_json_string(f, (const char *)v, a->length);
@@ -69,7 +58,7 @@ void out_attr(FILE *f, const struct osd_attr *a, int json, int text)
 	else if (text)
 		fwrite(v, 1, a->length, f);
 	else if (is_number_len(a->length))
-		fprintf(f, "%llu", (unsigned long long)be_value(v, a->length));
+		fprintf(f, "%llu", (unsigned long long)out_be_value(v, a->length));
 	else
 		out_hex(f, v, a->length);
 }

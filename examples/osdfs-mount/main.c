@@ -77,12 +77,12 @@ static const char *fs_name(const struct run *r)
 	return tc_targets_name(&r->o.targets);
 }
 
-/* tc_device_fail() without a device at hand: names the security method. */
+/* tc_device_fail() with the device that refused (one device) or the method. */
 static int device_fail(const struct run *r, int rc, const char *what)
 {
-	struct tc_device d = { .method = r->o.dev.security };
+	struct tc_device d;
 
-	return tc_device_fail(&d, rc, what);
+	return tc_device_fail(tc_devset_refusing(&r->set, &r->o.dev, &d), rc, what);
 }
 
 static int check_mountpoint(const char *mp)

@@ -21,6 +21,7 @@ enum {
 	KEY_PID, KEY_MKFS, KEY_LAYOUT, KEY_FORCE, KEY_FORMAT, KEY_RO, KEY_WRITEBACK, KEY_ATTR_TIMEOUT,
 	KEY_ENTRY_TIMEOUT, KEY_SECURITY, KEY_KEYFILE, KEY_OSD_VERSION, KEY_ISCSI,
 	KEY_MAX_THREADS, KEY_CLONE_FD, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_HELP, KEY_VERSION,
+	KEY_VERBOSE,
 };
 
 static const struct fuse_opt spec[] = {
@@ -57,6 +58,8 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
 	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("-v", KEY_VERBOSE),
+	FUSE_OPT_KEY("--verbose", KEY_VERBOSE),
 	FUSE_OPT_END
 };
 
@@ -282,6 +285,9 @@ static int on_key(void *data, const char *arg, int key, struct fuse_args *out)
 	case KEY_VERSION:
 		s->request = MNT_PARSE_VERSION;
 		return 0;
+	case KEY_VERBOSE:
+		tc_set_verbose(tc_verbose() + 1);
+		return 0;
 	default:
 		return 1; /* a FUSE option: libfuse decides */
 	}
@@ -382,6 +388,7 @@ void mnt_print_help(const char *prog)
 	       "  -o max_threads=N       at most N worker threads (default: libfuse's, 10)\n"
 	       "  -o clone_fd            one /dev/fuse descriptor per worker thread\n"
 	       "  -h, --help             print this help\n"
+	       "  -v, --verbose          say which devices are opened and how (stderr)\n"
 	       "  -V, --version          print the version\n\n"
 	       "osdfs options:\n"
 	       "  -o pid=ID              partition holding the filesystem, decimal or\n"

@@ -84,12 +84,32 @@ int cmd_mkfs(struct tool *t, int argc, char **argv)
 struct fsck_out {
 	int json;
 	int first;
+	struct tc_progress prog;
+	const char *phase;
 };
+
+/* The phase's line: "fsck: inodes: 5000 of 100000 inodes (5%), 2500 inodes/s, 0:38 left". */
+static void on_fsck_progress(const struct osdfs_fsck_progress *p, void *payload)
+{
+	struct fsck_out *o = payload;
+
+	if (o->phase != p->phase) {
+		o->phase = p->phase;
+		o->prog.label = strcmp(p->phase, "inodes") == 0 ? "fsck: reading inodes" :
+			"fsck: reading directories";
+		o->prog.unit = p->phase;
+		o->prog.shown = 0; /* drawn at once, however soon after the last line */
+		clock_gettime(CLOCK_MONOTONIC, &o->prog.start); /* rate and ETA per phase */
+	}
+	tc_progress_set_total(&o->prog, p->total, 0);
+	tc_progress_set(&o->prog, p->done, 0);
+}
 
 static void on_finding(enum osdfs_fsck_kind kind, const char *msg, void *p)
 {
 	struct fsck_out *o = p;
 
+	tc_progress_end(&o->prog, 0); /* a finding line, then the progress line again */
 	if (o->json) {
 		printf("%s{\"kind\":\"%s\",\"message\":", o->first ? "" : ",", osdfs_fsck_kind_name(kind));
 		tc_json_string(stdout, msg);
@@ -123,7 +143,7 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 	};
 	struct osdfs_fsck_options fo = OSDFS_FSCK_OPTIONS_INIT;
 	struct osdfs_fsck_report rep;
-	struct fsck_out out = { t->json, 1 };
+	struct fsck_out out = { .json = t->json, .first = 1 };
 	int repair, rc, status;
 	uint64_t rebuilt;
 	int i = tool_getopt(t, tool_find_command("fsck"), argc, argv, "", longs, fsck_opt, &fo);
@@ -137,10 +157,14 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 		return EXIT_FSCK_ERROR;
 	fo.cb = on_finding;
 	fo.payload = &out;
+	tc_progress_init(&out.prog, "fsck", t->progress, 0);
+	fo.progress = on_fsck_progress;
+	fo.progress_payload = &out;
 	if (t->json)
 		printf("{\"findings\":[");
 	rebuilt = layout_medium_errors(t->be);
 	rc = osdfs_fsck(t->be, &fo, &rep);
+	tc_progress_end(&out.prog, 0);
 	rebuilt = layout_medium_errors(t->be) - rebuilt;
 	tool_release_backend(t);
 	if (rc < 0 && rc != -EUCLEAN) {

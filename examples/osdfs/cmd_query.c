@@ -10,9 +10,10 @@
 #include <sys/sysmacros.h>
 #include "osdfs_tool.h"
 
-static void json_stat(const char *path, const struct osdfs_stat *st, const char *target)
+/* The members of a json_stat() object, without the braces. */
+static void json_stat_members(const char *path, const struct osdfs_stat *st, const char *target)
 {
-	printf("{\"path\":");
+	printf("\"path\":");
 	tc_json_string(stdout, path);
 	printf(",\"name\":");
 	tc_json_string(stdout, path_base(path));
@@ -30,6 +31,12 @@ static void json_stat(const char *path, const struct osdfs_stat *st, const char 
 		printf(",\"target\":");
 		tc_json_string(stdout, target);
 	}
+}
+
+static void json_stat(const char *path, const struct osdfs_stat *st, const char *target)
+{
+	printf("{");
+	json_stat_members(path, st, target);
 	printf("}");
 }
 
@@ -318,6 +325,42 @@ struct tree_ctx {
 	char prefix[1024];
 };
 
+/* --json: the entries of a directory as json_stat() objects, a directory's
+ * with its own "children". */
+static void tree_json(struct tool *t, struct tree_ctx *c, const char *path, uint64_t ino)
+{
+	struct dir_entry *v;
+	size_t n;
+	int rc = remote_list(t->fs, ino, &v, &n);
+
+	if (rc < 0) {
+		c->status = tool_fail(t, rc, path);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char sub[OSDFS_PATH_MAX], tbuf[OSDFS_SYMLINK_MAX + 1];
+		struct osdfs_stat st;
+
+		if (path_join(sub, sizeof(sub), path, v[i].name) < 0 ||
+		    osdfs_getattr(t->fs, v[i].ino, &st) < 0) {
+			c->status = tool_fail(t, -EIO, sub);
+			continue;
+		}
+		printf("%s{", i ? "," : "");
+		json_stat_members(sub, &st, link_target(t->fs, &st, tbuf, sizeof(tbuf)));
+		if (S_ISDIR(st.mode)) {
+			c->dirs++;
+			printf(",\"children\":[");
+			tree_json(t, c, sub, st.ino);
+			printf("]");
+		} else {
+			c->files++;
+		}
+		printf("}");
+	}
+	dir_entries_free(v, n);
+}
+
 static void tree_dir(struct tool *t, struct tree_ctx *c, const char *path, uint64_t ino)
 {
 	struct dir_entry *v;
@@ -375,6 +418,16 @@ int cmd_tree(struct tool *t, int argc, char **argv)
 	rc = osdfs_stat_path(t->fs, p, 1, &st);
 	if (rc < 0)
 		return tool_unmount(t, tool_fail(t, rc, p));
+	if (t->json) {
+		printf("{\"path\":");
+		tc_json_string(stdout, p);
+		printf(",\"children\":[");
+		if (S_ISDIR(st.mode))
+			tree_json(t, &c, p, st.ino);
+		printf("],\"directories\":%" PRIu64 ",\"files\":%" PRIu64 "}\n", c.dirs,
+		       c.files);
+		return tool_unmount(t, c.status);
+	}
 	printf("%s\n", p);
 	if (S_ISDIR(st.mode))
 		tree_dir(t, &c, p, st.ino);

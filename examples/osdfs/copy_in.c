@@ -320,6 +320,8 @@ int copy_in(struct tool *t, char **srcs, int nsrc, const char *dest, const struc
 		return tool_unmount(t, tool_fail(t, rc < 0 ? rc : -ENOTDIR, dest));
 	}
 	tc_progress_init(&c.prog, "copying in", o->progress, 0);
+	if (c.prog.enabled)
+		copy_totals_local(&c.prog, srcs, nsrc, o->recursive);
 	for (int i = 0; i < nsrc; i++) {
 		char rpath[OSDFS_PATH_MAX], name[OSDFS_NAME_MAX + 1];
 		uint64_t parent;

@@ -266,6 +266,8 @@ int copy_out(struct tool *t, char **srcs, int nsrc, const char *dest, const stru
 		return TC_EXIT_FAILED;
 	}
 	tc_progress_init(&c.prog, "copying out", o->progress, 0);
+	if (c.prog.enabled)
+		copy_totals_remote(&c.prog, t->fs, srcs, nsrc, o->recursive);
 	for (int i = 0; i < nsrc; i++) {
 		char local[PATH_MAX];
 		struct osdfs_stat st;

@@ -113,6 +113,7 @@ static const struct option global_longs[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
 };
 #define NGLOBAL (sizeof(global_longs) / sizeof(global_longs[0]) - 1)
@@ -120,10 +121,12 @@ static const struct option global_longs[] = {
 static const char global_help[] =
 	"Global options (before or after the command):\n"
 	"      --partition ID     partition holding the filesystem (default 0x10000)\n"
-	"      --json             machine-readable output (ls, stat, df, fsck, devices, scrub)\n"
+	"      --json             machine-readable output (ls, stat, df, fsck, devices,\n"
+	"                         tree, scrub); names that are not UTF-8 are escaped (osdfs(1))\n"
 	"      --progress         progress line on stderr even when not a terminal\n"
+	"  -v, --verbose          say what is opened and mounted (stderr)\n"
 	"      --help             help (after a command: that command's help)\n"
-	"      --version          print the version\n";
+	"  -V, --version          print the version\n";
 
 static void usage(FILE *f)
 {
@@ -179,12 +182,14 @@ static int global_option(struct tool *t, int key, const char *arg, const struct 
 		return 0;
 	case OPT_JSON: t->json = 1; return 0;
 	case OPT_PROGRESS: t->progress = 1; return 0;
+	case 'v': tc_set_verbose(tc_verbose() + 1); return 0;
 	case OPT_HELP:
 		if (c)
 			tool_command_help(c, stdout);
 		else
 			usage(stdout);
 		return TC_EXIT_OK + 1;
+	case 'V':
 	case OPT_VERSION:
 		printf("osdfs %s\n", osd_version_string());
 		return TC_EXIT_OK + 1;
@@ -195,15 +200,17 @@ static int global_option(struct tool *t, int key, const char *arg, const struct 
 	return rc < 0 ? TC_EXIT_USAGE + 1 : 0;
 }
 
+/* tc_usage_err() already says "osdfs: "; inside a command, name it too. */
 static int bad_option(struct tool *t, char **argv, int key)
 {
-	const char *where = t->cmd ? t->cmd : "osdfs";
+	const char *where = t->cmd ? t->cmd : "", *sep = t->cmd ? ": " : "";
 
 	if (key == ':')
-		return tc_usage_err("%s: option '%s' needs an argument", where, argv[optind - 1]);
+		return tc_usage_err("%s%soption '%s' needs an argument", where, sep,
+				    argv[optind - 1]);
 	if (optopt && optopt < 256)
-		return tc_usage_err("%s: unknown option '-%c'", where, optopt);
-	return tc_usage_err("%s: unknown option '%s'", where, argv[optind - 1]);
+		return tc_usage_err("%s%sunknown option '-%c'", where, sep, optopt);
+	return tc_usage_err("%s%sunknown option '%s'", where, sep, argv[optind - 1]);
 }
 
 int tool_no_options(struct tool *t, int key, const char *arg, void *ctx)
@@ -225,7 +232,7 @@ int tool_getopt(struct tool *t, const struct command *c, int argc, char **argv,
 		all[n] = longs[n];
 	for (size_t i = 0; i <= NGLOBAL; i++)
 		all[n++] = global_longs[i];
-	snprintf(sopts, sizeof(sopts), ":%st:", shorts);
+	snprintf(sopts, sizeof(sopts), ":%st:vV", shorts);
 	optind = 0;
 	opterr = 0;
 	while ((key = getopt_long(argc, argv, sopts, all, NULL)) != -1) {
@@ -261,7 +268,7 @@ int main(int argc, char **argv)
 	t.map = ((struct osdfs_layout_config)OSDFS_LAYOUT_CONFIG_INIT).map;
 	tc_set_prog("osdfs");
 	opterr = 0;
-	while ((key = getopt_long(argc, argv, "+:t:h", global_longs, NULL)) != -1) {
+	while ((key = getopt_long(argc, argv, "+:t:hvV", global_longs, NULL)) != -1) {
 		if (key == 'h')
 			key = OPT_HELP;
 		if (key == '?' || key == ':')

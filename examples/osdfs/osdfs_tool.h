@@ -106,6 +106,9 @@ struct copy_opts {
 };
 int copy_in(struct tool *t, char **srcs, int nsrc, const char *dest, const struct copy_opts *o);
 int copy_out(struct tool *t, char **srcs, int nsrc, const char *dest, const struct copy_opts *o);
+/* copy_totals.c: the totals of a copy's progress line (files, bytes), counted first. */
+void copy_totals_local(struct tc_progress *p, char **srcs, int nsrc, int recursive);
+void copy_totals_remote(struct tc_progress *p, osdfs *fs, char **srcs, int nsrc, int recursive);
 
 /* the commands */
 int cmd_mkfs(struct tool *t, int argc, char **argv);

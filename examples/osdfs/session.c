@@ -18,12 +18,11 @@ int tool_fail(struct tool *t, int rc, const char *what)
 	const char *detail = t->fs ? osdfs_error(t->fs) : "";
 
 	if (rc == -EACCES) {
-		struct tc_device d = { .method = t->devopts.security,
-				       .mgr = t->set.dev ? t->set.dev[0].mgr : NULL };
+		struct tc_device d;
 		char head[4400]; /* command name, ": ", a what of up to 4200 */
 
 		snprintf(head, sizeof(head), "%s: %s", t->cmd, what);
-		return tc_device_fail(&d, rc, head);
+		return tc_device_fail(tc_devset_refusing(&t->set, &t->devopts, &d), rc, head);
 	}
 	/* the core's message adds facts (which block, which inode) for damage */
 	if ((rc == -EUCLEAN || rc == -EIO) && *detail)
@@ -77,9 +76,10 @@ int tool_mount(struct tool *t, int readonly)
 	mo.error_size = sizeof(err);
 	rc = osdfs_mount(&t->fs, t->be, &mo);
 	if (rc < 0) {
+		struct tc_device d;
+
 		if (rc == -EACCES)
-			tc_device_fail(&(struct tc_device){ .method = t->devopts.security,
-					.mgr = t->set.dev ? t->set.dev[0].mgr : NULL }, rc, t->cmd);
+			tc_device_fail(tc_devset_refusing(&t->set, &t->devopts, &d), rc, t->cmd);
 		else if (rc == -EUCLEAN && strstr(err, "no superblock"))
 			tc_err("%s: %s partition 0x%llx: %s (create one with 'osdfs mkfs')", t->cmd,
 			       tool_fs_name(t), (unsigned long long)t->partition, err);

@@ -25,6 +25,8 @@
 #include <osd/request.h>
 #include <osd/iscsi.h>
 #include <osd/secmgr.h>
+#include <osd/version.h>
+#include <osd/keyring.h>
 
 #endif
 /** @} */

@@ -167,6 +167,14 @@ OSD_EXTERN int osd_dev_service(osd_dev *dev, int revents);
 /** Number of requests submitted and not yet completed. */
 OSD_EXTERN unsigned osd_dev_queue_length(osd_dev *dev);
 
+/**
+ * The transport the device runs on (owned by the device, valid until
+ * osd_dev_close()), for commands libosd does not build: plain SCSI such as
+ * INQUIRY, or a conformance test's own CDBs. Submit on it only while the
+ * device has no request in flight, from one thread.
+ */
+OSD_EXTERN const struct osd_transport *osd_dev_transport(osd_dev *dev);
+
 /** @name Credentials */
 /** @{ */
 

@@ -144,8 +144,18 @@ OSD_EXTERN const char *osd_action_name(enum osd_action action);
 /** The object type an id pair addresses: root, partition or user object. */
 OSD_EXTERN enum osd_obj_type osd_obj_type_of(const struct osd_obj_id *obj);
 
-/** Library version string, e.g. "0.1.0". */
+/**
+ * libosd's version as text, e.g. "0.1.0": the OSD_VERSION_STRING it was
+ * built with (osd/version.h has the application's). Static storage.
+ */
 OSD_EXTERN const char *osd_version_string(void);
+
+/**
+ * libosd's version as one number (OSD_VERSION_NUMBER of osd/version.h when
+ * it was built): at least OSD_VERSION_NUMBER of an application's headers
+ * when the library is as new as they are.
+ */
+OSD_EXTERN long osd_version_number(void);
 
 #ifdef __cplusplus
 }

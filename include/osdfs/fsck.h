@@ -60,9 +60,26 @@ enum osdfs_fsck_kind {
 typedef void (*osdfs_fsck_cb)(enum osdfs_fsck_kind kind, const char *message,
 			      void *payload);
 
-/** Version of struct osdfs_fsck_options: 2 added
- *  @ref osdfs_fsck_options.verify_data (version 1 is still accepted). */
-#define OSDFS_FSCK_OPTIONS_VERSION 2
+/** How far osdfs_fsck() has got (osdfs_fsck_options version 2). */
+struct osdfs_fsck_progress {
+	const char *phase; /**< "inodes": reading every inode; then "directories":
+			        reading every directory (static strings) */
+	uint64_t done;     /**< inodes or directories read so far in this phase */
+	uint64_t total;    /**< how many there are: exact for "directories", the
+			        partition's object count for "inodes"; 0 if unknown */
+};
+
+/**
+ * Called as osdfs_fsck() progresses: after each inode and each directory
+ * read by the check (not by the verification after a repair).
+ * @param p where it is
+ * @param payload the pointer given with the callback
+ */
+typedef void (*osdfs_fsck_progress_cb)(const struct osdfs_fsck_progress *p, void *payload);
+
+/** Version of struct osdfs_fsck_options (1: without the progress callback;
+ *  2: without @ref osdfs_fsck_options.verify_data). Older versions are accepted. */
+#define OSDFS_FSCK_OPTIONS_VERSION 3
 
 /** Options of osdfs_fsck(); initialise with @ref OSDFS_FSCK_OPTIONS_INIT. */
 struct osdfs_fsck_options {
@@ -70,13 +87,15 @@ struct osdfs_fsck_options {
 	int repair;            /**< non-zero: repair what is found */
 	osdfs_fsck_cb cb;      /**< called for each finding, or NULL */
 	void *payload;         /**< passed to @ref cb */
-	int verify_data;       /**< (version 2) non-zero: also read every byte of
+	osdfs_fsck_progress_cb progress; /**< version 2: called as it goes, or NULL */
+	void *progress_payload;          /**< version 2: passed to @ref progress */
+	int verify_data;       /**< (version 3) non-zero: also read every byte of
 				    every regular file and report each range that
 				    fails as OSDFS_FSCK_DATA_IO, naming the path */
 };
 
-/** Default fsck options: check only, no callback. */
-#define OSDFS_FSCK_OPTIONS_INIT { OSDFS_FSCK_OPTIONS_VERSION, 0, NULL, NULL, 0 }
+/** Default fsck options: check only, no callbacks. */
+#define OSDFS_FSCK_OPTIONS_INIT { OSDFS_FSCK_OPTIONS_VERSION, 0, NULL, NULL, NULL, NULL, 0 }
 
 /** What osdfs_fsck() found and did. */
 struct osdfs_fsck_report {

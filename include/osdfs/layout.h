@@ -162,6 +162,23 @@ OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
 					const struct osdfs_layout_config *cfg,
 					char *err, size_t errlen);
 
+/**
+ * Whether the device behind @p child (a backend on one device, such as an
+ * "osd" backend; not a layout) is a member of a layout: it carries the
+ * layout's device table on its superblock, so it holds part of a filesystem
+ * and cannot be mounted alone.
+ * @return 1, 0, -EINVAL (NULL), or the backend's error.
+ */
+OSD_EXTERN int osdfs_layout_is_member(osdfs_backend *child);
+
+/**
+ * Remove the device table from @p child, so that a member of an old layout
+ * starts afresh (before a new mkfs on it). Nothing to do for a device that is
+ * not a member.
+ * @return 0, -EINVAL, or the backend's error.
+ */
+OSD_EXTERN int osdfs_layout_forget_member(osdfs_backend *child);
+
 /** Whether @p be is a layout backend (1) or not (0). */
 OSD_EXTERN int osdfs_backend_is_layout(const osdfs_backend *be);
 

@@ -606,6 +606,15 @@ OSD_EXTERN int osdfs_stat_path(osdfs *fs, const char *path, int follow,
 OSD_EXTERN int osdfs_resolve_parent(osdfs *fs, const char *path, uint64_t *parent,
 				    char *name, size_t size);
 
+/**
+ * libosdfs's version as text, e.g. "0.1.0" (OSD_VERSION_STRING of
+ * osd/version.h when it was built). Static storage.
+ */
+OSD_EXTERN const char *osdfs_version_string(void);
+
+/** libosdfs's version as one number (OSD_VERSION_NUMBER when it was built). */
+OSD_EXTERN long osdfs_version_number(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,9 @@
 extern "C" {
 #endif
 
+struct osd_dev;
+struct osd_open_options;
+
 /** A target serving one logical unit from one directory (opaque). */
 typedef struct osd_target osd_target;
 
@@ -134,6 +137,41 @@ OSD_EXTERN const char *osd_target_error(osd_target *tgt);
  */
 OSD_EXTERN int osd_target_execute(osd_target *tgt, struct osd_xfer *xfer,
 				  const uint8_t *token, size_t token_len);
+
+/**
+ * Open the store in @p dir and a libosd device on it (through the loopback
+ * transport) with a keyring as its security manager, as
+ * osd_dev_open_keyed() does for a transport: the embedded-target half of
+ * what osd_dev_open_url() does for an iSCSI URL, with the same key scheme
+ * (osd/keyring.h). With @p topts->create the store is created if the
+ * directory is missing or empty and, given a root key in @p opts, that key
+ * is installed as the store's root key (as its owner would, out of band).
+ *
+ * Close the device first, then the target:
+ * `osd_dev_close(dev); osd_target_close(tgt);`
+ * @param[out] tgt_out the target, closed with osd_target_close()
+ * @param[out] dev_out the device, closed with osd_dev_close()
+ * @param dir the store's directory
+ * @param topts store options, or NULL for OSD_TARGET_OPTIONS_INIT
+ * @param opts device and key options, or NULL for OSD_OPEN_OPTIONS_INIT
+ *        (its iSCSI fields are not used); opts->error receives the reason
+ *        of a failure
+ * @return 0; -ENOENT (no store and not @p topts->create), -EBUSY (another
+ *         process has the store open), the store's error (osd_target_open()),
+ *         or osd_dev_open_keyed()'s.
+ */
+OSD_EXTERN int osd_target_open_dev(osd_target **tgt_out, struct osd_dev **dev_out,
+				   const char *dir, const struct osd_target_options *topts,
+				   const struct osd_open_options *opts);
+
+/**
+ * libosdtarget's version as text, e.g. "0.1.0" (OSD_VERSION_STRING of
+ * osd/version.h when it was built). Static storage.
+ */
+OSD_EXTERN const char *osd_target_version_string(void);
+
+/** libosdtarget's version as one number (OSD_VERSION_NUMBER when it was built). */
+OSD_EXTERN long osd_target_version_number(void);
 
 /** The OSD SYSTEM ID (root information attribute 3). */
 OSD_EXTERN void osd_target_system_id(osd_target *tgt, uint8_t id[OSD_SYSTEM_ID_LEN]);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <osd/attributes.h>
+#include <osd/keyring.h>
 #include "proto/byteorder.h"
 #include "request/private.h"
 
@@ -346,6 +347,7 @@ void osd_dev_close(osd_dev *dev)
 	if (dev->tp.ops->destroy)
 		dev->tp.ops->destroy(dev->tp.impl);
 	osd__cred_cache_destroy(&dev->cache);
+	osd_keyring_free(dev->keyring);
 	pthread_cond_destroy(&dev->cond);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
@@ -368,6 +370,11 @@ int osd_dev_system_id(osd_dev *dev, uint8_t id[OSD_SYSTEM_ID_LEN])
 	}
 	memcpy(id, dev->system_id, OSD_SYSTEM_ID_LEN);
 	return 0;
+}
+
+const struct osd_transport *osd_dev_transport(osd_dev *dev)
+{
+	return dev ? &dev->tp : NULL;
 }
 
 int osd_dev_get_fd(osd_dev *dev)

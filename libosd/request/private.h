@@ -65,6 +65,7 @@ struct osd_dev {
 	uint8_t token[OSD__TOKEN_MAX];
 	size_t token_len;
 	struct osd__cred_cache cache;
+	struct osd_keyring *keyring; /* osd_dev_open_keyed(): owned, freed on close */
 };
 
 enum osd__req_state { OSD__REQ_BUILDING, OSD__REQ_INFLIGHT, OSD__REQ_DONE };

@@ -21,7 +21,15 @@ static void describe_failure(osd_req *req)
 
 	if (req->has_sense) {
 		osd_sense_describe(&req->sense, sense, sizeof(sense));
-		osd__errmsg(req, "%s of 0x%llx/0x%llx: %s", name, p, o, sense);
+		/* A target refuses a request ICV that does not verify with INVALID
+		 * FIELD IN CDB pointing at it (osd2r05 4.11.4): say so, so that an
+		 * integrity refusal is not taken for a weak security method. */
+		if (req->sense.has_field && req->sense.field_in_cdb &&
+		    req->sense.field_pointer == osd_cdb_icv_offset(req->dev->version))
+			osd__errmsg(req, "%s of 0x%llx/0x%llx: %s (the request integrity check "
+				    "value did not verify)", name, p, o, sense);
+		else
+			osd__errmsg(req, "%s of 0x%llx/0x%llx: %s", name, p, o, sense);
 	} else {
 		osd__errmsg(req, "%s of 0x%llx/0x%llx: %s", name, p, o, strerror(-req->result));
 	}

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
+#include "keys/keys.h"
 #include "tls.h"
 
 #define URL_SCHEME "osdsec://"
@@ -80,14 +81,7 @@ static int key_private(const char *path, char *err, size_t errlen)
 
 	if (stat(path, &sb) != 0)
 		return fail(err, errlen, -errno, "cannot read the private key", path);
-	if (sb.st_mode & 077) {
-		if (err && errlen)
-			snprintf(err, errlen, "permissions %04o for '%s' are too open: a private "
-				 "key must not be readable or writable by other users",
-				 (unsigned)(sb.st_mode & 07777), path);
-		return -EPERM;
-	}
-	return 0;
+	return osd__secret_mode_private(sb.st_mode, path, "private key", err, errlen);
 }
 
 int osd__sectls_init(struct osd__sectls *t, const struct osd_secmgr_options *o, char *err,

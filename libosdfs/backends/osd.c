@@ -25,6 +25,7 @@
 
 #include "backends/htab.h"
 #include "backends/iov.h"
+#include "backends/osd.h"
 #include "proto/byteorder.h"
 
 #define ATTR_MAX_LEN 0xFFFEu          /* largest OSD attribute value */
@@ -54,6 +55,8 @@ struct osdbe {
 	bool all_dirty;
 	atomic_uint completions; /* async completions so far, for poll() */
 	atomic_uint inflight;    /* submitted and not yet completed */
+	void (*release)(void *arg); /* osdfs__backend_osd_owning(): closes the device */
+	void *release_arg;
 };
 
 /* An async operation in flight. */
@@ -946,6 +949,8 @@ static void osdbe_destroy(void *impl)
 
 	take_dirty(b, NULL);
 	pthread_mutex_destroy(&b->dirty_lock);
+	if (b->release)
+		b->release(b->release_arg);
 	free(b);
 }
 
@@ -972,6 +977,12 @@ static const struct osdfs_backend_ops osd_ops = {
 OSD_EXTERN int osdfs_backend_osd_new(osdfs_backend **out, struct osd_dev *dev,
 				     uint64_t partition)
 {
+	return osdfs__backend_osd_owning(out, dev, partition, NULL, NULL);
+}
+
+int osdfs__backend_osd_owning(osdfs_backend **out, struct osd_dev *dev, uint64_t partition,
+			      void (*release)(void *arg), void *arg)
+{
 	struct osdbe *b;
 	int rc;
 
@@ -985,6 +996,8 @@ OSD_EXTERN int osdfs_backend_osd_new(osdfs_backend **out, struct osd_dev *dev,
 		return -ENOMEM;
 	b->dev = dev;
 	b->partition = partition;
+	b->release = release;
+	b->release_arg = arg;
 	atomic_init(&b->completions, 0);
 	atomic_init(&b->inflight, 0);
 	atomic_init(&b->flush_way, FLUSH_BY_PARTITION);

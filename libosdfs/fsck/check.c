@@ -21,6 +21,9 @@ static int visit(struct fsck *f, struct fsck_inode *dp, uint64_t **queue, size_t
 
 	if (rc < 0)
 		return rc;
+	f->dirs_read++;
+	fsck__progress(f, "directories", f->dirs_read,
+		       f->ndirs > f->dirs_read ? f->ndirs : f->dirs_read);
 	for (size_t i = 0; i < dp->nents; i++) {
 		struct fsck_inode *t = fsck__find(f, dp->ents[i].ino);
 		int score, first;
@@ -58,6 +61,8 @@ static int scan_all_dirs(struct fsck *f, struct fsck_inode *root)
 	size_t qn = 0, qcap = 0, head = 0;
 	int rc;
 
+	for (size_t i = 0; i < f->ninodes; i++)
+		f->ndirs += !f->inodes[i].bad && S_ISDIR(f->inodes[i].d.mode);
 	root->found_parent = root->ino;
 	root->pscore = 100;
 	rc = visit(f, root, &queue, &qn, &qcap);

@@ -91,6 +91,15 @@ static void state_free(struct fsck *f)
 	f->ninodes = f->cap = 0;
 }
 
+void fsck__progress(struct fsck *f, const char *phase, uint64_t done, uint64_t total)
+{
+	struct osdfs_fsck_progress p = { phase, done, total };
+
+	/* version 1 options end before the callback */
+	if (!f->quiet && f->opts->version >= 2 && f->opts->progress)
+		f->opts->progress(&p, f->opts->progress_payload);
+}
+
 /* One pass: read everything and plan repairs. */
 static int run_pass(struct fsck *f)
 {
@@ -123,7 +132,7 @@ int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
 	f.opts = opts ? opts : &defaults;
 	f.rep = &rep;
 	rc = run_pass(&f);
-	if (rc == 0 && !f.fatal && f.opts->version >= 2 && f.opts->verify_data)
+	if (rc == 0 && !f.fatal && f.opts->version >= 3 && f.opts->verify_data)
 		rc = fsck__verify_data(&f);
 	if (rc == 0 && f.found > 0 && f.opts->repair && !f.fatal) {
 		int repair_rc = fsck__repair(&f);

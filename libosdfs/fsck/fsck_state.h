@@ -69,6 +69,7 @@ struct fsck {
 	int mount_rec;
 	int fix_counters;
 	uint64_t max_ino;
+	uint64_t ndirs, dirs_read; /* directories to read, read so far (progress) */
 
 	uint8_t *xbuf;        /* an xattr value being checked */
 	struct fsck_inode *inodes; /* sorted by ino */
@@ -79,6 +80,8 @@ struct fsck {
 void fsck__finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct fsck_inode *fsck__find(struct fsck *f, uint64_t ino);
+/* The progress callback (version 2 options; not in the verification pass). */
+void fsck__progress(struct fsck *f, const char *phase, uint64_t done, uint64_t total);
 /* "/a/b" path of a reached directory into buf, or "#ino" */
 const char *fsck__dir_path(struct fsck *f, const struct fsck_inode *ip, char *buf, size_t size);
 

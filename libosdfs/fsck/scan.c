@@ -122,10 +122,14 @@ static int add_inode(struct fsck *f, uint64_t ino)
 
 int fsck__load_inodes(struct fsck *f)
 {
-	uint64_t ids[256], start = OSDFS__SUPER_OID + 1, next;
+	uint64_t ids[256], start = OSDFS__SUPER_OID + 1, next, total = 0;
+	struct osdfs_backend_stat st;
 	size_t n;
 	int rc;
 
+	/* the partition's objects: the inodes and the superblock (an estimate) */
+	if (f->ops->statfs && f->ops->statfs(f->impl, &st) == 0 && st.objects > 0)
+		total = st.objects - 1;
 	do {
 		rc = f->ops->list(f->impl, start, ids, sizeof(ids) / sizeof(ids[0]), &n, &next);
 		if (rc < 0)
@@ -138,6 +142,8 @@ int fsck__load_inodes(struct fsck *f)
 			rc = add_inode(f, ids[i] - OSDFS__OID_BASE);
 			if (rc < 0)
 				return rc;
+			fsck__progress(f, "inodes", f->ninodes,
+				       total > f->ninodes ? total : f->ninodes);
 		}
 		if (next != 0 && next <= start)
 			return -EIO; /* a listing that does not advance */

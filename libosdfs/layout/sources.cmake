@@ -7,6 +7,7 @@ list(APPEND OSDFS_SOURCES
   ${_osdfs_lay}/fanout.c
   ${_osdfs_lay}/cops.c
   ${_osdfs_lay}/layout.c
+  ${_osdfs_lay}/member.c
   ${_osdfs_lay}/objinfo.c
   ${_osdfs_lay}/objops.c
   ${_osdfs_lay}/io.c

@@ -5,6 +5,11 @@
 #   3. runs both clients (and the osdfs one) against temporary stores,
 #      checking with ldd that they load the installed libraries
 #   4. SONAMEs are lib<name>.so.0 and each library exports only its prefix.
+#   5. the installed tools run from the prefix without LD_LIBRARY_PATH
+#      (RUNPATH relative to the binary), the internal helper is under
+#      libexec/osd, and open_path (osdfs_open_path()) reads a file of a CAPKEY
+#      filesystem the installed osdfs made; a static build of it needs none
+#      of the suite's shared libraries.
 # Prints OSD-CONSUMER-SKIP (CTest: skipped) when pkg-config, nm or readelf is missing.
 cmake_minimum_required(VERSION 3.16)
 
@@ -73,6 +78,8 @@ run(flags "${PKG_CONFIG}" --cflags --libs libosdfs)
 separate_arguments(flags UNIX_COMMAND "${flags}")
 run(o "${CC}" -std=c11 -Wall -Werror ${extra} "${EXAMPLES_DIR}/custom_backend.c" ${flags}
   -o "${TMP}/pc_custom_backend")
+run(o "${CC}" -std=c11 -Wall -Werror ${extra} "${EXAMPLES_DIR}/open_path.c" ${flags}
+  -o "${TMP}/pc_open_path")
 message("built with pkg-config")
 
 # 2. find_package(osd) from a separate CMake project.
@@ -82,6 +89,70 @@ run(o "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -B "${TMP}/cmake-build" -G "${GENER
   "-DOSD_EXAMPLES_DIR=${EXAMPLES_DIR}")
 run(o "${CMAKE_COMMAND}" --build "${TMP}/cmake-build")
 message("built with find_package(osd)")
+
+# 5a. The installed tools start from the prefix alone: no LD_LIBRARY_PATH,
+# no ldconfig (a RUNPATH relative to each binary finds the libraries).
+unset(ENV{LD_LIBRARY_PATH})
+set(tools osdctl osdfs osd-targetd osd-bench)
+if(EXISTS "${PREFIX}/bin/osdfs-mount")
+  list(APPEND tools osdfs-mount)
+endif()
+foreach(tool ${tools})
+  if(NOT EXISTS "${PREFIX}/bin/${tool}")
+    fail("bin/${tool} was not installed")
+  endif()
+  run(dyn "${READELF}" -d "${PREFIX}/bin/${tool}")
+  if(NOT dyn MATCHES "RUNPATH\\)[^\n]*\\[\\$ORIGIN/")
+    fail("bin/${tool} has no RUNPATH relative to itself:\n${dyn}")
+  endif()
+  run(o "${PREFIX}/bin/${tool}" --version)
+  if(NOT o MATCHES "^${tool} [0-9]+\\.[0-9]+\\.[0-9]+")
+    fail("bin/${tool} --version printed:\n${o}")
+  endif()
+endforeach()
+# Internal helpers live under libexec/osd, never in bin/.
+if(EXISTS "${PREFIX}/bin/osd-bench-passthrough")
+  fail("the internal helper osd-bench-passthrough was installed into bin/")
+endif()
+if(EXISTS "${PREFIX}/bin/osdfs-mount" AND
+   NOT EXISTS "${PREFIX}/libexec/osd/osd-bench-passthrough")
+  fail("libexec/osd/osd-bench-passthrough was not installed")
+endif()
+message("installed tools run without LD_LIBRARY_PATH: ${tools}")
+# The systemd unit names the daemon where this prefix put it.
+set(unit "${PREFIX}/lib/systemd/system/osd-targetd.service")
+if(NOT EXISTS "${unit}")
+  fail("lib/systemd/system/osd-targetd.service was not installed")
+endif()
+file(READ "${unit}" text)
+string(FIND "${text}" "\nExecStart=${PREFIX}/bin/osd-targetd --syslog " at)
+if(at LESS 0)
+  fail("the unit does not start ${PREFIX}/bin/osd-targetd --syslog:\n${text}")
+endif()
+string(FIND "${text}" "EnvironmentFile=-${PREFIX}/etc/default/osd-targetd\n" at)
+if(at LESS 0)
+  fail("the unit's environment file is not under the prefix:\n${text}")
+endif()
+
+# 5b. A CAPKEY filesystem made by the installed osdfs, read through
+# osdfs_open_path() by the consumers (the static one before any
+# LD_LIBRARY_PATH is set: it must need none of our shared libraries).
+file(WRITE "${TMP}/root.key" "00112233445566778899aabbccddeeff00112233\n")
+file(CHMOD "${TMP}/root.key" PERMISSIONS OWNER_READ OWNER_WRITE)
+file(WRITE "${TMP}/hello" "hello from osdfs\n")
+set(fs --target "${TMP}/capkey.store" --security capkey --key-file "${TMP}/root.key")
+run(o "${PREFIX}/bin/osdfs" ${fs} mkfs)
+run(o "${PREFIX}/bin/osdfs" ${fs} put "${TMP}/hello" /hello)
+run(deps "${READELF}" -d "${TMP}/cmake-build/cmake_open_path_static")
+if(deps MATCHES "NEEDED[^\n]*libosd")
+  fail("osd::osdfs_static links a shared library of the suite:\n${deps}")
+endif()
+run(o "${TMP}/cmake-build/cmake_open_path_static" "${TMP}/capkey.store" capkey
+  "${TMP}/root.key" /hello)
+if(NOT o STREQUAL "hello from osdfs")
+  fail("cmake_open_path_static read '${o}'")
+endif()
+message("osd::osdfs_static: static all the way down; read the CAPKEY filesystem")
 
 # 3. Run them on the installed libraries only.
 set(ENV{LD_LIBRARY_PATH} "${LIB}")
@@ -95,6 +166,12 @@ foreach(exe pc_sync_client cmake-build/cmake_sync_client)
   run(o "${TMP}/${exe}" "${TMP}/${store}.store")
   if(NOT o MATCHES "sync_client: OK")
     fail("${exe} printed:\n${o}")
+  endif()
+endforeach()
+foreach(exe pc_open_path cmake-build/cmake_open_path)
+  run(o "${TMP}/${exe}" "${TMP}/capkey.store" capkey "${TMP}/root.key" /hello)
+  if(NOT o STREQUAL "hello from osdfs")
+    fail("${exe} read '${o}' from the CAPKEY filesystem osdfs made")
   endif()
 endforeach()
 foreach(exe pc_custom_backend cmake-build/cmake_custom_backend)

@@ -401,6 +401,9 @@ START_TEST(security_methods)
 		run_free(&r);
 		RUN(r, 1, "--security", m, "--key-file", wrong, "cat", "/x");
 		ck_assert_ptr_nonnull(strstr(r.err, "Permission denied"));
+		/* another key fails the request ICV: an integrity refusal, said as such */
+		ck_assert_ptr_nonnull(strstr(r.err, "refused the integrity check of the command"));
+		ck_assert_ptr_null(strstr(r.err, "stronger --security"));
 		run_free(&r);
 		RUN(r, 0, "--security", m, "--key-file", key, "fsck");
 		run_free(&r);

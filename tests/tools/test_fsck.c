@@ -163,6 +163,48 @@ START_TEST(clean_filesystem)
 }
 END_TEST
 
+/* Progress calls in order: inodes 1..6 (of the object count), then directories 1..3 of 3. */
+struct progress_seen {
+	unsigned inodes, dirs;
+	uint64_t last_done, last_total;
+};
+
+static void on_progress(const struct osdfs_fsck_progress *p, void *payload)
+{
+	struct progress_seen *s = payload;
+
+	if (strcmp(p->phase, "inodes") == 0) {
+		ck_assert_uint_eq(s->dirs, 0); /* inodes first */
+		ck_assert_uint_eq(p->done, ++s->inodes);
+	} else {
+		ck_assert_str_eq(p->phase, "directories");
+		ck_assert_uint_eq(p->done, ++s->dirs);
+	}
+	ck_assert_uint_ge(p->total, p->done);
+	s->last_done = p->done;
+	s->last_total = p->total;
+}
+
+START_TEST(progress_callback)
+{
+	struct osdfs_fsck_options o = OSDFS_FSCK_OPTIONS_INIT;
+	struct progress_seen s = { 0, 0, 0, 0 };
+
+	o.progress = on_progress;
+	o.progress_payload = &s;
+	ck_assert_int_eq(osdfs_fsck(be, &o, NULL), 0);
+	ck_assert_uint_eq(s.inodes, 6);
+	ck_assert_uint_eq(s.dirs, 3);
+	ck_assert_uint_eq(s.last_done, 3);
+	ck_assert_uint_eq(s.last_total, 3);
+	/* version 1 options end before the callback: it is never read */
+	memset(&s, 0, sizeof(s));
+	o.version = 1;
+	ck_assert_int_eq(osdfs_fsck(be, &o, NULL), 0);
+	ck_assert_uint_eq(s.inodes + s.dirs, 0);
+}
+END_TEST
+
 START_TEST(bad_options)
 {
 	struct osdfs_fsck_options o = OSDFS_FSCK_OPTIONS_INIT;
@@ -561,6 +603,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, clean_filesystem);
 	tcase_add_test(tc, bad_options);
+	tcase_add_test(tc, progress_callback);
 	tcase_add_test(tc, missing_inode_object);
 	tcase_add_test(tc, corrupt_directory_block);
 	tcase_add_test(tc, stored_dot_record);

@@ -126,6 +126,38 @@ START_TEST(iscsi_options)
 }
 END_TEST
 
+/* The progress line: done of total, share, rate, time left. */
+START_TEST(progress_lines)
+{
+	struct tc_progress p;
+	char line[256];
+
+	tc_progress_init(&p, "copying in", 0, 0);
+	tc_progress_set_total(&p, 10, 4ULL << 20);
+	p.files = 3;
+	p.bytes = 3ULL << 19; /* 1.5M of 4M: 37%, 0.75M/s, 2 s * 0.625 / 0.375 left */
+	tc_progress_format(&p, 2.0, line, sizeof(line));
+	ck_assert_str_eq(line, "copying in: 3 of 10 files, 1.5M of 4.0M (37%), 768K/s, 0:03 left");
+	/* unknown totals: no share, no time left */
+	tc_progress_set_total(&p, 0, 0);
+	tc_progress_format(&p, 2.0, line, sizeof(line));
+	ck_assert_str_eq(line, "copying in: 3 files, 1.5M, 768K/s");
+	/* items only (fsck), an hour and more to go */
+	tc_progress_init(&p, "fsck: reading inodes", 0, 0);
+	p.unit = "inodes";
+	tc_progress_set_total(&p, 100000, 0);
+	p.files = 1000;
+	tc_progress_format(&p, 40.0, line, sizeof(line));
+	ck_assert_str_eq(line, "fsck: reading inodes: 1000 of 100000 inodes (1%), 25 inodes/s, "
+			       "1:06:00 left");
+	/* done: 100%, nothing left to show */
+	p.files = 100000;
+	tc_progress_format(&p, 40.0, line, sizeof(line));
+	ck_assert_str_eq(line, "fsck: reading inodes: 100000 of 100000 inodes (100%), "
+			       "2500 inodes/s");
+}
+END_TEST
+
 /* A root key file others may read or write is refused (like ssh's private keys). */
 START_TEST(key_file_modes)
 {
@@ -143,15 +175,15 @@ START_TEST(key_file_modes)
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		ck_assert_int_eq(chmod(path, refused[i]), 0);
 		memset(key, 0, sizeof(key));
-		ck_assert_int_eq(tc_read_key_file(path, key), -EPERM);
+		ck_assert_int_eq(osd_keyring_read_key_file(path, key, NULL, 0), -EPERM);
 		ck_assert_uint_eq(key[0], 0);
 	}
 	ck_assert_int_eq(chmod(path, 0600), 0);
-	ck_assert_int_eq(tc_read_key_file(path, key), 0);
+	ck_assert_int_eq(osd_keyring_read_key_file(path, key, NULL, 0), 0);
 	ck_assert_uint_eq(key[1], 0x11);
 	ck_assert_uint_eq(key[19], 0x33);
 	ck_assert_int_eq(chmod(path, 0400), 0);
-	ck_assert_int_eq(tc_read_key_file(path, key), 0);
+	ck_assert_int_eq(osd_keyring_read_key_file(path, key, NULL, 0), 0);
 	unlink(path);
 	rmdir(dir);
 }
@@ -170,6 +202,7 @@ int main(void)
 	tcase_add_test(tc, device_options);
 	tcase_add_test(tc, iscsi_options);
 	tcase_add_test(tc, key_file_modes);
+	tcase_add_test(tc, progress_lines);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
