@@ -449,8 +449,9 @@ START_TEST(test_orphan_recovery)
 	ck_assert_uint_eq(orphan_list_len(), 0);
 	ck_assert_int_eq(osdfs_unlink(fx.fs, ROOT, "tmp"), 0);
 	ck_assert_uint_eq(orphan_list_len(), 24); /* header + one inode number */
-	/* "crash": another mount takes over without this one unmounting */
-	o.flags |= OSDFS_MOUNT_FORCE;
+	/* "crash": another mount takes over without this one unmounting (the
+	 * holder is this live process, so only the explicit override does) */
+	o.flags |= OSDFS_MOUNT_FORCE | OSDFS_MOUNT_FORCE_LIVE;
 	ck_assert_int_eq(osdfs_mount(&second, fx.inst.be, &o), 0);
 	ck_assert_int_eq(osdfs_getattr(second, st.ino, &st), -ENOENT);
 	ck_assert_uint_eq(orphan_list_len(), 0);
@@ -699,8 +700,12 @@ START_TEST(test_mount_exclusive)
 	ck_assert_ptr_nonnull(strstr(err, "mounted by host"));
 	o.flags |= OSDFS_MOUNT_RDONLY;
 	ck_assert_int_eq(osdfs_mount(&second, fx.inst.be, &o), -EBUSY);
-	/* after a "crash" the record stays; force takes over */
+	/* force alone does not take over a holder that is alive (this process) */
 	o.flags = OSDFS_MOUNT_KEEP_BACKEND | OSDFS_MOUNT_FORCE;
+	ck_assert_int_eq(osdfs_mount(&second, fx.inst.be, &o), -EBUSY);
+	ck_assert_ptr_nonnull(strstr(err, "may still write"));
+	/* as after a "crash" the holder cannot see: the override takes over */
+	o.flags = OSDFS_MOUNT_KEEP_BACKEND | OSDFS_MOUNT_FORCE | OSDFS_MOUNT_FORCE_LIVE;
 	ck_assert_int_eq(osdfs_mount(&second, fx.inst.be, &o), 0);
 	/* the old mount notices at its next sync and stops writing */
 	ck_assert_int_eq(osdfs_sync(fx.fs), -ESTALE);
