@@ -16,6 +16,9 @@ static int flag_opt(struct tool *t, int key, const char *arg, void *ctx)
 	case 'p': case 'r': case 'R': case 'f': case 's': case 'a':
 		flags[key == 'R' ? 'r' : key] = 1;
 		return 0;
+	case 'P': case 'L': case 'H': /* the last one counts, as in GNU cp */
+		flags['D'] = key;
+		return 0;
 	default:
 		return TC_EXIT_USAGE;
 	}
@@ -239,23 +242,39 @@ int cmd_ln(struct tool *t, int argc, char **argv)
 
 /* ---- put, get, cp ---- */
 
+/* -P, -H, -L (flags['D']); otherwise -H for a single level, -P for -r. */
+static enum copy_deref deref_of(const int *flags, int recursive)
+{
+	switch (flags['D']) {
+	case 'P': return COPY_DEREF_NONE;
+	case 'L': return COPY_DEREF_ALL;
+	case 'H': return COPY_DEREF_ARGS;
+	default: return recursive ? COPY_DEREF_NONE : COPY_DEREF_ARGS;
+	}
+}
+
 int cmd_put(struct tool *t, int argc, char **argv)
 {
-	struct copy_opts o = { 0, 0, 0 };
-	int i = tool_getopt(t, tool_find_command("put"), argc, argv, "", NULL, tool_no_options, NULL);
+	int flags[128] = { 0 };
+	struct copy_opts o = { 0 };
+	int i = tool_getopt(t, tool_find_command("put"), argc, argv, "PLH", NULL, flag_opt, flags);
 
 	if (i <= 0)
 		return -i;
 	if (argc - i != 2)
 		return tc_usage_err("put: needs LOCAL and REMOTE");
 	o.progress = t->progress;
+	o.deref = deref_of(flags, 0);
+	o.atomic = 1;
+	o.dash = 1;
 	return copy_in(t, argv + i, 1, remote_path(argv[i + 1]), &o);
 }
 
 int cmd_get(struct tool *t, int argc, char **argv)
 {
-	struct copy_opts o = { 0, 0, 0 };
-	int i = tool_getopt(t, tool_find_command("get"), argc, argv, "", NULL, tool_no_options, NULL);
+	int flags[128] = { 0 };
+	struct copy_opts o = { 0 };
+	int i = tool_getopt(t, tool_find_command("get"), argc, argv, "PLH", NULL, flag_opt, flags);
 	char *src;
 
 	if (i <= 0)
@@ -263,6 +282,8 @@ int cmd_get(struct tool *t, int argc, char **argv)
 	if (argc - i != 2)
 		return tc_usage_err("get: needs REMOTE and LOCAL");
 	o.progress = t->progress;
+	o.deref = deref_of(flags, 0);
+	o.dash = 1;
 	src = (char *)remote_path(argv[i]);
 	return copy_out(t, &src, 1, argv[i + 1], &o);
 }
@@ -270,8 +291,8 @@ int cmd_get(struct tool *t, int argc, char **argv)
 int cmd_cp(struct tool *t, int argc, char **argv)
 {
 	int flags[128] = { 0 };
-	int i = tool_getopt(t, tool_find_command("cp"), argc, argv, "rRa", NULL, flag_opt, flags);
-	struct copy_opts o;
+	int i = tool_getopt(t, tool_find_command("cp"), argc, argv, "rRaPLH", NULL, flag_opt, flags);
+	struct copy_opts o = { 0 };
 	int nsrc, remote_src;
 	const char *dest;
 
@@ -291,6 +312,7 @@ int cmd_cp(struct tool *t, int argc, char **argv)
 	o.recursive = flags['r'] || flags['a'];
 	o.archive = flags['a'];
 	o.progress = t->progress;
+	o.deref = deref_of(flags, o.recursive);
 	if (remote_src) {
 		for (int k = i; k < argc - 1; k++)
 			argv[k] = (char *)remote_path(argv[k]);

@@ -78,7 +78,8 @@ static const struct command commands[] = {
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 enum { OPT_PARTITION = 256, OPT_OSD_VERSION, OPT_SECURITY, OPT_KEY_FILE, OPT_JSON,
-       OPT_PROGRESS, OPT_HELP, OPT_VERSION, OPT_ISCSI /* + index in tc_device_iscsi_options */ };
+       OPT_PROGRESS, OPT_HELP, OPT_VERSION, OPT_FORCE,
+       OPT_ISCSI /* + index in tc_device_iscsi_options */ };
 
 static const struct option global_longs[] = {
 	{ "target", required_argument, NULL, 't' },
@@ -93,6 +94,7 @@ static const struct option global_longs[] = {
 	{ "chap-secret-file", required_argument, NULL, OPT_ISCSI + 4 },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -104,6 +106,9 @@ static const char global_help[] =
 	"      --partition ID     partition holding the filesystem (default 0x10000)\n"
 	"      --json             machine-readable output (ls, stat, df, fsck)\n"
 	"      --progress         progress line on stderr even when not a terminal\n"
+	"      --force            take over a filesystem whose holder is gone (its lease\n"
+	"                         ran out, or its process on this host ended); mkfs:\n"
+	"                         erase what the partition holds (as -f)\n"
 	"      --help             help (after a command: that command's help)\n"
 	"      --version          print the version\n";
 
@@ -157,6 +162,7 @@ static int global_option(struct tool *t, int key, const char *arg, const struct 
 		return 0;
 	case OPT_JSON: t->json = 1; return 0;
 	case OPT_PROGRESS: t->progress = 1; return 0;
+	case OPT_FORCE: t->force = 1; return 0;
 	case OPT_HELP:
 		if (c)
 			tool_command_help(c, stdout);
@@ -254,5 +260,5 @@ int main(int argc, char **argv)
 	if (!c)
 		return tc_usage_err("unknown command '%s'", argv[optind]);
 	t.cmd = c->name;
-	return c->run(&t, argc - optind, argv + optind);
+	return tool_interrupt_status(&t, c->run(&t, argc - optind, argv + optind));
 }

@@ -288,6 +288,7 @@ int osdfs__lease_start(osdfs *fs)
 {
 	struct osdfs__lease *l = &fs->lease;
 	pthread_condattr_t ca;
+	sigset_t all, old;
 	int rc;
 
 	pthread_mutex_init(&l->mu, NULL);
@@ -296,7 +297,11 @@ int osdfs__lease_start(osdfs *fs)
 	pthread_cond_init(&l->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	l->stop = 0;
+	/* the application's signals go to its own threads, not to this one */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&l->thread, NULL, renew_thread, fs);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		pthread_cond_destroy(&l->cv);
 		pthread_mutex_destroy(&l->mu);
