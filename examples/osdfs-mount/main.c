@@ -138,7 +138,8 @@ static void holder_hint(struct run *r, osdfs_backend *be)
 		snprintf(r->hint, sizeof(r->hint), "the holder is a running process of this "
 			 "host: unmount it first");
 	else if (!r->o.force)
-		snprintf(r->hint, sizeof(r->hint), "the holder is gone: take over with --force");
+		snprintf(r->hint, sizeof(r->hint), "the holder is gone: take over with --force "
+			 "(-o force)");
 }
 
 /* Device, optional mkfs, and the osdfs mount (which then owns the backend). */

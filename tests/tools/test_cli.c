@@ -392,7 +392,7 @@ START_TEST(security_methods)
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
 		const char *m = methods[i];
 
-		RUN(r, 0, "--security", m, "--key-file", key, "mkfs");
+		RUN(r, 0, "--security", m, "--key-file", key, "mkfs", "-f"); /* again each round */
 		run_free(&r);
 		RUN(r, 0, "--security", m, "--key-file", key, "put", local("x"), "/x");
 		run_free(&r);

@@ -392,7 +392,14 @@ START_TEST(root_secured_over_iscsi)
 	FS(&r, 0, "--security", "capkey", "--key-file", key, "cat", ":/f");
 	ck_assert_str_eq(r.out, "secret data\n");
 	run_free(&r);
-	CTL(&r, 0, "--key-file", key, "format");
+	CTL(&r, 1, "--key-file", key, "format"); /* not over partitions without --force */
+	ck_assert_ptr_nonnull(strstr(r.err, "holds 2 partitions"));
+	ck_assert_ptr_nonnull(strstr(r.err, "--force to erase"));
+	run_free(&r);
+	CTL(&r, 0, "--key-file", key, "list");
+	ck_assert_str_eq(r.out, "0x10000\n0x10001\n");
+	run_free(&r);
+	CTL(&r, 0, "--key-file", key, "format", "--force");
 	ck_assert_str_eq(r.out, "formatted (OSD-2)\n");
 	run_free(&r);
 	/* FORMAT kept the root key: still secured */
