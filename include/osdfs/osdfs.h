@@ -244,6 +244,13 @@ OSD_EXTERN char *osdfs_holder_format(const struct osdfs_holder *h, char *buf, si
  */
 OSD_EXTERN const char *osdfs_error(osdfs *fs);
 
+/**
+ * The largest size of a file, in bytes (2^62). Writes, fallocate and
+ * truncation (osdfs_setattr() with OSDFS_SET_SIZE) beyond it fail with
+ * -EFBIG and change nothing.
+ */
+#define OSDFS_MAX_FILE_SIZE (1ULL << 62)
+
 /** Facts about a mounted filesystem. */
 struct osdfs_info {
 	uint8_t uuid[16];              /**< filesystem uuid */
