@@ -105,9 +105,13 @@ static int remove_tree(struct tool *t, uint64_t dir, const char *path)
 
 	if (rc < 0)
 		return tool_fail(t, rc, path), rc;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && first != -EINTR; i++) {
 		char sub[OSDFS_PATH_MAX];
 
+		if (tool_interrupted()) {
+			first = -EINTR; /* stop here: reported by main() */
+			break;
+		}
 		if (path_join(sub, sizeof(sub), path, v[i].name) < 0)
 			rc = -ENAMETOOLONG;
 		else if (v[i].type == DT_DIR && (rc = remove_tree(t, v[i].ino, sub)) == 0)
@@ -116,7 +120,8 @@ static int remove_tree(struct tool *t, uint64_t dir, const char *path)
 			rc = osdfs_unlink(t->fs, dir, v[i].name);
 		if (rc < 0 && first == 0) {
 			first = rc;
-			tool_fail(t, rc, sub);
+			if (rc != -EINTR)
+				tool_fail(t, rc, sub);
 		}
 	}
 	dir_entries_free(v, n);
@@ -134,7 +139,7 @@ int cmd_rm(struct tool *t, int argc, char **argv)
 		return flags['f'] ? 0 : tc_usage_err("rm: no PATH given");
 	if (tool_mount(t, 0) < 0)
 		return TC_EXIT_FAILED;
-	for (; i < argc; i++) {
+	for (; i < argc && !tool_interrupted(); i++) {
 		const char *p = remote_path(argv[i]);
 		char name[OSDFS_NAME_MAX + 1];
 		struct osdfs_stat st;
