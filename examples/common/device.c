@@ -182,7 +182,9 @@ static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, in
 		return tc_err("%s: no OSD store here (create one with %s)", o->target_dir,
 			      o->create_cmd ? o->create_cmd : "mkfs"), rc;
 	if (rc == -EBUSY)
-		return tc_err("%s: the store is in use by another process", o->target_dir), rc;
+		return tc_err("%s: the store is in use by another process (an osdfs-mount or "
+			      "osd-targetd of it: use it through that mount, or share the store "
+			      "with osd-targetd and its iscsi:// URL)", o->target_dir), rc;
 	if (rc < 0) {
 		tc_err_rc(rc, "%s: cannot open the OSD store", o->target_dir);
 		return rc;

@@ -92,22 +92,36 @@ static int mkfs_guard(struct tool *t)
 {
 	struct osdfs_holder h;
 	char desc[256], who[256];
-	int probe = 0, rc = 0;
+	const char *store = NULL;
+	unsigned existing = 0;
+	int rc = 0;
 
 	for (unsigned i = 0; i < t->targets.n; i++) {
 		struct tc_dir_survey s;
 
 		if (tc_target_is_url(t->targets.v[i])) {
-			probe = 1;
+			existing++;
 			continue;
 		}
 		if (tc_guard_dir(t->targets.v[i], t->force, "-f") < 0)
 			return TC_EXIT_FAILED;
-		if (tc_dir_survey(t->targets.v[i], &s) == 0 && s.store)
-			probe = 1;
+		if (tc_dir_survey(t->targets.v[i], &s) == 0 && s.store) {
+			existing++;
+			store = t->targets.v[i];
+		}
 	}
-	if (!probe || tool_backend(t, 0, 1) < 0)
-		return 0; /* no store or partition yet: nothing to erase */
+	if (existing == 0)
+		return 0; /* only new stores: nothing to erase */
+	if (existing < t->targets.n) { /* old and new devices: no filesystem to open */
+		if (store && !t->force) {
+			tc_err("mkfs: %s holds an OSD store; mkfs would erase what its partition "
+			       "0x%llx holds (-f to erase)", store, (unsigned long long)t->partition);
+			return TC_EXIT_FAILED;
+		}
+		return 0;
+	}
+	if (tool_backend(t, 0, 1) < 0)
+		return 0; /* no partition or filesystem there yet: nothing to erase */
 	if (osdfs_holder_get(t->be, &h) == 0 && h.state == OSDFS_HOLDER_LIVE) {
 		tc_err("mkfs: %s partition 0x%llx is %s; unmount it there first", tool_fs_name(t),
 		       (unsigned long long)t->partition, osdfs_holder_format(&h, who, sizeof(who)));
