@@ -99,6 +99,7 @@ void osdfs__mount_encode(uint8_t out[OSDFS__MOUNT_LEN], const struct osdfs__moun
 	osdfs__put_le64(out + 8, m->mount_id);
 	osdfs__put_le64(out + 16, (uint64_t)m->time_sec);
 	osdfs__put_le32(out + 24, m->pid);
+	osdfs__put_le32(out + 28, m->pidns);
 	memcpy(out + 32, m->host, strnlen(m->host, 64));
 	osdfs__put_le64(out + 96, (uint64_t)m->renewed_sec);
 }
@@ -118,6 +119,7 @@ int osdfs__mount_decode(struct osdfs__mount_rec *m, const uint8_t *in, size_t le
 	m->host[64] = '\0';
 	if (m->version == 2) {
 		m->lease_sec = osdfs__get_le32(in + 4);
+		m->pidns = osdfs__get_le32(in + 28);
 		m->renewed_sec = (int64_t)osdfs__get_le64(in + 96);
 	}
 	return 0;

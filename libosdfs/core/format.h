@@ -83,6 +83,7 @@ struct osdfs__mount_rec {
 	uint64_t mount_id;
 	int64_t time_sec;
 	uint32_t pid;
+	uint32_t pidns;      /* the holder's pid namespace (its inode number); 0 = unknown */
 	char host[65];
 	int64_t renewed_sec; /* the holder's clock */
 };

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include "core/fs.h"
 
@@ -76,6 +77,15 @@ static int64_t wall_now(void)
 	return now.sec;
 }
 
+/* This process's pid namespace, as the inode number of /proc/self/ns/pid
+ * (0 if unknown): a pid names the same process only within it. */
+static uint32_t own_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 ? (uint32_t)st.st_ino : 0;
+}
+
 /* Is process @p pid of this host (this pid namespace) still running? */
 static int process_alive(uint32_t pid, uint64_t mount_id)
 {
@@ -102,7 +112,9 @@ void osdfs__holder_judge(const struct osdfs__mount_rec *m, int readable,
 	h->lease_sec = m->lease_sec;
 	if (m->lease_sec)
 		h->expires_in = m->renewed_sec + (int64_t)m->lease_sec - wall_now();
-	if (gethostname(me, sizeof(me) - 1) == 0 && m->pid && strcmp(me, m->host) == 0) {
+	/* a process of this host and pid namespace (or one not recorded): ask the kernel */
+	if (gethostname(me, sizeof(me) - 1) == 0 && m->pid && strcmp(me, m->host) == 0 &&
+	    (m->pidns == 0 || m->pidns == own_pidns())) {
 		if (!process_alive(m->pid, m->mount_id)) {
 			h->state = OSDFS_HOLDER_DEAD;
 			return;
@@ -223,6 +235,7 @@ int osdfs__lease_write(osdfs *fs, const char *host, uint32_t lease_sec)
 	m->mount_id = fs->mount_id;
 	m->time_sec = wall_now();
 	m->pid = (uint32_t)getpid();
+	m->pidns = own_pidns();
 	m->lease_sec = lease_sec;
 	if (host)
 		snprintf(m->host, sizeof(m->host), "%s", host);

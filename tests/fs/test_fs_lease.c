@@ -63,10 +63,12 @@ static void write_record(const uint8_t *buf, uint32_t len)
 	ck_assert_int_eq(ops()->set_attrs(impl(), 0x10000, &a, 1), 0);
 }
 
-/* Leaves the filesystem unmounted with a record of @p host, @p pid whose
- * lease of @p lease seconds was renewed @p age seconds ago (version 2), or
- * a version 1 record when @p lease is 0. */
-static void fake_holder(const char *host, uint32_t pid, uint32_t lease, int64_t age)
+/* Leaves the filesystem unmounted with a record of @p host, @p pid (in pid
+ * namespace @p pidns, 0 = unknown) whose lease of @p lease seconds was
+ * renewed @p age seconds ago (version 2), or a version 1 record when
+ * @p lease is 0. */
+static void fake_holder_ns(const char *host, uint32_t pid, uint32_t pidns, uint32_t lease,
+			   int64_t age)
 {
 	struct osdfs__mount_rec m = { 0 };
 	uint8_t buf[OSDFS__MOUNT_LEN];
@@ -78,6 +80,7 @@ static void fake_holder(const char *host, uint32_t pid, uint32_t lease, int64_t 
 	m.mount_id = 0x1234567890abcdefULL;
 	m.time_sec = time(NULL) - age - 60;
 	m.pid = pid;
+	m.pidns = pidns;
 	m.lease_sec = lease;
 	m.renewed_sec = time(NULL) - age;
 	snprintf(m.host, sizeof(m.host), "%s", host);
@@ -85,6 +88,11 @@ static void fake_holder(const char *host, uint32_t pid, uint32_t lease, int64_t 
 	if (lease == 0)
 		buf[0] = 1; /* version 1 has no lease and ends at byte 96 */
 	write_record(buf, lease ? OSDFS__MOUNT_LEN : OSDFS__MOUNT_V1_LEN);
+}
+
+static void fake_holder(const char *host, uint32_t pid, uint32_t lease, int64_t age)
+{
+	fake_holder_ns(host, pid, 0, lease, age);
 }
 
 static enum osdfs_holder_state holder_state(void)
@@ -113,7 +121,7 @@ START_TEST(test_record_bytes)
 		2, 0, 0, 0, 30, 0, 0, 0,                         /* version, lease 30 s */
 		0xEF, 0xCD, 0xAB, 0x90, 0x78, 0x56, 0x34, 0x12,  /* mount id */
 		0x00, 0xF1, 0x53, 0x65, 0, 0, 0, 0,              /* mount time */
-		0x39, 0x30, 0, 0, 0, 0, 0, 0,                    /* pid 12345 */
+		0x39, 0x30, 0, 0, 0xFC, 0xFF, 0xFF, 0xEF,        /* pid 12345, pid ns */
 		'n', 'o', 'd', 'e', '1',                         /* host, NUL padded */
 		[96] = 0x1E, 0xF1, 0x53, 0x65, 0, 0, 0, 0,       /* renewed */
 	};
@@ -125,6 +133,7 @@ START_TEST(test_record_bytes)
 	m.mount_id = 0x1234567890abcdefULL;
 	m.time_sec = 0x6553F100;
 	m.pid = 12345;
+	m.pidns = 0xEFFFFFFC;
 	m.renewed_sec = 0x6553F11E;
 	strcpy(m.host, "node1");
 	osdfs__mount_encode(buf, &m);
@@ -132,6 +141,7 @@ START_TEST(test_record_bytes)
 	ck_assert_int_eq(osdfs__mount_decode(&d, v2, sizeof(v2)), 0);
 	ck_assert_uint_eq(d.version, 2);
 	ck_assert_uint_eq(d.lease_sec, 30);
+	ck_assert_uint_eq(d.pidns, 0xEFFFFFFC);
 	ck_assert_uint_eq(d.mount_id, m.mount_id);
 	ck_assert_int_eq(d.renewed_sec, 0x6553F11E);
 	ck_assert_str_eq(d.host, "node1");
@@ -139,9 +149,11 @@ START_TEST(test_record_bytes)
 	memcpy(buf, v2, sizeof(buf));
 	buf[0] = 1;
 	buf[4] = 0;
+	memset(buf + 28, 0, 4);
 	ck_assert_int_eq(osdfs__mount_decode(&d, buf, OSDFS__MOUNT_V1_LEN), 0);
 	ck_assert_uint_eq(d.version, 1);
 	ck_assert_uint_eq(d.lease_sec, 0);
+	ck_assert_uint_eq(d.pidns, 0); /* reserved in version 1 */
 	ck_assert_int_eq(d.renewed_sec, 0);
 	ck_assert_uint_eq(d.pid, 12345);
 	/* a short version 2 record and unknown versions are refused */
@@ -269,6 +281,12 @@ START_TEST(test_local_process_judged)
 	/* this process's own record of a handle it no longer has counts as dead */
 	fake_holder(me, (uint32_t)getpid(), 30, 0);
 	ck_assert_int_eq(holder_state(), OSDFS_HOLDER_DEAD);
+	/* a pid of another pid namespace (a container of the same host name) says
+	 * nothing here: its lease decides */
+	fake_holder_ns(me, (uint32_t)child, 1, 30, 0);
+	ck_assert_int_eq(holder_state(), OSDFS_HOLDER_LIVE);
+	fake_holder_ns(me, (uint32_t)child, 1, 30, 31);
+	ck_assert_int_eq(holder_state(), OSDFS_HOLDER_EXPIRED);
 }
 END_TEST
 
