@@ -256,7 +256,9 @@ START_TEST(sigint_during_cp_r)
 	ck_assert_int_eq(strncmp(ls_line(r.out, "t"), "drwxr-x--x", 10), 0);
 	run_free(&r);
 	RUN(r, 0, "ls", "-l", "/t");
-	top = r.out;
+	top = strdup(r.out);
+	ck_assert_ptr_nonnull(top);
+	run_free(&r);
 	for (unsigned d = 0; d < NDIRS; d++) {
 		const char *line;
 
