@@ -102,8 +102,16 @@ static int check_mountpoint(const char *mp)
 static int make_fs(struct run *r, osdfs_backend *be)
 {
 	struct osdfs_mkfs_options mo = OSDFS_MKFS_OPTIONS_INIT;
+	struct osdfs_holder h;
+	char who[256];
 	int rc;
 
+	/* -o mkfs erases by design, but never a filesystem another client holds */
+	if (osdfs_holder_get(be, &h) == 0 && h.state == OSDFS_HOLDER_LIVE) {
+		tc_err("mkfs on %s partition 0x%" PRIx64 ": it is %s; unmount it there first",
+		       fs_name(r), r->o.partition, osdfs_holder_format(&h, who, sizeof(who)));
+		return TC_EXIT_FAILED;
+	}
 	mo.capacity = r->o.capacity;
 	mo.root_uid = (uint32_t)getuid();
 	mo.root_gid = (uint32_t)getgid();

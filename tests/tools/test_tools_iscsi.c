@@ -820,6 +820,17 @@ START_TEST(live_holder_over_iscsi)
 	run_free(&r);
 	FS(&r, 0, "--force", "ls", "/");
 	run_free(&r);
+	if (OSDFS_MOUNT_PATH[0]) { /* refused before any FUSE mount is tried */
+		ck_assert_int_eq(run_prog(&r, OSDFS_MOUNT_PATH, "-f", "--force", url, dir,
+					  (char *)NULL), 1);
+		ck_assert_ptr_nonnull(strstr(r.err, "may still write"));
+		ck_assert_ptr_nonnull(strstr(r.err, "the holder is alive: unmount it there first"));
+		run_free(&r);
+		ck_assert_int_eq(run_prog(&r, OSDFS_MOUNT_PATH, "-f", "-o", "mkfs", url, dir,
+					  (char *)NULL), 1);
+		ck_assert_ptr_nonnull(strstr(r.err, "(it looks alive); unmount it there first"));
+		run_free(&r);
+	}
 	/* the holder dies (this host, its process gone): --force is the way */
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
