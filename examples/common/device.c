@@ -158,6 +158,10 @@ static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, in
 	if (rc == -ENOENT && !create && strcmp(dopt->error, "no OSD store here") == 0)
 		snprintf(dopt->error, dopt->error_size, "no OSD store here (create one with %s)",
 			 o->create_cmd ? o->create_cmd : "mkfs");
+	if (rc == -EBUSY)
+		snprintf(dopt->error, dopt->error_size, "the store is in use by another process "
+			 "(an osdfs-mount or osd-targetd of it: use it through that mount, or "
+			 "share the store with osd-targetd and its iscsi:// URL)");
 	return rc;
 }
 

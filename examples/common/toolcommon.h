@@ -259,7 +259,22 @@ int tc_device_has_key(const struct tc_device *d);
  */
 int tc_device_fail(const struct tc_device *d, int rc, const char *what);
 
+/* ---- guard rails (guard.c) ---- */
+
+/* What a store directory holds before mkfs/format erase it. */
+struct tc_dir_survey {
+	unsigned entries;  /* names in it */
+	int store;         /* it is an OSD store (has its superblock file) */
+	char example[64];  /* the first name seen */
+};
+/* 0 with @p out filled in (a missing directory: all zero), or -errno. */
+int tc_dir_survey(const char *dir, struct tc_dir_survey *out);
+/* Refuses (-ENOTEMPTY, with a message naming @p force_opt) to make a store
+ * in @p dir when it holds files but no store, unless @p force. */
+int tc_guard_dir(const char *dir, int force, const char *force_opt);
+
 /* ---- sizes (size.c) ---- */
+
 /*
  * Parses "4096", "10G", "1.5M", "64KiB", "2T" (binary units K, M, G, T, P,
  * E; optional "i" and "B"). Returns 0 or -EINVAL / -ERANGE.

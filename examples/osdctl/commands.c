@@ -42,6 +42,53 @@ static int exec_req(struct tc_device *s, osd_req *req, const char *what)
 	return 0;
 }
 
+/* Partition ids seen by LIST at the root: all counted, the first 64 kept. */
+struct id_list {
+	uint64_t v[64];
+	uint64_t n;
+};
+
+static int collect_id(uint64_t id, void *p)
+{
+	struct id_list *l = p;
+
+	if (l->n < 64)
+		l->v[l->n] = id;
+	l->n++;
+	return 0;
+}
+
+/* What FORMAT OSD would erase: every partition and its objects (osd2r05,
+ * FORMAT OSD clause). 0 to go on, or a failure's exit code. */
+static int format_guard(struct tc_device *s, const struct ctl_opts *o)
+{
+	struct osd_obj_id root = { 0, 0 };
+	struct id_list parts = { { 0 }, 0 }, objects = { { 0 }, 0 };
+	char what[64] = "";
+	int rc;
+
+	if (o->force)
+		return 0;
+	rc = osd_list_foreach(s->dev, OSD_ACT_LIST, &root, collect_id, &parts);
+	if (rc)
+		return tc_device_fail(s, rc, "format"); /* the same refusal as FORMAT OSD's */
+	if (parts.n == 0)
+		return 0;
+	/* objects as far as this credential may list them (a partition's own key
+	 * may be needed, which FORMAT OSD does not need) */
+	for (uint64_t i = 0; rc == 0 && i < parts.n && i < 64; i++) {
+		struct osd_obj_id part = { parts.v[i], 0 };
+
+		rc = osd_list_foreach(s->dev, OSD_ACT_LIST, &part, collect_id, &objects);
+	}
+	if (rc == 0)
+		snprintf(what, sizeof(what), " with %s%" PRIu64 " object%s",
+			 parts.n > 64 ? "at least " : "", objects.n, objects.n == 1 ? "" : "s");
+	tc_err("format: %s holds %" PRIu64 " partition%s%s; format would erase them (--force "
+	       "to erase)", o->dev.target_dir, parts.n, parts.n == 1 ? "" : "s", what);
+	return EXIT_FAILED;
+}
+
 static int cmd_format(struct tc_device *s, const struct ctl_opts *o, int argc, char **argv)
 {
 	osd_req *req;
@@ -49,6 +96,9 @@ static int cmd_format(struct tc_device *s, const struct ctl_opts *o, int argc, c
 
 	(void)argc;
 	(void)argv;
+	rc = format_guard(s, o);
+	if (rc)
+		return rc;
 	rc = osd_req_format(&req, s->dev, o->capacity);
 	if (rc)
 		return tc_device_fail(s, rc, "format");
@@ -689,7 +739,9 @@ static int cmd_scrub(struct tc_device *s, const struct ctl_opts *o, int argc, ch
 
 const struct ctl_command ctl_commands[] = {
 	{ "format", "", "erase the OSD (creates the store in --target DIR)",
-	  "  --capacity BYTES   formatted capacity (default: all)\n", 0, 0, "", cmd_format, 1 },
+	  "  --capacity BYTES   formatted capacity (default: all)\n"
+	  "  -f, --force        erase the partitions it holds, or build the store in a\n"
+	  "                     directory holding other files\n", 0, 0, "", cmd_format, 1 },
 	{ "create-partition", "[PID]", "create a partition (PID 0 or none: the target picks)",
 	  "", 0, 1, "p", cmd_create_partition, 0 },
 	{ "remove-partition", "PID", "remove an empty partition", "", 1, 1, "p",

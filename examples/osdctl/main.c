@@ -18,7 +18,7 @@ enum {
 	OPT_HEADER_DIGEST, OPT_DATA_DIGEST, OPT_CHAP_USER, OPT_CHAP_SECRET_FILE,
 	OPT_SECMGR, OPT_CERT, OPT_KEY, OPT_CA, OPT_INPUT, OPT_OUTPUT,
 	OPT_OFFSET, OPT_LENGTH, OPT_CAPACITY, OPT_COUNT, OPT_TEXT, OPT_SIZE,
-	OPT_KEY_VERSION, OPT_SCOPE
+	OPT_KEY_VERSION, OPT_SCOPE, OPT_FORCE
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +49,7 @@ static const struct option long_opts[] = {
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "key-version", required_argument, NULL, OPT_KEY_VERSION },
 	{ "scope", required_argument, NULL, OPT_SCOPE },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -138,9 +139,11 @@ int main(int argc, char **argv)
 	o.dev.create_cmd = "'osdctl format'";
 	opterr = 0;
 	/* '-' keeps operands in order: the first is the command, the rest its arguments. */
-	while ((c = getopt_long(argc, argv, "-t:jhvV", long_opts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "-t:jhvVf", long_opts, &idx)) != -1) {
 		const char *name = NULL;
 
+		if (c == 'f')
+			c = OPT_FORCE;
 		for (const struct option *lo = long_opts; lo->name; lo++)
 			if (lo->val == c)
 				name = lo->name;
@@ -186,6 +189,7 @@ int main(int argc, char **argv)
 		case OPT_INPUT: o.input = optarg; break;
 		case OPT_OUTPUT: o.output = optarg; break;
 		case OPT_TEXT: o.text = 1; break;
+		case OPT_FORCE: o.force = 1; break;
 		case OPT_OFFSET:
 		case OPT_LENGTH:
 		case OPT_CAPACITY:
@@ -273,6 +277,12 @@ int main(int argc, char **argv)
 	{
 		struct tc_device s;
 
+		/* no store built among unrelated files (format's own check: cmd_format) */
+		if (cmd->creates_store && !o.dev.remote &&
+		    tc_guard_dir(o.dev.target_dir, o.force, "--force") < 0) {
+			rc = EXIT_FAILED;
+			goto out;
+		}
 		if (tc_device_open(&s, &o.dev, cmd->creates_store) < 0) {
 			rc = EXIT_FAILED;
 			goto out;

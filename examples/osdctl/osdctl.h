@@ -25,6 +25,7 @@ struct ctl_opts {
 	unsigned size;        /* setattr: bytes of a decimal value (1, 2, 4, 8) */
 	unsigned key_version;
 	int scope;            /* flush scope */
+	int force;            /* format: erase partitions that exist */
 };
 
 /* values.c */

@@ -34,6 +34,7 @@ struct run {
 	char *target_abs[TC_MAX_TARGETS];
 	struct fuse_session *se;
 	int signals_set, fuse_mounted;
+	char hint[200]; /* after a refused mount: the way past its holder */
 };
 
 /* The daemon changes to "/": make directory TARGET @p i absolute first. */
@@ -101,8 +102,16 @@ static int check_mountpoint(const char *mp)
 static int make_fs(struct run *r, osdfs_backend *be)
 {
 	struct osdfs_mkfs_options mo = OSDFS_MKFS_OPTIONS_INIT;
+	struct osdfs_holder h;
+	char who[256];
 	int rc;
 
+	/* -o mkfs erases by design, but never a filesystem another client holds */
+	if (osdfs_holder_get(be, &h) == 0 && h.state == OSDFS_HOLDER_LIVE) {
+		tc_err("mkfs on %s partition 0x%" PRIx64 ": it is %s; unmount it there first",
+		       fs_name(r), r->o.partition, osdfs_holder_format(&h, who, sizeof(who)));
+		return TC_EXIT_FAILED;
+	}
 	mo.capacity = r->o.capacity;
 	mo.root_uid = (uint32_t)getuid();
 	mo.root_gid = (uint32_t)getgid();
@@ -116,6 +125,29 @@ static int make_fs(struct run *r, osdfs_backend *be)
 		return device_fail(r, rc, what);
 	}
 	return 0;
+}
+
+/* The way past a holder that refused the mount (printed after the reason). */
+static void holder_hint(struct run *r, osdfs_backend *be)
+{
+	struct osdfs_holder h;
+
+	r->hint[0] = '\0';
+	if (osdfs_holder_get(be, &h) < 0 || h.state == OSDFS_HOLDER_NONE)
+		return;
+	if (r->o.readonly)
+		snprintf(r->hint, sizeof(r->hint), "-o ro,force looks at it anyway (what the "
+			 "holder has not written yet is not seen)");
+	else if (h.state == OSDFS_HOLDER_LIVE && h.lease_sec)
+		snprintf(r->hint, sizeof(r->hint), "the holder is alive: unmount it there first "
+			 "(if it crashed, --force takes over once its lease runs out, in %lld s)",
+			 (long long)h.expires_in);
+	else if (h.state == OSDFS_HOLDER_LIVE)
+		snprintf(r->hint, sizeof(r->hint), "the holder is a running process of this "
+			 "host: unmount it first");
+	else if (!r->o.force)
+		snprintf(r->hint, sizeof(r->hint), "the holder is gone: take over with --force "
+			 "(-o force)");
 }
 
 /* Device, optional mkfs, and the osdfs mount (which then owns the backend). */
@@ -146,14 +178,16 @@ static int open_fs(struct run *r)
 	if (rc < 0) {
 		char what[4200];
 
+		if (rc == -EBUSY)
+			holder_hint(r, be);
 		osdfs_backend_free(be);
 		snprintf(what, sizeof(what), "cannot mount %s partition 0x%" PRIx64, fs_name(r),
 			 r->o.partition);
 		if (rc == -EACCES)
 			return device_fail(r, rc, what);
 		tc_err("%s: %s", what, *err ? err : strerror(-rc));
-		if (rc == -EBUSY)
-			tc_err("if that mount is gone (it crashed), mount with -o force");
+		if (r->hint[0])
+			tc_err("%s", r->hint);
 		return TC_EXIT_FAILED;
 	}
 	return 0;

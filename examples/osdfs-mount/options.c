@@ -29,6 +29,7 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("mkfs", KEY_MKFS),
 	FUSE_OPT_KEY("layout=", KEY_LAYOUT),
 	FUSE_OPT_KEY("force", KEY_FORCE),
+	FUSE_OPT_KEY("--force", KEY_FORCE),
 	FUSE_OPT_KEY("format=", KEY_FORMAT),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("writeback_cache", KEY_WRITEBACK),
@@ -393,12 +394,14 @@ void mnt_print_help(const char *prog)
 	       "osdfs options:\n"
 	       "  -o pid=ID              partition holding the filesystem, decimal or\n"
 	       "                         0x hex (default 0x10000)\n"
-	       "  -o mkfs                create an empty filesystem first (erases the partition)\n"
+	       "  -o mkfs                create an empty filesystem first (erases the partition;\n"
+	       "                         not one another client holds)\n"
 	       "  -o layout=SPEC         with mkfs: the data map over the TARGETs, as\n"
 	       "                         osdfs mkfs --layout with ':' for ',', e.g.\n"
 	       "                         raid5:su=64K:width=4 (default raid0 over all)\n"
-	       "  -o force               mount even if the filesystem is recorded as mounted\n"
-	       "                         (after that mount crashed; with ro: just look)\n"
+	       "  -o force, --force      take over a filesystem whose holder is gone (its\n"
+	       "                         lease ran out, or its process on this host ended);\n"
+	       "                         with ro: look at a mounted one\n"
 	       "  -o format=SIZE         with mkfs: partition capacity, e.g. 10G\n"
 	       "  -o ro                  mount read-only\n"
 	       "  -o attr_timeout=S      seconds the kernel caches attributes (default 1.0)\n"

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "osdfs_tool.h"
 
@@ -36,9 +37,102 @@ static int mkfs_opt(struct tool *t, int key, const char *arg, void *ctx)
 					    "from 1K to 32K", arg);
 		mo->block_size = (uint32_t)v;
 		return 0;
+	case 'f':
+		t->force = 1;
+		return 0;
 	default:
 		return TC_EXIT_USAGE;
 	}
+}
+
+/* Describes the osdfs filesystem on t->be (1), or other objects there (1),
+ * or nothing (0). */
+static int describe_contents(struct tool *t, char *desc, size_t size)
+{
+	const struct osdfs_backend_ops *ops = osdfs_backend_ops_of(t->be);
+	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
+	struct osdfs_backend_stat bst = { 0 };
+	struct osdfs_info info;
+	struct osdfs_stat root;
+	char made[32] = "at an unknown time", used[16];
+	osdfs *fs;
+
+	ops->statfs(osdfs_backend_impl(t->be), &bst);
+	tc_format_size(bst.used, used, sizeof(used));
+	mo.flags = OSDFS_MOUNT_RDONLY | OSDFS_MOUNT_FORCE | OSDFS_MOUNT_KEEP_BACKEND;
+	if (osdfs_mount(&fs, t->be, &mo) == 0) {
+		time_t when;
+		struct tm tm;
+
+		osdfs_get_info(fs, &info);
+		if (osdfs_getattr(fs, OSDFS_ROOT_INO, &root) == 0) {
+			when = (time_t)root.crtime.sec;
+			if (gmtime_r(&when, &tm))
+				strftime(made, sizeof(made), "%Y-%m-%d %H:%M UTC", &tm);
+		}
+		osdfs_unmount(fs);
+		unsigned long long inodes = bst.objects ? bst.objects - 1 : 0;
+
+		snprintf(desc, size, "a filesystem%s%s%s made %s with %llu inode%s, %s used",
+			 *info.label ? " labelled '" : "", info.label, *info.label ? "'" : "", made,
+			 inodes, inodes == 1 ? "" : "s", used);
+		return 1;
+	}
+	if (bst.objects == 0)
+		return 0;
+	snprintf(desc, size, "%llu objects that are not an osdfs filesystem (%s)",
+		 (unsigned long long)bst.objects, used);
+	return 1;
+}
+
+/* Refuses to erase a filesystem or store, or to build one among foreign
+ * files, unless forced; never erases a filesystem whose holder is alive.
+ * Returns 0 to go on, or an exit code. */
+static int mkfs_guard(struct tool *t)
+{
+	struct osdfs_holder h;
+	char desc[256], who[256];
+	const char *store = NULL;
+	unsigned existing = 0;
+	int rc = 0;
+
+	for (unsigned i = 0; i < t->targets.n; i++) {
+		struct tc_dir_survey s;
+
+		if (tc_target_is_url(t->targets.v[i])) {
+			existing++;
+			continue;
+		}
+		if (tc_guard_dir(t->targets.v[i], t->force, "-f") < 0)
+			return TC_EXIT_FAILED;
+		if (tc_dir_survey(t->targets.v[i], &s) == 0 && s.store) {
+			existing++;
+			store = t->targets.v[i];
+		}
+	}
+	if (existing == 0)
+		return 0; /* only new stores: nothing to erase */
+	if (existing < t->targets.n) { /* old and new devices: no filesystem to open */
+		if (store && !t->force) {
+			tc_err("mkfs: %s holds an OSD store; mkfs would erase what its partition "
+			       "0x%llx holds (-f to erase)", store, (unsigned long long)t->partition);
+			return TC_EXIT_FAILED;
+		}
+		return 0;
+	}
+	if (tool_backend(t, 0, 1) < 0)
+		return 0; /* no partition or filesystem there yet: nothing to erase */
+	if (osdfs_holder_get(t->be, &h) == 0 && h.state == OSDFS_HOLDER_LIVE) {
+		tc_err("mkfs: %s partition 0x%llx is %s; unmount it there first", tool_fs_name(t),
+		       (unsigned long long)t->partition, osdfs_holder_format(&h, who, sizeof(who)));
+		rc = TC_EXIT_FAILED;
+	} else if (!t->force && describe_contents(t, desc, sizeof(desc))) {
+		tc_err("mkfs: %s partition 0x%llx holds %s; mkfs would erase it (-f to erase)",
+		       tool_fs_name(t), (unsigned long long)t->partition, desc);
+		rc = TC_EXIT_FAILED;
+	}
+	tool_release_backend(t);
+	return rc;
 }
 
 int cmd_mkfs(struct tool *t, int argc, char **argv)
@@ -52,7 +146,7 @@ int cmd_mkfs(struct tool *t, int argc, char **argv)
 	};
 	struct osdfs_mkfs_options mo = OSDFS_MKFS_OPTIONS_INIT;
 	char err[256] = "", spec[128];
-	int i = tool_getopt(t, tool_find_command("mkfs"), argc, argv, "", longs, mkfs_opt, &mo);
+	int i = tool_getopt(t, tool_find_command("mkfs"), argc, argv, "f", longs, mkfs_opt, &mo);
 	int rc;
 
 	if (i <= 0)
@@ -63,6 +157,9 @@ int cmd_mkfs(struct tool *t, int argc, char **argv)
 	    osdfs_data_map_check(&t->map, t->targets.n, err, sizeof(err)) < 0)
 		return tc_usage_err("mkfs: the layout does not fit %u device%s: %s", t->targets.n,
 				    t->targets.n == 1 ? "" : "s", err);
+	rc = mkfs_guard(t);
+	if (rc != 0)
+		return rc;
 	mo.root_uid = (uint32_t)getuid();
 	mo.root_gid = (uint32_t)getgid();
 	/* devices made and keyed before the format, which keeps the keys */
@@ -134,6 +231,37 @@ static int fsck_opt(struct tool *t, int key, const char *arg, void *ctx)
 	return 0;
 }
 
+/* A live holder: a check is allowed with a warning, a repair is not. A
+ * holder that is gone: a repair takes the filesystem over, with --force. */
+static int fsck_holder_check(struct tool *t, int repair)
+{
+	struct osdfs_holder h;
+	char who[256];
+
+	if (osdfs_holder_get(t->be, &h) < 0 || h.state == OSDFS_HOLDER_NONE)
+		return 0;
+	osdfs_holder_format(&h, who, sizeof(who));
+	if (h.state == OSDFS_HOLDER_LIVE && repair) {
+		tc_err("fsck: %s partition 0x%llx is %s: not repaired while in use (unmount it "
+		       "there first; a check without --repair is allowed)", tool_fs_name(t),
+		       (unsigned long long)t->partition, who);
+		return -EBUSY;
+	}
+	if (h.state == OSDFS_HOLDER_LIVE) {
+		tc_err("fsck: warning: %s partition 0x%llx is %s: checking it in use, changes "
+		       "under way may show as damage", tool_fs_name(t),
+		       (unsigned long long)t->partition, who);
+		return 0;
+	}
+	if (repair && !t->force) {
+		tc_err("fsck: %s partition 0x%llx was %s: a repair takes it over; run "
+		       "'osdfs --force fsck --repair'", tool_fs_name(t),
+		       (unsigned long long)t->partition, who);
+		return -EBUSY;
+	}
+	return 0;
+}
+
 int cmd_fsck(struct tool *t, int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -155,6 +283,12 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 	repair = fo.repair;
 	if (tool_backend(t, 0, !repair) < 0)
 		return EXIT_FSCK_ERROR;
+	if (fsck_holder_check(t, repair) < 0) {
+		tool_release_backend(t);
+		return EXIT_FSCK_ERROR;
+	}
+	if (repair)
+		tool_trap_signals(); /* a repair runs to its end; the signal counts after */
 	fo.cb = on_finding;
 	fo.payload = &out;
 	tc_progress_init(&out.prog, "fsck", t->progress, 0);
@@ -202,7 +336,9 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 		}
 		printf("\n%" PRIu64 " problems found, %" PRIu64 " repaired, %" PRIu64 " left%s\n",
 		       rep.total, rep.repaired, rep.unrepaired,
-		       rep.unrepaired && !repair ? " (run 'osdfs fsck --repair')" : "");
+		       !rep.unrepaired || repair ? ""
+		       : rep.found[OSDFS_FSCK_MOUNT_RECORD] ? " (run 'osdfs --force fsck --repair')"
+							     : " (run 'osdfs fsck --repair')");
 	}
 	if (rebuilt && !t->json)
 		printf("%" PRIu64 " read%s failed on a device that answered and %s rebuilt from "

@@ -16,6 +16,9 @@ static int flag_opt(struct tool *t, int key, const char *arg, void *ctx)
 	case 'p': case 'r': case 'R': case 'f': case 's': case 'a':
 		flags[key == 'R' ? 'r' : key] = 1;
 		return 0;
+	case 'P': case 'L': case 'H': /* the last one counts, as in GNU cp */
+		flags['D'] = key;
+		return 0;
 	default:
 		return TC_EXIT_USAGE;
 	}
@@ -102,9 +105,13 @@ static int remove_tree(struct tool *t, uint64_t dir, const char *path)
 
 	if (rc < 0)
 		return tool_fail(t, rc, path), rc;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && first != -EINTR; i++) {
 		char sub[OSDFS_PATH_MAX];
 
+		if (tool_interrupted()) {
+			first = -EINTR; /* stop here: reported by main() */
+			break;
+		}
 		if (path_join(sub, sizeof(sub), path, v[i].name) < 0)
 			rc = -ENAMETOOLONG;
 		else if (v[i].type == DT_DIR && (rc = remove_tree(t, v[i].ino, sub)) == 0)
@@ -113,7 +120,8 @@ static int remove_tree(struct tool *t, uint64_t dir, const char *path)
 			rc = osdfs_unlink(t->fs, dir, v[i].name);
 		if (rc < 0 && first == 0) {
 			first = rc;
-			tool_fail(t, rc, sub);
+			if (rc != -EINTR)
+				tool_fail(t, rc, sub);
 		}
 	}
 	dir_entries_free(v, n);
@@ -131,7 +139,7 @@ int cmd_rm(struct tool *t, int argc, char **argv)
 		return flags['f'] ? 0 : tc_usage_err("rm: no PATH given");
 	if (tool_mount(t, 0) < 0)
 		return TC_EXIT_FAILED;
-	for (; i < argc; i++) {
+	for (; i < argc && !tool_interrupted(); i++) {
 		const char *p = remote_path(argv[i]);
 		char name[OSDFS_NAME_MAX + 1];
 		struct osdfs_stat st;
@@ -239,23 +247,39 @@ int cmd_ln(struct tool *t, int argc, char **argv)
 
 /* ---- put, get, cp ---- */
 
+/* -P, -H, -L (flags['D']); otherwise -H for a single level, -P for -r. */
+static enum copy_deref deref_of(const int *flags, int recursive)
+{
+	switch (flags['D']) {
+	case 'P': return COPY_DEREF_NONE;
+	case 'L': return COPY_DEREF_ALL;
+	case 'H': return COPY_DEREF_ARGS;
+	default: return recursive ? COPY_DEREF_NONE : COPY_DEREF_ARGS;
+	}
+}
+
 int cmd_put(struct tool *t, int argc, char **argv)
 {
-	struct copy_opts o = { 0, 0, 0 };
-	int i = tool_getopt(t, tool_find_command("put"), argc, argv, "", NULL, tool_no_options, NULL);
+	int flags[128] = { 0 };
+	struct copy_opts o = { 0 };
+	int i = tool_getopt(t, tool_find_command("put"), argc, argv, "PLH", NULL, flag_opt, flags);
 
 	if (i <= 0)
 		return -i;
 	if (argc - i != 2)
 		return tc_usage_err("put: needs LOCAL and REMOTE");
 	o.progress = t->progress;
+	o.deref = deref_of(flags, 0);
+	o.atomic = 1;
+	o.dash = 1;
 	return copy_in(t, argv + i, 1, remote_path(argv[i + 1]), &o);
 }
 
 int cmd_get(struct tool *t, int argc, char **argv)
 {
-	struct copy_opts o = { 0, 0, 0 };
-	int i = tool_getopt(t, tool_find_command("get"), argc, argv, "", NULL, tool_no_options, NULL);
+	int flags[128] = { 0 };
+	struct copy_opts o = { 0 };
+	int i = tool_getopt(t, tool_find_command("get"), argc, argv, "PLH", NULL, flag_opt, flags);
 	char *src;
 
 	if (i <= 0)
@@ -263,6 +287,8 @@ int cmd_get(struct tool *t, int argc, char **argv)
 	if (argc - i != 2)
 		return tc_usage_err("get: needs REMOTE and LOCAL");
 	o.progress = t->progress;
+	o.deref = deref_of(flags, 0);
+	o.dash = 1;
 	src = (char *)remote_path(argv[i]);
 	return copy_out(t, &src, 1, argv[i + 1], &o);
 }
@@ -270,8 +296,8 @@ int cmd_get(struct tool *t, int argc, char **argv)
 int cmd_cp(struct tool *t, int argc, char **argv)
 {
 	int flags[128] = { 0 };
-	int i = tool_getopt(t, tool_find_command("cp"), argc, argv, "rRa", NULL, flag_opt, flags);
-	struct copy_opts o;
+	int i = tool_getopt(t, tool_find_command("cp"), argc, argv, "rRaPLH", NULL, flag_opt, flags);
+	struct copy_opts o = { 0 };
 	int nsrc, remote_src;
 	const char *dest;
 
@@ -291,6 +317,7 @@ int cmd_cp(struct tool *t, int argc, char **argv)
 	o.recursive = flags['r'] || flags['a'];
 	o.archive = flags['a'];
 	o.progress = t->progress;
+	o.deref = deref_of(flags, o.recursive);
 	if (remote_src) {
 		for (int k = i; k < argc - 1; k++)
 			argv[k] = (char *)remote_path(argv[k]);

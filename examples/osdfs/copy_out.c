@@ -4,6 +4,8 @@
  * (grouped by osdfs inode number) and holes (all-zero blocks are skipped
  * with lseek and the size set with ftruncate). Directory modes and times
  * are applied after their contents, so read-only directories copy too.
+ * Symlinks are followed as GNU cp does (struct copy_opts.deref); get writes
+ * a file to standard output when LOCAL is "-".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,9 +23,16 @@ struct link_out {
 	char *path;
 };
 
+/* The directories being copied, to refuse a loop made of followed symlinks. */
+struct ancestor {
+	uint64_t ino;
+	const struct ancestor *up;
+};
+
 struct cout {
 	struct tool *t;
 	const struct copy_opts *o;
+	const struct ancestor *path;
 	struct tc_progress prog;
 	struct link_out *links;
 	size_t nlinks, cap;
@@ -171,17 +180,27 @@ static int copy_node(struct cout *c, const struct osdfs_stat *st, const char *lo
 static int copy_dir(struct cout *c, const struct osdfs_stat *st, const char *local,
 		    const char *rpath)
 {
+	struct ancestor self = { st->ino, c->path };
 	struct dir_entry *v;
 	struct stat lst;
 	size_t n;
 	int rc;
 
+	for (const struct ancestor *a = c->path; a; a = a->up) {
+		if (a->ino == st->ino) {
+			tc_err("%s: %s: a symlink loop back to a directory being copied; skipped",
+			       c->t->cmd, rpath);
+			c->status = TC_EXIT_FAILED;
+			return -ELOOP;
+		}
+	}
 	if (mkdir(local, 0700) < 0 && !(errno == EEXIST && stat(local, &lst) == 0 &&
 					 S_ISDIR(lst.st_mode)))
 		return fail_local(c, -errno, local);
 	rc = remote_list(c->t->fs, st->ino, &v, &n);
 	if (rc < 0)
 		return fail_remote(c, rc, rpath);
+	c->path = &self;
 	for (size_t i = 0; i < n; i++) {
 		char lsub[PATH_MAX], rsub[OSDFS_PATH_MAX];
 		struct osdfs_stat sub;
@@ -191,12 +210,16 @@ static int copy_dir(struct cout *c, const struct osdfs_stat *st, const char *loc
 			fail_local(c, -ENAMETOOLONG, local);
 			continue;
 		}
-		rc = osdfs_getattr(c->t->fs, v[i].ino, &sub);
+		if (c->o->deref == COPY_DEREF_ALL)
+			rc = osdfs_stat_path(c->t->fs, rsub, 1, &sub);
+		else
+			rc = osdfs_getattr(c->t->fs, v[i].ino, &sub);
 		if (rc < 0)
 			fail_remote(c, rc, rsub);
 		else
 			copy_node(c, &sub, lsub, rsub);
 	}
+	c->path = self.up;
 	dir_entries_free(v, n);
 	rc = finish_path(c, local, st);
 	return rc < 0 ? fail_local(c, rc, local) : 0;
@@ -250,11 +273,51 @@ static int copy_node(struct cout *c, const struct osdfs_stat *st, const char *lo
 	return rc < 0 ? fail_local(c, rc, local) : 0;
 }
 
+/* get REMOTE -: the file's bytes, holes as zeros, to standard output. */
+static int copy_to_stdout(struct cout *c, const char *src)
+{
+	struct osdfs_stat st;
+	osdfs_file *fh;
+	uint64_t off = 0;
+	int rc = osdfs_stat_path(c->t->fs, src, c->o->deref != COPY_DEREF_NONE, &st);
+
+	if (rc == 0 && !S_ISREG(st.mode))
+		rc = S_ISDIR(st.mode) ? -EISDIR : -EINVAL;
+	if (rc == 0)
+		rc = osdfs_open(c->t->fs, st.ino, O_RDONLY, &fh);
+	if (rc < 0)
+		return fail_remote(c, rc, src);
+	while (rc == 0 && off < st.size) {
+		ssize_t n = osdfs_read(c->t->fs, fh, c->buf, CHUNK, off);
+
+		if (n <= 0) {
+			rc = fail_remote(c, n < 0 ? (int)n : -EIO, src);
+			break;
+		}
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(STDOUT_FILENO, c->buf + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				rc = fail_local(c, -errno, "standard output");
+				break;
+			}
+			done += w;
+		}
+		off += (uint64_t)n;
+		tc_progress_add(&c->prog, 0, (uint64_t)n);
+	}
+	osdfs_release(c->t->fs, fh);
+	return rc;
+}
+
 int copy_out(struct tool *t, char **srcs, int nsrc, const char *dest, const struct copy_opts *o)
 {
 	struct cout c = { .t = t, .o = o, .root = geteuid() == 0 };
 	struct stat dst;
-	int dest_dir = stat(dest, &dst) == 0 && S_ISDIR(dst.st_mode);
+	int to_stdout = o->dash && strcmp(dest, "-") == 0;
+	int dest_dir = !to_stdout && stat(dest, &dst) == 0 && S_ISDIR(dst.st_mode);
 
 	if (nsrc > 1 && !dest_dir)
 		return tc_err_rc(-ENOTDIR, "%s: %s", t->cmd, dest);
@@ -266,13 +329,15 @@ int copy_out(struct tool *t, char **srcs, int nsrc, const char *dest, const stru
 		return TC_EXIT_FAILED;
 	}
 	tc_progress_init(&c.prog, "copying out", o->progress, 0);
-	if (c.prog.enabled)
+	if (c.prog.enabled && !to_stdout)
 		copy_totals_remote(&c.prog, t->fs, srcs, nsrc, o->recursive);
-	for (int i = 0; i < nsrc; i++) {
+	for (int i = 0; i < nsrc && to_stdout; i++)
+		copy_to_stdout(&c, srcs[i]);
+	for (int i = 0; i < nsrc && !to_stdout; i++) {
 		char local[PATH_MAX];
 		struct osdfs_stat st;
-		int rc = osdfs_stat_path(t->fs, srcs[i], 0, &st);
-
+		int follow = o->deref != COPY_DEREF_NONE; /* -H and -L: the operands */
+		int rc = osdfs_stat_path(t->fs, srcs[i], follow, &st);
 		if (rc < 0) {
 			fail_remote(&c, rc, srcs[i]);
 			continue;

@@ -7,8 +7,8 @@
  * are the devices of a layout that spreads the filesystem over them.
  * Every command opens the device, mounts (read-only for queries), does its
  * work and unmounts. Exit codes: 0 success, 1 the operation failed, 2 usage
- * error; fsck: 0 clean, 1 damage repaired, 4 damage left, 8 fsck could not
- * run (docs/osdfs-cli.md).
+ * error, 128 + N stopped by signal N (interrupt.c); fsck: 0 clean, 1 damage
+ * repaired, 4 damage left, 8 fsck could not run (docs/osdfs-cli.md).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,10 +17,12 @@
 #include "osdfs_tool.h"
 
 static const struct command commands[] = {
-	{ "mkfs", "mkfs [--capacity SIZE] [--label L] [--block-size SIZE] [--layout SPEC]",
+	{ "mkfs", "mkfs [-f] [--capacity SIZE] [--label L] [--block-size SIZE] [--layout SPEC]",
 	  "Create an empty filesystem on the partition (creating the target store\n"
-	  "if needed), erasing whatever the partition held. With several --target,\n"
-	  "the filesystem is spread over all of them (RAID 0 unless --layout).\n"
+	  "if needed). With several --target, the filesystem is spread over all of\n"
+	  "them (RAID 0 unless --layout).\n"
+	  "  -f, --force        erase what the partition holds, or build the store in\n"
+	  "                     a directory of other files (refused without)\n"
 	  "  --capacity SIZE    partition quota, e.g. 10G (default: unlimited)\n"
 	  "  --label L          filesystem label (at most 63 bytes)\n"
 	  "  --block-size SIZE  directory block size, 1K..32K (default 4K)\n"
@@ -35,16 +37,27 @@ static const struct command commands[] = {
 	  "  -R  list subdirectories recursively\n", cmd_ls },
 	{ "stat", "stat PATH...", "Show every attribute of files (symlinks not followed).\n", cmd_stat },
 	{ "cat", "cat PATH...", "Write files to standard output.\n", cmd_cat },
-	{ "put", "put LOCAL REMOTE",
-	  "Copy one local file into the filesystem (into REMOTE if it is a directory).\n", cmd_put },
-	{ "get", "get REMOTE LOCAL",
-	  "Copy one file out of the filesystem (into LOCAL if it is a directory).\n", cmd_get },
-	{ "cp", "cp [-r] [-a] SRC... DEST",
+	{ "put", "put [-P|-H|-L] LOCAL REMOTE",
+	  "Copy one local file into the filesystem (into REMOTE if it is a directory),\n"
+	  "under a temporary name renamed when complete: a failed put leaves nothing.\n"
+	  "LOCAL '-' is standard input; a fifo or device is read to its end.\n"
+	  "  -H  follow a symlink LOCAL (the default)\n"
+	  "  -P  store a symlink LOCAL as a symlink\n", cmd_put },
+	{ "get", "get [-P|-H|-L] REMOTE LOCAL",
+	  "Copy one file out of the filesystem (into LOCAL if it is a directory;\n"
+	  "LOCAL '-' is standard output).\n"
+	  "  -H  follow a symlink REMOTE (the default)\n"
+	  "  -P  copy a symlink REMOTE as a symlink\n", cmd_get },
+	{ "cp", "cp [-r] [-a] [-P|-H|-L] SRC... DEST",
 	  "Copy into or out of the filesystem. Remote paths start with ':' (\":/dir\"):\n"
 	  "either every SRC is local and DEST remote, or the other way round.\n"
 	  "Modes, times (to the nanosecond), symlinks, hard links and holes are kept.\n"
+	  "A file that fails or is interrupted is removed.\n"
 	  "  -r  copy directories recursively\n"
 	  "  -a  archive: -r, and keep owner and group (copying out: when root)\n"
+	  "  -P  copy symlinks as symlinks (the default with -r)\n"
+	  "  -H  follow symlinks named as SRC (the default without -r)\n"
+	  "  -L  follow every symlink\n"
 	  "  --progress  show progress on stderr even when it is not a terminal\n", cmd_cp },
 	{ "mkdir", "mkdir [-p] PATH...",
 	  "Create directories.\n  -p  create missing parents; no error if it exists\n", cmd_mkdir },
@@ -57,10 +70,13 @@ static const struct command commands[] = {
 	  "symbolic link whose contents are TARGET.\n", cmd_ln },
 	{ "df", "df [-h]", "Show space and inode usage.\n  -h  sizes like 1.5G\n", cmd_df },
 	{ "fsck", "fsck [--repair] [--verify-data]",
-	  "Check the (unmounted) filesystem; with --repair fix what is found.\n"
+	  "Check the filesystem; with --repair fix what is found. A filesystem in use\n"
+	  "is checked with a warning and not repaired; one whose holder is gone is\n"
+	  "repaired with --force.\n"
 	  "  --verify-data  also read every byte of every file and report each range\n"
 	  "                 that gives an I/O error, by path (data-io)\n"
-	  "Exit status: 0 clean, 1 damage repaired, 4 damage left, 8 could not check.\n",
+	  "Exit status: 0 clean, 1 damage repaired, 4 damage left, 8 could not check\n"
+	  "(or the repair was refused).\n",
 	  cmd_fsck },
 	{ "tree", "tree [PATH]", "Show a directory tree.\n", cmd_tree },
 	{ "devices", "devices",
@@ -91,7 +107,8 @@ static const struct command commands[] = {
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 enum { OPT_PARTITION = 256, OPT_OSD_VERSION, OPT_SECURITY, OPT_KEY_FILE, OPT_JSON,
-       OPT_PROGRESS, OPT_HELP, OPT_VERSION, OPT_ISCSI /* + index in tc_device_iscsi_options */,
+       OPT_PROGRESS, OPT_HELP, OPT_VERSION, OPT_FORCE,
+       OPT_ISCSI /* + index in tc_device_iscsi_options */,
        OPT_SECMGR = OPT_ISCSI + 5 /* + index in tc_device_secmgr_options */ };
 
 static const struct option global_longs[] = {
@@ -111,6 +128,7 @@ static const struct option global_longs[] = {
 	{ "ca", required_argument, NULL, OPT_SECMGR + 3 },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -125,6 +143,9 @@ static const char global_help[] =
 	"                         tree, scrub); names that are not UTF-8 are escaped (osdfs(1))\n"
 	"      --progress         progress line on stderr even when not a terminal\n"
 	"  -v, --verbose          say what is opened and mounted (stderr)\n"
+	"      --force            take over a filesystem whose holder is gone (its lease\n"
+	"                         ran out, or its process on this host ended); mkfs:\n"
+	"                         erase what the partition holds (as -f)\n"
 	"      --help             help (after a command: that command's help)\n"
 	"  -V, --version          print the version\n";
 
@@ -183,6 +204,7 @@ static int global_option(struct tool *t, int key, const char *arg, const struct 
 	case OPT_JSON: t->json = 1; return 0;
 	case OPT_PROGRESS: t->progress = 1; return 0;
 	case 'v': tc_set_verbose(tc_verbose() + 1); return 0;
+	case OPT_FORCE: t->force = 1; return 0;
 	case OPT_HELP:
 		if (c)
 			tool_command_help(c, stdout);
@@ -283,5 +305,5 @@ int main(int argc, char **argv)
 	if (!c)
 		return tc_usage_err("unknown command '%s'", argv[optind]);
 	t.cmd = c->name;
-	return c->run(&t, argc - optind, argv + optind);
+	return tool_interrupt_status(&t, c->run(&t, argc - optind, argv + optind));
 }

@@ -23,6 +23,7 @@ struct tool {
 	uint64_t partition;
 	int json;
 	int progress;
+	int force;              /* --force: take over a holder that is gone; mkfs -f */
 	const char *cmd;        /* running command, for messages */
 	struct tc_targets targets; /* every --target */
 	struct osdfs_data_map map; /* mkfs --layout (or the RAID 0 default) */
@@ -41,7 +42,11 @@ struct command {
 };
 
 /* session.c */
+/* Mounts (read-write: with SIGINT/SIGTERM/SIGHUP trapped, see interrupt.c;
+ * --force: over a holder that is gone). */
 int tool_mount(struct tool *t, int readonly);
+/* After a refusal (-EBUSY) on t->be: says how to get past the holder. */
+void tool_holder_hint(struct tool *t, int readonly);
 int tool_unmount(struct tool *t, int rc);
 /* Opens the devices and t->be; @p create: mkfs (new devices, t->map);
  * @p readonly: a layout that writes nothing (not even a missing device's state). */
@@ -64,6 +69,16 @@ int tool_getopt(struct tool *t, const struct command *c, int argc, char **argv,
 		int (*opt)(struct tool *t, int key, const char *arg, void *ctx), void *ctx);
 const struct command *tool_find_command(const char *name);
 void tool_command_help(const struct command *c, FILE *f);
+
+/* interrupt.c: SIGINT, SIGTERM and SIGHUP while a command writes. From
+ * tool_trap_signals() on they only set a flag that the copy loops check
+ * (tool_interrupted(): the signal number, or 0); the command stops at the
+ * next file, removes a partial one, restores directory modes and unmounts,
+ * and tool_interrupt_status() turns its status into 128 + signal with a
+ * message. */
+void tool_trap_signals(void);
+int tool_interrupted(void);
+int tool_interrupt_status(struct tool *t, int status);
 
 /* paths.c */
 int is_remote(const char *arg);
@@ -99,10 +114,19 @@ uint64_t layout_medium_errors(osdfs_backend *be);
 int tool_no_options(struct tool *t, int key, const char *arg, void *ctx);
 
 /* copy_in.c / copy_out.c */
+/* Which symlinks a copy follows (GNU cp's -P, -H and -L). */
+enum copy_deref {
+	COPY_DEREF_NONE, /* -P: copy symlinks as symlinks */
+	COPY_DEREF_ARGS, /* -H: follow those named on the command line */
+	COPY_DEREF_ALL,  /* -L: follow every symlink */
+};
 struct copy_opts {
 	int recursive;
 	int archive;   /* owner and group too */
 	int progress;
+	enum copy_deref deref;
+	int atomic;    /* put: write a temporary name, rename when complete */
+	int dash;      /* put, get: "-" is standard input or output */
 };
 int copy_in(struct tool *t, char **srcs, int nsrc, const char *dest, const struct copy_opts *o);
 int copy_out(struct tool *t, char **srcs, int nsrc, const char *dest, const struct copy_opts *o);

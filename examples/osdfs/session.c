@@ -63,6 +63,28 @@ void tool_release_backend(struct tool *t)
 	tc_devset_close(&t->set);
 }
 
+/* The way out of a refused mount, by what the holder looks like now. */
+void tool_holder_hint(struct tool *t, int readonly)
+{
+	struct osdfs_holder h;
+
+	if (!t->be || osdfs_holder_get(t->be, &h) < 0 || h.state == OSDFS_HOLDER_NONE)
+		return;
+	if (readonly)
+		tc_err("%s: this command only reads: 'osdfs --force %s ...' looks anyway (what "
+		       "the holder has not written yet is not seen)", t->cmd, t->cmd);
+	else if (h.state == OSDFS_HOLDER_LIVE && h.lease_sec)
+		tc_err("%s: the holder is alive: unmount it there first (if it crashed, "
+		       "--force takes over once its lease runs out, in %lld s)", t->cmd,
+		       (long long)h.expires_in);
+	else if (h.state == OSDFS_HOLDER_LIVE)
+		tc_err("%s: the holder is a running process of this host: unmount it first",
+		       t->cmd);
+	else if (!t->force)
+		tc_err("%s: the holder is gone: take over with 'osdfs --force %s ...'", t->cmd,
+		       t->cmd);
+}
+
 int tool_mount(struct tool *t, int readonly)
 {
 	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
@@ -71,7 +93,9 @@ int tool_mount(struct tool *t, int readonly)
 
 	if (rc < 0)
 		return rc;
-	mo.flags = readonly ? OSDFS_MOUNT_RDONLY : 0;
+	if (!readonly)
+		tool_trap_signals();
+	mo.flags = (readonly ? OSDFS_MOUNT_RDONLY : 0) | (t->force ? OSDFS_MOUNT_FORCE : 0);
 	mo.error = err;
 	mo.error_size = sizeof(err);
 	rc = osdfs_mount(&t->fs, t->be, &mo);
@@ -87,6 +111,8 @@ int tool_mount(struct tool *t, int readonly)
 			tc_err("%s: cannot mount %s partition 0x%llx: %s", t->cmd,
 			       tool_fs_name(t), (unsigned long long)t->partition,
 			       *err ? err : strerror(-rc));
+		if (rc == -EBUSY)
+			tool_holder_hint(t, readonly);
 		tool_release_backend(t);
 		return rc;
 	}

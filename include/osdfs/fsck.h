@@ -1,6 +1,6 @@
 /**
  * @file osdfs/fsck.h
- * @brief Checking and repairing an unmounted osdfs filesystem.
+ * @brief Checking and repairing an osdfs filesystem (repairs only while unmounted).
  *
  * osdfs_fsck() reads every object of a backend: the superblock, every inode
  * attribute and every directory, and cross-checks them. With repair it
@@ -110,15 +110,20 @@ struct osdfs_fsck_report {
 };
 
 /**
- * Check (and optionally repair) the filesystem on @p be, which must not be
- * mounted anywhere (a mount record is treated as stale and reported).
+ * Check (and optionally repair) the filesystem on @p be. A mount record
+ * whose holder is gone (osdfs_holder_get()) is stale and reported (and
+ * cleared by a repair). A filesystem whose holder still looks alive is
+ * checked without repair only: the record is no finding, and changes the
+ * holder makes during the check may be reported as damage; a repair is
+ * refused with -EBUSY.
  * @param be the backend (borrowed)
  * @param opts options, or NULL for the defaults
  * @param[out] out the report (may be NULL)
  * @return 0 if the filesystem is clean at the end (nothing found, or every
  *         finding repaired); -EUCLEAN if damage remains (found without
- *         repair, or not repairable); -EINVAL for bad options; -ENOMEM or a
- *         backend error if the check could not run.
+ *         repair, or not repairable); -EBUSY for a repair of a filesystem
+ *         in use; -EINVAL for bad options; -ENOMEM or a backend error if
+ *         the check could not run.
  */
 OSD_EXTERN int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
 			  struct osdfs_fsck_report *out);

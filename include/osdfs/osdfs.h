@@ -112,38 +112,58 @@ OSD_EXTERN int osdfs_mkfs(osdfs_backend *be, const struct osdfs_mkfs_options *op
 
 /** Mount read-only: nothing is written (not even the mount record). */
 #define OSDFS_MOUNT_RDONLY 0x1u
-/** Mount even if the filesystem is recorded as mounted elsewhere (after a crash). */
+/**
+ * Mount a filesystem whose mount record names a holder that is gone: its
+ * lease expired, or it was a process of this host that no longer runs
+ * (@ref osdfs_holder_get). A holder that still looks alive is refused
+ * (-EBUSY) even so. Read-only, it allows looking at any mounted filesystem.
+ */
 #define OSDFS_MOUNT_FORCE 0x2u
 /** The caller keeps ownership of the backend: osdfs_unmount() does not free it. */
 #define OSDFS_MOUNT_KEEP_BACKEND 0x4u
+/**
+ * With OSDFS_MOUNT_FORCE: take over even a holder that still looks alive.
+ * Only for a holder known to be gone that the checks cannot see (another
+ * host that crashed before its lease ran out); a live holder that is taken
+ * over gets -ESTALE and stops writing at its next sync or lease renewal.
+ */
+#define OSDFS_MOUNT_FORCE_LIVE 0x8u
 
-/** Version of struct osdfs_mount_options. */
-#define OSDFS_MOUNT_OPTIONS_VERSION 1
+/** Version of struct osdfs_mount_options (1: without @ref osdfs_mount_options.lease_sec). */
+#define OSDFS_MOUNT_OPTIONS_VERSION 2
+
+/** Lease of a read-write mount when the options give none, in seconds. */
+#define OSDFS_LEASE_DEFAULT 30u
 
 /** Options of osdfs_mount(); initialise with @ref OSDFS_MOUNT_OPTIONS_INIT. */
 struct osdfs_mount_options {
-	unsigned int version;     /**< OSDFS_MOUNT_OPTIONS_VERSION */
+	unsigned int version;     /**< OSDFS_MOUNT_OPTIONS_VERSION (1 is still accepted) */
 	unsigned int flags;       /**< OSDFS_MOUNT_* bits */
 	uint32_t inode_cache;     /**< inodes kept cached when unused; 0 = default (4096) */
 	uint32_t dir_cache;       /**< directory blocks cached; 0 = default (4096) */
 	const char *host;         /**< host name for the mount record; NULL = gethostname() */
 	char *error;              /**< if not NULL, receives the reason when osdfs_mount() fails */
 	size_t error_size;        /**< size of @ref error */
+	uint32_t lease_sec;       /**< lease of a read-write mount, 3..86400 seconds;
+				       0 = @ref OSDFS_LEASE_DEFAULT (version 2) */
 };
 
-/** Default mount options: read-write, exclusive, default cache sizes. */
-#define OSDFS_MOUNT_OPTIONS_INIT { OSDFS_MOUNT_OPTIONS_VERSION, 0, 0, 0, NULL, NULL, 0 }
+/** Default mount options: read-write, exclusive, default cache sizes and lease. */
+#define OSDFS_MOUNT_OPTIONS_INIT { OSDFS_MOUNT_OPTIONS_VERSION, 0, 0, 0, NULL, NULL, 0, 0 }
 
 /**
  * Mount the filesystem stored on a backend.
  *
- * A read-write mount writes a mount record (random id, host, pid) into the
- * superblock; a second mount (read-write or read-only) of a filesystem that
- * carries a record fails with -EBUSY (the options' error buffer says who
- * holds it) unless OSDFS_MOUNT_FORCE. A forced read-write mount that finds
- * a record first repairs the filesystem with osdfs_fsck() (the holder
- * crashed; docs/crash-model.md). A read-write mount also frees the
- * inodes a previous mount left unlinked but open (the orphan list).
+ * A read-write mount writes a mount record (random id, host, pid and a
+ * lease) into the superblock and renews the lease from a thread of its own
+ * every third of the lease until osdfs_unmount(). A second mount
+ * (read-write or read-only) of a filesystem that carries a record fails
+ * with -EBUSY (the options' error buffer says who holds it and whether it
+ * looks alive) unless OSDFS_MOUNT_FORCE and the holder is gone (see
+ * @ref OSDFS_MOUNT_FORCE). A forced read-write mount that finds a record
+ * first repairs the filesystem with osdfs_fsck() (the holder crashed;
+ * docs/crash-model.md). A read-write mount also frees the inodes a
+ * previous mount left unlinked but open (the orphan list).
  *
  * @param[out] out the mounted filesystem, released with osdfs_unmount()
  * @param be the backend; on success the mount owns it (unless
@@ -170,12 +190,66 @@ OSD_EXTERN int osdfs_mount(osdfs **out, osdfs_backend *be,
  */
 OSD_EXTERN int osdfs_unmount(osdfs *fs);
 
+/** What the mount record of a filesystem says about its holder. */
+enum osdfs_holder_state {
+	OSDFS_HOLDER_NONE,    /**< no mount record: not mounted read-write */
+	OSDFS_HOLDER_LIVE,    /**< mounted, and the holder looks alive (its lease is
+				   current, or it is a running process of this host) */
+	OSDFS_HOLDER_EXPIRED, /**< the lease ran out without renewal (or the record
+				   has no lease): the holder is presumed gone */
+	OSDFS_HOLDER_DEAD     /**< the holder was a process of this host that no
+				   longer runs */
+};
+
+/** The holder of a mounted filesystem, from osdfs_holder_get(). */
+struct osdfs_holder {
+	enum osdfs_holder_state state; /**< see @ref osdfs_holder_state */
+	unsigned int record_version;   /**< 1 (no lease) or 2; 0 = unreadable record */
+	char host[65];                 /**< host name of the holder, NUL terminated */
+	uint32_t pid;                  /**< process id of the holder on its host */
+	uint64_t mount_id;             /**< random id of that mount */
+	int64_t mount_time;            /**< when it mounted, seconds since the epoch */
+	int64_t renewed;               /**< last lease renewal (holder's clock), or 0 */
+	uint32_t lease_sec;            /**< lease length in seconds; 0 = none recorded */
+	int64_t expires_in;            /**< seconds until the lease runs out by this
+					    host's clock (negative: ran out that long ago) */
+};
+
+/**
+ * Read the mount record of the filesystem on @p be and judge its holder:
+ * alive, gone (lease expired, or a process of this host that has ended),
+ * or none. Records of format version 1 (no lease) count as expired unless
+ * they name a running process of this host.
+ * @param be the backend (borrowed)
+ * @param[out] out the holder (state OSDFS_HOLDER_NONE when not mounted)
+ * @return 0; -EUCLEAN if there is no superblock object; a backend error.
+ */
+OSD_EXTERN int osdfs_holder_get(osdfs_backend *be, struct osdfs_holder *out);
+
+/**
+ * One line describing a holder for messages, e.g. "mounted by host 'h'
+ * pid 42 (mount id ...) since 2026-12-04 10:00:00 UTC; lease renewed 3 s
+ * ago, runs out in 27 s".
+ * @param h the holder
+ * @param[out] buf receives the text, NUL terminated (truncated to fit)
+ * @param size size of @p buf
+ * @return @p buf
+ */
+OSD_EXTERN char *osdfs_holder_format(const struct osdfs_holder *h, char *buf, size_t size);
+
 /**
  * A message describing the last failure on @p fs (borrowed, valid until the
  * next call on the handle; with several threads it may describe another
  * thread's call). Never NULL.
  */
 OSD_EXTERN const char *osdfs_error(osdfs *fs);
+
+/**
+ * The largest size of a file, in bytes (2^62). Writes, fallocate and
+ * truncation (osdfs_setattr() with OSDFS_SET_SIZE) beyond it fail with
+ * -EFBIG and change nothing.
+ */
+#define OSDFS_MAX_FILE_SIZE (1ULL << 62)
 
 /** Facts about a mounted filesystem. */
 struct osdfs_info {

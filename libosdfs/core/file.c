@@ -13,7 +13,7 @@
 
 #include "core/fs.h"
 
-#define MAX_FILE_SIZE (1ULL << 62)
+#define MAX_FILE_SIZE OSDFS_MAX_FILE_SIZE
 #define IOV_STACK 16
 
 static void touch_mtime(struct osdfs__inode *ip)

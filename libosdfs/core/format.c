@@ -94,22 +94,34 @@ int osdfs__counters_decode(struct osdfs__counters *c, const uint8_t *in, size_t 
 void osdfs__mount_encode(uint8_t out[OSDFS__MOUNT_LEN], const struct osdfs__mount_rec *m)
 {
 	memset(out, 0, OSDFS__MOUNT_LEN);
-	out[0] = 1;
+	out[0] = 2;
+	osdfs__put_le32(out + 4, m->lease_sec);
 	osdfs__put_le64(out + 8, m->mount_id);
 	osdfs__put_le64(out + 16, (uint64_t)m->time_sec);
 	osdfs__put_le32(out + 24, m->pid);
+	osdfs__put_le32(out + 28, m->pidns);
 	memcpy(out + 32, m->host, strnlen(m->host, 64));
+	osdfs__put_le64(out + 96, (uint64_t)m->renewed_sec);
 }
 
+/* Version 1 (96 bytes, no lease) and version 2 (104 bytes or more). */
 int osdfs__mount_decode(struct osdfs__mount_rec *m, const uint8_t *in, size_t len)
 {
-	if (len < OSDFS__MOUNT_LEN || in[0] != 1)
+	memset(m, 0, sizeof(*m));
+	if (len < OSDFS__MOUNT_V1_LEN || (in[0] != 1 && in[0] != 2) ||
+	    (in[0] == 2 && len < OSDFS__MOUNT_LEN))
 		return -EUCLEAN;
+	m->version = in[0];
 	m->mount_id = osdfs__get_le64(in + 8);
 	m->time_sec = (int64_t)osdfs__get_le64(in + 16);
 	m->pid = osdfs__get_le32(in + 24);
 	memcpy(m->host, in + 32, 64);
 	m->host[64] = '\0';
+	if (m->version == 2) {
+		m->lease_sec = osdfs__get_le32(in + 4);
+		m->pidns = osdfs__get_le32(in + 28);
+		m->renewed_sec = (int64_t)osdfs__get_le64(in + 96);
+	}
 	return 0;
 }
 

@@ -44,7 +44,8 @@
 
 #define OSDFS__SUPER_LEN 160u
 #define OSDFS__COUNTERS_LEN 24u
-#define OSDFS__MOUNT_LEN 96u
+#define OSDFS__MOUNT_LEN 104u   /* version 2; version 1 records are 96 bytes */
+#define OSDFS__MOUNT_V1_LEN 96u
 #define OSDFS__INODE_FIXED_LEN 112u
 #define OSDFS__INLINE_MAX 160u
 #define OSDFS__INODE_MAX_LEN (OSDFS__INODE_FIXED_LEN + OSDFS__INLINE_MAX)
@@ -81,10 +82,14 @@ struct osdfs__counters {
 };
 
 struct osdfs__mount_rec {
+	uint8_t version;    /* 1: no lease (lease_sec and renewed_sec are 0) */
+	uint32_t lease_sec;
 	uint64_t mount_id;
 	int64_t time_sec;
 	uint32_t pid;
+	uint32_t pidns;      /* the holder's pid namespace (its inode number); 0 = unknown */
 	char host[65];
+	int64_t renewed_sec; /* the holder's clock */
 };
 
 struct osdfs__ts {

@@ -53,6 +53,15 @@ struct osdfs_file {
 	int flags;
 };
 
+/* The mount record this mount wrote and the thread renewing its lease (lease.c). */
+struct osdfs__lease {
+	struct osdfs__mount_rec rec;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int running, stop;
+};
+
 struct osdfs {
 	osdfs_backend *be;
 	const struct osdfs_backend_ops *ops;
@@ -63,6 +72,7 @@ struct osdfs {
 	struct osdfs__super sb;
 	uint32_t bsize;
 	uint64_t mount_id;
+	struct osdfs__lease lease;
 
 	pthread_rwlock_t lock;
 	pthread_mutex_t cache_lock;
@@ -93,6 +103,19 @@ void osdfs__now(struct osdfs__ts *ts);
  * records a generic message if nothing more specific was recorded. */
 void osdfs__begin(void);
 int osdfs__end(osdfs *fs, int rc, const char *op);
+
+/* lease.c: the mount record and its lease */
+void osdfs__holder_judge(const struct osdfs__mount_rec *m, int readable, struct osdfs_holder *h);
+int osdfs__holder_read(const struct osdfs_backend_ops *ops, void *impl, struct osdfs_holder *h);
+/* Writes a new record naming this mount (and registers it in this process). */
+int osdfs__lease_write(osdfs *fs, const char *host, uint32_t lease_sec);
+/* Is the record still the one this mount wrote? (1 when it cannot tell) */
+int osdfs__lease_owner(osdfs *fs);
+int osdfs__lease_start(osdfs *fs);
+/* Stops the renewals and forgets the mount in this process's registry. */
+void osdfs__lease_stop(osdfs *fs);
+/* Set while a forced mount runs its repair (fsck may then break a live record). */
+int osdfs__in_takeover(void);
 
 /* inode.c */
 int osdfs__icache_init(osdfs *fs, size_t max);

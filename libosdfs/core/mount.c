@@ -3,8 +3,10 @@
  * the per-handle error message.
  *
  * Exclusive mounting: a read-write mount stores a mount record (random id,
- * host, pid, time) in the superblock object and clears it at unmount; a
- * mount that finds a record refuses with -EBUSY unless forced. The backend
+ * host, pid, time, lease; lease.c renews it) in the superblock object and
+ * clears it at unmount; a mount that finds a record refuses with -EBUSY
+ * unless forced and the holder is gone (lease run out, or a process of this
+ * host that has ended). The backend
  * API has no compare-and-swap, so two mounts racing within one round trip
  * are not detected (documented in docs/osdfs-format.md).
  *
@@ -32,6 +34,11 @@
 
 static __thread int err_recorded;
 static __thread int in_takeover_repair; /* fsck's own mount must not recurse */
+
+int osdfs__in_takeover(void)
+{
+	return in_takeover_repair;
+}
 
 int osdfs__fail(osdfs *fs, int rc, const char *fmt, ...)
 {
@@ -239,8 +246,7 @@ int osdfs_mkfs(osdfs_backend *be, const struct osdfs_mkfs_options *opts)
 	return rc;
 }
 
-static int read_super(osdfs *fs, struct osdfs__counters *c, struct osdfs__mount_rec *m,
-		      int *mounted)
+static int read_super(osdfs *fs, struct osdfs__counters *c, struct osdfs_holder *h)
 {
 	uint8_t sbuf[512], cbuf[64], mbuf[128];
 	struct osdfs_attr a[3] = {
@@ -266,36 +272,14 @@ static int read_super(osdfs *fs, struct osdfs__counters *c, struct osdfs__mount_
 				   (unsigned long long)(fs->sb.incompat & ~OSDFS__INCOMPAT_KNOWN));
 	if (a[1].len > sizeof(cbuf) || osdfs__counters_decode(c, cbuf, a[1].len) < 0)
 		return osdfs__fail(fs, -EUCLEAN, "corrupt superblock counters");
-	*mounted = a[2].len != 0;
-	if (*mounted && (a[2].len > sizeof(mbuf) || osdfs__mount_decode(m, mbuf, a[2].len) < 0))
-		memset(m, 0, sizeof(*m)); /* an unreadable record still means "in use" */
+	memset(h, 0, sizeof(*h));
+	if (a[2].len != 0) { /* an unreadable record still means "in use" */
+		struct osdfs__mount_rec m;
+
+		osdfs__holder_judge(&m, a[2].len <= sizeof(mbuf) &&
+				    osdfs__mount_decode(&m, mbuf, a[2].len) == 0, h);
+	}
 	return 0;
-}
-
-static int write_mount_record(osdfs *fs, const char *host)
-{
-	uint8_t buf[OSDFS__MOUNT_LEN];
-	struct osdfs__mount_rec m = { 0 };
-	struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT, buf, sizeof(buf) };
-	struct osdfs__ts now;
-	int rc = random_bytes(&fs->mount_id, sizeof(fs->mount_id));
-
-	if (rc < 0)
-		return rc;
-	fs->mount_id |= 1; /* never 0 */
-	osdfs__now(&now);
-	m.mount_id = fs->mount_id;
-	m.time_sec = now.sec;
-	m.pid = (uint32_t)getpid();
-	if (host)
-		snprintf(m.host, sizeof(m.host), "%s", host);
-	else if (gethostname(m.host, sizeof(m.host) - 1) < 0)
-		m.host[0] = '\0';
-	osdfs__mount_encode(buf, &m);
-	rc = fs->ops->set_attrs(fs->impl, OSDFS__SUPER_OID, &a, 1);
-	if (rc == 0)
-		rc = fs->ops->flush(fs->impl, OSDFS__SUPER_OID);
-	return rc;
 }
 
 static int check_root(osdfs *fs)
@@ -328,16 +312,41 @@ static int takeover_repair(osdfs *fs, osdfs_backend *be)
 	return 0;
 }
 
+/* May this mount go ahead over the holder @p h? 0, or -EBUSY with the reason. */
+static int holder_check(osdfs *fs, const struct osdfs_holder *h, unsigned int flags)
+{
+	char who[256];
+
+	if (h->state == OSDFS_HOLDER_NONE || in_takeover_repair)
+		return 0;
+	osdfs_holder_format(h, who, sizeof(who));
+	if (!(flags & OSDFS_MOUNT_FORCE))
+		return osdfs__fail(fs, -EBUSY, "filesystem is %s", who);
+	if (h->state == OSDFS_HOLDER_LIVE && !fs->readonly && !(flags & OSDFS_MOUNT_FORCE_LIVE))
+		return osdfs__fail(fs, -EBUSY, "filesystem is %s: not taken over while its "
+				   "holder may still write", who);
+	return 0;
+}
+
+static uint32_t lease_of(const struct osdfs_mount_options *o)
+{
+	if (o->version < 2 || o->lease_sec == 0)
+		return OSDFS_LEASE_DEFAULT;
+	return o->lease_sec;
+}
+
 int osdfs_mount(osdfs **out, osdfs_backend *be, const struct osdfs_mount_options *opts)
 {
 	struct osdfs_mount_options defaults = OSDFS_MOUNT_OPTIONS_INIT;
 	const struct osdfs_mount_options *o = opts ? opts : &defaults;
 	struct osdfs__counters c;
-	struct osdfs__mount_rec m;
-	int mounted = 0, rc;
+	struct osdfs_holder h;
+	int rc;
 	osdfs *fs;
 
-	if (!out || !be || o->version != OSDFS_MOUNT_OPTIONS_VERSION)
+	if (!out || !be || o->version < 1 || o->version > OSDFS_MOUNT_OPTIONS_VERSION)
+		return -EINVAL;
+	if (o->version >= 2 && o->lease_sec && (o->lease_sec < 3 || o->lease_sec > 86400))
 		return -EINVAL;
 	*out = NULL;
 	fs = fs_alloc(be, 4096, o->inode_cache ? o->inode_cache : DEFAULT_CACHE,
@@ -346,18 +355,14 @@ int osdfs_mount(osdfs **out, osdfs_backend *be, const struct osdfs_mount_options
 		return -ENOMEM;
 	fs->flags = o->flags;
 	fs->readonly = !!(o->flags & OSDFS_MOUNT_RDONLY);
-	rc = read_super(fs, &c, &m, &mounted);
-	if (rc == 0 && mounted && (o->flags & OSDFS_MOUNT_FORCE) && !fs->readonly &&
-	    !in_takeover_repair) {
+	rc = read_super(fs, &c, &h);
+	if (rc == 0)
+		rc = holder_check(fs, &h, o->flags);
+	if (rc == 0 && h.state != OSDFS_HOLDER_NONE && !fs->readonly && !in_takeover_repair) {
 		rc = takeover_repair(fs, be);
 		if (rc == 0)
-			rc = read_super(fs, &c, &m, &mounted);
+			rc = read_super(fs, &c, &h);
 	}
-	if (rc == 0 && mounted && !(o->flags & OSDFS_MOUNT_FORCE))
-		rc = osdfs__fail(fs, -EBUSY,
-				 "filesystem is mounted by host '%s' pid %u (mount id %016llx); "
-				 "use force to take it over after a crash",
-				 m.host, m.pid, (unsigned long long)m.mount_id);
 	if (rc == 0 && (fs->sb.ro_compat & ~OSDFS__RO_COMPAT_KNOWN) && !fs->readonly)
 		rc = osdfs__fail(fs, -EROFS, "unknown read-only-compatible features: mount read-only");
 	if (rc == 0) {
@@ -366,7 +371,7 @@ int osdfs_mount(osdfs **out, osdfs_backend *be, const struct osdfs_mount_options
 		rc = osdfs__bcache_init(fs, o->dir_cache ? o->dir_cache : DEFAULT_CACHE);
 	}
 	if (rc == 0 && !fs->readonly) {
-		rc = write_mount_record(fs, o->host);
+		rc = osdfs__lease_write(fs, o->host, lease_of(o));
 		if (rc < 0)
 			osdfs__fail(fs, rc, "writing the mount record: %s", strerror(-rc));
 	}
@@ -377,9 +382,15 @@ int osdfs_mount(osdfs **out, osdfs_backend *be, const struct osdfs_mount_options
 	}
 	if (rc == 0 && !fs->readonly && osdfs__orphan_recover(fs) < 0)
 		rc = osdfs__fail(fs, -EIO, "freeing orphaned inodes failed");
+	if (rc == 0 && !fs->readonly) {
+		rc = osdfs__lease_start(fs);
+		if (rc < 0)
+			osdfs__fail(fs, rc, "starting the lease renewal: %s", strerror(-rc));
+	}
 	if (rc < 0) {
 		if (o->error && o->error_size)
 			snprintf(o->error, o->error_size, "%s", fs->err);
+		osdfs__lease_stop(fs);
 		if (fs->mount_id) {
 			struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT, NULL, 0 };
 
@@ -392,29 +403,17 @@ int osdfs_mount(osdfs **out, osdfs_backend *be, const struct osdfs_mount_options
 	return 0;
 }
 
-/* Is our mount record still the one in the superblock? */
-static int still_owner(osdfs *fs)
-{
-	uint8_t buf[128];
-	struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT, buf, sizeof(buf) };
-	struct osdfs__mount_rec m;
-
-	if (fs->ops->get_attrs(fs->impl, OSDFS__SUPER_OID, &a, 1) < 0)
-		return 1; /* cannot tell: keep the data */
-	return a.len <= sizeof(buf) && osdfs__mount_decode(&m, buf, a.len) == 0 &&
-	       m.mount_id == fs->mount_id;
-}
-
 int osdfs_unmount(osdfs *fs)
 {
 	int rc = 0;
 
 	if (!fs)
 		return 0;
+	osdfs__lease_stop(fs); /* before the record goes: a renewal must not bring it back */
 	if (fs->taken_over) {
 		rc = -ESTALE;
 	} else if (!fs->readonly) {
-		if (!still_owner(fs)) {
+		if (!osdfs__lease_owner(fs)) {
 			rc = -ESTALE;
 		} else {
 			struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT, NULL, 0 };
@@ -446,7 +445,7 @@ int osdfs_sync(osdfs *fs)
 		return 0;
 	osdfs__begin();
 	pthread_rwlock_wrlock(&fs->lock);
-	if (!still_owner(fs)) {
+	if (!osdfs__lease_owner(fs)) {
 		/* taken over by a forced mount: stop writing at once */
 		fs->readonly = 1;
 		fs->taken_over = 1;

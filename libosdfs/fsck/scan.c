@@ -38,8 +38,15 @@ int fsck__read_super(struct fsck *f)
 	}
 	if (a[2].len != 0) {
 		struct osdfs__mount_rec m;
+		struct osdfs_holder h;
+		int ok = a[2].len <= sizeof(mbuf) && osdfs__mount_decode(&m, mbuf, a[2].len) == 0;
 
-		if (a[2].len <= sizeof(mbuf) && osdfs__mount_decode(&m, mbuf, a[2].len) == 0)
+		osdfs__holder_judge(&m, ok, &h);
+		if (h.state == OSDFS_HOLDER_LIVE && !osdfs__in_takeover()) {
+			/* in use: not damage, and not to be repaired under its holder */
+			return f->opts->repair ? -EBUSY : 0;
+		}
+		if (ok)
 			fsck__finding(f, OSDFS_FSCK_MOUNT_RECORD,
 				      "stale mount record: host '%s' pid %u mount id %016llx",
 				      m.host, m.pid, (unsigned long long)m.mount_id);

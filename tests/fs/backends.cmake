@@ -40,7 +40,7 @@ target_compile_definitions(test_backend_osd PRIVATE OSDFS_TEST_OSD)
 
 # The filesystem suites (test_fs_*, defined in CMakeLists.txt after this file)
 # on the layout backend: RAID 5 over four mem devices.
-foreach(t ops dir format faults)
+foreach(t ops dir format faults lease)
   add_test(NAME test_fs_${t}_layout COMMAND test_fs_${t})
   set_tests_properties(test_fs_${t}_layout PROPERTIES TIMEOUT 300
     ENVIRONMENT "OSDFS_TEST_BACKEND=layout;CK_DEFAULT_TIMEOUT=300"

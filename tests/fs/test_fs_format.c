@@ -205,8 +205,8 @@ START_TEST(test_mkfs_image)
 	ck_assert_int_eq(memcmp(buf + 96, "test\0", 5), 0);
 	ck_assert_uint_eq(buf[46] >> 4, 4); /* random uuid, version 4 */
 	/* mounted: the record is present */
-	ck_assert_uint_eq(get_attr(0x10000, 0x10000, 2, buf, sizeof(buf)), 96);
-	ck_assert_uint_eq(buf[0], 1);
+	ck_assert_uint_eq(get_attr(0x10000, 0x10000, 2, buf, sizeof(buf)), 104);
+	ck_assert_uint_eq(buf[0], 2); /* with a lease (test_fs_lease) */
 	ck_assert_uint_eq(get_attr(0x10000, 0x10000, 3, buf, sizeof(buf)), 24);
 	ck_assert_uint_eq(buf[0], 1);
 	ck_assert_uint_eq(osdfs__get_le64(buf + 8), 2);

@@ -167,6 +167,40 @@ START_TEST(test_create_read_write)
 }
 END_TEST
 
+/* Truncation (and writes, fallocate) beyond the maximum file size: EFBIG,
+ * and the file keeps its size, data and mtime. */
+START_TEST(test_truncate_efbig)
+{
+	static const uint64_t sizes[] = { OSDFS_MAX_FILE_SIZE + 1, (uint64_t)INT64_MAX, UINT64_MAX };
+	struct osdfs_stat st, set, before;
+	osdfs_file *fh;
+	char buf[4];
+
+	ck_assert_int_eq(osdfs_create(fx.fs, ROOT, "f", 0644, O_RDWR, NULL, &st, &fh), 0);
+	ck_assert_int_eq(osdfs_write(fx.fs, fh, "data", 4, 0), 4);
+	before = stat_of(st.ino);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		memset(&set, 0, sizeof(set));
+		set.size = sizes[i];
+		ck_assert_int_eq(osdfs_setattr(fx.fs, st.ino, &set, OSDFS_SET_SIZE, NULL), -EFBIG);
+		/* with other attributes in the same call: nothing of it is applied */
+		set.mode = 0600;
+		ck_assert_int_eq(osdfs_setattr(fx.fs, st.ino, &set, OSDFS_SET_SIZE | OSDFS_SET_MODE,
+					       NULL), -EFBIG);
+	}
+	ck_assert_int_eq(osdfs_write(fx.fs, fh, "x", 1, OSDFS_MAX_FILE_SIZE), -EFBIG);
+	ck_assert_int_eq(osdfs_fallocate(fx.fs, fh, 0, OSDFS_MAX_FILE_SIZE, 2), -EFBIG);
+	st = stat_of(st.ino);
+	ck_assert_uint_eq(st.size, 4);
+	ck_assert_uint_eq(st.mode, before.mode);
+	ck_assert_int_eq(st.mtime.sec, before.mtime.sec);
+	ck_assert_uint_eq(st.mtime.nsec, before.mtime.nsec);
+	ck_assert_int_eq(osdfs_read(fx.fs, fh, buf, 4, 0), 4);
+	ck_assert_int_eq(memcmp(buf, "data", 4), 0);
+	ck_assert_int_eq(osdfs_release(fx.fs, fh), 0);
+}
+END_TEST
+
 START_TEST(test_sparse_truncate)
 {
 	static char big[8192];
@@ -449,8 +483,9 @@ START_TEST(test_orphan_recovery)
 	ck_assert_uint_eq(orphan_list_len(), 0);
 	ck_assert_int_eq(osdfs_unlink(fx.fs, ROOT, "tmp"), 0);
 	ck_assert_uint_eq(orphan_list_len(), 24); /* header + one inode number */
-	/* "crash": another mount takes over without this one unmounting */
-	o.flags |= OSDFS_MOUNT_FORCE;
+	/* "crash": another mount takes over without this one unmounting (the
+	 * holder is this live process, so only the explicit override does) */
+	o.flags |= OSDFS_MOUNT_FORCE | OSDFS_MOUNT_FORCE_LIVE;
 	ck_assert_int_eq(osdfs_mount(&second, fx.inst.be, &o), 0);
 	ck_assert_int_eq(osdfs_getattr(second, st.ino, &st), -ENOENT);
 	ck_assert_uint_eq(orphan_list_len(), 0);
@@ -699,8 +734,12 @@ START_TEST(test_mount_exclusive)
 	ck_assert_ptr_nonnull(strstr(err, "mounted by host"));
 	o.flags |= OSDFS_MOUNT_RDONLY;
 	ck_assert_int_eq(osdfs_mount(&second, fx.inst.be, &o), -EBUSY);
-	/* after a "crash" the record stays; force takes over */
+	/* force alone does not take over a holder that is alive (this process) */
 	o.flags = OSDFS_MOUNT_KEEP_BACKEND | OSDFS_MOUNT_FORCE;
+	ck_assert_int_eq(osdfs_mount(&second, fx.inst.be, &o), -EBUSY);
+	ck_assert_ptr_nonnull(strstr(err, "may still write"));
+	/* as after a "crash" the holder cannot see: the override takes over */
+	o.flags = OSDFS_MOUNT_KEEP_BACKEND | OSDFS_MOUNT_FORCE | OSDFS_MOUNT_FORCE_LIVE;
 	ck_assert_int_eq(osdfs_mount(&second, fx.inst.be, &o), 0);
 	/* the old mount notices at its next sync and stops writing */
 	ck_assert_int_eq(osdfs_sync(fx.fs), -ESTALE);
@@ -830,6 +869,7 @@ static Suite *ops_suite(void)
 	tcase_add_test(tc, test_mkdir_lookup);
 	tcase_add_test(tc, test_create_read_write);
 	tcase_add_test(tc, test_sparse_truncate);
+	tcase_add_test(tc, test_truncate_efbig);
 	tcase_add_test(tc, test_symlinks);
 	tcase_add_test(tc, test_symlink_loops);
 	tcase_add_test(tc, test_mknod);

@@ -16,6 +16,8 @@
  *   fsop getxattr P NAME | listxattr P | removexattr P NAME
  *   fsop unlinked-io P          open, unlink, then write, read back, fstat
  *   fsop punch P OFF LEN        fallocate(PUNCH_HOLE|KEEP_SIZE)
+ *   fsop truncate P LEN         truncate(2)
+ *   fsop ftruncate P LEN        open(O_WRONLY), then ftruncate(2)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -211,6 +213,18 @@ static int do_punch(const char *path, const char *off, const char *len)
 	return outcome(rc);
 }
 
+static int do_ftruncate(const char *path, const char *len)
+{
+	int fd = open(path, O_WRONLY);
+	int rc;
+
+	if (fd < 0)
+		return outcome(-1);
+	rc = ftruncate(fd, (off_t)strtoll(len, NULL, 0));
+	close(fd);
+	return outcome(rc);
+}
+
 int main(int argc, char **argv)
 {
 	struct timespec ts[2];
@@ -257,5 +271,9 @@ int main(int argc, char **argv)
 		return do_unlinked_io(argv[2]);
 	if (strcmp(op, "punch") == 0 && argc == 5)
 		return do_punch(argv[2], argv[3], argv[4]);
+	if (strcmp(op, "truncate") == 0 && argc == 4)
+		return outcome(truncate(argv[2], (off_t)strtoll(argv[3], NULL, 0)));
+	if (strcmp(op, "ftruncate") == 0 && argc == 4)
+		return do_ftruncate(argv[2], argv[3]);
 	return usage();
 }

@@ -222,7 +222,13 @@ truncate -s 10000 t; expect "grow size" 10000 "$(field t 6)"
 op OK punch big 4096 8192
 [ -z "$(dd if=big bs=4096 skip=1 count=2 status=none | tr -d '\0')" ] || fail "punched range not zeros"
 expect "punch keeps size" 3000000 "$(field big 6)"
-echo "ok: chmod, chown, utimens (ns, UTIME_NOW, UTIME_OMIT), truncate, punch hole"
+# beyond the maximum file size (2^62 bytes, OSDFS_MAX_FILE_SIZE): EFBIG, size kept
+op EFBIG truncate big 4611686018427387905
+op EFBIG ftruncate big 4611686018427387905
+op EFBIG truncate big 9223372036854775807
+op EFBIG ftruncate big 9223372036854775807
+expect "size after refused truncates" 3000000 "$(field big 6)"
+echo "ok: chmod, chown, utimens (ns, UTIME_NOW, UTIME_OMIT), truncate, punch hole, EFBIG"
 
 # directories
 op OK mkdir d 0750

@@ -80,7 +80,7 @@ START_TEST(global_usage)
 	run_free(&r);
 	ck_assert_int_eq(run_tool(&r, NULL, "--help", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "usage: osdfs"));
-	ck_assert_ptr_nonnull(strstr(r.out, "cp [-r] [-a] SRC... DEST"));
+	ck_assert_ptr_nonnull(strstr(r.out, "cp [-r] [-a] [-P|-H|-L] SRC... DEST"));
 	run_free(&r);
 	ck_assert_int_eq(run_tool(&r, NULL, "--version", NULL), 0);
 	ck_assert_int_eq(strncmp(r.out, "osdfs ", 6), 0);
@@ -392,7 +392,7 @@ START_TEST(security_methods)
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
 		const char *m = methods[i];
 
-		RUN(r, 0, "--security", m, "--key-file", key, "mkfs");
+		RUN(r, 0, "--security", m, "--key-file", key, "mkfs", "-f"); /* again each round */
 		run_free(&r);
 		RUN(r, 0, "--security", m, "--key-file", key, "put", local("x"), "/x");
 		run_free(&r);

@@ -32,6 +32,8 @@
 
 /* Longest wait for the daemon's port or the mount to appear. */
 #define START_WAIT_MS 10000
+/* osdfs fsck's exit code when it could not check (or refused to repair) */
+#define EXIT_FSCK_ERROR_CODE 8
 
 static char *dir;
 static char store[4096], url[512];
@@ -392,7 +394,14 @@ START_TEST(root_secured_over_iscsi)
 	FS(&r, 0, "--security", "capkey", "--key-file", key, "cat", ":/f");
 	ck_assert_str_eq(r.out, "secret data\n");
 	run_free(&r);
-	CTL(&r, 0, "--key-file", key, "format");
+	CTL(&r, 1, "--key-file", key, "format"); /* not over partitions without --force */
+	ck_assert_ptr_nonnull(strstr(r.err, "holds 2 partitions"));
+	ck_assert_ptr_nonnull(strstr(r.err, "--force to erase"));
+	run_free(&r);
+	CTL(&r, 0, "--key-file", key, "list");
+	ck_assert_str_eq(r.out, "0x10000\n0x10001\n");
+	run_free(&r);
+	CTL(&r, 0, "--key-file", key, "format", "--force");
 	ck_assert_str_eq(r.out, "formatted (OSD-2)\n");
 	run_free(&r);
 	/* FORMAT kept the root key: still secured */
@@ -731,6 +740,138 @@ START_TEST(mount_over_iscsi)
 }
 END_TEST
 
+/* osdfs put - /held over the URL, reading @p in: a read-write mount that
+ * holds the filesystem (renewing its lease) while it waits for input. */
+static pid_t holder_start(int in, const char *errf)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int err = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(in, 0);
+		dup2(err, 2);
+		execl(OSDFS_TOOL_PATH, "osdfs", "--target", url, "put", "-", "/held", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Waits (bounded) until a check of the filesystem warns that it is in use
+ * and finds it clean (while the holder mounts and creates its file, a
+ * check may see a change half made, as the warning says). */
+static void wait_held(void)
+{
+	uint64_t end = osd_test_now_ms() + START_WAIT_MS;
+	struct run_result r;
+
+	for (;;) {
+		run_tool(&r, url, "fsck", (char *)NULL);
+		if (r.status == 0 && strstr(r.err, "it looks alive"))
+			break;
+		run_free(&r);
+		ck_assert_msg(osd_test_now_ms() < end, "the holder did not mount");
+		poll(NULL, 0, 20); /* waiting for a condition, bounded above */
+	}
+	ck_assert_ptr_nonnull(strstr(r.err, "fsck: warning: "));
+	ck_assert_ptr_nonnull(strstr(r.err, "checking it in use"));
+	ck_assert_int_eq(strncmp(r.out, "clean: ", 7), 0); /* no false damage when idle */
+	run_free(&r);
+}
+
+/*
+ * Another client holds the filesystem (over iSCSI, as in the report of a
+ * running copy broken by fsck --repair): a check runs with a warning, a
+ * repair and every takeover are refused, --force included. Once the holder
+ * is killed, its record is stale: commands say to use --force, and
+ * --force fsck --repair takes over and leaves it clean. An interrupted
+ * holder leaves nothing to take over.
+ */
+START_TEST(live_holder_over_iscsi)
+{
+	struct run_result r;
+	char errf[4200], f[4200];
+	int p[2], status;
+	pid_t pid;
+
+	PATHF(errf, "%s/holder.err", dir);
+	PATHF(f, "%s/f", dir);
+	write_file(f, "data\n", 5);
+	daemon_start(1);
+	FS(&r, 0, "mkfs");
+	run_free(&r);
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = holder_start(p[0], errf);
+	wait_held();
+	FS(&r, EXIT_FSCK_ERROR_CODE, "fsck", "--repair");
+	ck_assert_ptr_nonnull(strstr(r.err, "not repaired while in use"));
+	run_free(&r);
+	FS(&r, EXIT_FSCK_ERROR_CODE, "--force", "fsck", "--repair");
+	run_free(&r);
+	FS(&r, 1, "put", f, "/f");
+	ck_assert_ptr_nonnull(strstr(r.err, "the holder is alive: unmount it there first"));
+	run_free(&r);
+	FS(&r, 1, "--force", "put", f, "/f");
+	ck_assert_ptr_nonnull(strstr(r.err, "not taken over while its holder may still write"));
+	run_free(&r);
+	FS(&r, 1, "ls", "/");
+	ck_assert_ptr_nonnull(strstr(r.err, "'osdfs --force ls ...' looks anyway"));
+	run_free(&r);
+	FS(&r, 0, "--force", "ls", "/");
+	run_free(&r);
+	if (OSDFS_MOUNT_PATH[0]) { /* refused before any FUSE mount is tried */
+		ck_assert_int_eq(run_prog(&r, OSDFS_MOUNT_PATH, "-f", "--force", url, dir,
+					  (char *)NULL), 1);
+		ck_assert_ptr_nonnull(strstr(r.err, "may still write"));
+		ck_assert_ptr_nonnull(strstr(r.err, "the holder is alive: unmount it there first"));
+		run_free(&r);
+		ck_assert_int_eq(run_prog(&r, OSDFS_MOUNT_PATH, "-f", "-o", "mkfs", url, dir,
+					  (char *)NULL), 1);
+		ck_assert_ptr_nonnull(strstr(r.err, "(it looks alive); unmount it there first"));
+		run_free(&r);
+	}
+	/* the holder dies (this host, its process gone): --force is the way */
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	FS(&r, 1, "put", f, "/f");
+	ck_assert_ptr_nonnull(strstr(r.err, "that process no longer runs"));
+	ck_assert_ptr_nonnull(strstr(r.err, "take over with 'osdfs --force put ...'"));
+	run_free(&r);
+	FS(&r, EXIT_FSCK_ERROR_CODE, "fsck", "--repair");
+	ck_assert_ptr_nonnull(strstr(r.err, "run 'osdfs --force fsck --repair'"));
+	run_free(&r);
+	FS(&r, 4, "fsck");
+	ck_assert_ptr_nonnull(strstr(r.out, "stale mount record"));
+	run_free(&r);
+	FS(&r, 1, "--force", "fsck", "--repair");
+	run_free(&r);
+	FS(&r, 0, "fsck");
+	run_free(&r);
+	FS(&r, 0, "put", f, "/f");
+	run_free(&r);
+	/* an interrupted holder unmounts: nothing to take over, nothing partial */
+	pid = holder_start(p[0], errf);
+	wait_held();
+	kill(pid, SIGINT);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 130);
+	FS(&r, 0, "fsck");
+	ck_assert_str_eq(r.out, "clean: 3 inodes, 1 directories, 2 entries\n");
+	ck_assert_str_eq(r.err, "");
+	run_free(&r);
+	/* only the killed holder's temporary file is left (a dot file), no /held */
+	FS(&r, 0, "ls", "-a", "/");
+	ck_assert_ptr_nonnull(strstr(r.out, ".\n..\n.held.osdfs-put-"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\nf\n"));
+	ck_assert_ptr_null(strstr(r.out, "\nheld\n"));
+	run_free(&r);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("tools_iscsi");
@@ -746,6 +887,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, chap_secret_files_checked);
 	tcase_add_test(tc, chap_over_iscsi);
 	tcase_add_test(tc, usage_errors);
+	tcase_add_test(tc, live_holder_over_iscsi);
 	if (can_mount())
 		tcase_add_test(tc, mount_over_iscsi);
 	suite_add_tcase(s, tc);
