@@ -48,7 +48,7 @@ struct id_list {
 	uint64_t n;
 };
 
-static int collect_id(uint64_t id, void *p)
+static int note_id(uint64_t id, void *p)
 {
 	struct id_list *l = p;
 
@@ -69,7 +69,7 @@ static int format_guard(struct tc_device *s, const struct ctl_opts *o)
 
 	if (o->force)
 		return 0;
-	rc = osd_list_foreach(s->dev, OSD_ACT_LIST, &root, collect_id, &parts);
+	rc = osd_list_foreach(s->dev, OSD_ACT_LIST, &root, note_id, &parts);
 	if (rc)
 		return tc_device_fail(s, rc, "format"); /* the same refusal as FORMAT OSD's */
 	if (parts.n == 0)
@@ -79,7 +79,7 @@ static int format_guard(struct tc_device *s, const struct ctl_opts *o)
 	for (uint64_t i = 0; rc == 0 && i < parts.n && i < 64; i++) {
 		struct osd_obj_id part = { parts.v[i], 0 };
 
-		rc = osd_list_foreach(s->dev, OSD_ACT_LIST, &part, collect_id, &objects);
+		rc = osd_list_foreach(s->dev, OSD_ACT_LIST, &part, note_id, &objects);
 	}
 	if (rc == 0)
 		snprintf(what, sizeof(what), " with %s%" PRIu64 " object%s",
