@@ -236,8 +236,10 @@ int osd__sum_prepare_write(struct osd_store *st, struct osd__obj *o, int fd, int
 			   uint64_t len, uint64_t off, const struct iovec *iov, int iovcnt,
 			   uint64_t total, uint8_t **ent, uint64_t *bad);
 int osd__sum_put(struct osd_store *st, int sfd, uint64_t first, const uint8_t *ent, size_t n);
-/* Record blocks [lo, hi) dirty in the sidecar header before they change. */
-int osd__sum_mark(struct osd_store *st, struct osd__obj *o, int sfd, uint64_t lo, uint64_t hi);
+/* Record blocks [lo, hi) dirty in the sidecar header (durably) before they
+ * change; @p len is the object's length. wmu held. */
+int osd__sum_mark(struct osd_store *st, struct osd__obj *o, int sfd, uint64_t len, uint64_t lo,
+		  uint64_t hi);
 /* Truncate and punch: the checksums of what is left. wmu held, before the
  * data change; *after* is called once the data changed. */
 int osd__sum_truncate(struct osd_store *st, struct osd__obj *o, int fd, int sfd,

@@ -26,9 +26,12 @@
 #define SUM_MAGIC "OSDSUMS1"
 /* A dirty range starts at least 64 MiB long, aligned, and grows at least
  * fivefold, so a sequential writer makes its range durable a logarithmic
- * number of times (2 per 320 MiB written after a flush). */
+ * number of times. */
 #define DIRTY_STEP 16384u
 #define DIRTY_GROWTH 4u
+/* A range opened after a flush reaches twice the object's length ahead, at
+ * most 1 GiB: the next writes of a writer going through it need no mark. */
+#define DIRTY_AHEAD_MAX 262144u
 /* Blocks handled per step by recomputation and scrub. */
 #define CHUNK_BLOCKS 256u
 
@@ -162,7 +165,8 @@ int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd
 	return 0;
 }
 
-int osd__sum_mark(struct osd_store *st, struct osd__obj *o, int sfd, uint64_t lo, uint64_t hi)
+int osd__sum_mark(struct osd_store *st, struct osd__obj *o, int sfd, uint64_t len, uint64_t lo,
+		  uint64_t hi)
 {
 	(void)st;
 	int clean = o->dlo >= o->dhi;
@@ -170,7 +174,13 @@ int osd__sum_mark(struct osd_store *st, struct osd__obj *o, int sfd, uint64_t lo
 		return 0;
 	uint64_t nlo = lo / DIRTY_STEP * DIRTY_STEP;
 	uint64_t nhi = (hi + DIRTY_STEP - 1) / DIRTY_STEP * DIRTY_STEP;
-	if (!clean) {
+	if (clean) {
+		/* a writer that goes on through the object needs no second mark */
+		uint64_t ahead = 2 * nblocks(len) < DIRTY_AHEAD_MAX ? 2 * nblocks(len)
+								   : DIRTY_AHEAD_MAX;
+		if (nhi < nlo + ahead)
+			nhi = (nlo + ahead + DIRTY_STEP - 1) / DIRTY_STEP * DIRTY_STEP;
+	} else {
 		if (o->dlo < nlo)
 			nlo = o->dlo;
 		if (nhi > o->dhi && nhi < o->dhi + DIRTY_GROWTH * (o->dhi - o->dlo))
@@ -372,7 +382,7 @@ int osd__sum_prepare_write(struct osd_store *st, struct osd__obj *o, int fd, int
 			osd__put_be32(ent + 4 * (b - first), enc(crc));
 	}
 	if (!r)
-		r = osd__sum_mark(st, o, sfd, first, last + 1);
+		r = osd__sum_mark(st, o, sfd, len, first, last + 1);
 	if (r) {
 		free(ent);
 		return r;
@@ -404,7 +414,7 @@ int osd__sum_truncate(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
 	uint64_t lo = newlen < oldlen ? newlen / BLK : nblocks(oldlen);
 	uint64_t hi = newlen < oldlen ? nblocks(oldlen) : keep;
 	if (!r)
-		r = osd__sum_mark(st, o, sfd, lo, hi > lo ? hi : lo + 1);
+		r = osd__sum_mark(st, o, sfd, oldlen, lo, hi > lo ? hi : lo + 1);
 	if (!r && ftruncate(fd, (off_t)newlen) != 0)
 		r = -errno;
 	if (!r && newlen < oldlen && ftruncate(sfd, (off_t)ent_off(keep)) != 0)
@@ -421,7 +431,6 @@ int osd__sum_punch(struct osd_store *st, struct osd__obj *o, int fd, int sfd, ui
 	uint64_t first = start / BLK, last = (end - 1) / BLK;
 	int has_head = start % BLK != 0, has_tail = end % BLK != 0 && (!has_head || last > first);
 	int r = 0;
-	(void)len;
 	if (has_head) {
 		/* also the tail when the range lies inside one block */
 		uint64_t bs = first * BLK, to = end < bs + BLK ? end : bs + BLK;
@@ -439,7 +448,7 @@ int osd__sum_punch(struct osd_store *st, struct osd__obj *o, int fd, int sfd, ui
 		osd__put_be32(tail, enc(osd__crc32c(0, scratch, BLK)));
 	}
 	if (!r)
-		r = osd__sum_mark(st, o, sfd, first, last + 1);
+		r = osd__sum_mark(st, o, sfd, len, first, last + 1);
 	if (!r && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)start,
 			    (off_t)(end - start)) != 0)
 		r = -errno;
