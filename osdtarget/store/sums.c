@@ -560,7 +560,8 @@ static int data_extend(struct osd_store *st, struct osd__obj *o, uint64_t len)
 		r = -errno;
 	close(fd);
 	o->has_file = 1;
-	o->length = len;
+	if (!r)
+		o->length = len;
 	return r;
 }
 
@@ -625,7 +626,9 @@ int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 		/* clean, but the data file is short or gone */
 		if (len) {
 			note_bad(sc, o);
-			r = data_extend(st, o, len);
+			/* a length the filesystem cannot hold: nothing can be checked */
+			if (data_extend(st, o, len) != 0)
+				o->sums_bad = 1;
 		}
 	}
 out:
