@@ -381,6 +381,12 @@ int osd__sum_prepare_write(struct osd_store *st, struct osd__obj *o, int fd, int
 		if (ent)
 			osd__put_be32(ent + 4 * (b - first), enc(crc));
 	}
+	/* Room for the entries before the data changes: a full filesystem then
+	 * fails the write with nothing changed, never with new data whose
+	 * checksums could not be written (holes read as 0: still right). */
+	if (!r && fallocate(sfd, 0, (off_t)ent_off(first), (off_t)(4 * n)) != 0 &&
+	    errno != EOPNOTSUPP)
+		r = -errno;
 	if (!r)
 		r = osd__sum_mark(st, o, sfd, len, first, last + 1);
 	if (r) {
