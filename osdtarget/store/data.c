@@ -362,6 +362,63 @@ static void sums_clean(struct osd_store *st, struct osd__obj *o, uint64_t seq)
 		fd_evict(st);
 }
 
+/*
+ * After data and checksums of @p o were made durable by a flush that began
+ * at data change @p seq: its dirty range stays open, so a writer going on
+ * through the object needs no new (synced) mark, and the object joins the
+ * open list. A later FLUSH OSD that finds no change since writes it clean
+ * (osd__data_close_ranges), as does close.
+ */
+static void sums_flushed(struct osd_store *st, struct osd__obj *o, uint64_t seq)
+{
+	pthread_mutex_lock(&o->wmu);
+	int open = o->dlo < o->dhi && atomic_load(&o->wseq) == seq;
+	if (open) {
+		o->armed_seq = seq;
+		o->armed_gen = atomic_load(&st->flush_gen);
+	}
+	pthread_mutex_unlock(&o->wmu);
+	if (!open)
+		return; /* clean already, or changed meanwhile: dirty, flushed again */
+	pthread_mutex_lock(&st->open_mu);
+	if (!o->on_open) {
+		o->on_open = 1;
+		atomic_fetch_add(&o->refs, 1);
+		o->open_next = st->open;
+		st->open = o;
+	}
+	pthread_mutex_unlock(&st->open_mu);
+}
+
+void osd__data_close_ranges(struct osd_store *st, uint64_t gen)
+{
+	pthread_mutex_lock(&st->open_mu);
+	struct osd__obj *list = st->open;
+	st->open = NULL;
+	pthread_mutex_unlock(&st->open_mu);
+	while (list) {
+		struct osd__obj *o = list;
+		list = o->open_next;
+		pthread_mutex_lock(&o->wmu);
+		uint64_t seq = o->armed_seq;
+		int ripe = o->armed_gen < gen && atomic_load(&o->wseq) == seq;
+		pthread_mutex_unlock(&o->wmu);
+		if (ripe)
+			sums_clean(st, o, seq);
+		int drop = ripe || gen == UINT64_MAX;
+		pthread_mutex_lock(&st->open_mu);
+		if (drop) {
+			o->on_open = 0;
+		} else {
+			o->open_next = st->open;
+			st->open = o;
+		}
+		pthread_mutex_unlock(&st->open_mu);
+		if (drop)
+			osd__obj_put(st, o); /* the list's reference */
+	}
+}
+
 /* fdatasync the object's data and checksums (and its directory entry if new). */
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 {
@@ -381,7 +438,7 @@ int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 			}
 			fd_put(st, obj);
 			if (!r && sfd >= 0)
-				sums_clean(st, obj, seq);
+				sums_flushed(st, obj, seq);
 		}
 		if (evict)
 			fd_evict(st);
@@ -432,7 +489,7 @@ static int flush_by_syncfs(struct osd_store *st, struct osd__obj **objs, size_t 
 			mark_dirty(st, objs[i]);
 	}
 	for (size_t i = 0; !r && st->sums && i < n; i++)
-		sums_clean(st, objs[i], seq[i]);
+		sums_flushed(st, objs[i], seq[i]);
 	free(seq);
 	free(was);
 	return r;
