@@ -889,11 +889,11 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 	if (!hold)
 		pthread_mutex_unlock(&o->mu); /* plain writes run in parallel */
 	if (have && st->sums)
-		r = osd__sum_prepare_write(st, o, fd, sfd, len, off, iov, iovcnt, total, &ent, bad);
+		r = osd__sum_prepare_write(o, fd, sfd, len, off, iov, iovcnt, total, &ent, bad);
 	if (!r) {
 		r = pwrite_all(fd, iov, iovcnt, off);
 		if (ent && !r)
-			r = osd__sum_put(st, sfd, off / OSD__SUM_BLOCK, ent,
+			r = osd__sum_put(sfd, off / OSD__SUM_BLOCK, ent,
 					 (size_t)((off + total - 1) / OSD__SUM_BLOCK -
 						  off / OSD__SUM_BLOCK + 1));
 		else if (ent) /* what reached the file, old or new, is what counts */
@@ -1006,7 +1006,7 @@ static int read_once(struct osd_store *st, struct osd__obj *o, int fd, uint64_t 
 		*bad = offset + *gotp; /* the host's own read error */
 	if (r || !st->sums)
 		return r;
-	return osd__sum_verify(st, o, fd, sfd, len, offset, iov, iovcnt, *gotp, bad);
+	return osd__sum_verify(o, fd, sfd, offset, iov, iovcnt, *gotp, bad);
 }
 
 /*
@@ -1090,7 +1090,7 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 		r = fd_get_for_change(st, o, 1, &fd, &evict);
 	if (!r && fd >= 0) {
 		if (st->sums)
-			r = osd__sum_truncate(st, o, fd, o->sfd, o->length, length, &bad);
+			r = osd__sum_truncate(o, fd, o->sfd, o->length, length, &bad);
 		else if (ftruncate(fd, (off_t)length) != 0)
 			r = -errno;
 		account_fd_locked(st, o, fd);
@@ -1135,7 +1135,7 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 		r = fd_get_for_change(st, o, 0, &fd, &evict);
 	if (!r && fd >= 0) {
 		if (st->sums)
-			r = osd__sum_punch(st, o, fd, o->sfd, o->length, offset, end, &bad);
+			r = osd__sum_punch(o, fd, o->sfd, o->length, offset, end, &bad);
 		else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,
 				   (off_t)(end - offset)) != 0)
 			r = -errno;

@@ -237,25 +237,23 @@ void osd__sum_path(uint64_t gen, char name[40]);
 int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd);
 /* Read verification of [off, off+got) just read into @p iov; -EIO with
  * *bad = the first bad byte. */
-int osd__sum_verify(struct osd_store *st, struct osd__obj *o, int fd, int sfd, uint64_t len,
-		    uint64_t off, const struct iovec *iov, int iovcnt, uint64_t got,
-		    uint64_t *bad);
+int osd__sum_verify(const struct osd__obj *o, int fd, int sfd, uint64_t off,
+		    const struct iovec *iov, int iovcnt, uint64_t got, uint64_t *bad);
 /* Before a write of [off, off+total): checksums of the blocks it covers
  * (edge blocks read, verified and merged), the dirty range recorded.
  * *ent (malloc) is written with osd__sum_put() after the data. wmu held. */
-int osd__sum_prepare_write(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
+int osd__sum_prepare_write(struct osd__obj *o, int fd, int sfd,
 			   uint64_t len, uint64_t off, const struct iovec *iov, int iovcnt,
 			   uint64_t total, uint8_t **ent, uint64_t *bad);
-int osd__sum_put(struct osd_store *st, int sfd, uint64_t first, const uint8_t *ent, size_t n);
+int osd__sum_put(int sfd, uint64_t first, const uint8_t *ent, size_t n);
 /* Record blocks [lo, hi) dirty in the sidecar header (durably) before they
  * change; @p len is the object's length. wmu held. */
-int osd__sum_mark(struct osd_store *st, struct osd__obj *o, int sfd, uint64_t len, uint64_t lo,
-		  uint64_t hi);
+int osd__sum_mark(struct osd__obj *o, int sfd, uint64_t len, uint64_t lo, uint64_t hi);
 /* Truncate and punch: the checksums of what is left. wmu held, before the
  * data change; *after* is called once the data changed. */
-int osd__sum_truncate(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
+int osd__sum_truncate(struct osd__obj *o, int fd, int sfd,
 		      uint64_t oldlen, uint64_t newlen, uint64_t *bad);
-int osd__sum_punch(struct osd_store *st, struct osd__obj *o, int fd, int sfd, uint64_t len,
+int osd__sum_punch(struct osd__obj *o, int fd, int sfd, uint64_t len,
 		   uint64_t start, uint64_t end, uint64_t *bad);
 /* Entries of blocks [lo, hi) computed from the data as it is (holes: 0);
  * after a failed write. @return blocks computed or -errno. */

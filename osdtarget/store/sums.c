@@ -165,10 +165,8 @@ int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd
 	return 0;
 }
 
-int osd__sum_mark(struct osd_store *st, struct osd__obj *o, int sfd, uint64_t len, uint64_t lo,
-		  uint64_t hi)
+int osd__sum_mark(struct osd__obj *o, int sfd, uint64_t len, uint64_t lo, uint64_t hi)
 {
-	(void)st;
 	int clean = o->dlo >= o->dhi;
 	if (!clean && lo >= o->dlo && hi <= o->dhi)
 		return 0;
@@ -287,12 +285,9 @@ static int block_check(int fd, int sfd, uint64_t b, uint8_t *buf)
 	return enc(osd__crc32c(0, buf, BLK)) == ent_get(e, 0) ? 0 : -EIO;
 }
 
-int osd__sum_verify(struct osd_store *st, struct osd__obj *o, int fd, int sfd, uint64_t len,
-		    uint64_t off, const struct iovec *iov, int iovcnt, uint64_t got,
-		    uint64_t *bad)
+int osd__sum_verify(const struct osd__obj *o, int fd, int sfd, uint64_t off,
+		    const struct iovec *iov, int iovcnt, uint64_t got, uint64_t *bad)
 {
-	(void)st;
-	(void)len;
 	if (!got)
 		return 0;
 	if (o->sums_bad) {
@@ -343,7 +338,7 @@ int osd__sum_verify(struct osd_store *st, struct osd__obj *o, int fd, int sfd, u
 	return r;
 }
 
-int osd__sum_prepare_write(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
+int osd__sum_prepare_write(struct osd__obj *o, int fd, int sfd,
 			   uint64_t len, uint64_t off, const struct iovec *iov, int iovcnt,
 			   uint64_t total, uint8_t **entp, uint64_t *bad)
 {
@@ -388,7 +383,7 @@ int osd__sum_prepare_write(struct osd_store *st, struct osd__obj *o, int fd, int
 	    errno != EOPNOTSUPP)
 		r = -errno;
 	if (!r)
-		r = osd__sum_mark(st, o, sfd, len, first, last + 1);
+		r = osd__sum_mark(o, sfd, len, first, last + 1);
 	if (r) {
 		free(ent);
 		return r;
@@ -397,13 +392,12 @@ int osd__sum_prepare_write(struct osd_store *st, struct osd__obj *o, int fd, int
 	return 0;
 }
 
-int osd__sum_put(struct osd_store *st, int sfd, uint64_t first, const uint8_t *ent, size_t n)
+int osd__sum_put(int sfd, uint64_t first, const uint8_t *ent, size_t n)
 {
-	(void)st;
 	return pwrite_all(sfd, ent, 4 * n, ent_off(first));
 }
 
-int osd__sum_truncate(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
+int osd__sum_truncate(struct osd__obj *o, int fd, int sfd,
 		      uint64_t oldlen, uint64_t newlen, uint64_t *bad)
 {
 	uint8_t scratch[BLK], e[4];
@@ -420,7 +414,7 @@ int osd__sum_truncate(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
 	uint64_t lo = newlen < oldlen ? newlen / BLK : nblocks(oldlen);
 	uint64_t hi = newlen < oldlen ? nblocks(oldlen) : keep;
 	if (!r)
-		r = osd__sum_mark(st, o, sfd, oldlen, lo, hi > lo ? hi : lo + 1);
+		r = osd__sum_mark(o, sfd, oldlen, lo, hi > lo ? hi : lo + 1);
 	if (!r && ftruncate(fd, (off_t)newlen) != 0)
 		r = -errno;
 	if (!r && newlen < oldlen && ftruncate(sfd, (off_t)ent_off(keep)) != 0)
@@ -430,7 +424,7 @@ int osd__sum_truncate(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
 	return r;
 }
 
-int osd__sum_punch(struct osd_store *st, struct osd__obj *o, int fd, int sfd, uint64_t len,
+int osd__sum_punch(struct osd__obj *o, int fd, int sfd, uint64_t len,
 		   uint64_t start, uint64_t end, uint64_t *bad)
 {
 	uint8_t scratch[BLK], head[4], tail[4];
@@ -454,7 +448,7 @@ int osd__sum_punch(struct osd_store *st, struct osd__obj *o, int fd, int sfd, ui
 		osd__put_be32(tail, enc(osd__crc32c(0, scratch, BLK)));
 	}
 	if (!r)
-		r = osd__sum_mark(st, o, sfd, len, first, last + 1);
+		r = osd__sum_mark(o, sfd, len, first, last + 1);
 	if (!r && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)start,
 			    (off_t)(end - start)) != 0)
 		r = -errno;
