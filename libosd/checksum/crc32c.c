@@ -3,11 +3,44 @@
 
 #include <pthread.h>
 #include <string.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define CRC_X86 1
+#endif
 
 #define CRC32C_POLY 0x82F63B78u
 
 static uint32_t crc_table[8][256];
 static int crc_have_sse42;
+static int crc_have_fold; /* AVX-512 with VPCLMULQDQ (crc_fold) */
+/* Folding constants {x^(D+64) mod P, x^D mod P} for D = 2048, 512, 384,
+ * 256 and 128 bits, as carry-less multiplication operands (fold_const). */
+static uint64_t crc_fold_k[5][2];
+
+/* x^n mod P, P the CRC32C polynomial in normal form (bit e: x^e). */
+static uint32_t xpow_mod(unsigned n)
+{
+	uint32_t r = 1;
+	for (unsigned i = 0; i < n; i++)
+		r = (r << 1) ^ (r & 0x80000000u ? 0x1EDC6F41u : 0);
+	return r;
+}
+
+/*
+ * The 64-bit operand standing for x^n mod P. Reflected data holds x^(63-j)
+ * in bit j of a quadword; the carry-less product of two such operands holds
+ * x^(126-m) in bit m, one degree short of the 128-bit register's x^(127-m),
+ * so the constant is x^(n-1) mod P.
+ */
+static uint64_t fold_const(unsigned n)
+{
+	uint32_t k = xpow_mod(n - 1);
+	uint64_t r = 0;
+	for (unsigned e = 0; e < 32; e++)
+		if (k >> e & 1)
+			r |= 1ull << (63 - e);
+	return r;
+}
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_init(void)
@@ -25,7 +58,14 @@ static void crc_init(void)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 	__builtin_cpu_init();
 	crc_have_sse42 = __builtin_cpu_supports("sse4.2");
+	crc_have_fold = crc_have_sse42 && __builtin_cpu_supports("avx512f") &&
+			__builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul");
 #endif
+	static const unsigned dist[5] = { 2048, 512, 384, 256, 128 };
+	for (int i = 0; i < 5; i++) {
+		crc_fold_k[i][0] = fold_const(dist[i] + 64);
+		crc_fold_k[i][1] = fold_const(dist[i]);
+	}
 }
 
 static uint32_t crc_sw(uint32_t c, const uint8_t *p, size_t len)
@@ -75,7 +115,7 @@ uint32_t osd__crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc_sw(c, buf, len);
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef CRC_X86
 /*
  * Three independent CRCs at once. The crc32 instruction has a latency of 3
  * cycles and a throughput of 1: one dependency chain uses a third of the
@@ -108,12 +148,69 @@ static void crc_hw3(const uint8_t *a, const uint8_t *b, const uint8_t *c, size_t
 }
 #endif
 
+#ifdef CRC_X86
+#define FOLD_TARGET __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.2")))
+
+FOLD_TARGET static inline __m128i fold128(__m128i x, __m128i k)
+{
+	return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+FOLD_TARGET static inline __m512i fold512(__m512i x, __m512i k, __m512i next)
+{
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
+					 _mm512_clmulepi64_epi128(x, k, 0x11), next, 0x96);
+}
+
+/*
+ * CRC32C of @p len bytes (a multiple of 256) by folding ("Fast CRC
+ * Computation for Generic Polynomials Using PCLMULQDQ", Intel, 2009): four
+ * 512-bit accumulators of four 128-bit lanes; a lane A (A_H its 64 higher
+ * coefficients) moves D bits on as A_H * (x^(D+64) mod P) + A_L * (x^D mod P).
+ * The initial ~0 goes into the first 32 bits; the last 128-bit lane, as the
+ * message's remainder, is finished with the crc32 instruction.
+ */
+FOLD_TARGET static uint32_t crc_fold(const uint8_t *p, size_t len)
+{
+	__m512i kd = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)crc_fold_k[0]));
+	__m512i k512 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)crc_fold_k[1]));
+	__m512i a0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_set_epi32(0, 0, 0, 0, 0, 0,
+						0, 0, 0, 0, 0, 0, 0, 0, 0, -1));
+	__m512i a1 = _mm512_loadu_si512(p + 64), a2 = _mm512_loadu_si512(p + 128),
+		a3 = _mm512_loadu_si512(p + 192);
+	for (size_t o = 256; o < len; o += 256) {
+		a0 = fold512(a0, kd, _mm512_loadu_si512(p + o));
+		a1 = fold512(a1, kd, _mm512_loadu_si512(p + o + 64));
+		a2 = fold512(a2, kd, _mm512_loadu_si512(p + o + 128));
+		a3 = fold512(a3, kd, _mm512_loadu_si512(p + o + 192));
+	}
+	a1 = fold512(a0, k512, a1);
+	a2 = fold512(a1, k512, a2);
+	a3 = fold512(a2, k512, a3);
+	__m128i l3 = _mm512_extracti32x4_epi32(a3, 3);
+	l3 = _mm_xor_si128(l3, fold128(_mm512_extracti32x4_epi32(a3, 0),
+				       _mm_loadu_si128((const __m128i *)crc_fold_k[2])));
+	l3 = _mm_xor_si128(l3, fold128(_mm512_extracti32x4_epi32(a3, 1),
+				       _mm_loadu_si128((const __m128i *)crc_fold_k[3])));
+	l3 = _mm_xor_si128(l3, fold128(_mm512_extracti32x4_epi32(a3, 2),
+				       _mm_loadu_si128((const __m128i *)crc_fold_k[4])));
+	uint64_t c = _mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(l3));
+	c = _mm_crc32_u64(c, (uint64_t)_mm_extract_epi64(l3, 1));
+	return ~(uint32_t)c;
+}
+#endif
+
 void osd__crc32c_blocks(const void *buf, size_t bs, size_t n, uint32_t *out)
 {
 	const uint8_t *p = buf;
 	size_t i = 0;
 	pthread_once(&crc_once, crc_init);
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef CRC_X86
+	if (crc_have_fold && bs && bs % 256 == 0) {
+		for (; i < n; i++)
+			out[i] = crc_fold(p + i * bs, bs);
+		return;
+	}
 	if (crc_have_sse42)
 		for (; i + 3 <= n; i += 3)
 			crc_hw3(p + i * bs, p + (i + 1) * bs, p + (i + 2) * bs, bs, out + i);

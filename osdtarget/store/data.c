@@ -362,6 +362,63 @@ static void sums_clean(struct osd_store *st, struct osd__obj *o, uint64_t seq)
 		fd_evict(st);
 }
 
+/*
+ * After data and checksums of @p o were made durable by a flush that began
+ * at data change @p seq: its dirty range stays open, so a writer going on
+ * through the object needs no new (synced) mark, and the object joins the
+ * open list. A later FLUSH OSD that finds no change since writes it clean
+ * (osd__data_close_ranges), as does close.
+ */
+static void sums_flushed(struct osd_store *st, struct osd__obj *o, uint64_t seq)
+{
+	pthread_mutex_lock(&o->wmu);
+	int open = o->dlo < o->dhi && atomic_load(&o->wseq) == seq;
+	if (open) {
+		o->armed_seq = seq;
+		o->armed_gen = atomic_load(&st->flush_gen);
+	}
+	pthread_mutex_unlock(&o->wmu);
+	if (!open)
+		return; /* clean already, or changed meanwhile: dirty, flushed again */
+	pthread_mutex_lock(&st->open_mu);
+	if (!o->on_open) {
+		o->on_open = 1;
+		atomic_fetch_add(&o->refs, 1);
+		o->open_next = st->open;
+		st->open = o;
+	}
+	pthread_mutex_unlock(&st->open_mu);
+}
+
+void osd__data_close_ranges(struct osd_store *st, uint64_t gen)
+{
+	pthread_mutex_lock(&st->open_mu);
+	struct osd__obj *list = st->open;
+	st->open = NULL;
+	pthread_mutex_unlock(&st->open_mu);
+	while (list) {
+		struct osd__obj *o = list;
+		list = o->open_next;
+		pthread_mutex_lock(&o->wmu);
+		uint64_t seq = o->armed_seq;
+		int ripe = o->armed_gen < gen && atomic_load(&o->wseq) == seq;
+		pthread_mutex_unlock(&o->wmu);
+		if (ripe)
+			sums_clean(st, o, seq);
+		int drop = ripe || gen == UINT64_MAX;
+		pthread_mutex_lock(&st->open_mu);
+		if (drop) {
+			o->on_open = 0;
+		} else {
+			o->open_next = st->open;
+			st->open = o;
+		}
+		pthread_mutex_unlock(&st->open_mu);
+		if (drop)
+			osd__obj_put(st, o); /* the list's reference */
+	}
+}
+
 /* fdatasync the object's data and checksums (and its directory entry if new). */
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 {
@@ -381,7 +438,7 @@ int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 			}
 			fd_put(st, obj);
 			if (!r && sfd >= 0)
-				sums_clean(st, obj, seq);
+				sums_flushed(st, obj, seq);
 		}
 		if (evict)
 			fd_evict(st);
@@ -432,7 +489,7 @@ static int flush_by_syncfs(struct osd_store *st, struct osd__obj **objs, size_t 
 			mark_dirty(st, objs[i]);
 	}
 	for (size_t i = 0; !r && st->sums && i < n; i++)
-		sums_clean(st, objs[i], seq[i]);
+		sums_flushed(st, objs[i], seq[i]);
 	free(seq);
 	free(was);
 	return r;
@@ -832,11 +889,11 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 	if (!hold)
 		pthread_mutex_unlock(&o->mu); /* plain writes run in parallel */
 	if (have && st->sums)
-		r = osd__sum_prepare_write(st, o, fd, sfd, len, off, iov, iovcnt, total, &ent, bad);
+		r = osd__sum_prepare_write(o, fd, sfd, len, off, iov, iovcnt, total, &ent, bad);
 	if (!r) {
 		r = pwrite_all(fd, iov, iovcnt, off);
 		if (ent && !r)
-			r = osd__sum_put(st, sfd, off / OSD__SUM_BLOCK, ent,
+			r = osd__sum_put(sfd, off / OSD__SUM_BLOCK, ent,
 					 (size_t)((off + total - 1) / OSD__SUM_BLOCK -
 						  off / OSD__SUM_BLOCK + 1));
 		else if (ent) /* what reached the file, old or new, is what counts */
@@ -949,7 +1006,7 @@ static int read_once(struct osd_store *st, struct osd__obj *o, int fd, uint64_t 
 		*bad = offset + *gotp; /* the host's own read error */
 	if (r || !st->sums)
 		return r;
-	return osd__sum_verify(st, o, fd, sfd, len, offset, iov, iovcnt, *gotp, bad);
+	return osd__sum_verify(o, fd, sfd, offset, iov, iovcnt, *gotp, bad);
 }
 
 /*
@@ -1033,7 +1090,7 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 		r = fd_get_for_change(st, o, 1, &fd, &evict);
 	if (!r && fd >= 0) {
 		if (st->sums)
-			r = osd__sum_truncate(st, o, fd, o->sfd, o->length, length, &bad);
+			r = osd__sum_truncate(o, fd, o->sfd, o->length, length, &bad);
 		else if (ftruncate(fd, (off_t)length) != 0)
 			r = -errno;
 		account_fd_locked(st, o, fd);
@@ -1078,7 +1135,7 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 		r = fd_get_for_change(st, o, 0, &fd, &evict);
 	if (!r && fd >= 0) {
 		if (st->sums)
-			r = osd__sum_punch(st, o, fd, o->sfd, o->length, offset, end, &bad);
+			r = osd__sum_punch(o, fd, o->sfd, o->length, offset, end, &bad);
 		else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,
 				   (off_t)(end - offset)) != 0)
 			r = -errno;

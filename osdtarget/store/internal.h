@@ -64,6 +64,10 @@ struct osd__obj {
 	int sums_bad;              /* sidecar missing or damaged: data I/O fails with EIO */
 	uint64_t dlo, dhi;         /* dirty block range the sidecar header records (wmu) */
 	_Atomic uint64_t wseq;     /* data changes so far (a flush marks clean only if none raced) */
+	uint64_t armed_seq, armed_gen; /* wseq and st->flush_gen at the flush that left the
+				      range open (wmu) */
+	struct osd__obj *open_next; /* st->open list (st->open_mu) */
+	int on_open;               /* st->open_mu */
 };
 
 struct osd__id {
@@ -135,6 +139,9 @@ struct osd_store {
 	atomic_int full;           /* a write found the filesystem full (reported once) */
 	uint64_t *gone;            /* open only: generations of replayed REMOVEs */
 	int sums;                  /* data blocks carry checksums (superblock version 2) */
+	pthread_mutex_t open_mu;   /* objects a flush left with an open dirty range */
+	struct osd__obj *open;
+	_Atomic uint64_t flush_gen; /* FLUSH OSDs so far */
 	int upgrading;             /* open only: a version 1 store gets its checksums */
 	size_t ngone, gone_cap;
 };
@@ -207,6 +214,10 @@ void osd__data_close_fd(struct osd_store *st, struct osd__obj *obj);
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj);
 int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all);
 int osd__data_sync_dirs(struct osd_store *st);
+/* Write clean the sidecar headers of objects a flush left with an open dirty
+ * range and that no change touched since a flush before generation @p gen
+ * (UINT64_MAX: all of them, dropping the list: close and FORMAT). */
+void osd__data_close_ranges(struct osd_store *st, uint64_t gen);
 /* Set obj->used and adjust partition and store totals; obj->mu held. */
 void osd__data_account(struct osd_store *st, struct osd__obj *obj, uint64_t used);
 int osd__data_scan(struct osd_store *st);
@@ -226,23 +237,23 @@ void osd__sum_path(uint64_t gen, char name[40]);
 int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd);
 /* Read verification of [off, off+got) just read into @p iov; -EIO with
  * *bad = the first bad byte. */
-int osd__sum_verify(struct osd_store *st, struct osd__obj *o, int fd, int sfd, uint64_t len,
-		    uint64_t off, const struct iovec *iov, int iovcnt, uint64_t got,
-		    uint64_t *bad);
+int osd__sum_verify(const struct osd__obj *o, int fd, int sfd, uint64_t off,
+		    const struct iovec *iov, int iovcnt, uint64_t got, uint64_t *bad);
 /* Before a write of [off, off+total): checksums of the blocks it covers
  * (edge blocks read, verified and merged), the dirty range recorded.
  * *ent (malloc) is written with osd__sum_put() after the data. wmu held. */
-int osd__sum_prepare_write(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
+int osd__sum_prepare_write(struct osd__obj *o, int fd, int sfd,
 			   uint64_t len, uint64_t off, const struct iovec *iov, int iovcnt,
 			   uint64_t total, uint8_t **ent, uint64_t *bad);
-int osd__sum_put(struct osd_store *st, int sfd, uint64_t first, const uint8_t *ent, size_t n);
-/* Record blocks [lo, hi) dirty in the sidecar header before they change. */
-int osd__sum_mark(struct osd_store *st, struct osd__obj *o, int sfd, uint64_t lo, uint64_t hi);
+int osd__sum_put(int sfd, uint64_t first, const uint8_t *ent, size_t n);
+/* Record blocks [lo, hi) dirty in the sidecar header (durably) before they
+ * change; @p len is the object's length. wmu held. */
+int osd__sum_mark(struct osd__obj *o, int sfd, uint64_t len, uint64_t lo, uint64_t hi);
 /* Truncate and punch: the checksums of what is left. wmu held, before the
  * data change; *after* is called once the data changed. */
-int osd__sum_truncate(struct osd_store *st, struct osd__obj *o, int fd, int sfd,
+int osd__sum_truncate(struct osd__obj *o, int fd, int sfd,
 		      uint64_t oldlen, uint64_t newlen, uint64_t *bad);
-int osd__sum_punch(struct osd_store *st, struct osd__obj *o, int fd, int sfd, uint64_t len,
+int osd__sum_punch(struct osd__obj *o, int fd, int sfd, uint64_t len,
 		   uint64_t start, uint64_t end, uint64_t *bad);
 /* Entries of blocks [lo, hi) computed from the data as it is (holes: 0);
  * after a failed write. @return blocks computed or -errno. */

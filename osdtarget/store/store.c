@@ -338,10 +338,16 @@ int osd_store_flush_partition(struct osd_store *st, uint64_t pid)
 
 int osd_store_flush_all(struct osd_store *st)
 {
+	uint64_t gen = atomic_fetch_add(&st->flush_gen, 1) + 1;
 	int r = osd__data_flush_dirty(st, 0, 1);
 	if (!r)
 		r = osd__data_sync_dirs(st);
-	return r ? r : log_sync_all(st);
+	if (!r)
+		r = log_sync_all(st);
+	/* ranges a flush before this one left open, unchanged since: clean */
+	if (!r && st->sums)
+		osd__data_close_ranges(st, gen);
+	return r;
 }
 
 /* ---- capacity ------------------------------------------------------------------- */
@@ -466,6 +472,7 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	pthread_mutex_init(&st->dirty_mu, NULL);
 	pthread_mutex_init(&st->unlink_mu, NULL);
 	pthread_mutex_init(&st->pool_mu, NULL);
+	pthread_mutex_init(&st->open_mu, NULL);
 	pthread_mutex_init(&st->msg_mu, NULL);
 	return st->path ? osd__ns_init(st) : -ENOMEM;
 }
@@ -699,6 +706,7 @@ void osd_store_close(struct osd_store *st)
 		if (osd_store_flush_all(st) != 0)
 			(void)osd__data_flush_dirty(st, 0, 1); /* still drop list references */
 	}
+	osd__data_close_ranges(st, UINT64_MAX); /* every sidecar clean, the references dropped */
 	close_all_fds(st);
 	osd__ns_free(st);
 	drop_unlinks(st);
@@ -716,6 +724,7 @@ void osd_store_close(struct osd_store *st)
 	pthread_mutex_destroy(&st->unlink_mu);
 	osd__pool_free(st);
 	pthread_mutex_destroy(&st->pool_mu);
+	pthread_mutex_destroy(&st->open_mu);
 	pthread_mutex_destroy(&st->msg_mu);
 	free(st->gone);
 	free(st->path);
@@ -745,6 +754,7 @@ int osd_store_format(struct osd_store *st, uint64_t capacity)
 {
 	pthread_rwlock_wrlock(&st->ns);
 	(void)osd__data_flush_dirty(st, 0, 1); /* drops dirty-list references */
+	osd__data_close_ranges(st, UINT64_MAX); /* and the open list's */
 	uint64_t next_gen = st->next_gen;
 	osd__ns_free(st);
 	close_all_fds(st);

@@ -262,13 +262,33 @@ START_TEST(test_errno_map)
 	ck_assert_int_eq(errno_of(OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE), -EIO);
 	ck_assert_int_eq(errno_of(OSD_SK_MEDIUM_ERROR, 0x1100), -EIO);
 	{
-		uint8_t b[8] = { 0x72, OSD_SK_MEDIUM_ERROR, 0x11, 0x00, 0, 0, 0, 0 };
+		uint8_t b[8] = { 0x72, OSD_SK_MEDIUM_ERROR, 0x0C, 0x00, 0, 0, 0, 0 };
 		struct osd_sense s;
 		char msg[64];
 
 		ck_assert_int_eq(osd_sense_decode(b, sizeof(b), &s), 0);
 		osd_sense_describe(&s, msg, sizeof(msg));
-		ck_assert_str_eq(msg, "MEDIUM ERROR: ASC 11h ASCQ 00h");
+		ck_assert_str_eq(msg, "MEDIUM ERROR: ASC 0Ch ASCQ 00h");
+	}
+	{
+		/* damaged stored data: 03h/11h/00h, information 00h = first bad
+		 * byte (spc4r37 §4.5.2.2), 06h = the object (osd2r01 §4.14.2.1) */
+		uint8_t b[8 + 12 + 32] = { 0x72, OSD_SK_MEDIUM_ERROR, 0x11, 0x00, 0, 0, 0, 44,
+					   0x00, 0x0A, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x1E, 0x00,
+					   0x06, 0x1E };
+		struct osd_sense s;
+		char msg[160];
+
+		b[8 + 12 + 21] = 0x01; /* partition 0x10000 */
+		b[8 + 12 + 29] = 0x01; /* object 0x10003 */
+		b[8 + 12 + 31] = 0x03;
+		ck_assert_int_eq(osd_sense_decode(b, sizeof(b), &s), 0);
+		ck_assert(s.has_info);
+		ck_assert_uint_eq(s.information, 0x1E00);
+		ck_assert_int_eq(osd_sense_errno(&s), -EIO);
+		osd_sense_describe(&s, msg, sizeof(msg));
+		ck_assert_str_eq(msg, "MEDIUM ERROR: UNRECOVERED READ ERROR: object 0x10003 in "
+				      "partition 0x10000 at byte 7680");
 	}
 	ck_assert_int_eq(errno_of(OSD_SK_ABORTED_COMMAND, 0), -EIO);
 }

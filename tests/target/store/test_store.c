@@ -83,6 +83,22 @@ START_TEST(t_crc32c)
 	/* Continuation equals one pass. */
 	ck_assert_uint_eq(osd__crc32c(osd__crc32c(0, buf, 100), buf + 100, 900),
 			  osd__crc32c(0, buf, 1000));
+	/* Blocks at once (folding or three streams) equal the table, block by
+	 * block, for the data checksums' 4 KiB and other sizes and counts. */
+	static uint8_t big[7 * 4096];
+	uint32_t crcs[7 * 16];
+	th_fill(big, sizeof(big), 11, 0);
+	static const size_t sizes[] = { 4096, 256, 512, 768, 100, 8 };
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (size_t n = 0; n <= 7 && n * sizes[s] <= sizeof(big); n++) {
+			osd__crc32c_blocks(big, sizes[s], n, crcs);
+			for (size_t i = 0; i < n; i++)
+				ck_assert_uint_eq(crcs[i], osd__crc32c_table(0, big + i * sizes[s],
+									       sizes[s]));
+		}
+	memset(big, 0, 4096);
+	osd__crc32c_blocks(big, 4096, 1, crcs);
+	ck_assert_uint_eq(crcs[0], osd__crc32c_table(0, big, 4096));
 }
 END_TEST
 

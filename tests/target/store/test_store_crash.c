@@ -211,7 +211,8 @@ START_TEST(t_crash)
 		while (read(pfd[0], &a, sizeof(a)) == sizeof(a))
 			acked[it][a.thread] = a.step;
 		close(pfd[0]);
-		ck_assert_int_ge(acked[it][0] + acked[it][1], 0);
+		/* at least one step of one thread (the other may not have acked yet) */
+		ck_assert(acked[it][0] >= 0 || acked[it][1] >= 0);
 
 		struct osd_store *st = th_open(dir);
 		for (int j = 0; j <= it; j++)
