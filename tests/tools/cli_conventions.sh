@@ -42,7 +42,7 @@ grep -q "^osd-bench --target: bad count '0'" "$d/err" || fail "--runs 0: $(cat "
 "$OSDFS" --target "$d/s" -v mkfs >"$d/out" 2>"$d/err" || fail "mkfs -v"
 grep -q "^osdfs: $d/s: opened the embedded target (OSD-2, security nosec)\$" "$d/err" ||
 	fail "osdfs -v said: $(cat "$d/err")"
-"$OSDFS" --target "$d/s" mkfs >"$d/out" 2>"$d/err" || fail "mkfs"
+"$OSDFS" --target "$d/s" mkfs -f >"$d/out" 2>"$d/err" || fail "mkfs"
 [ -s "$d/err" ] && fail "without -v, mkfs wrote to stderr"
 
 # A bad key file is refused before anything is made.
