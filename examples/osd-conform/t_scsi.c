@@ -80,17 +80,15 @@ enum cf_result t_test_unit_ready(struct cf_ctx *c)
 
 enum cf_result t_object_structure_check(struct cf_ctx *c)
 {
+	/* A device management command: libosd signs it with a root capability
+	 * (DEV_MGMT) and names the partition to check in the CDB. */
 	struct osd_obj_id part = { c->part, 0 };
-	uint8_t cdb[OSD_CDB_MAX_LEN];
-	struct cf_raw r;
-	int n = cf_raw_osd_cdb(c, OSD_ACT_OBJECT_STRUCTURE_CHECK, 0, &part,
-			       osd_sec_required_permissions(OSD_ACT_OBJECT_STRUCTURE_CHECK), cdb,
-			       sizeof(cdb));
+	osd_req *req = NULL;
+	int rc = cf_exec(c, req, osd_req_object_structure_check(&req, c->dev, &part),
+			 "OBJECT STRUCTURE CHECK");
 
-	if (n < 0 || cf_raw_exec(c, cdb, (size_t)n, NULL, 0, &r, "OBJECT STRUCTURE CHECK") < 0 ||
-	    cf_raw_good(c, &r, "OBJECT STRUCTURE CHECK") < 0)
-		return c->res;
-	return cf_set(c, CF_PASS, "GOOD");
+	osd_req_free(req);
+	return rc < 0 ? c->res : cf_set(c, CF_PASS, "GOOD");
 }
 
 enum cf_result t_unknown_service_action(struct cf_ctx *c)
