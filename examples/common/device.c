@@ -244,4 +244,5 @@ void tc_device_close(struct tc_device *d)
 	d->dev = NULL;
 	d->tgt = NULL;
 	d->iss = NULL;
+	d->tp.ops = NULL;
 }

@@ -102,6 +102,20 @@ static int read_secret(const char *path, char *buf, size_t size)
  * osd_dev_system_id() asks; a device without destroy operation leaves the
  * transport open), and learn the version on the way.
  */
+void tc__iscsi_cause(const struct osd_transport *tp, int rc, char *buf, size_t len)
+{
+	char text[256];
+	struct osd_transport t;
+
+	buf[0] = 0;
+	if (!tp || !tp->ops || (rc != -EPROTO && rc != -EIO && rc != -ENOTCONN && rc != -ENOBUFS &&
+				rc != -ETIMEDOUT && rc != -ENODEV))
+		return;
+	t = *tp;
+	if (osd_iscsi_transport_error(&t, text, sizeof(text)) > 0)
+		snprintf(buf, len, " (iSCSI: %s)", text);
+}
+
 static int probe_identity(struct osd_transport *tp, const struct tc_device_opts *o,
 			  uint8_t id[OSD_SYSTEM_ID_LEN], enum osd_version_select *version)
 {
@@ -115,13 +129,20 @@ static int probe_identity(struct osd_transport *tp, const struct tc_device_opts 
 	dopt.osd_version = o->osd_version;
 	rc = osd_dev_open(&dev, &probe, &dopt);
 	if (rc < 0) {
-		tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
+		char cause[300];
+
+		tc__iscsi_cause(tp, rc, cause, sizeof(cause));
+		tc_err("%s: cannot open the OSD device: %s%s", o->target_dir, strerror(-rc), cause);
 		return rc;
 	}
 	rc = osd_dev_system_id(dev, id);
-	if (rc < 0)
-		tc_err("%s: cannot read the OSD system id: %s", o->target_dir,
-		       *osd_dev_error(dev) ? osd_dev_error(dev) : strerror(-rc));
+	if (rc < 0) {
+		char cause[300];
+
+		tc__iscsi_cause(tp, rc, cause, sizeof(cause));
+		tc_err("%s: cannot read the OSD system id: %s%s", o->target_dir,
+		       *osd_dev_error(dev) ? osd_dev_error(dev) : strerror(-rc), cause);
+	}
 	*version = osd_dev_version(dev) == OSD_V1 ? OSD_VERSION_1 : OSD_VERSION_2;
 	osd_dev_close(dev);
 	return rc;
@@ -179,8 +200,15 @@ int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
 	}
 	if (rc == 0) {
 		rc = osd_dev_open(&d->dev, &tp, &opts);
-		if (rc < 0)
-			tc_err_rc(rc, "%s: cannot open the OSD device", o->target_dir);
+		if (rc < 0) {
+			char cause[300];
+
+			tc__iscsi_cause(&tp, rc, cause, sizeof(cause));
+			tc_err("%s: cannot open the OSD device: %s%s", o->target_dir,
+			       strerror(-rc), cause);
+		} else {
+			d->tp = tp; /* the device owns it from here */
+		}
 	}
 	if (rc < 0)
 		tp.ops->destroy(tp.impl);

@@ -323,6 +323,7 @@ int tc__device_probe_root(struct tc_device *d)
 int tc_device_fail(const struct tc_device *d, int rc, const char *what)
 {
 	const char *detail = d && d->dev ? osd_dev_error(d->dev) : "";
+	char cause[300];
 
 	if (d && d->root_refused) {
 		if (d->have_key)
@@ -340,9 +341,10 @@ int tc_device_fail(const struct tc_device *d, int rc, const char *what)
 		       strerror(EACCES), tc_security_name(d ? d->method : OSD_SEC_NOSEC));
 		return TC_EXIT_FAILED;
 	}
+	tc__iscsi_cause(d ? &d->tp : NULL, rc, cause, sizeof(cause));
 	if (*detail)
-		tc_err("%s: %s", what, detail);
+		tc_err("%s: %s%s", what, detail, cause);
 	else
-		tc_err_rc(rc, "%s", what);
+		tc_err("%s: %s%s", what, strerror(rc < 0 ? -rc : rc), cause);
 	return TC_EXIT_FAILED;
 }

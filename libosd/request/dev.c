@@ -80,7 +80,7 @@ static void raw_done(struct osd_xfer *x, int err)
 static int inquiry_version(osd_dev *dev)
 {
 	struct raw_xchg *r = calloc(1, sizeof(*r));
-	uint64_t waited = 0;
+	uint64_t end = osd__mono_ms() + dev->opts.timeout_ms;
 	int rc, v = 0;
 
 	if (!r)
@@ -103,10 +103,9 @@ static int inquiry_version(osd_dev *dev)
 		return rc;
 	}
 	pthread_mutex_lock(&dev->lock);
-	while (!r->done && (dev->opts.timeout_ms == 0 || waited < dev->opts.timeout_ms)) {
+	/* by the clock: each PDU the target sends (a ping...) ends a step early */
+	while (!r->done && (dev->opts.timeout_ms == 0 || osd__mono_ms() < end))
 		osd__dev_wait_step(dev, 100);
-		waited += 100;
-	}
 	if (!r->done) {
 		/* Take it back from the transport (never sent again); a transport
 		 * that cannot do that frees it when it completes. */
@@ -124,6 +123,9 @@ static int inquiry_version(osd_dev *dev)
 	}
 	pthread_mutex_unlock(&dev->lock);
 	rc = r->err;
+	/* an answer that broke the protocol, or no connection: decisive */
+	if (rc == -EPROTO || rc == -ENOTCONN || rc == -ENOBUFS)
+		v = rc;
 	if (rc == 0 && r->x.status == OSD_STATUS_GOOD && r->x.in_xferred >= INQUIRY_VD_FIRST) {
 		int v1 = 0, v2 = 0;
 
@@ -174,7 +176,10 @@ static int probe_version(osd_dev *dev, enum osd_version version)
 		osd_req_free(req); /* never sent: credential or transport refusal */
 		return rc;
 	}
-	if (rc == -ETIMEDOUT) {
+	/* No answer, or one that broke the protocol (the transport's error
+	 * says how), or no connection left: the other version would fare no
+	 * better. A Reject (-EIO) may refuse just this CDB's length. */
+	if (rc == -ETIMEDOUT || rc == -EPROTO || rc == -ENOTCONN || rc == -ENOBUFS) {
 		osd_req_free(req);
 		return rc;
 	}
@@ -207,6 +212,10 @@ static int detect_version(osd_dev *dev)
 	}
 	if (v == -ETIMEDOUT) {
 		osd__dev_set_error(dev, "no answer to INQUIRY");
+		return v;
+	}
+	if (v < 0) {
+		osd__dev_set_error(dev, "INQUIRY: %s", strerror(-v));
 		return v;
 	}
 	if (v == OSD_V1 || v == OSD_V2) {
