@@ -404,7 +404,7 @@ static unsigned kill_ms(void)
 	return p && *p ? (unsigned)strtoul(p, NULL, 10) : CASE_MS * 3;
 }
 
-/* Kills the spawner (and with it the tool) if it runs past its bound. */
+/* Kills the spawner (and with it the tool) if it hangs itself. */
 struct watchdog {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -416,7 +416,7 @@ static void *watchdog_main(void *arg)
 {
 	struct watchdog *w = arg;
 	struct timespec end;
-	unsigned ms = kill_ms();
+	unsigned ms = kill_ms() + 10000; /* a backstop: the spawner bounds the tool */
 
 	clock_gettime(CLOCK_REALTIME, &end);
 	end.tv_sec += ms / 1000;
@@ -437,27 +437,44 @@ static void *watchdog_main(void *arg)
 }
 
 /*
- * "--spawn FD PROGRAM ARGV0 ARGS...": this binary, freshly executed, runs the tool
- * as its child and writes "STATUS MAXRSS" to FD. The tool's ru_maxrss counts
- * the pages it had from fork() to exec() as well: forked from the test,
- * with the fake target and the earlier cases in it, that would be the
- * test's size, not the tool's; forked from this small process it is the
- * tool's own peak.
+ * "--spawn FD MS PROGRAM ARGV0 ARGS...": this binary, freshly executed, runs
+ * the tool as its child, kills it after MS ms, and writes "STATUS MAXRSS
+ * KILLED" to FD. The tool's ru_maxrss counts the pages it had from fork()
+ * to exec() as well: forked from the test, with the fake target and the
+ * earlier cases in it, that would be the test's size, not the tool's;
+ * forked from this small process it is the tool's own peak.
  */
 static int spawn_main(char **argv)
 {
-	int fd = atoi(argv[2]), st;
+	int fd = atoi(argv[2]), st, killed = 0, got;
+	unsigned ms = (unsigned)strtoul(argv[3], NULL, 10);
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	struct rusage ru;
-	pid_t pid = fork();
+	sigset_t chld;
+	pid_t pid;
 
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	pid = fork();
 	if (pid == 0) {
+		sigprocmask(SIG_UNBLOCK, &chld, NULL);
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the spawner */
-		execv(argv[3], argv + 4);
+		execv(argv[4], argv + 5);
 		_exit(127);
 	}
-	if (pid < 0 || wait4(pid, &st, 0, &ru) != pid)
+	if (pid < 0)
 		return 1;
-	dprintf(fd, "%d %ld\n", st, ru.ru_maxrss);
+	/* the bound: SIGCHLD (its only child's) within MS, or the tool is killed */
+	while ((got = sigtimedwait(&chld, NULL, &ts)) < 0 && errno == EINTR)
+		;
+	if (got < 0) {
+		kill(pid, SIGKILL);
+		killed = 1;
+	}
+	if (wait4(pid, &st, 0, &ru) != pid && !killed)
+		return 1;
+	dprintf(fd, "%d %ld %d\n", st, ru.ru_maxrss, killed);
 	return 0;
 }
 
@@ -466,7 +483,7 @@ static const char *self_path;
 /* Runs osdctl @p cmd against the fake target on @p port. */
 static void run_tool(uint16_t port, const char *cmd, struct run *r)
 {
-	char url[128], in[64], fdarg[16], rep[64] = "";
+	char url[128], in[64], fdarg[16], msarg[16], rep[64] = "";
 	int efd = memfd_create("stderr", MFD_CLOEXEC), infd = memfd_create("in", 0);
 	int rfd = memfd_create("report", 0), st;
 	uint64_t t0 = now_ms();
@@ -483,6 +500,7 @@ static void run_tool(uint16_t port, const char *cmd, struct run *r)
 	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%u/" TARGET "/0", port);
 	snprintf(in, sizeof(in), "/proc/self/fd/%d", infd);
 	snprintf(fdarg, sizeof(fdarg), "%d", rfd);
+	snprintf(msarg, sizeof(msarg), "%u", kill_ms());
 	memset(r, 0, sizeof(*r));
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -493,11 +511,11 @@ static void run_tool(uint16_t port, const char *cmd, struct run *r)
 		dup2(efd, 2);
 		dup2(devnull, 1);
 		if (!strcmp(cmd, "write"))
-			execl(self_path, "spawn", "--spawn", fdarg, tool, "osdctl", "--target", url,
-			      "write", "--input", in, "0x10000", "0x10000", (char *)NULL);
+			execl(self_path, "spawn", "--spawn", fdarg, msarg, tool, "osdctl", "--target",
+			      url, "write", "--input", in, "0x10000", "0x10000", (char *)NULL);
 		else
-			execl(self_path, "spawn", "--spawn", fdarg, tool, "osdctl", "--target", url,
-			      cmd, (char *)NULL);
+			execl(self_path, "spawn", "--spawn", fdarg, msarg, tool, "osdctl", "--target",
+			      url, cmd, (char *)NULL);
 		_exit(127);
 	}
 	w.pid = pid;
@@ -508,12 +526,12 @@ static void run_tool(uint16_t port, const char *cmd, struct run *r)
 	pthread_cond_signal(&w.cv);
 	pthread_mutex_unlock(&w.mu);
 	pthread_join(th, NULL);
-	r->killed = w.fired;
+	r->killed = w.fired; /* or the spawner's report, below */
 	r->ms = now_ms() - t0;
 	r->status = st; /* the spawner's, if it could not report the tool's */
 	r->maxrss_kb = -1;
 	n = pread(rfd, rep, sizeof(rep) - 1, 0);
-	if (n > 0 && sscanf(rep, "%d %ld", &r->status, &r->maxrss_kb) != 2)
+	if (n > 0 && sscanf(rep, "%d %ld %d", &r->status, &r->maxrss_kb, &r->killed) != 3)
 		r->maxrss_kb = -1;
 	n = pread(efd, r->err, sizeof(r->err) - 1, 0);
 	r->err[n > 0 ? n : 0] = 0;
@@ -601,7 +619,7 @@ int main(int argc, char **argv)
 	SRunner *sr;
 	int failed;
 
-	if (argc > 4 && !strcmp(argv[1], "--spawn"))
+	if (argc > 5 && !strcmp(argv[1], "--spawn"))
 		return spawn_main(argv);
 	self_path = "/proc/self/exe";
 	sr = srunner_create(suite());
