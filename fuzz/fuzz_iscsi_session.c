@@ -90,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	/* as osd__iscsi_login() leaves it: the fake target's parameters */
 	s->fd = sv[0];
+	osd__iscsi_rx_clear(s);
 	s->p.max_send_dsl = s->p.max_recv_dsl = 8192;
 	s->p.first_burst = 512;
 	s->p.max_burst = 262144;
