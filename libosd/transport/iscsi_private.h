@@ -78,6 +78,10 @@ enum {
 	OSD_ISCSI_ASYNC_NEGOTIATE = 4,   /* target requests parameter negotiation */
 };
 
+/* The longest Time2Wait of an Async Message announcing a drop that the
+ * login after it honours (the target may ask up to 3600 s, §13.15). */
+#define OSD_ISCSI_TIME2WAIT_MAX_MS 2000
+
 /* Longest security token kept (its length is the target's choice). */
 #define OSD_ISCSI_TOKEN_MAX 64
 
@@ -168,6 +172,7 @@ struct osd__iscsi_sess {
 	uint64_t nop_answers_dropped;     /* answers not queued for that limit */
 	uint64_t unsol_start_ms;          /* window of unsolicited PDUs */
 	unsigned unsol_count, unsol_nop;
+	uint64_t time2wait_until;         /* no login before (Async drop's Time2Wait), 0: none */
 	uint64_t async_events;            /* Async Messages received */
 	uint64_t async_ignored;           /* of them with a reserved or vendor event */
 	uint64_t async_bad;               /* SCSI async events with a sense past the segment */

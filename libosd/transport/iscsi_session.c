@@ -328,11 +328,18 @@ static void on_async(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 		s->logout_requested = 1;
 		break;
 	case OSD_ISCSI_ASYNC_DROP_CONN:
-	case OSD_ISCSI_ASYNC_DROP_SESS:
+	case OSD_ISCSI_ASYNC_DROP_SESS: {
+		/* Parameter2: seconds to wait before logging in again */
+		unsigned ms = h->async_param[1] * 1000u;
+
+		if (ms > OSD_ISCSI_TIME2WAIT_MAX_MS)
+			ms = OSD_ISCSI_TIME2WAIT_MAX_MS;
+		s->time2wait_until = ms ? osd__iscsi_now_ms() + ms : 0;
 		osd__iscsi_set_error(s, "target announced it drops the connection");
 		osd__iscsi_proto_error(s, OSD_ISCSI_RSVD_TAG, 0);
 		osd__iscsi_conn_lost(s, -ECONNRESET);
 		break;
+	}
 	default: /* reserved and vendor-specific events: nothing to do */
 		s->async_ignored++;
 		break;
@@ -574,6 +581,21 @@ static void proto_login_pace(struct osd__iscsi_sess *s, uint64_t until)
 	s->proto_logins_total++;
 }
 
+/* The wait an Async Message announcing the drop asked for before the next
+ * login (Parameter2, Time2Wait, RFC 7143 §11.9.1), beyond what
+ * proto_login_pace() waited already: at most
+ * OSD_ISCSI_TIME2WAIT_MAX_MS, and never past @p until (failover_ms). */
+static void time2wait(struct osd__iscsi_sess *s, uint64_t until)
+{
+	uint64_t now = osd__iscsi_now_ms(), end = s->time2wait_until;
+
+	s->time2wait_until = 0;
+	if (until && end > until)
+		end = until;
+	if (end > now)
+		poll(NULL, 0, (int)(end - now));
+}
+
 /* Logs in again, up to reconnect_attempts times, each bounded by
  * connect_timeout_ms and all of them by @p until (0 = no such bound). */
 static int relogin(struct osd__iscsi_sess *s, uint64_t until)
@@ -680,6 +702,7 @@ void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
 	}
 	if (proto)
 		proto_login_pace(s, until);
+	time2wait(s, until);
 	memcpy(why, s->err, sizeof(why));
 	if (relogin(s, until)) {
 		s->dead = 1;

@@ -1134,6 +1134,67 @@ START_TEST(async_events)
 }
 END_TEST
 
+/* ---- Async "drop" with Time2Wait (RFC 7143 §11.9.1) ---- */
+
+/* Announces the drop of the connection with Time2Wait (Parameter2) of
+ * ft->user seconds while the READ is in flight; answers it after the new
+ * login. */
+static void script_time2wait(struct ft *ft)
+{
+	struct osd__iscsi_bhs h;
+	uint32_t itt;
+
+	if (ft_accept(ft) || ft_login(ft) || recv_read(ft, &itt))
+		return;
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_ASYNC_MSG;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.itt = OSD_ISCSI_RSVD_TAG;
+	h.async_event = 2;
+	h.async_param[1] = (uint16_t)*(unsigned *)ft->user;
+	ft_rsp_sn(ft, &h, 1);
+	if (ft_send(ft, &h, NULL, 0, NULL, 0) || ft_accept(ft) || ft_login(ft) ||
+	    recv_read(ft, &itt) || send_read_answer(ft, itt, 9))
+		return;
+	ft_logout(ft);
+}
+
+/* Time2Wait 1 s: the login after the drop waits it, the READ is resent
+ * then; 3600 s: it waits OSD_ISCSI_TIME2WAIT_MAX_MS only. */
+START_TEST(async_drop_time2wait)
+{
+	unsigned secs = _i ? 3600 : 1, want_ms = _i ? OSD_ISCSI_TIME2WAIT_MAX_MS : 1000;
+	struct ft *ft = ft_new();
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	uint8_t want[RD_LEN];
+	uint64_t start, ms;
+
+	ck_assert_ptr_nonnull(c);
+	o.connect_timeout_ms = 2000;
+	ft->user = &secs;
+	ft_start(ft, script_time2wait);
+	open_tp(ft, &tp, &o);
+	read_init(c);
+	start = now_ms();
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	run_until_done(&tp, c);
+	ms = now_ms() - start;
+	ck_assert_int_eq(c->dr.called, 1);
+	ck_assert_int_eq(c->dr.err, 0);
+	fill(want, sizeof(want), 9);
+	ck_assert_mem_eq(c->in, want, RD_LEN);
+	ck_assert_uint_ge(ms, want_ms);
+	ck_assert_uint_lt(ms, want_ms + 1500);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_int_eq(ft->logins, 2);
+	free(c);
+	free(ft);
+}
+END_TEST
+
 /* ---- the CmdSN window (RFC 7143 §4.2.2.1) ---- */
 
 enum window_mode {
@@ -1374,6 +1435,7 @@ static Suite *suite(void)
 			    (int)(sizeof(reject_cases) / sizeof(reject_cases[0])));
 	tcase_add_loop_test(tc, async_events, 0, (int)(sizeof(async_cases) / sizeof(async_cases[0])));
 	tcase_add_loop_test(tc, cmdsn_window, 0, 3);
+	tcase_add_loop_test(tc, async_drop_time2wait, 0, 2);
 	tcase_add_test(tc, statsn_small_jumps);
 	suite_add_tcase(s, tc);
 	return s;
