@@ -51,6 +51,8 @@ enum mode {
 	M_ASYNC_SCSI,       /* Async SCSI event (unit attention), then plain answers */
 	M_MAXCMDSN_BELOW,   /* MaxCmdSN < ExpCmdSN - 1 in every answer (ignored) */
 	M_ATTR_LIST_HUGE,   /* GET ATTRIBUTES answered GOOD, list length 0xFFFFFFF0 */
+	M_ASYNC_NEGOTIATE,  /* Async negotiation request, then plain answers */
+	M_WINDOW_CLOSED,    /* every answer closes the CmdSN window, a NOP-In opens it */
 };
 
 struct tool_case {
@@ -79,6 +81,8 @@ static const struct tool_case cases[] = {
 	{ "async_scsi_event", M_ASYNC_SCSI, "info", "ILLEGAL REQUEST" },
 	{ "maxcmdsn_below_window", M_MAXCMDSN_BELOW, "info", "ILLEGAL REQUEST" },
 	{ "attr_list_len_huge", M_ATTR_LIST_HUGE, "info", "list length" },
+	{ "async_negotiate_request", M_ASYNC_NEGOTIATE, "info", "ILLEGAL REQUEST" },
+	{ "cmdsn_window_closed", M_WINDOW_CLOSED, "info", "ILLEGAL REQUEST" },
 };
 
 struct serve {
@@ -119,7 +123,17 @@ static int answer_plain(struct ft *ft, uint32_t itt)
 	ft_rsp_sn(ft, &h, 1);
 	if (((struct serve *)ft->user)->mode == M_MAXCMDSN_BELOW)
 		h.max_cmd_sn = h.exp_cmd_sn - 7;
-	return ft_send(ft, &h, NULL, 0, sense, sizeof(sense));
+	if (((struct serve *)ft->user)->mode != M_WINDOW_CLOSED)
+		return ft_send(ft, &h, NULL, 0, sense, sizeof(sense));
+	/* MaxCmdSN = ExpCmdSN - 1 (RFC 7143 §4.2.2.1), then a NOP-In opens it */
+	ft->maxcmdsn = ft->expcmdsn - 1;
+	h.max_cmd_sn = ft->maxcmdsn;
+	if (ft_send(ft, &h, NULL, 0, sense, sizeof(sense)))
+		return -1;
+	ft->maxcmdsn = ft->expcmdsn;
+	rsp_init(&h, OSD_ISCSI_OP_NOP_IN, OSD_ISCSI_RSVD_TAG);
+	ft_rsp_sn(ft, &h, 0);
+	return ft_send(ft, &h, NULL, 0, NULL, 0);
 }
 
 static int send_async(struct ft *ft, uint8_t event)
@@ -290,7 +304,8 @@ static int answer_cmd(struct ft *ft, struct serve *sv, const struct osd__iscsi_b
 		ft_rsp_sn(ft, &h, 1);
 		return ft_send(ft, &h, NULL, 0, ft->buf, OSD_ISCSI_BHS_LEN);
 	case M_ASYNC_LOGOUT:
-		if (!sv->async_sent++ && send_async(ft, 1))
+	case M_ASYNC_NEGOTIATE:
+		if (!sv->async_sent++ && send_async(ft, sv->mode == M_ASYNC_LOGOUT ? 1 : 4))
 			return -1;
 		break;
 	case M_ASYNC_SCSI:
@@ -332,7 +347,8 @@ static void serve_conn(struct ft *ft, struct serve *sv)
 		case OSD_ISCSI_OP_SCSI_CMD:
 			if (!q->immediate)
 				ft->expcmdsn = q->cmd_sn + 1;
-			ft->maxcmdsn = ft->expcmdsn + 31;
+			/* M_WINDOW_CLOSED: one command at a time (login: window 1) */
+			ft->maxcmdsn = ft->expcmdsn + (sv->mode == M_WINDOW_CLOSED ? 0 : 31);
 			/* the token (not read by older initiators) is no case's target */
 			rc = ft_answer_token(ft);
 			if (rc < 0 || (rc == 0 && answer_cmd(ft, sv, q)))
@@ -554,6 +570,8 @@ static void play(const struct tool_case *tc, struct run *r, int *conns)
 	ck_assert_ptr_nonnull(ft);
 	ft->user = &sv;
 	ft->token_by_script = 1;
+	if (tc->mode == M_WINDOW_CLOSED)
+		ft->window = 1;
 	ft_start(ft, script_serve);
 	ck_assert_msg(ft->fail[0] == 0, "%s", ft->fail);
 	run_tool(ft->port, tc->cmd, r);
