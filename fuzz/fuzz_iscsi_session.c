@@ -79,6 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	o.reconnect_attempts = 0;
 	o.nop_interval_ms = 0;
+	o.failover_ms = 60; /* bounds the waits before a login (Time2Wait, backoff) */
 	if (osd__iscsi_sess_new(&s, &url, &o, 0))
 		return 0;
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {

@@ -287,6 +287,8 @@ static void consume(struct osd__iscsi_sess *s, size_t n)
 		for (int i = 0; i < 3; i++) {
 			size_t l = p->iov[i].iov_len < n ? p->iov[i].iov_len : n;
 
+			if (!l)
+				continue; /* an absent segment's base is NULL: no arithmetic on it */
 			p->iov[i].iov_base = (uint8_t *)p->iov[i].iov_base + l;
 			p->iov[i].iov_len -= l;
 			n -= l;
