@@ -174,6 +174,13 @@ int osd__iscsi_cmd_send(struct osd__iscsi_sess *s, struct osd__iscsi_task *t)
 	return rc;
 }
 
+/* GOOD, CONDITION MET, INTERMEDIATE, INTERMEDIATE-CONDITION MET (SAM-5
+ * status codes): the statuses without an exception. */
+static int status_in_data_in_ok(uint8_t status)
+{
+	return status == 0x00 || status == 0x04 || status == 0x10 || status == 0x14;
+}
+
 /* Places one Data-In segment; with S the command is over. Returns 1 when
  * the task completed, 0 when more is expected, -EPROTO for a segment
  * outside the buffer (osd__iscsi_proto_error() told which task). A cancelled task (no xfer) keeps nothing. */
@@ -186,6 +193,15 @@ int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 
 	if (!x)
 		return p->bhs.flags & OSD_ISCSI_F_STATUS ? 1 : 0;
+	/* Status in a Data-In only for a command that ended without an
+	 * exception (RFC 7143 §11.7.1): a CHECK CONDITION would come without
+	 * its sense, which only a SCSI Response carries. */
+	if ((p->bhs.flags & OSD_ISCSI_F_STATUS) && !status_in_data_in_ok(p->bhs.status)) {
+		osd__iscsi_set_error(s, "Data-In carrying status 0x%02x (task 0x%x)",
+				     p->bhs.status, (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 0);
+		return -EPROTO;
+	}
 	if (!x->in_len && len) {
 		/* makes no sense for this command at all (RFC 7143 §11.7) */
 		osd__iscsi_set_error(s, "Data-In for a command without data-in (task 0x%x)",

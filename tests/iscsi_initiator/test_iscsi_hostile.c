@@ -656,6 +656,7 @@ enum proto_mode {
 	PM_DATA_IN_DUP,      /* the first Data-In twice */
 	PM_DATA_IN_SKIP,     /* the second half of the data, DataSN 0 */
 	PM_R2T_SN,           /* an R2T for a WRITE with R2TSN 5 instead of 0 */
+	PM_DATA_IN_CHECK,    /* the final Data-In with status CHECK CONDITION */
 };
 
 #define STATSN_JUMP 0x100000u
@@ -762,6 +763,12 @@ static void script_proto(struct ft *ft)
 			if (r->mode == PM_DATA_IN_SKIP)
 				h.offset = RD_LEN / 2;
 			break;
+		case PM_DATA_IN_CHECK:
+			h.opcode = OSD_ISCSI_OP_DATA_IN;
+			h.flags |= OSD_ISCSI_F_STATUS;
+			h.status = 0x02;
+			ft_rsp_sn(ft, &h, 1);
+			break;
 		case PM_R2T_SN:
 			h.opcode = OSD_ISCSI_OP_R2T;
 			h.ttt = 0x78;
@@ -830,6 +837,8 @@ START_TEST(proto_error_bounded)
 		  "Data-In at offset 32, expected 0 (task 0x%x)" },
 		{ PM_R2T_SN, OSD_ISCSI_PROTO_RESENDS + 1,
 		  "R2T with R2TSN 5, expected 0 (task 0x%x)" },
+		{ PM_DATA_IN_CHECK, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "Data-In carrying status 0x02 (task 0x%x)" },
 	};
 	struct ft *ft = ft_new();
 	struct proto_rec r = { .mode = cases[_i].mode, .good = 1 };
@@ -1429,7 +1438,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, ping_answers_bounded);
 	tcase_add_test(tc, r2t_flood_bounded);
 	tcase_add_loop_test(tc, login_never_transits, 0, 2);
-	tcase_add_loop_test(tc, proto_error_bounded, 0, 11);
+	tcase_add_loop_test(tc, proto_error_bounded, 0, 12);
 	tcase_add_test(tc, proto_login_backoff);
 	tcase_add_loop_test(tc, reject_fails_command, 0,
 			    (int)(sizeof(reject_cases) / sizeof(reject_cases[0])));
