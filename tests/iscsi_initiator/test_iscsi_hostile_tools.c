@@ -53,6 +53,7 @@ enum mode {
 	M_ATTR_LIST_HUGE,   /* GET ATTRIBUTES answered GOOD, list length 0xFFFFFFF0 */
 	M_ASYNC_NEGOTIATE,  /* Async negotiation request, then plain answers */
 	M_WINDOW_CLOSED,    /* every answer closes the CmdSN window, a NOP-In opens it */
+	M_DATA_IN_CHECK,    /* reads answered by a Data-In carrying CHECK CONDITION */
 };
 
 struct tool_case {
@@ -83,6 +84,7 @@ static const struct tool_case cases[] = {
 	{ "attr_list_len_huge", M_ATTR_LIST_HUGE, "info", "list length" },
 	{ "async_negotiate_request", M_ASYNC_NEGOTIATE, "info", "ILLEGAL REQUEST" },
 	{ "cmdsn_window_closed", M_WINDOW_CLOSED, "info", "ILLEGAL REQUEST" },
+	{ "data_in_check_condition", M_DATA_IN_CHECK, "info", "Data-In carrying status 0x02" },
 };
 
 struct serve {
@@ -279,6 +281,13 @@ static int answer_cmd(struct ft *ft, struct serve *sv, const struct osd__iscsi_b
 		h.flags = 0;
 		ft_rsp_sn(ft, &h, 0);
 		return ft_send(ft, &h, NULL, 0, d, edtl / 2) || ft_send(ft, &h, NULL, 0, d, edtl / 2);
+	case M_DATA_IN_CHECK:
+		if (!rd)
+			break;
+		h.flags |= OSD_ISCSI_F_STATUS;
+		h.status = 0x02;
+		ft_rsp_sn(ft, &h, 1);
+		return ft_send(ft, &h, NULL, 0, d, edtl < 16 ? edtl : 16);
 	case M_STATSN_JUMP:
 		ft->statsn += 0x100000;
 		break;
