@@ -471,10 +471,10 @@ static void *watchdog_main(void *arg)
  */
 static int spawn_main(char **argv)
 {
-	int fd = atoi(argv[2]), st, killed = 0, got;
+	int fd = atoi(argv[2]), st = 0, killed = 0, got;
 	unsigned ms = (unsigned)strtoul(argv[3], NULL, 10);
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	struct rusage ru;
+	struct rusage ru = { 0 };
 	sigset_t chld;
 	pid_t pid;
 
