@@ -83,8 +83,8 @@ int tc_target_is_url(const char *target);
 
 /*
  * The iSCSI transport's last error for a failure @p rc that it may explain
- * (-EPROTO, -EIO, -ENOTCONN, -ENOBUFS, -ETIMEDOUT, and -ENODEV from an open
- * whose probes the target refused) as " (iSCSI: TEXT)" in
+ * (-EPROTO, -EIO, -ENOTCONN, -ENOBUFS, and -ENODEV from an open whose
+ * probes the target refused) as " (iSCSI: TEXT)" in
  * @p buf, else "" (remote.c).
  */
 void tc__iscsi_cause(const struct osd_transport *tp, int rc, char *buf, size_t len);
