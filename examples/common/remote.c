@@ -60,6 +60,23 @@ int tc__iscsi_option(struct tc_device_opts *o, const char *name, const char *val
 	return 1;
 }
 
+/* The comment of tc__iscsi_cause() is in toolcommon.h. */
+void tc__iscsi_cause(const struct osd_transport *tp, int rc, char *buf, size_t len)
+{
+	char text[256];
+	struct osd_transport t;
+
+	buf[0] = 0;
+	/* not -ETIMEDOUT: the request's own timeout, the last transport error
+	 * may be an older one the session recovered from */
+	if (!tp || !tp->ops || (rc != -EPROTO && rc != -EIO && rc != -ENOTCONN && rc != -ENOBUFS &&
+				rc != -ENODEV))
+		return;
+	t = *tp;
+	if (osd_iscsi_transport_error(&t, text, sizeof(text)) > 0)
+		snprintf(buf, len, " (iSCSI: %s)", text);
+}
+
 int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
 			   struct osd_open_options *dopt)
 {

@@ -110,6 +110,7 @@ int tc_device_fail(const struct tc_device *d, int rc, const char *what)
 {
 	const char *detail = d && d->dev ? osd_dev_error(d->dev) : "";
 	unsigned root = d ? osd_keyring_root_state(d->kr) : 0;
+	char cause[300];
 
 	if (root & OSD_KEYRING_ROOT_REFUSED) {
 		if (tc_device_has_key(d))
@@ -127,9 +128,10 @@ int tc_device_fail(const struct tc_device *d, int rc, const char *what)
 	}
 	if (rc == -EACCES)
 		return refused(d, what, detail);
+	tc__iscsi_cause(d ? &d->tp : NULL, rc, cause, sizeof(cause));
 	if (*detail)
-		tc_err("%s: %s", what, detail);
+		tc_err("%s: %s%s", what, detail, cause);
 	else
-		tc_err_rc(rc, "%s", what);
+		tc_err("%s: %s%s", what, strerror(rc < 0 ? -rc : rc), cause);
 	return TC_EXIT_FAILED;
 }

@@ -100,6 +100,14 @@ int tc_device_option(struct tc_device_opts *o, const char *name, const char *val
 /* Whether @p target names an iSCSI URL rather than a directory. */
 int tc_target_is_url(const char *target);
 
+/*
+ * The iSCSI transport's last error for a failure @p rc that it may explain
+ * (-EPROTO, -EIO, -ENOTCONN, -ENOBUFS, and -ENODEV from an open whose
+ * probes the target refused) as " (iSCSI: TEXT)" in
+ * @p buf, else "" (remote.c).
+ */
+void tc__iscsi_cause(const struct osd_transport *tp, int rc, char *buf, size_t len);
+
 /* Applies an iSCSI option (remote.c); same contract as tc_device_option(). */
 int tc__iscsi_option(struct tc_device_opts *o, const char *name, const char *value);
 

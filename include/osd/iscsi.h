@@ -178,6 +178,20 @@ enum osd_iscsi_tmf {
 OSD_EXTERN int osd_iscsi_task_mgmt(struct osd_transport *tp, enum osd_iscsi_tmf fn,
 				   struct osd_xfer *xfer, unsigned timeout_ms);
 
+/**
+ * Why the transport last dropped its connection or failed a command, as
+ * text: a protocol error names the PDU, field and task ("R2T for a READ
+ * (task 0x3)", "NOP-In flood: 129 in 4 ms"), a Reject its reason. Commands
+ * fail with a bare errno (-EPROTO, -EIO, -ENOBUFS...); this says which
+ * rule the target broke. The text stays until the next error replaces it.
+ * @param tp  a transport made by osd_iscsi_transport_new()
+ * @param buf receives the text, NUL-terminated, truncated to @p len
+ * @param len size of @p buf
+ * @return the length of the whole text (0: no error so far), or -EINVAL
+ *         when @p tp is not an iSCSI transport or @p buf is NULL.
+ */
+OSD_EXTERN int osd_iscsi_transport_error(struct osd_transport *tp, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

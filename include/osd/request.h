@@ -93,14 +93,19 @@ struct osd_dev_options {
 					      another); 0 = no limit */
 	osd_cred_source_fn cred_source;  /**< NULL: only NOSEC or credentials added by hand */
 	void *cred_payload;              /**< passed to @ref cred_source */
+	char *error;                     /**< version 2: if not NULL, receives why an open
+					      failed (osd_dev_error() needs a device) */
+	size_t error_size;               /**< version 2: size of @ref error */
 };
 
-#define OSD_DEV_OPTIONS_VERSION 1 /**< current struct osd_dev_options version */
+/** Current struct osd_dev_options version (1: without error and error_size;
+ *  still accepted). */
+#define OSD_DEV_OPTIONS_VERSION 2
 /** Defaults: auto-detect, NOSEC, 30 s per command, 5 min for FORMAT, refresh 60 s
  *  early, at most 65536 cached credentials. */
 #define OSD_DEV_OPTIONS_INIT \
 	{ OSD_DEV_OPTIONS_VERSION, OSD_VERSION_AUTO, OSD_SEC_NOSEC, 30000, 300000, 60000, \
-	  65536, NULL, NULL }
+	  65536, NULL, NULL, NULL, 0 }
 
 /**
  * Open a device on a transport. With OSD_VERSION_AUTO a SCSI INQUIRY is sent,

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <osd/iscsi.h>
 #include <osd/keyring.h>
 #include "keys.h"
 #include "request/private.h"
@@ -48,15 +49,18 @@ static int probe_identity(struct osd_transport *tp, const struct osd_open_option
 	struct osd_dev_options dopt = OSD_DEV_OPTIONS_INIT;
 	struct osd_transport_ops borrowed = *tp->ops;
 	struct osd_transport probe = { &borrowed, tp->impl };
+	char why[OSD__ERR_LEN] = "";
 	osd_dev *dev;
 	int rc;
 
 	borrowed.destroy = NULL;
 	dopt.osd_version = o->osd_version;
+	dopt.error = why;
+	dopt.error_size = sizeof(why);
 	rc = osd_dev_open(&dev, &probe, &dopt);
 	if (rc < 0) {
 		osd__keys_error(o->error, o->error_size, "cannot open the OSD device: %s",
-				strerror(-rc));
+				*why ? why : strerror(-rc));
 		return rc;
 	}
 	/* right after the open the message is what version detection found out */
@@ -196,6 +200,28 @@ static int connect_url(struct osd_transport *tp, const char *url,
 	return rc;
 }
 
+/*
+ * After a failed open over iSCSI the session's last error (a named protocol
+ * error such as "R2T for a READ") says more than the errno: append it to the
+ * caller's message. Not for -ETIMEDOUT, the request's own timeout: the last
+ * transport error may then be an older one the session recovered from.
+ */
+static void add_transport_cause(struct osd_transport *tp, int rc,
+				const struct osd_open_options *o)
+{
+	char text[256];
+	size_t n;
+
+	if (!o->error || !o->error_size || (rc != -EPROTO && rc != -EIO && rc != -ENOTCONN &&
+					    rc != -ENOBUFS && rc != -ENODEV))
+		return;
+	if (osd_iscsi_transport_error(tp, text, sizeof(text)) <= 0)
+		return;
+	n = strnlen(o->error, o->error_size);
+	if (n + 1 < o->error_size)
+		snprintf(o->error + n, o->error_size - n, " (iSCSI: %s)", text);
+}
+
 int osd_dev_open_url(osd_dev **out, const char *url, const struct osd_open_options *opts)
 {
 	static const struct osd_open_options defaults = OSD_OPEN_OPTIONS_INIT;
@@ -211,8 +237,10 @@ int osd_dev_open_url(osd_dev **out, const char *url, const struct osd_open_optio
 	if (rc < 0)
 		return rc;
 	rc = osd_dev_open_keyed(out, &tp, o);
-	if (rc < 0)
+	if (rc < 0) {
+		add_transport_cause(&tp, rc, o);
 		tp.ops->destroy(tp.impl);
+	}
 	return rc;
 }
 

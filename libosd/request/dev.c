@@ -81,7 +81,7 @@ static void raw_done(struct osd_xfer *x, int err)
 static int inquiry_version(osd_dev *dev)
 {
 	struct raw_xchg *r = calloc(1, sizeof(*r));
-	uint64_t waited = 0;
+	uint64_t end = osd__mono_ms() + dev->opts.timeout_ms;
 	int rc, v = 0;
 
 	if (!r)
@@ -104,10 +104,9 @@ static int inquiry_version(osd_dev *dev)
 		return rc;
 	}
 	pthread_mutex_lock(&dev->lock);
-	while (!r->done && (dev->opts.timeout_ms == 0 || waited < dev->opts.timeout_ms)) {
+	/* by the clock: each PDU the target sends (a ping...) ends a step early */
+	while (!r->done && (dev->opts.timeout_ms == 0 || osd__mono_ms() < end))
 		osd__dev_wait_step(dev, 100);
-		waited += 100;
-	}
 	if (!r->done) {
 		/* Take it back from the transport (never sent again); a transport
 		 * that cannot do that frees it when it completes. */
@@ -125,6 +124,9 @@ static int inquiry_version(osd_dev *dev)
 	}
 	pthread_mutex_unlock(&dev->lock);
 	rc = r->err;
+	/* an answer that broke the protocol, or no connection: decisive */
+	if (rc == -EPROTO || rc == -ENOTCONN || rc == -ENOBUFS)
+		v = rc;
 	if (rc == 0 && r->x.status == OSD_STATUS_GOOD && r->x.in_xferred >= INQUIRY_VD_FIRST) {
 		int v1 = 0, v2 = 0;
 
@@ -195,7 +197,10 @@ static int probe_version(osd_dev *dev, enum osd_version version, struct osd_sens
 		osd_req_free(req); /* never sent: credential or transport refusal */
 		return rc;
 	}
-	if (rc == -ETIMEDOUT) {
+	/* No answer, or one that broke the protocol (the transport's error
+	 * says how), or no connection left: the other version would fare no
+	 * better. A Reject (-EIO) may refuse just this CDB's length. */
+	if (rc == -ETIMEDOUT || rc == -EPROTO || rc == -ENOTCONN || rc == -ENOBUFS) {
 		osd_req_free(req);
 		return rc;
 	}
@@ -222,6 +227,7 @@ static int probe_version(osd_dev *dev, enum osd_version version, struct osd_sens
 
 static int detect_version(osd_dev *dev)
 {
+	struct osd_sense why2 = { 0 };
 	int v = inquiry_version(dev), rc;
 
 	if (v == -ENODEV) {
@@ -230,6 +236,10 @@ static int detect_version(osd_dev *dev)
 	}
 	if (v == -ETIMEDOUT) {
 		osd__dev_set_error(dev, "no answer to INQUIRY");
+		return v;
+	}
+	if (v < 0) {
+		osd__dev_set_error(dev, "INQUIRY: %s", strerror(-v));
 		return v;
 	}
 	if (v == OSD_V1 || v == OSD_V2) {
@@ -252,11 +262,16 @@ static int detect_version(osd_dev *dev)
 		dev->version = (enum osd_version)v;
 		return 0;
 	}
-	rc = probe_version(dev, OSD_V2, NULL);
+	rc = probe_version(dev, OSD_V2, &why2);
 	if (rc == 0)
 		rc = probe_version(dev, OSD_V1, NULL);
 	if (rc == 0) {
-		osd__dev_set_error(dev, "the target answered neither an OSD-2 nor an OSD-1 GET ATTRIBUTES");
+		char sense[160] = "no sense data";
+
+		if (why2.key)
+			osd_sense_describe(&why2, sense, sizeof(sense));
+		osd__dev_set_error(dev, "the target answered neither an OSD-2 nor an OSD-1 "
+				   "GET ATTRIBUTES (OSD-2: %s)", sense);
 		return -ENODEV;
 	}
 	if (rc < 0)
@@ -299,7 +314,7 @@ int osd_dev_open(osd_dev **out, struct osd_transport *tp, const struct osd_dev_o
 	*out = NULL;
 	if (!opts)
 		opts = &dflt;
-	if (opts->version != OSD_DEV_OPTIONS_VERSION ||
+	if (opts->version < 1 || opts->version > OSD_DEV_OPTIONS_VERSION ||
 	    (opts->osd_version != OSD_VERSION_AUTO && opts->osd_version != OSD_VERSION_1 &&
 	     opts->osd_version != OSD_VERSION_2) ||
 	    (unsigned)opts->security > OSD_SEC_ALLDATA ||
@@ -318,6 +333,8 @@ int osd_dev_open(osd_dev **out, struct osd_transport *tp, const struct osd_dev_o
 	if (opts->osd_version == OSD_VERSION_AUTO) {
 		rc = detect_version(dev);
 		if (rc) {
+			if (opts->version >= 2 && opts->error && opts->error_size)
+				snprintf(opts->error, opts->error_size, "%s", dev->err);
 			/* the caller keeps the transport */
 			osd__cred_cache_destroy(&dev->cache);
 			pthread_cond_destroy(&dev->cond);

@@ -200,6 +200,8 @@ int osd__req_wait(osd_req *req, unsigned timeout_ms);
 /* With dev->lock held: make progress for up to @p slice_ms (poll + service
  * the transport, or sleep on the completion condition). */
 void osd__dev_wait_step(osd_dev *dev, unsigned slice_ms);
+/* CLOCK_MONOTONIC in milliseconds (req_exec.c). */
+uint64_t osd__mono_ms(void);
 void osd__req_destroy(osd_req *req);
 int osd__errmsg(osd_req *req, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -311,7 +311,7 @@ int osd_req_submit(osd_req *req, osd_req_cb cb, void *private_data)
 	return osd__req_submit(req, cb, private_data);
 }
 
-static uint64_t mono_ms(void)
+uint64_t osd__mono_ms(void)
 {
 	struct timespec ts;
 
@@ -407,7 +407,7 @@ void osd__dev_wait_step(osd_dev *dev, unsigned slice_ms)
 int osd__req_wait(osd_req *req, unsigned timeout_ms)
 {
 	osd_dev *dev = req->dev;
-	uint64_t end = timeout_ms ? mono_ms() + timeout_ms : 0;
+	uint64_t end = timeout_ms ? osd__mono_ms() + timeout_ms : 0;
 	int rc = 0;
 
 	pthread_mutex_lock(&dev->lock);
@@ -415,7 +415,7 @@ int osd__req_wait(osd_req *req, unsigned timeout_ms)
 		unsigned slice = WAIT_SLICE_MS;
 
 		if (end) {
-			uint64_t now = mono_ms();
+			uint64_t now = osd__mono_ms();
 
 			if (now >= end) {
 				rc = -ETIMEDOUT;

@@ -323,3 +323,18 @@ int osd_iscsi_task_mgmt(struct osd_transport *tp, enum osd_iscsi_tmf fn, struct 
 	osd__iscsi_run_completions(s);
 	return rc;
 }
+
+int osd_iscsi_transport_error(struct osd_transport *tp, char *buf, size_t len)
+{
+	struct osd__iscsi_sess *s;
+	size_t n;
+
+	if (!tp || tp->ops != &osd__iscsi_ops || !tp->impl || !buf || !len)
+		return -EINVAL;
+	s = tp->impl;
+	pthread_mutex_lock(&s->lock);
+	n = strlen(s->err);
+	snprintf(buf, len, "%s", s->err);
+	pthread_mutex_unlock(&s->lock);
+	return (int)n;
+}

@@ -175,6 +175,13 @@ int osd__iscsi_cmd_send(struct osd__iscsi_sess *s, struct osd__iscsi_task *t)
 	return rc;
 }
 
+/* GOOD, CONDITION MET, INTERMEDIATE, INTERMEDIATE-CONDITION MET (SAM-5
+ * status codes): the statuses without an exception. */
+static int status_in_data_in_ok(uint8_t status)
+{
+	return status == 0x00 || status == 0x04 || status == 0x10 || status == 0x14;
+}
+
 /* Places one Data-In segment; with S the command is over. Returns 1 when
  * the task completed, 0 when more is expected, -EPROTO for a segment
  * outside the buffer (osd__iscsi_proto_error() told which task). A cancelled task (no xfer) keeps nothing. */
@@ -187,11 +194,31 @@ int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 
 	if (!x)
 		return p->bhs.flags & OSD_ISCSI_F_STATUS ? 1 : 0;
+	/* Status in a Data-In only for a command that ended without an
+	 * exception (RFC 7143 §11.7.1): a CHECK CONDITION would come without
+	 * its sense, which only a SCSI Response carries. */
+	if ((p->bhs.flags & OSD_ISCSI_F_STATUS) && !status_in_data_in_ok(p->bhs.status)) {
+		osd__iscsi_set_error(s, "Data-In carrying status 0x%02x (task 0x%x)",
+				     p->bhs.status, (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 0);
+		return -EPROTO;
+	}
 	if (!x->in_len && len) {
 		/* makes no sense for this command at all (RFC 7143 §11.7) */
 		osd__iscsi_set_error(s, "Data-In for a command without data-in (task 0x%x)",
 				     (unsigned)t->itt);
 		osd__iscsi_proto_error(s, t->itt, 1);
+		return -EPROTO;
+	}
+	/* DataPDUInOrder and DataSequenceInOrder are Yes (we offer Yes, the
+	 * result is the OR, RFC 7143 §13.19, §13.20): each Data-In starts
+	 * where the last ended, numbered from DataSN 0 (§11.7.4). Another is
+	 * a PDU lost, repeated or made up (§7.9); counting a repeat twice
+	 * would claim bytes never received. */
+	if (!osd__iscsi_task_sn_ok(t, p->bhs.data_sn, t->in_pdus)) {
+		osd__iscsi_set_error(s, "Data-In with DataSN %u, expected %u (task 0x%x)",
+				     (unsigned)p->bhs.data_sn, (unsigned)t->in_pdus, (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 0);
 		return -EPROTO;
 	}
 	if (off > x->in_len || len > x->in_len - off) {
@@ -200,6 +227,13 @@ int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 		osd__iscsi_proto_error(s, t->itt, 0);
 		return -EPROTO;
 	}
+	if (off != t->in_got) {
+		osd__iscsi_set_error(s, "Data-In at offset %zu, expected %zu (task 0x%x)", off,
+				     t->in_got, (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 0);
+		return -EPROTO;
+	}
+	t->in_pdus++;
 	t->in_got += len;
 	if (!src) /* placed by the receive path already */
 		len = 0;
@@ -223,14 +257,30 @@ int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 	return 1;
 }
 
+int osd__iscsi_task_sn_ok(const struct osd__iscsi_task *t, uint32_t sn, uint32_t own)
+{
+	return sn == own || sn == t->in_pdus + t->r2ts;
+}
+
 /* Fills the xfer from a SCSI Response: status and sense (nothing for a
- * cancelled task). */
-void osd__iscsi_scsi_rsp(struct osd__iscsi_task *t, const struct osd__iscsi_pdu *p)
+ * cancelled task). Its ExpDataSN counts the Data-In (and R2T) PDUs the
+ * target sent (RFC 7143 §11.4.8); more than we received means Data-In
+ * lost, or still to come after the status (§7.9): -EPROTO, the connection
+ * drops, instead of completing with data missing. */
+int osd__iscsi_scsi_rsp(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
+			const struct osd__iscsi_pdu *p)
 {
 	struct osd_xfer *x = t->xfer;
 
 	if (!x)
-		return;
+		return 0;
+	if (!osd__iscsi_task_sn_ok(t, p->bhs.data_sn, t->in_pdus)) {
+		osd__iscsi_set_error(s, "SCSI Response after %u of %u Data-In PDUs (task 0x%x)",
+				     (unsigned)t->in_pdus, (unsigned)p->bhs.data_sn,
+				     (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 0);
+		return -EPROTO;
+	}
 	x->status = p->bhs.status;
 	x->sense_len = 0;
 	if (p->data_len >= 2) {
@@ -240,4 +290,5 @@ void osd__iscsi_scsi_rsp(struct osd__iscsi_task *t, const struct osd__iscsi_pdu 
 		memcpy(x->sense, p->data + 2, sl);
 		x->sense_len = (uint8_t)sl;
 	}
+	return 0;
 }

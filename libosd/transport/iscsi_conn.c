@@ -287,6 +287,8 @@ static void consume(struct osd__iscsi_sess *s, size_t n)
 		for (int i = 0; i < 3; i++) {
 			size_t l = p->iov[i].iov_len < n ? p->iov[i].iov_len : n;
 
+			if (!l)
+				continue; /* an absent segment's base is NULL: no arithmetic on it */
 			p->iov[i].iov_base = (uint8_t *)p->iov[i].iov_base + l;
 			p->iov[i].iov_len -= l;
 			n -= l;
@@ -431,8 +433,10 @@ static void rx_maybe_direct(struct osd__iscsi_sess *s, size_t head)
 		return;
 	t = osd__iscsi_find_task(s, h->itt);
 	if (!t || (t->xfer && (h->offset > t->xfer->in_len ||
-			       h->data_len > t->xfer->in_len - h->offset)))
-		return; /* the normal path reports it */
+			       h->data_len > t->xfer->in_len - h->offset ||
+			       h->offset != t->in_got ||
+			       !osd__iscsi_task_sn_ok(t, h->data_sn, t->in_pdus))))
+		return; /* the normal path reports it, before placing anything */
 	s->rx.direct = t;
 	s->rx.d_done = 0;
 	s->rx.tail_have = 0;

@@ -64,6 +64,24 @@ struct osd__iscsi_opdu {
 #define OSD_ISCSI_PROTO_BACKOFF_MIN_MS 100
 #define OSD_ISCSI_PROTO_BACKOFF_MAX_MS 2000
 
+/* A status whose StatSN is further than this from ExpStatSN, either way,
+ * is a protocol error (RFC 7143 §4.2.2.2: statuses lost, or a target that
+ * lost count); within it a later StatSN is taken, an earlier ignored. */
+#define OSD_ISCSI_STATSN_SLACK 1024
+
+/* AsyncEvent codes (RFC 7143 §11.9.1). */
+enum {
+	OSD_ISCSI_ASYNC_SCSI = 0,        /* SCSI asynchronous event, sense in the segment */
+	OSD_ISCSI_ASYNC_LOGOUT = 1,      /* target requests a logout */
+	OSD_ISCSI_ASYNC_DROP_CONN = 2,   /* target will drop this connection */
+	OSD_ISCSI_ASYNC_DROP_SESS = 3,   /* ... all connections of the session */
+	OSD_ISCSI_ASYNC_NEGOTIATE = 4,   /* target requests parameter negotiation */
+};
+
+/* The longest Time2Wait of an Async Message announcing a drop that the
+ * login after it honours (the target may ask up to 3600 s, §13.15). */
+#define OSD_ISCSI_TIME2WAIT_MAX_MS 2000
+
 /* Longest security token kept (its length is the target's choice). */
 #define OSD_ISCSI_TOKEN_MAX 64
 
@@ -103,6 +121,8 @@ struct osd__iscsi_task {
 	int aborted;                      /* a TMF ended it */
 	int idempotent;                   /* OSD_ISCSI_RESEND_*: after a reconnect */
 	unsigned proto_errs;              /* connections dropped under it for protocol errors */
+	uint32_t in_pdus;                 /* Data-In PDUs received (DataSN expected next) */
+	uint32_t r2ts;                    /* R2Ts received (R2TSN expected next) */
 };
 
 /* Receive framing: one PDU is collected in buf (with what was read ahead
@@ -152,6 +172,12 @@ struct osd__iscsi_sess {
 	uint64_t nop_answers_dropped;     /* answers not queued for that limit */
 	uint64_t unsol_start_ms;          /* window of unsolicited PDUs */
 	unsigned unsol_count, unsol_nop;
+	uint64_t time2wait_until;         /* no login before (Async drop's Time2Wait), 0: none */
+	uint64_t async_events;            /* Async Messages received */
+	uint64_t async_ignored;           /* of them with a reserved or vendor event */
+	uint64_t async_bad;               /* SCSI async events with a sense past the segment */
+	uint8_t async_sense[252];         /* sense of the last SCSI async event */
+	size_t async_sense_len;
 	size_t login_rsp_bytes;           /* Login Responses of this login (OSD_ISCSI_LOGIN_BUDGET) */
 	/* the connection drops for a protocol error (osd__iscsi_proto_error) */
 	int proto_fault, proto_fatal;
@@ -226,7 +252,12 @@ int osd__iscsi_data_out(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, ui
 			size_t off, size_t len);
 int osd__iscsi_data_in(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
 		       const struct osd__iscsi_pdu *p);
-void osd__iscsi_scsi_rsp(struct osd__iscsi_task *t, const struct osd__iscsi_pdu *p);
+int osd__iscsi_scsi_rsp(struct osd__iscsi_sess *s, struct osd__iscsi_task *t,
+			const struct osd__iscsi_pdu *p);
+/* Whether @p sn is the next DataSN/R2TSN/ExpDataSN of @p t, @p own being
+ * the count of its own kind so far (RFC 7143 §11.7.4, §11.8.5, §11.4.8:
+ * Data-In and R2T numbered apart, or as one sequence). */
+int osd__iscsi_task_sn_ok(const struct osd__iscsi_task *t, uint32_t sn, uint32_t own);
 
 /* iscsi_session.c: session state, dispatch, reconnect, transport ops */
 extern const struct osd_transport_ops osd__iscsi_ops;

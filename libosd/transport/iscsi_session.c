@@ -179,6 +179,8 @@ static int start_pending(struct osd__iscsi_sess *s)
 			break;
 		t->state = TASK_SENT;
 		t->in_got = 0;
+		t->in_pdus = 0;
+		t->r2ts = 0;
 		s->inflight++;
 		rc = osd__iscsi_cmd_send(s, t);
 		if (rc)
@@ -209,17 +211,37 @@ void osd__iscsi_send_nop_out(struct osd__iscsi_sess *s, uint32_t itt, uint32_t t
 
 /* ---- receiving ---- */
 
-static void update_sn(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h, int has_status)
+/* The sequence numbers of a PDU from the target. A status whose StatSN is
+ * more than OSD_ISCSI_STATSN_SLACK from ExpStatSN, either way, means
+ * statuses lost or a target that lost count: RFC 7143 §4.2.2.2 has the
+ * initiator recover (here: drop the connection, a protocol error charged
+ * to the command it answers) instead of taking the number. Within the
+ * slack a later StatSN is taken, an earlier one ignored. Returns 0 or
+ * -EPROTO. */
+static int update_sn(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h, int has_status)
 {
-	if (has_status && osd__iscsi_sn_le(s->expstatsn, h->stat_sn))
-		s->expstatsn = h->stat_sn + 1;
-	/* RFC 7143 4.2.2.1: ignore windows with MaxCmdSN < ExpCmdSN - 1 */
+	if (has_status) {
+		int32_t d = (int32_t)(h->stat_sn - s->expstatsn);
+
+		if (d > OSD_ISCSI_STATSN_SLACK || d < -OSD_ISCSI_STATSN_SLACK) {
+			osd__iscsi_set_error(s, "StatSN %u %s ExpStatSN (%s, task 0x%x)",
+					     (unsigned)(d < 0 ? -(int64_t)d : d),
+					     d < 0 ? "behind" : "ahead of",
+					     osd__iscsi_opcode_name(h->opcode), (unsigned)h->itt);
+			osd__iscsi_proto_error(s, h->itt, 0);
+			return -EPROTO;
+		}
+		if (d >= 0)
+			s->expstatsn = h->stat_sn + 1;
+	}
+	/* RFC 7143 §4.2.2.1: ignore windows with MaxCmdSN < ExpCmdSN - 1 */
 	if (osd__iscsi_sn_lt(h->max_cmd_sn, h->exp_cmd_sn - 1))
-		return;
+		return 0;
 	if (osd__iscsi_sn_gt(h->exp_cmd_sn, s->expcmdsn))
 		s->expcmdsn = h->exp_cmd_sn;
 	if (osd__iscsi_sn_gt(h->max_cmd_sn, s->maxcmdsn))
 		s->maxcmdsn = h->max_cmd_sn;
+	return 0;
 }
 
 static int on_r2t(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
@@ -245,6 +267,17 @@ static int on_r2t(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
 		osd__iscsi_proto_error(s, t->itt, 1);
 		return -EPROTO;
 	}
+	/* R2TSN counts the task's R2Ts from 0; with Data-In (bidirectional)
+	 * the two may share one sequence (RFC 7143 §11.8.5). Another number
+	 * is an R2T lost, repeated or made up (§7.9): at ErrorRecoveryLevel 0
+	 * the connection drops. */
+	if (!osd__iscsi_task_sn_ok(t, h->data_sn, t->r2ts)) {
+		osd__iscsi_set_error(s, "R2T with R2TSN %u, expected %u (task 0x%x)",
+				     (unsigned)h->data_sn, (unsigned)t->r2ts, (unsigned)t->itt);
+		osd__iscsi_proto_error(s, t->itt, 0);
+		return -EPROTO;
+	}
+	t->r2ts++;
 	if (h->offset > t->xfer->out_len || h->length > t->xfer->out_len - h->offset ||
 	    h->length == 0) {
 		osd__iscsi_set_error(s, "R2T for [%u, +%u) outside the %zu-byte data-out (task 0x%x)",
@@ -256,32 +289,99 @@ static int on_r2t(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
 	return osd__iscsi_data_out(s, t, h->ttt, h->offset, h->length);
 }
 
-static void on_async(struct osd__iscsi_sess *s, const struct osd__iscsi_bhs *h)
+/* A SCSI asynchronous event (AsyncEvent 0): the data segment holds
+ * SenseLength and sense data (RFC 7143 §11.9.1, §11.4.7). We never enable
+ * asynchronous event reporting, so nothing waits for it: the sense is kept
+ * as the session's last (async_sense) and counted; the condition it
+ * reports reaches the commands as the unit attention the target
+ * establishes for this nexus (SAM-5 §5.14), which libosd handles. A sense
+ * length past the segment is counted (async_bad) and dropped. */
+static void async_sense(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 {
+	size_t sl;
+
+	if (p->data_len < 2 || (sl = (size_t)p->data[0] << 8 | p->data[1]) > p->data_len - 2 ||
+	    sl > sizeof(s->async_sense)) {
+		s->async_bad++;
+		return;
+	}
+	memcpy(s->async_sense, p->data + 2, sl);
+	s->async_sense_len = sl;
+}
+
+/* An Async Message (RFC 7143 §11.9.1); a drop is handled here (the
+ * connection is logged in again before this returns). */
+static void on_async(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
+{
+	const struct osd__iscsi_bhs *h = &p->bhs;
+
+	s->async_events++;
 	switch (h->async_event) {
-	case 1: /* target requests logout: stop sending, re-login when drained */
+	case OSD_ISCSI_ASYNC_SCSI:
+		async_sense(s, p);
+		break;
+	case OSD_ISCSI_ASYNC_LOGOUT:
+	case OSD_ISCSI_ASYNC_NEGOTIATE:
+		/* Logout requested, or renegotiation, which the initiator may
+		 * honour with a Logout Request: stop sending, and log out and in
+		 * again once the commands in flight are done (service). */
 		s->logout_requested = 1;
 		break;
-	case 2: /* target will drop the connection */
-	case 3: /* ... or all of them */
+	case OSD_ISCSI_ASYNC_DROP_CONN:
+	case OSD_ISCSI_ASYNC_DROP_SESS: {
+		/* Parameter2: seconds to wait before logging in again */
+		unsigned ms = h->async_param[1] * 1000u;
+
+		if (ms > OSD_ISCSI_TIME2WAIT_MAX_MS)
+			ms = OSD_ISCSI_TIME2WAIT_MAX_MS;
+		s->time2wait_until = ms ? osd__iscsi_now_ms() + ms : 0;
 		osd__iscsi_set_error(s, "target announced it drops the connection");
 		osd__iscsi_proto_error(s, OSD_ISCSI_RSVD_TAG, 0);
 		osd__iscsi_conn_lost(s, -ECONNRESET);
 		break;
-	default: /* SCSI asynchronous events and renegotiation requests: ignored */
+	}
+	default: /* reserved and vendor-specific events: nothing to do */
+		s->async_ignored++;
 		break;
 	}
 }
 
+/* RFC 7143 §11.17.1 reason codes, for the error text. */
+static const char *reject_reason(uint8_t r)
+{
+	switch (r) {
+	case 0x02: return "data digest error";
+	case 0x03: return "SNACK reject";
+	case 0x04: return "protocol error";
+	case 0x05: return "command not supported";
+	case 0x06: return "immediate command reject";
+	case 0x07: return "task in progress";
+	case 0x08: return "invalid data ack";
+	case 0x09: return "invalid PDU field";
+	case 0x0a: return "long operation reject";
+	case 0x0b: return "deprecated reason";
+	case 0x0c: return "waiting for logout";
+	default: return "reserved reason";
+	}
+}
+
+/* A Reject (RFC 7143 §11.17): the command it names fails at once with
+ * -EIO, whatever follows for it (a SCSI Response, §11.17.1, finds no task
+ * and is dropped). A Reject without the rejected header names nothing:
+ * only its reason is kept. */
 static void on_reject(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 {
 	struct osd__iscsi_bhs rej;
 	struct osd__iscsi_task *t;
 
-	if (p->data_len < OSD_ISCSI_BHS_LEN || osd__iscsi_bhs_decode(&rej, p->data))
+	if (p->data_len < OSD_ISCSI_BHS_LEN || osd__iscsi_bhs_decode(&rej, p->data)) {
+		osd__iscsi_set_error(s, "target rejected a PDU it does not name: %s (reason 0x%02x)",
+				     reject_reason(p->bhs.response), p->bhs.response);
 		return;
-	osd__iscsi_set_error(s, "target rejected a %s (reason 0x%02x)",
-			     osd__iscsi_opcode_name(rej.opcode), p->bhs.response);
+	}
+	osd__iscsi_set_error(s, "target rejected a %s: %s (reason 0x%02x)",
+			     osd__iscsi_opcode_name(rej.opcode), reject_reason(p->bhs.response),
+			     p->bhs.response);
 	t = osd__iscsi_find_task(s, rej.itt);
 	if (t)
 		osd__iscsi_complete(s, t, -EIO);
@@ -356,39 +456,44 @@ static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 	}
 	switch (h->opcode) {
 	case OSD_ISCSI_OP_DATA_IN:
-		update_sn(s, h, h->flags & OSD_ISCSI_F_STATUS);
+		rc = update_sn(s, h, h->flags & OSD_ISCSI_F_STATUS);
 		t = osd__iscsi_find_task(s, h->itt);
-		if (!t)
-			return 0;
+		if (rc || !t)
+			return rc;
 		rc = osd__iscsi_data_in(s, t, p);
 		if (rc == 1)
 			osd__iscsi_complete(s, t, 0);
 		return rc < 0 ? rc : 0;
 	case OSD_ISCSI_OP_SCSI_RSP:
-		update_sn(s, h, 1);
+		rc = update_sn(s, h, 1);
 		t = osd__iscsi_find_task(s, h->itt);
-		if (!t)
-			return 0;
+		if (rc || !t)
+			return rc;
 		if (h->response != OSD_ISCSI_RSP_COMPLETED) {
 			osd__iscsi_set_error(s, "target failure (iSCSI response 0x%02x)", h->response);
 			osd__iscsi_complete(s, t, -EIO);
 			return 0;
 		}
-		osd__iscsi_scsi_rsp(t, p);
-		osd__iscsi_complete(s, t, 0);
-		return 0;
+		rc = osd__iscsi_scsi_rsp(s, t, p);
+		if (rc == 0)
+			osd__iscsi_complete(s, t, 0);
+		return rc;
 	case OSD_ISCSI_OP_R2T:
-		update_sn(s, h, 0);
-		return on_r2t(s, h);
+		rc = update_sn(s, h, 0);
+		return rc ? rc : on_r2t(s, h);
 	case OSD_ISCSI_OP_NOP_IN:
-		update_sn(s, h, h->itt != OSD_ISCSI_RSVD_TAG);
+		rc = update_sn(s, h, h->itt != OSD_ISCSI_RSVD_TAG);
+		if (rc)
+			return rc;
 		if (h->itt != OSD_ISCSI_RSVD_TAG && h->itt == s->nop_itt)
 			s->nop_itt = OSD_ISCSI_RSVD_TAG;
 		if (h->ttt != OSD_ISCSI_RSVD_TAG) /* a ping: echo it */
 			osd__iscsi_send_nop_out(s, OSD_ISCSI_RSVD_TAG, h->ttt, h->lun, p->data, p->data_len);
 		return 0;
 	case OSD_ISCSI_OP_TMF_RSP:
-		update_sn(s, h, 1);
+		rc = update_sn(s, h, 1);
+		if (rc)
+			return rc;
 		if (h->itt == s->tmf_itt) {
 			s->tmf_done = 1;
 			s->tmf_response = h->response;
@@ -397,17 +502,19 @@ static int dispatch(struct osd__iscsi_sess *s, const struct osd__iscsi_pdu *p)
 		}
 		return 0;
 	case OSD_ISCSI_OP_ASYNC_MSG:
-		update_sn(s, h, 1);
-		on_async(s, h);
+		rc = update_sn(s, h, 1);
+		if (rc)
+			return rc;
+		on_async(s, p); /* a drop is handled there, not again by receive() */
 		return 0;
 	case OSD_ISCSI_OP_REJECT:
-		update_sn(s, h, 1);
-		on_reject(s, p);
-		return 0;
+		rc = update_sn(s, h, 1);
+		if (rc == 0)
+			on_reject(s, p);
+		return rc;
 	case OSD_ISCSI_OP_LOGOUT_RSP:
 	case OSD_ISCSI_OP_TEXT_RSP:
-		update_sn(s, h, 1);
-		return 0;
+		return update_sn(s, h, 1);
 	default:
 		osd__iscsi_set_error(s, "unexpected %s in full-feature phase",
 				     osd__iscsi_opcode_name(h->opcode));
@@ -472,6 +579,21 @@ static void proto_login_pace(struct osd__iscsi_sess *s, uint64_t until)
 	s->proto_logins[s->proto_login_next] = now;
 	s->proto_login_next = (s->proto_login_next + 1) % OSD_ISCSI_PROTO_LOGIN_MAX;
 	s->proto_logins_total++;
+}
+
+/* The wait an Async Message announcing the drop asked for before the next
+ * login (Parameter2, Time2Wait, RFC 7143 §11.9.1), beyond what
+ * proto_login_pace() waited already: at most
+ * OSD_ISCSI_TIME2WAIT_MAX_MS, and never past @p until (failover_ms). */
+static void time2wait(struct osd__iscsi_sess *s, uint64_t until)
+{
+	uint64_t now = osd__iscsi_now_ms(), end = s->time2wait_until;
+
+	s->time2wait_until = 0;
+	if (until && end > until)
+		end = until;
+	if (end > now)
+		poll(NULL, 0, (int)(end - now));
 }
 
 /* Logs in again, up to reconnect_attempts times, each bounded by
@@ -580,6 +702,7 @@ void osd__iscsi_conn_lost(struct osd__iscsi_sess *s, int err)
 	}
 	if (proto)
 		proto_login_pace(s, until);
+	time2wait(s, until);
 	memcpy(why, s->err, sizeof(why));
 	if (relogin(s, until)) {
 		s->dead = 1;

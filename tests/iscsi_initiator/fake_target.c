@@ -287,18 +287,14 @@ out:
 	return rc ? -1 : 0;
 }
 
-/* The initiator reads the session's security token (INQUIRY, VPD page B1h)
- * right after login: answer with FT_TOKEN in one Data-In carrying status. */
-static int answer_token_inquiry(struct ft *ft)
+int ft_answer_token(struct ft *ft)
 {
 	uint8_t page[4 + sizeof(FT_TOKEN) - 1] = { 0x11, 0xB1, 0, sizeof(FT_TOKEN) - 1 };
 	struct osd__iscsi_bhs h;
 
-	if (ft_recv(ft))
-		return -1;
-	FT_CHECK_RC(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD && ft->pdu.bhs.cdb[0] == 0x12 &&
-		    ft->pdu.bhs.cdb[1] == 1 && ft->pdu.bhs.cdb[2] == 0xB1,
-		    "INQUIRY of the security token page expected after login");
+	if (!(ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD && ft->pdu.bhs.cdb[0] == 0x12 &&
+	      ft->pdu.bhs.cdb[1] == 1 && ft->pdu.bhs.cdb[2] == 0xB1))
+		return 0;
 	memcpy(page + 4, FT_TOKEN, sizeof(FT_TOKEN) - 1);
 	memset(&h, 0, sizeof(h));
 	h.opcode = OSD_ISCSI_OP_DATA_IN;
@@ -306,7 +302,20 @@ static int answer_token_inquiry(struct ft *ft)
 	h.itt = ft->pdu.bhs.itt;
 	h.ttt = OSD_ISCSI_RSVD_TAG;
 	ft_rsp_sn(ft, &h, 1);
-	return ft_send(ft, &h, NULL, 0, page, sizeof(page)) ? -1 : 0;
+	return ft_send(ft, &h, NULL, 0, page, sizeof(page)) ? -1 : 1;
+}
+
+/* The initiator reads the session's security token (INQUIRY, VPD page B1h)
+ * right after login: answer with FT_TOKEN in one Data-In carrying status. */
+static int answer_token_inquiry(struct ft *ft)
+{
+	int rc;
+
+	if (ft_recv(ft))
+		return -1;
+	rc = ft_answer_token(ft);
+	FT_CHECK_RC(ft, rc != 0, "INQUIRY of the security token page expected after login");
+	return rc < 0 ? -1 : 0;
 }
 
 int ft_login(struct ft *ft)
@@ -363,7 +372,7 @@ int ft_login(struct ft *ft)
 	osd__iscsi_text_free(&t);
 	ft->dg.header = ft->want_hd;
 	ft->dg.data = ft->want_dd;
-	return rc ? -1 : discovery ? 0 : answer_token_inquiry(ft);
+	return rc ? -1 : discovery || ft->token_by_script ? 0 : answer_token_inquiry(ft);
 }
 
 int ft_logout(struct ft *ft)

@@ -32,6 +32,7 @@ struct ft {
 	const char *chap_user, *chap_secret;   /* expect CHAP with these */
 	const char *chap_tuser, *chap_tsecret; /* mutual: answer with these */
 	int chap_bad_mutual;            /* send a wrong mutual CHAP_R */
+	int token_by_script;            /* ft_login() leaves the token INQUIRY to the script */
 	/* records */
 	uint8_t login1[4096];           /* first Login Request, whole PDU */
 	size_t login1_len;
@@ -64,9 +65,12 @@ int ft_send_raw(struct ft *ft, const uint8_t *p, size_t n);
 void ft_step_set(struct ft *ft, int n);
 /* Waits (at most 10 s) until step @p n is reached; 0 or -1 (failure recorded). */
 int ft_step_wait(struct ft *ft, int n);
-/* Full login as configured, then the answer to the initiator's INQUIRY of
- * the security token page; 0 or -1 (failure recorded). */
+/* Full login as configured, then (unless token_by_script) the answer to the
+ * initiator's INQUIRY of the security token page; 0 or -1 (failure recorded). */
 int ft_login(struct ft *ft);
+/* Whether the last PDU is the INQUIRY of the security token page; if so,
+ * answers it with FT_TOKEN (1), or -1 on failure, else 0. */
+int ft_answer_token(struct ft *ft);
 /* Answers a Logout Request (the next PDU must be one). */
 int ft_logout(struct ft *ft);
 /* Fills the response fields (StatSN, ExpCmdSN, MaxCmdSN) of @p h. */

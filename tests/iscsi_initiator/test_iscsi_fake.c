@@ -151,6 +151,7 @@ static void script_bidi(struct ft *ft)
 	h.opcode = OSD_ISCSI_OP_SCSI_RSP;
 	h.flags = OSD_ISCSI_F_FINAL;
 	h.itt = r->cmd_itt;
+	h.data_sn = 1; /* ExpDataSN: the one Data-In (RFC 7143 §11.4.8) */
 	ft_rsp_sn(ft, &h, 1);
 	if (ft_send(ft, &h, NULL, 0, NULL, 0))
 		return;

@@ -23,6 +23,7 @@
 #define WAIT_MS 10000
 #define FLOOD_MS 10000        /* the longest a flood goes on if nobody stops it */
 #define ACT_READ 0x8885
+#define ACT_WRITE 0x8886      /* repeatable: resent after a drop */
 #define RD_LEN 64
 
 struct done_rec {
@@ -107,6 +108,22 @@ static void read_init(struct cmd *c)
 	c->x.priv = &c->dr;
 }
 
+/* Turns @p c into a WRITE of @p len bytes from @p buf. */
+static void write_init(struct cmd *c, uint8_t *buf, size_t len)
+{
+	static struct iovec oiov;
+
+	c->cdb[9] = ACT_WRITE & 0xFF;
+	fill(buf, len, 11);
+	oiov = (struct iovec){ buf, len };
+	c->x.in_iov = NULL;
+	c->x.in_iovcnt = 0;
+	c->x.in_len = 0;
+	c->x.out_iov = &oiov;
+	c->x.out_iovcnt = 1;
+	c->x.out_len = len;
+}
+
 static int send_read_answer(struct ft *ft, uint32_t itt, unsigned seed)
 {
 	struct osd__iscsi_bhs h;
@@ -130,7 +147,9 @@ static int recv_read(struct ft *ft, uint32_t *itt)
 			return -1;
 	} while (ft->pdu.bhs.opcode == OSD_ISCSI_OP_NOP_OUT);
 	FT_CHECK_RC(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD &&
-		    (ft->pdu.bhs.cdb[8] << 8 | ft->pdu.bhs.cdb[9]) == ACT_READ, "READ expected");
+		    ((ft->pdu.bhs.cdb[8] << 8 | ft->pdu.bhs.cdb[9]) == ACT_READ ||
+		     (ft->pdu.bhs.cdb[8] << 8 | ft->pdu.bhs.cdb[9]) == ACT_WRITE),
+		    "READ or WRITE expected");
 	*itt = ft->pdu.bhs.itt;
 	ft->expcmdsn = ft->pdu.bhs.cmd_sn + 1;
 	ft->maxcmdsn = ft->expcmdsn + 8;
@@ -452,18 +471,23 @@ static void script_r2t_flood(struct ft *ft)
 	ft_rsp_sn(ft, &h, 0);
 	h.offset = 512;
 	h.length = WR_LEN - 512;
-	FT_CHECK(ft, osd__iscsi_pdu_build(one, sizeof(one), &h, NULL, 0, NULL, 0, &ft->dg) ==
-		 OSD_ISCSI_BHS_LEN, "cannot build an R2T");
 	train = malloc(sizeof(one) * per);
 	FT_CHECK(ft, train != NULL, "out of memory");
-	for (size_t i = 0; i < per; i++)
-		memcpy(train + sizeof(one) * i, one, sizeof(one));
 	while (r->sent < R2T_MAX) {
-		ssize_t w = send(ft->fd, train, sizeof(one) * per, MSG_NOSIGNAL);
+		ssize_t w;
 
-		if (w < 0)
+		/* R2TSN in sequence (RFC 7143 §11.8.5): only the queue stops them */
+		for (size_t i = 0; i < per; i++) {
+			h.data_sn = (uint32_t)(r->sent + i);
+			if (osd__iscsi_pdu_build(one, sizeof(one), &h, NULL, 0, NULL, 0, &ft->dg) !=
+			    OSD_ISCSI_BHS_LEN)
+				break;
+			memcpy(train + sizeof(one) * i, one, sizeof(one));
+		}
+		w = send(ft->fd, train, sizeof(one) * per, MSG_NOSIGNAL);
+		if (w < (ssize_t)(sizeof(one) * per))
 			break; /* the initiator dropped the connection */
-		r->sent += (size_t)w / OSD_ISCSI_BHS_LEN;
+		r->sent += per;
 	}
 	free(train);
 	FT_CHECK(ft, r->sent < R2T_MAX, "the initiator took %u R2Ts without dropping", R2T_MAX);
@@ -625,7 +649,17 @@ enum proto_mode {
 	PM_DATA_IN_BEYOND,   /* Data-In past the end of the buffer */
 	PM_DATA_IN_WRAP,     /* Data-In whose offset wraps */
 	PM_ASYNC_DROP,       /* Async Message "connection will drop" (event 2) */
+	PM_ASYNC_DROP_SESS,  /* Async Message "all connections will drop" (event 3) */
+	PM_STATSN_AHEAD,     /* the status's StatSN 2^20 past ExpStatSN */
+	PM_STATSN_BEHIND,    /* ... 2^20 before it */
+	PM_DATA_AFTER_RSP,   /* the SCSI Response (ExpDataSN 1), then the Data-In */
+	PM_DATA_IN_DUP,      /* the first Data-In twice */
+	PM_DATA_IN_SKIP,     /* the second half of the data, DataSN 0 */
+	PM_R2T_SN,           /* an R2T for a WRITE with R2TSN 5 instead of 0 */
+	PM_DATA_IN_CHECK,    /* the final Data-In with status CHECK CONDITION */
 };
+
+#define STATSN_JUMP 0x100000u
 
 #define GOOD_MARK 0x5A       /* cdb[12] of a READ the target answers properly */
 
@@ -635,6 +669,27 @@ struct proto_rec {
 	unsigned good;       /* well-behaved READs to answer before the logout */
 	uint32_t bad_itt;    /* ITT of the last of them */
 };
+
+/* A SCSI Response counting one Data-In (ExpDataSN 1, RFC 7143 §11.4.8),
+ * then that Data-In, in one write. */
+static int send_rsp_then_data(struct ft *ft, struct osd__iscsi_bhs *h)
+{
+	uint8_t b[2 * (OSD_ISCSI_BHS_LEN + RD_LEN + 16)], d[RD_LEN];
+	long n1, n2;
+
+	fill(d, sizeof(d), 3);
+	h->opcode = OSD_ISCSI_OP_SCSI_RSP;
+	h->data_sn = 1;
+	ft_rsp_sn(ft, h, 1);
+	n1 = osd__iscsi_pdu_build(b, sizeof(b), h, NULL, 0, NULL, 0, &ft->dg);
+	h->opcode = OSD_ISCSI_OP_DATA_IN;
+	h->data_sn = 0;
+	ft_rsp_sn(ft, h, 0);
+	n2 = n1 > 0 ? osd__iscsi_pdu_build(b + n1, sizeof(b) - (size_t)n1, h, NULL, 0, d, RD_LEN,
+					   &ft->dg) : -1;
+	FT_CHECK_RC(ft, n1 > 0 && n2 > 0, "cannot build the PDUs");
+	return ft_send_raw(ft, b, (size_t)(n1 + n2));
+}
 
 /* Breaks the protocol for every READ not marked GOOD_MARK, as a relay that
  * rewrites the target's PDUs would; each time accepts the initiator's new
@@ -677,13 +732,56 @@ static void script_proto(struct ft *ft)
 			ft_rsp_sn(ft, &h, 0);
 			break;
 		case PM_ASYNC_DROP:
+		case PM_ASYNC_DROP_SESS:
 			h.opcode = OSD_ISCSI_OP_ASYNC_MSG;
-			h.async_event = 2;
+			h.async_event = r->mode == PM_ASYNC_DROP ? 2 : 3;
 			ft_rsp_sn(ft, &h, 1);
+			break;
+		case PM_STATSN_AHEAD:
+		case PM_STATSN_BEHIND:
+			h.opcode = OSD_ISCSI_OP_DATA_IN;
+			h.flags |= OSD_ISCSI_F_STATUS;
+			ft->statsn += r->mode == PM_STATSN_AHEAD ? STATSN_JUMP : -STATSN_JUMP;
+			ft_rsp_sn(ft, &h, 1);
+			break;
+		case PM_DATA_AFTER_RSP:
+			/* both in one write: the initiator drops the connection
+			 * at the first, the second must not fail our send */
+			if (send_rsp_then_data(ft, &h))
+				return;
+			h.opcode = 0;
+			break;
+		case PM_DATA_IN_DUP:
+		case PM_DATA_IN_SKIP:
+			h.opcode = OSD_ISCSI_OP_DATA_IN;
+			h.flags = 0;
+			ft_rsp_sn(ft, &h, 0);
+			fill(d, sizeof(d), 3);
+			if (r->mode == PM_DATA_IN_DUP &&
+			    ft_send(ft, &h, NULL, 0, d, RD_LEN / 2))
+				return;
+			if (r->mode == PM_DATA_IN_SKIP)
+				h.offset = RD_LEN / 2;
+			break;
+		case PM_DATA_IN_CHECK:
+			h.opcode = OSD_ISCSI_OP_DATA_IN;
+			h.flags |= OSD_ISCSI_F_STATUS;
+			h.status = 0x02;
+			ft_rsp_sn(ft, &h, 1);
+			break;
+		case PM_R2T_SN:
+			h.opcode = OSD_ISCSI_OP_R2T;
+			h.ttt = 0x78;
+			h.data_sn = 5;
+			h.offset = 512; /* beyond the immediate data */
+			h.length = RD_LEN;
+			ft_rsp_sn(ft, &h, 0);
 			break;
 		}
 		fill(d, sizeof(d), 3);
-		if (ft_send(ft, &h, NULL, 0, d, h.opcode == OSD_ISCSI_OP_DATA_IN ? RD_LEN : 0))
+		if (h.opcode && ft_send(ft, &h, NULL, 0, d, h.opcode != OSD_ISCSI_OP_DATA_IN ? 0 :
+			    r->mode == PM_DATA_IN_DUP || r->mode == PM_DATA_IN_SKIP ? RD_LEN / 2 :
+			    RD_LEN))
 			return;
 		/* the initiator drops the connection and logs in again */
 		if (ft_accept(ft) || ft_login(ft))
@@ -725,6 +823,22 @@ START_TEST(proto_error_bounded)
 		  "Data-In [4294967280, +64) outside the 64-byte buffer (task 0x%x)" },
 		{ PM_ASYNC_DROP, OSD_ISCSI_PROTO_RESENDS + 1,
 		  "target announced it drops the connection" },
+		{ PM_ASYNC_DROP_SESS, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "target announced it drops the connection" },
+		{ PM_STATSN_AHEAD, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "StatSN 1048576 ahead of ExpStatSN (SCSI Data-In, task 0x%x)" },
+		{ PM_STATSN_BEHIND, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "StatSN 1048576 behind ExpStatSN (SCSI Data-In, task 0x%x)" },
+		{ PM_DATA_AFTER_RSP, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "SCSI Response after 0 of 1 Data-In PDUs (task 0x%x)" },
+		{ PM_DATA_IN_DUP, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "Data-In with DataSN 0, expected 1 (task 0x%x)" },
+		{ PM_DATA_IN_SKIP, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "Data-In at offset 32, expected 0 (task 0x%x)" },
+		{ PM_R2T_SN, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "R2T with R2TSN 5, expected 0 (task 0x%x)" },
+		{ PM_DATA_IN_CHECK, OSD_ISCSI_PROTO_RESENDS + 1,
+		  "Data-In carrying status 0x02 (task 0x%x)" },
 	};
 	struct ft *ft = ft_new();
 	struct proto_rec r = { .mode = cases[_i].mode, .good = 1 };
@@ -732,7 +846,7 @@ START_TEST(proto_error_bounded)
 	struct osd_transport tp;
 	struct cmd *c = malloc(sizeof(*c));
 	const struct osd__iscsi_sess *s;
-	uint8_t want[RD_LEN];
+	uint8_t want[RD_LEN], wr[1024];
 	char msg[128];
 	uint64_t start;
 
@@ -743,12 +857,16 @@ START_TEST(proto_error_bounded)
 	open_tp(ft, &tp, &o);
 	s = tp.impl;
 	read_init(c);
+	if (cases[_i].mode == PM_R2T_SN)
+		write_init(c, wr, sizeof(wr));
 	start = now_ms();
 	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
 	run_until_done(&tp, c);
 	ck_assert_int_eq(c->dr.called, 1);
 	ck_assert_int_eq(c->dr.err, -EPROTO);
 	ck_assert_uint_lt(now_ms() - start, 1000);
+	if (cases[_i].mode != PM_R2T_SN) /* nothing placed from a failed answer survives */
+		ck_assert_int_eq((int)c->x.in_xferred, 0);
 	snprintf(msg, sizeof(msg), cases[_i].fmt, (unsigned)r.bad_itt);
 	ck_assert_str_eq(s->err, msg);
 	ck_assert_uint_eq(r.bad_cmds, cases[_i].tries);
@@ -821,6 +939,494 @@ START_TEST(proto_login_backoff)
 }
 END_TEST
 
+/* ---- Reject (RFC 7143 §11.17) ---- */
+
+struct reject_case {
+	uint8_t reason;
+	int with_header;     /* carries the rejected header (§11.17.4) */
+	int then_response;   /* a SCSI Response (CHECK CONDITION) for it follows */
+	const char *err;     /* the session's error after it */
+};
+
+static const struct reject_case reject_cases[] = {
+	{ 0x04, 1, 1, "target rejected a SCSI Command: protocol error (reason 0x04)" },
+	{ 0x05, 1, 0, "target rejected a SCSI Command: command not supported (reason 0x05)" },
+	{ 0x09, 1, 0, "target rejected a SCSI Command: invalid PDU field (reason 0x09)" },
+	{ 0x09, 0, 0, "target rejected a PDU it does not name: invalid PDU field (reason 0x09)" },
+};
+
+/* Rejects the first READ (then maybe a SCSI Response for it); a Reject
+ * that names nothing is followed by the READ's answer. The next READ is
+ * answered. */
+static void script_reject(struct ft *ft)
+{
+	const struct reject_case *rc = ft->user;
+	static const uint8_t sense[] = { 0x00, 0x08, 0x72, 0x05, 0x24, 0x00, 0, 0, 0, 0 };
+	struct osd__iscsi_bhs h;
+	uint8_t rejected[OSD_ISCSI_BHS_LEN];
+	uint32_t itt;
+
+	if (ft_accept(ft) || ft_login(ft) || recv_read(ft, &itt))
+		return;
+	memcpy(rejected, ft->buf, sizeof(rejected));
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_REJECT;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.response = rc->reason;
+	h.itt = OSD_ISCSI_RSVD_TAG;
+	ft_rsp_sn(ft, &h, 1); /* a Reject advances StatSN (§11.17.3) */
+	if (ft_send(ft, &h, NULL, 0, rc->with_header ? rejected : NULL,
+		    rc->with_header ? sizeof(rejected) : 0))
+		return;
+	if (rc->then_response) {
+		memset(&h, 0, sizeof(h));
+		h.opcode = OSD_ISCSI_OP_SCSI_RSP;
+		h.flags = OSD_ISCSI_F_FINAL;
+		h.status = 0x02;
+		h.itt = itt;
+		ft_rsp_sn(ft, &h, 1);
+		if (ft_send(ft, &h, NULL, 0, sense, sizeof(sense)))
+			return;
+	}
+	if (!rc->with_header && send_read_answer(ft, itt, 4))
+		return;
+	if (recv_read(ft, &itt) || send_read_answer(ft, itt, 9))
+		return;
+	ft_logout(ft);
+}
+
+/* The rejected READ fails at once with -EIO and the reason named; a
+ * SCSI Response after it changes nothing; the session goes on (one
+ * login), the next READ works. A Reject naming nothing fails nothing. */
+START_TEST(reject_fails_command)
+{
+	const struct reject_case *rc = &reject_cases[_i];
+	struct ft *ft = ft_new();
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	const struct osd__iscsi_sess *s;
+	uint8_t want[RD_LEN];
+	uint64_t start;
+
+	ck_assert_ptr_nonnull(c);
+	o.connect_timeout_ms = 2000;
+	ft->user = (void *)rc;
+	ft_start(ft, script_reject);
+	open_tp(ft, &tp, &o);
+	s = tp.impl;
+	read_init(c);
+	start = now_ms();
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	run_until_done(&tp, c);
+	ck_assert_int_eq(c->dr.called, 1);
+	ck_assert_int_eq(c->dr.err, rc->with_header ? -EIO : 0);
+	ck_assert_uint_lt(now_ms() - start, 1000);
+	ck_assert_str_eq(s->err, rc->err);
+	if (!rc->with_header) {
+		fill(want, sizeof(want), 4);
+		ck_assert_mem_eq(c->in, want, RD_LEN);
+	}
+	read_init(c);
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	run_until_done(&tp, c);
+	ck_assert_int_eq(c->dr.err, 0);
+	ck_assert_int_eq(c->x.status, 0);
+	fill(want, sizeof(want), 9);
+	ck_assert_mem_eq(c->in, want, RD_LEN);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_int_eq(ft->logins, 1);
+	free(c);
+	free(ft);
+}
+END_TEST
+
+/* ---- Async Messages that keep the connection (RFC 7143 §11.9.1) ---- */
+
+struct async_case {
+	uint8_t event;
+	int bad_sense;       /* event 0: SenseLength past the segment */
+	int logout;          /* the initiator logs out and in again */
+};
+
+static const struct async_case async_cases[] = {
+	{ 0, 0, 0 },         /* SCSI async event: unit attention 2Ah/09h */
+	{ 0, 1, 0 },
+	{ 1, 0, 1 },         /* logout request */
+	{ 4, 0, 1 },         /* parameter negotiation request */
+	{ 255, 0, 0 },       /* vendor specific */
+};
+
+/* sense of the SCSI async event: CAPACITY DATA HAS CHANGED (2Ah/09h) */
+static const uint8_t ua_sense[] = { 0x72, 0x06, 0x2A, 0x09, 0, 0, 0, 0 };
+
+/* Sends the event while the READ is in flight, then answers the READ;
+ * for a logout request takes the Logout and the new login. Then answers
+ * one more READ. */
+static void script_async(struct ft *ft)
+{
+	const struct async_case *ac = ft->user;
+	struct osd__iscsi_bhs h;
+	uint8_t seg[2 + sizeof(ua_sense)];
+	uint32_t itt;
+
+	if (ft_accept(ft) || ft_login(ft) || recv_read(ft, &itt))
+		return;
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_ASYNC_MSG;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.itt = OSD_ISCSI_RSVD_TAG;
+	h.async_event = ac->event;
+	h.async_param[2] = 5; /* logout / negotiate within 5 s */
+	ft_rsp_sn(ft, &h, 1);
+	seg[0] = 0;
+	seg[1] = ac->bad_sense ? 0xFF : sizeof(ua_sense);
+	memcpy(seg + 2, ua_sense, sizeof(ua_sense));
+	if (ft_send(ft, &h, NULL, 0, ac->event == 0 ? seg : NULL, ac->event == 0 ? sizeof(seg) : 0) ||
+	    send_read_answer(ft, itt, 5))
+		return;
+	if (ac->logout && (ft_logout(ft) || ft_accept(ft) || ft_login(ft)))
+		return;
+	if (recv_read(ft, &itt) || send_read_answer(ft, itt, 9))
+		return;
+	ft_logout(ft);
+}
+
+/* No command fails; an event 0's sense is kept (a bad one counted); a
+ * logout or negotiation request costs one logout and one login, no
+ * protocol error; others are counted and ignored. */
+START_TEST(async_events)
+{
+	const struct async_case *ac = &async_cases[_i];
+	struct ft *ft = ft_new();
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	const struct osd__iscsi_sess *s;
+	uint8_t want[RD_LEN];
+	uint64_t start;
+
+	ck_assert_ptr_nonnull(c);
+	o.connect_timeout_ms = 2000;
+	ft->user = (void *)ac;
+	ft_start(ft, script_async);
+	open_tp(ft, &tp, &o);
+	s = tp.impl;
+	start = now_ms();
+	for (int i = 0; i < 2; i++) {
+		read_init(c);
+		ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+		run_until_done(&tp, c);
+		ck_assert_int_eq(c->dr.called, 1);
+		ck_assert_int_eq(c->dr.err, 0);
+		fill(want, sizeof(want), i ? 9 : 5);
+		ck_assert_mem_eq(c->in, want, RD_LEN);
+	}
+	ck_assert_uint_lt(now_ms() - start, 2000);
+	ck_assert_uint_eq(s->async_events, 1);
+	ck_assert_uint_eq(s->async_ignored, ac->event == 255);
+	ck_assert_uint_eq(s->async_bad, ac->bad_sense);
+	if (ac->event == 0 && !ac->bad_sense) {
+		ck_assert_uint_eq(s->async_sense_len, sizeof(ua_sense));
+		ck_assert_mem_eq(s->async_sense, ua_sense, sizeof(ua_sense));
+	} else {
+		ck_assert_uint_eq(s->async_sense_len, 0);
+	}
+	ck_assert_uint_eq(s->proto_logins_total, 0);
+	ck_assert_str_eq(s->err, "");
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_int_eq(ft->logins, ac->logout ? 2 : 1);
+	free(c);
+	free(ft);
+}
+END_TEST
+
+/* ---- Async "drop" with Time2Wait (RFC 7143 §11.9.1) ---- */
+
+/* Announces the drop of the connection with Time2Wait (Parameter2) of
+ * ft->user seconds while the READ is in flight; answers it after the new
+ * login. */
+static void script_time2wait(struct ft *ft)
+{
+	struct osd__iscsi_bhs h;
+	uint32_t itt;
+
+	if (ft_accept(ft) || ft_login(ft) || recv_read(ft, &itt))
+		return;
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_ASYNC_MSG;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.itt = OSD_ISCSI_RSVD_TAG;
+	h.async_event = 2;
+	h.async_param[1] = (uint16_t)*(unsigned *)ft->user;
+	ft_rsp_sn(ft, &h, 1);
+	if (ft_send(ft, &h, NULL, 0, NULL, 0) || ft_accept(ft) || ft_login(ft) ||
+	    recv_read(ft, &itt) || send_read_answer(ft, itt, 9))
+		return;
+	ft_logout(ft);
+}
+
+/* Time2Wait 1 s: the login after the drop waits it, the READ is resent
+ * then; 3600 s: it waits OSD_ISCSI_TIME2WAIT_MAX_MS only. */
+START_TEST(async_drop_time2wait)
+{
+	unsigned secs = _i ? 3600 : 1, want_ms = _i ? OSD_ISCSI_TIME2WAIT_MAX_MS : 1000;
+	struct ft *ft = ft_new();
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	uint8_t want[RD_LEN];
+	uint64_t start, ms;
+
+	ck_assert_ptr_nonnull(c);
+	o.connect_timeout_ms = 2000;
+	ft->user = &secs;
+	ft_start(ft, script_time2wait);
+	open_tp(ft, &tp, &o);
+	read_init(c);
+	start = now_ms();
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+	run_until_done(&tp, c);
+	ms = now_ms() - start;
+	ck_assert_int_eq(c->dr.called, 1);
+	ck_assert_int_eq(c->dr.err, 0);
+	fill(want, sizeof(want), 9);
+	ck_assert_mem_eq(c->in, want, RD_LEN);
+	ck_assert_uint_ge(ms, want_ms);
+	ck_assert_uint_lt(ms, want_ms + 1500);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_int_eq(ft->logins, 2);
+	free(c);
+	free(ft);
+}
+END_TEST
+
+/* ---- the CmdSN window (RFC 7143 §4.2.2.1) ---- */
+
+enum window_mode {
+	WM_CLOSED,      /* MaxCmdSN = ExpCmdSN - 1, reopened by a NOP-In */
+	WM_FAR,         /* MaxCmdSN 2^31 - 16 ahead: max_inflight still bounds */
+	WM_INVALID,     /* MaxCmdSN < ExpCmdSN - 1: ignored */
+};
+
+#define WIN_READS 12u
+#define WIN_INFLIGHT 4u       /* max_inflight of the test */
+
+struct window_rec {
+	enum window_mode mode;
+	uint32_t cmdsn1;          /* CmdSN of the first READ */
+	int early;                /* bytes waiting when the window reopened */
+	unsigned max_seen;        /* READs outstanding at once (WM_FAR) */
+};
+
+static void script_window(struct ft *ft)
+{
+	struct window_rec *r = ft->user;
+	struct osd__iscsi_bhs h;
+	uint32_t itt, itts[WIN_READS];
+	unsigned got = 0, answered = 0;
+
+	if (ft_accept(ft) || ft_login(ft) || recv_read(ft, &itt))
+		return;
+	r->cmdsn1 = ft->pdu.bhs.cmd_sn;
+	switch (r->mode) {
+	case WM_CLOSED:
+		ft->maxcmdsn = ft->expcmdsn - 1;
+		break;
+	case WM_FAR:
+		ft->maxcmdsn = ft->expcmdsn + 0x7FFFFFF0u;
+		break;
+	case WM_INVALID:
+		/* both ignored: else the window would close, ExpCmdSN jump */
+		ft->expcmdsn += 100;
+		ft->maxcmdsn = ft->expcmdsn - 5;
+		break;
+	}
+	if (send_read_answer(ft, itt, 5))
+		return;
+	ft_step_set(ft, 1);
+	if (r->mode == WM_CLOSED) {
+		if (ft_step_wait(ft, 2))
+			return;
+		r->early = readable(ft->fd);
+		ft->maxcmdsn = ft->expcmdsn + 8;
+		memset(&h, 0, sizeof(h));
+		h.opcode = OSD_ISCSI_OP_NOP_IN;
+		h.flags = OSD_ISCSI_F_FINAL;
+		h.itt = OSD_ISCSI_RSVD_TAG;
+		h.ttt = OSD_ISCSI_RSVD_TAG;
+		ft_rsp_sn(ft, &h, 0);
+		if (ft_send(ft, &h, NULL, 0, NULL, 0))
+			return;
+	}
+	if (r->mode != WM_FAR) {
+		if (recv_read(ft, &itt))
+			return;
+		FT_CHECK(ft, ft->pdu.bhs.cmd_sn == r->cmdsn1 + 1, "CmdSN %u after %u",
+			 (unsigned)ft->pdu.bhs.cmd_sn, (unsigned)r->cmdsn1);
+		if (send_read_answer(ft, itt, 9))
+			return;
+		ft_logout(ft);
+		return;
+	}
+	/* WM_FAR: take READs until WIN_INFLIGHT are outstanding (the
+	 * initiator's limit, checked on its side), then answer the oldest */
+	while (answered < WIN_READS) {
+		if (got < WIN_READS && got - answered < WIN_INFLIGHT) {
+			uint32_t keep = ft->maxcmdsn;
+
+			if (recv_read(ft, &itts[got]))
+				return;
+			ft->maxcmdsn = keep;
+			got++;
+			if (got - answered > r->max_seen)
+				r->max_seen = got - answered;
+			continue;
+		}
+		if (send_read_answer(ft, itts[answered++], 9))
+			return;
+	}
+	ft_logout(ft);
+}
+
+START_TEST(cmdsn_window)
+{
+	struct ft *ft = ft_new();
+	struct window_rec r = { .mode = (enum window_mode)_i };
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = calloc(WIN_READS, sizeof(*c));
+	const struct osd__iscsi_sess *s;
+	uint32_t exp, max;
+	uint8_t want[RD_LEN];
+	uint64_t end;
+
+	ck_assert_ptr_nonnull(c);
+	o.connect_timeout_ms = 2000;
+	o.max_inflight = WIN_INFLIGHT;
+	ft->user = &r;
+	/* MaxCmdSN never moves back (§4.2.2.1): the window closes only when
+	 * ExpCmdSN passes it, so the login opens it for one command only */
+	if (r.mode == WM_CLOSED)
+		ft->window = 1;
+	ft_start(ft, script_window);
+	open_tp(ft, &tp, &o);
+	s = tp.impl;
+	read_init(&c[0]);
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &c[0].x), 0);
+	run_until_done(&tp, &c[0]);
+	ck_assert_int_eq(c[0].dr.err, 0);
+	ck_assert_int_eq(ft_step_wait(ft, 1), 0);
+	exp = s->expcmdsn;
+	max = s->maxcmdsn;
+	if (r.mode == WM_CLOSED) {
+		ck_assert_uint_eq(max, exp - 1);
+		read_init(&c[1]);
+		ck_assert_int_eq(tp.ops->submit(tp.impl, &c[1].x), 0);
+		ck_assert_uint_eq(s->inflight, 0); /* held: CmdSN > MaxCmdSN */
+		ft_step_set(ft, 2);
+		run_until_done(&tp, &c[1]);
+		ck_assert_int_eq(c[1].dr.err, 0);
+		ck_assert_int_eq(r.early, 0); /* nothing went out before the NOP-In */
+	} else if (r.mode == WM_INVALID) {
+		ck_assert_uint_eq(exp, r.cmdsn1); /* neither taken */
+		ck_assert_uint_eq(max, r.cmdsn1 + 31);
+		read_init(&c[1]);
+		ck_assert_int_eq(tp.ops->submit(tp.impl, &c[1].x), 0);
+		ck_assert_uint_eq(s->inflight, 1);
+		run_until_done(&tp, &c[1]);
+		ck_assert_int_eq(c[1].dr.err, 0);
+	} else {
+		ck_assert_uint_eq(max, r.cmdsn1 + 1 + 0x7FFFFFF0u);
+		for (unsigned i = 0; i < WIN_READS; i++) {
+			read_init(&c[i]);
+			ck_assert_int_eq(tp.ops->submit(tp.impl, &c[i].x), 0);
+			ck_assert_uint_le(s->inflight, o.max_inflight);
+		}
+		end = now_ms() + WAIT_MS;
+		for (unsigned done = 0; done < WIN_READS && now_ms() < end;) {
+			struct pollfd pfd = { .fd = tp.ops->get_fd(tp.impl),
+					      .events = (short)tp.ops->which_events(tp.impl) };
+
+			poll(&pfd, 1, 50);
+			ck_assert_int_eq(tp.ops->service(tp.impl, pfd.revents), 0);
+			ck_assert_uint_le(s->inflight, o.max_inflight);
+			done = 0;
+			for (unsigned i = 0; i < WIN_READS; i++)
+				done += c[i].dr.called;
+		}
+		for (unsigned i = 0; i < WIN_READS; i++)
+			ck_assert_int_eq(c[i].dr.err, 0);
+	}
+	fill(want, sizeof(want), 9);
+	ck_assert_mem_eq(c[1].in, want, RD_LEN);
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	if (r.mode == WM_FAR)
+		ck_assert_uint_eq(r.max_seen, o.max_inflight);
+	ck_assert_int_eq(ft->logins, 1);
+	free(c);
+	free(ft);
+}
+END_TEST
+
+/* ---- StatSN within the slack: taken forward, ignored backward ---- */
+
+static void script_statsn_small(struct ft *ft)
+{
+	uint32_t itt;
+
+	if (ft_accept(ft) || ft_login(ft))
+		return;
+	for (int i = 0; i < 3; i++) {
+		if (recv_read(ft, &itt))
+			return;
+		/* +5 (five statuses lost), then -3 (an old one), then in order */
+		ft->statsn += i == 0 ? 5 : i == 1 ? (uint32_t)-3 : 2;
+		if (send_read_answer(ft, itt, 9))
+			return;
+		((uint32_t *)ft->user)[i] = ft->statsn - 1;
+	}
+	ft_logout(ft);
+}
+
+START_TEST(statsn_small_jumps)
+{
+	struct ft *ft = ft_new();
+	uint32_t sent[3];
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp;
+	struct cmd *c = malloc(sizeof(*c));
+	const struct osd__iscsi_sess *s;
+	uint32_t exp[3];
+
+	ck_assert_ptr_nonnull(c);
+	ft->user = sent;
+	ft_start(ft, script_statsn_small);
+	open_tp(ft, &tp, &o);
+	s = tp.impl;
+	for (int i = 0; i < 3; i++) {
+		read_init(c);
+		ck_assert_int_eq(tp.ops->submit(tp.impl, &c->x), 0);
+		run_until_done(&tp, c);
+		ck_assert_int_eq(c->dr.err, 0);
+		exp[i] = s->expstatsn;
+	}
+	tp.ops->destroy(tp.impl);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	ck_assert_uint_eq(exp[0], sent[0] + 1); /* forward: taken */
+	ck_assert_uint_eq(exp[1], exp[0]);      /* backward: ignored */
+	ck_assert_uint_eq(sent[2], exp[0]);     /* in order again */
+	ck_assert_uint_eq(exp[2], sent[2] + 1);
+	ck_assert_int_eq(ft->logins, 1);
+	free(c);
+	free(ft);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("iscsi_hostile_target");
@@ -832,8 +1438,14 @@ static Suite *suite(void)
 	tcase_add_test(tc, ping_answers_bounded);
 	tcase_add_test(tc, r2t_flood_bounded);
 	tcase_add_loop_test(tc, login_never_transits, 0, 2);
-	tcase_add_loop_test(tc, proto_error_bounded, 0, 4);
+	tcase_add_loop_test(tc, proto_error_bounded, 0, 12);
 	tcase_add_test(tc, proto_login_backoff);
+	tcase_add_loop_test(tc, reject_fails_command, 0,
+			    (int)(sizeof(reject_cases) / sizeof(reject_cases[0])));
+	tcase_add_loop_test(tc, async_events, 0, (int)(sizeof(async_cases) / sizeof(async_cases[0])));
+	tcase_add_loop_test(tc, cmdsn_window, 0, 3);
+	tcase_add_loop_test(tc, async_drop_time2wait, 0, 2);
+	tcase_add_test(tc, statsn_small_jumps);
 	suite_add_tcase(s, tc);
 	return s;
 }
