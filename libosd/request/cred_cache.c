@@ -8,6 +8,7 @@
 #include <string.h>
 #include <openssl/crypto.h>
 #include <osd/capability.h>
+#include "proto/command.h"
 #include "security/cdb_icv.h"
 #include "request/private.h"
 
@@ -329,32 +330,14 @@ static int usable(const osd_dev *dev, const struct osd_credential *cred, uint16_
 	return exp == 0 || exp > now + dev->opts.cred_refresh_ms;
 }
 
-/* The object the capability must describe (docs/security.md section 1):
- * creating commands name their container, everything else the addressed
- * object (SET KEY requests already address root or partition). */
+/* The object the capability must describe (docs/security.md section 1),
+ * as the command's descriptor says. */
 static void cap_target(osd_req *req)
 {
-	struct osd_obj_id o = req->cdb.obj;
-	int coll = req->is_collection;
+	struct osd_obj_id o = osd__cmd_cap_object(req->desc, &req->cdb.obj, req->cdb.cmd_options);
 
-	switch (req->cdb.action) {
-	case OSD_ACT_CREATE_PARTITION:
-		o.partition = 0;
-		o.id = 0;
-		coll = 0;
-		break;
-	case OSD_ACT_CREATE:
-	case OSD_ACT_CREATE_AND_WRITE:
-	case OSD_ACT_CREATE_COLLECTION:
-	case OSD_ACT_CREATE_USER_TRACKING_COLLECTION:
-		o.id = 0;
-		coll = 0;
-		break;
-	default:
-		break;
-	}
 	req->cap_obj = o;
-	req->cap_is_collection = coll && o.id != 0;
+	req->cap_is_collection = req->is_collection && o.id != 0;
 }
 
 /* Capability for NOSEC with no credential at all: every permission on the object. */

@@ -81,7 +81,8 @@ struct osd_req {
 	uint8_t cdb_buf[OSD_CDB_MAX_LEN];
 	int is_collection;          /* the addressed object is a collection */
 	unsigned flags;             /* OSD_REQ_* */
-	uint16_t perms;             /* osd_sec_required_permissions() of the action */
+	const struct osd__cmd_desc *desc; /* the action's descriptor (proto/command.h) */
+	uint16_t perms;             /* the descriptor's permissions */
 	struct osd_obj_id cap_obj;  /* the object the capability must describe */
 	int cap_is_collection;
 

@@ -718,7 +718,7 @@ static int op_submit(void *impl, struct osd_xfer *xfer)
 	if (!t)
 		return -ENOMEM;
 	t->xfer = xfer;
-	t->idempotent = osd__iscsi_cmd_idempotent(xfer->cdb, xfer->cdb_len);
+	t->idempotent = osd__iscsi_cmd_idempotent(xfer);
 	xfer->status = 0;
 	xfer->sense_len = 0;
 	xfer->in_xferred = 0;

@@ -1561,6 +1561,58 @@ START_TEST(sense_and_transport_lies)
 }
 END_TEST
 
+/* Each request carries its resend class from the command descriptor, set
+ * when it is built; the transport never reads the CDB for it. */
+START_TEST(requests_carry_resend_class)
+{
+	static const struct {
+		enum osd_action a;
+		int resend;
+	} want[] = {
+		{ OSD_ACT_READ, OSD_XFER_RESEND_ALWAYS },
+		{ OSD_ACT_WRITE, OSD_XFER_RESEND_REPEATABLE },
+		{ OSD_ACT_APPEND, OSD_XFER_RESEND_NEVER },
+		{ OSD_ACT_CREATE, OSD_XFER_RESEND_NEVER },
+		{ OSD_ACT_REMOVE, OSD_XFER_RESEND_NEVER },
+		{ OSD_ACT_PUNCH, OSD_XFER_RESEND_REPEATABLE },
+		{ OSD_ACT_FLUSH, OSD_XFER_RESEND_ALWAYS },
+		{ OSD_ACT_GET_ATTRIBUTES, OSD_XFER_RESEND_ALWAYS },
+	};
+	static char buf[8];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct osd_obj_id part = { OBJ.partition, 0 };
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int rc = -1;
+
+		switch (want[i].a) {
+		case OSD_ACT_READ: rc = osd_req_read(&req, dev, &OBJ, 0, &iov, 1); break;
+		case OSD_ACT_WRITE: rc = osd_req_write(&req, dev, &OBJ, 0, &iov, 1); break;
+		case OSD_ACT_APPEND: rc = osd_req_append(&req, dev, &OBJ, &iov, 1); break;
+		case OSD_ACT_CREATE: rc = osd_req_create(&req, dev, &part, 1); break;
+		case OSD_ACT_REMOVE: rc = osd_req_remove(&req, dev, &OBJ); break;
+		case OSD_ACT_PUNCH: rc = osd_req_punch(&req, dev, &OBJ, 0, 8); break;
+		case OSD_ACT_FLUSH:
+			rc = osd_req_flush(&req, dev, &OBJ, OSD_FLUSH_DATA_AND_ATTRS, 0, 0);
+			break;
+		default: rc = osd_req_get_attributes(&req, dev, &OBJ); break;
+		}
+		ck_assert_int_eq(rc, 0);
+		ck_assert_int_eq(osd_req_action(req), want[i].a);
+		ck_assert_int_eq(osd_req_execute(req), 0);
+		osd_req_free(req);
+		ck_assert_uint_eq(fk.nsent, i + 1);
+		ck_assert_uint_eq(fk.sent[i].xfer_size, sizeof(struct osd_xfer));
+		ck_assert_msg(fk.sent[i].resend == want[i].resend, "%s: resend %d, want %d",
+			      osd_action_name(want[i].a), fk.sent[i].resend, want[i].resend);
+		ck_assert_int_eq(osd_action_resend(want[i].a), want[i].resend);
+	}
+	ck_assert_int_eq(osd_action_resend((enum osd_action)0x888D), OSD_XFER_RESEND_NEVER);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("initiator_unit");
@@ -1568,6 +1620,7 @@ static Suite *suite(void)
 
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, write_lists_v2_bytes);
+	tcase_add_test(tc, requests_carry_resend_class);
 	tcase_add_test(tc, write_lists_v1_bytes);
 	tcase_add_test(tc, read_with_get_v2);
 	tcase_add_test(tc, short_read);

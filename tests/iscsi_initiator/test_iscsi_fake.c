@@ -303,6 +303,8 @@ struct cmd {
 static void cmd_init(struct cmd *c, uint16_t action, size_t out_len, size_t in_len)
 {
 	memset(c, 0, sizeof(*c));
+	osd_xfer_init(&c->x);
+	c->x.resend = (uint8_t)osd_action_resend((enum osd_action)action);
 	c->cdb[0] = 0x7F;
 	c->cdb[7] = W_CDB - 8;
 	c->cdb[8] = (uint8_t)(action >> 8);
