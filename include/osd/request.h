@@ -134,10 +134,22 @@ OSD_EXTERN void osd_dev_close(osd_dev *dev);
 
 /**
  * The last error message of this device (per handle, never NULL; "" if none).
- * Valid until the next call on the device; with several threads prefer
- * osd_req_error().
+ * Thread-safe: the message is copied, under the device's lock, into a
+ * buffer of the calling thread, and the pointer stays valid until that
+ * thread's next osd_dev_error() call (on any device). With several threads
+ * the last failure may be another thread's call: prefer osd_req_error() for
+ * a request's own message, or osd_dev_error_copy() for a copy you keep.
  */
 OSD_EXTERN const char *osd_dev_error(osd_dev *dev);
+
+/**
+ * Copy the last error message of this device into @p buf, like snprintf():
+ * at most @p len - 1 bytes and a NUL (nothing when @p len is 0).
+ * Thread-safe.
+ * @return the length of the whole message (a value >= @p len means it was
+ *         cut short).
+ */
+OSD_EXTERN size_t osd_dev_error_copy(osd_dev *dev, char *buf, size_t len);
 
 /** The OSD version the device speaks. */
 OSD_EXTERN enum osd_version osd_dev_version(osd_dev *dev);
