@@ -1,5 +1,6 @@
 /*
- * The target's nonce replay cache (docs/security.md section 4).
+ * The nonce replay cache (docs/security.md section 4): the target keeps
+ * one per partition (osdtarget/security/nonce_cache.c).
  *
  * Up to `depth` accepted nonces live in a slot array, found by an
  * open-addressing hash table (linear probing, backward-shift deletion) and
@@ -219,4 +220,18 @@ int osd_nonce_cache_check(osd_nonce_cache *cache, const uint8_t nonce[OSD_NONCE_
 				  newest_ms);
 	pthread_mutex_unlock(&cache->lock);
 	return rc;
+}
+
+uint64_t osd_nonce_cache_horizon(osd_nonce_cache *cache)
+{
+	uint64_t h;
+
+	pthread_mutex_lock(&cache->lock);
+	h = cache->floor;
+	/* The newest entry is a leaf of the min-heap: look at them all. */
+	for (size_t i = cache->count / 2; i < cache->count; i++)
+		if (cache->slots[cache->heap[i]].t > h)
+			h = cache->slots[cache->heap[i]].t;
+	pthread_mutex_unlock(&cache->lock);
+	return h;
 }
