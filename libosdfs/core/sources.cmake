@@ -12,3 +12,18 @@ list(APPEND OSDFS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/punch.c
   ${CMAKE_CURRENT_LIST_DIR}/siphash.c
   ${CMAKE_CURRENT_LIST_DIR}/xattr.c)
+# The caches use libosd's internal hash+LRU (lru/lru.h, in osd_wire).
+set_property(SOURCE
+  ${CMAKE_CURRENT_LIST_DIR}/bcache.c
+  ${CMAKE_CURRENT_LIST_DIR}/dir.c
+  ${CMAKE_CURRENT_LIST_DIR}/file.c
+  ${CMAKE_CURRENT_LIST_DIR}/format.c
+  ${CMAKE_CURRENT_LIST_DIR}/inode.c
+  ${CMAKE_CURRENT_LIST_DIR}/mount.c
+  ${CMAKE_CURRENT_LIST_DIR}/namei.c
+  ${CMAKE_CURRENT_LIST_DIR}/orphan.c
+  ${CMAKE_CURRENT_LIST_DIR}/path.c
+  ${CMAKE_CURRENT_LIST_DIR}/punch.c
+  ${CMAKE_CURRENT_LIST_DIR}/siphash.c
+  ${CMAKE_CURRENT_LIST_DIR}/xattr.c
+  APPEND PROPERTY INCLUDE_DIRECTORIES ${PROJECT_SOURCE_DIR}/libosd)
