@@ -194,8 +194,11 @@ static int osd_nc__check_locked(osd_nonce_cache *c, const uint8_t *nonce, uint64
 	while (c->count > 0 && c->slots[c->heap[0]].t < low)
 		osd_nc__drop_oldest(c);
 	if (c->count == c->depth) {
-		/* Full: the newcomer would be the first to go; refuse it instead. */
-		if (t <= c->slots[c->heap[0]].t)
+		/* Full: one strictly older than all would be the first to go;
+		 * refuse it instead. One stamped like the oldest (a burst within
+		 * a millisecond) is kept: the floor rises to its stamp, and while
+		 * it is remembered the table refuses it, after that the floor. */
+		if (t < c->slots[c->heap[0]].t)
 			return -ERANGE;
 		osd_nc__drop_oldest(c);
 	}

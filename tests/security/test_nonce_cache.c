@@ -106,6 +106,32 @@ START_TEST(test_full_cache_raises_floor)
 END_TEST
 
 /* Aged-out entries stay refused even if the clock or the window moves back. */
+/* A burst within one millisecond fills a small cache: the first newcomer
+ * stamped like the oldest still gets in (evicting one, the floor rises to
+ * that stamp); after that the stamp is at the floor, and nothing evicted
+ * comes back. */
+START_TEST(test_same_stamp_burst)
+{
+	osd_nonce_cache *c;
+	uint8_t n[OSD_NONCE_LEN];
+
+	ck_assert_int_eq(osd_nonce_cache_new(&c, 2, 0), 0);
+	for (uint64_t tag = 1; tag <= 3; tag++) {
+		mk(n, NOW + 1, tag);
+		ck_assert_int_eq(osd_nonce_cache_check(c, n, NOW, O_MS, N_MS), 0);
+	}
+	mk(n, NOW + 1, 4); /* the floor is NOW + 1 now */
+	ck_assert_int_eq(osd_nonce_cache_check(c, n, NOW, O_MS, N_MS), -ERANGE);
+	for (uint64_t tag = 1; tag <= 3; tag++) { /* replays: all refused */
+		mk(n, NOW + 1, tag);
+		ck_assert_int_ne(osd_nonce_cache_check(c, n, NOW, O_MS, N_MS), 0);
+	}
+	mk(n, NOW + 2, 6);
+	ck_assert_int_eq(osd_nonce_cache_check(c, n, NOW, O_MS, N_MS), 0);
+	osd_nonce_cache_free(c);
+}
+END_TEST
+
 START_TEST(test_aged_out_stays_refused)
 {
 	osd_nonce_cache *c;
@@ -273,6 +299,7 @@ int main(void)
 
 	tcase_add_test(tc, test_fresh_and_replay);
 	tcase_add_test(tc, test_horizon);
+	tcase_add_test(tc, test_same_stamp_burst);
 	tcase_add_test(tc, test_window_edges);
 	tcase_add_test(tc, test_start_floor);
 	tcase_add_test(tc, test_full_cache_raises_floor);
