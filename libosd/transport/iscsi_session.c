@@ -696,7 +696,8 @@ static int xfer_valid(const struct osd_xfer *x)
 {
 	size_t out = 0, in = 0;
 
-	if (!x || !x->cdb || x->cdb_len == 0 || x->cdb_len > OSD_ISCSI_MAX_CDB || !x->done ||
+	if (!x || !OSD_XFER_SIZE_OK(x) || !x->cdb || x->cdb_len == 0 ||
+	    x->cdb_len > OSD_ISCSI_MAX_CDB || !x->done ||
 	    x->out_iovcnt < 0 || x->in_iovcnt < 0 || x->out_len > UINT32_MAX ||
 	    x->in_len > UINT32_MAX)
 		return 0;

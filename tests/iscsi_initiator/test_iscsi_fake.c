@@ -237,6 +237,9 @@ START_TEST(bidi_write)
 	x.in_len = W_IN;
 	x.done = xfer_done;
 	x.priv = &dr;
+	x.size = OSD_XFER_BASE_SIZE - 1; /* below the first layout: refused */
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &x), -EINVAL);
+	x.size = 0;                      /* a submitter that predates the field */
 	ck_assert_int_eq(tp.ops->submit(tp.impl, &x), 0);
 	ck_assert_int_eq(drive(&tp, rec_called, &dr), 0);
 	ck_assert_int_eq(dr.err, 0);

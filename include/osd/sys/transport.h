@@ -52,7 +52,8 @@ enum osd_xfer_resend {
  * A transport reads a member added after @ref in_xferred only when
  * OSD_XFER_HAS() says the submitter's struct has it, and otherwise uses that
  * member's documented default; a size of 0 (a zeroed struct from a submitter
- * that predates the field) means "up to @ref in_xferred". Members are never
+ * that predates the field) means "up to @ref in_xferred"; a non-zero size
+ * below that is refused with -EINVAL (OSD_XFER_SIZE_OK()). Members are never
  * removed, reordered or resized; a larger array is a new member.
  */
 struct osd_xfer {
@@ -81,6 +82,13 @@ struct osd_xfer {
 	/** enum osd_xfer_resend, by the submitter; default OSD_XFER_RESEND_NEVER */
 	uint8_t resend;
 };
+
+/** The size of struct osd_xfer through @ref osd_xfer::in_xferred, the first layout. */
+#define OSD_XFER_BASE_SIZE (offsetof(struct osd_xfer, in_xferred) + sizeof(size_t))
+
+/** Whether a transport can take @p x: its size is 0 or covers the first
+ *  layout (a transport refuses others with -EINVAL). */
+#define OSD_XFER_SIZE_OK(x) ((x)->size == 0 || (x)->size >= OSD_XFER_BASE_SIZE)
 
 /** Whether the submitter's struct osd_xfer @p x has member @p m (see the
  *  extension rule at struct osd_xfer). */
