@@ -762,7 +762,7 @@ static void send_abort(struct osd__iscsi_sess *s, struct osd__iscsi_task *z)
 	memset(&h, 0, sizeof(h));
 	h.opcode = OSD_ISCSI_OP_TMF_REQ;
 	h.immediate = 1;
-	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_ABORT_TASK;
+	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_ABORT;
 	osd__iscsi_lun_encode(h.lun, (uint16_t)s->url.lun);
 	z->abort_itt = osd__iscsi_new_itt(s);
 	h.itt = z->abort_itt;

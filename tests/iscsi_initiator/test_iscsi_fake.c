@@ -629,7 +629,7 @@ static void script_abort(struct ft *ft)
 	if (ft_recv(ft))
 		return;
 	FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_TMF_REQ && ft->pdu.bhs.immediate &&
-		 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_ABORT_TASK) &&
+		 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_ABORT) &&
 		 ft->pdu.bhs.ttt == itt && ft->pdu.bhs.ref_cmd_sn == sn,
 		 "ABORT TASK naming the command expected");
 	memset(&h, 0, sizeof(h));
@@ -641,7 +641,7 @@ static void script_abort(struct ft *ft)
 	if (ft_send(ft, &h, NULL, 0, NULL, 0) || ft_recv(ft))
 		return;
 	FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_TMF_REQ &&
-		 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_LUN_RESET),
+		 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_LUN_RESET),
 		 "LUN RESET expected");
 	h.itt = ft->pdu.bhs.itt;
 	h.response = OSD_ISCSI_TMF_RSP_NOT_SUPPORTED;
@@ -657,7 +657,7 @@ static void script_abort(struct ft *ft)
 			continue;
 		}
 		FT_CHECK(ft, i == 2 && ft->pdu.bhs.opcode == OSD_ISCSI_OP_TMF_REQ &&
-			 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_LUN_RESET) &&
+			 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_LUN_RESET) &&
 			 ft->pdu.bhs.ttt == OSD_ISCSI_RSVD_TAG, "2 commands and a LUN RESET expected");
 	}
 	h.itt = ft->pdu.bhs.itt;
