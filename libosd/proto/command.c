@@ -1,7 +1,7 @@
 /*
- * The command descriptor table: one row per OSD service action (osd2r05
- * §6 and osd-r10 §6 for the commands, §4.11.2.2 for the permissions and the
- * described object; docs/protocol.md §3, docs/security.md §1). The codec's
+ * The command descriptor table: one row per OSD service action (clause 6,
+ * commands, of osd-r10 and OSD-2; osd2r03 §4.11.2.2 for the permissions and
+ * the described object; docs/protocol.md §3-§4, docs/security.md §1). The codec's
  * code and slot tables, osd_sec_required_permissions(), the capability's
  * object on both sides, the target's dispatch table and the transport's
  * resend class are all read from here (docs/architecture.md).

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <osd/types.h>
 
-/* CDB operand slots a command uses (osd2r05 §5.2.1, docs/protocol.md §3.1). */
+/* CDB operand slots a command uses (osd2r03 §5.2.1, docs/protocol.md §3.1). */
 enum {
 	OSD__U_LEN = 1 << 0,   /* LENGTH / ALLOCATION LENGTH / FORMATTED CAPACITY */
 	OSD__U_SBA = 1 << 1,   /* STARTING BYTE ADDRESS and its aliases */
@@ -26,7 +26,7 @@ enum {
 	OSD__U_DUP = 1 << 9,   /* v2 byte 14 DUPLICATION METHOD */
 };
 
-/* The object the capability must describe (osd2r05 §4.11.2.2, docs/security.md §1). */
+/* The object the capability must describe (osd2r03 §4.11.2.2, docs/security.md §1). */
 enum osd__cap_scope {
 	OSD__CAP_SELF,      /* the addressed object */
 	OSD__CAP_PARTITION, /* the partition of the addressed object */
@@ -48,7 +48,7 @@ enum osd__data {
 	OSD__DATA_OUT  /* LENGTH bytes of data-out payload */
 };
 
-/* Which byte range capability check 13 applies (osd2r05 §4.11.2.2). */
+/* Which byte range capability check 13 applies (docs/target.md, security checks). */
 enum osd__range {
 	OSD__RANGE_NONE,    /* no range to check */
 	OSD__RANGE_BYTES,   /* STARTING BYTE ADDRESS + LENGTH (or the S/G list) */

@@ -105,7 +105,7 @@ static int inquiry_version(osd_dev *dev)
 		return -ENOMEM;
 	r->dev = dev;
 	osd_xfer_init(&r->x);
-	r->x.resend = OSD_XFER_RESEND_ALWAYS; /* INQUIRY only reads (spc4r37 §6.6) */
+	r->x.resend = OSD_XFER_RESEND_ALWAYS; /* INQUIRY only reads (SPC-4 INQUIRY; docs/protocol.md §12.1) */
 	r->cdb[0] = 0x12;
 	r->cdb[4] = INQUIRY_LEN;
 	r->iov.iov_base = r->data;

@@ -1,5 +1,5 @@
 /*
- * The permissions a command needs (osd2r05 §4.11.2.2, docs/security.md
+ * The permissions a command needs (osd2r03 §4.11.2.2, docs/security.md
  * section 1), from the command descriptor table shared by initiator and
  * target. Piggy-backed attribute lists add GET_ATTR / SET_ATTR; callers add
  * those themselves.

@@ -133,7 +133,7 @@ START_TEST(codec_covers_every_descriptor)
 }
 END_TEST
 
-/* The described object, known-good: osd2r05 §4.11.2.2 (docs/security.md §1). */
+/* The described object, known-good: osd2r03 §4.11.2.2 (docs/security.md §1). */
 START_TEST(capability_object)
 {
 	const struct osd_obj_id obj = { 0x10000, 0x10005 };

@@ -3,7 +3,7 @@
  * every descriptor has a dispatch row (a handler or an explicit
  * "unsupported"), an unsupported command is answered INVALID COMMAND
  * OPERATION CODE, and the permissions the target demands of each command it
- * runs are exactly the descriptor's (osd2r05 §4.11.2.2): any one bit missing
+ * runs are exactly the descriptor's (osd2r03 §4.11.2.2): any one bit missing
  * is refused at capability byte 49, all of them present is not.
  */
 #include <check.h>

@@ -26,13 +26,13 @@ extern "C" {
 #define OSD_STATUS_CHECK_CONDITION 0x02 /**< SCSI CHECK CONDITION: sense is valid */
 #define OSD_STATUS_BUSY 0x08            /**< SCSI BUSY */
 
-/** Bytes of sense data struct osd_xfer holds (spc4r37 §4.5.1: at most 252). */
+/** Bytes of sense data struct osd_xfer holds (SPC-4 sense data: at most 252; docs/protocol.md §11.1). */
 #define OSD_XFER_SENSE_MAX 252
 
 /**
  * Whether a transport may send a command again after the connection broke
- * with the command sent but not answered (RFC 7143 §7.1: the target may or
- * may not have run it). Set by the submitter, which knows the command;
+ * with the command sent but not answered (RFC 7143 error recovery: the target
+ * may or may not have run it). Set by the submitter, which knows the command;
  * transports never parse the CDB for it.
  */
 enum osd_xfer_resend {
