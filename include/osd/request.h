@@ -89,8 +89,8 @@ struct osd_dev_options {
 					      osd_req_execute()) */
 	unsigned format_timeout_ms;      /**< same for FORMAT OSD; 0 = none */
 	unsigned cred_refresh_ms;        /**< refresh a credential this long before it expires */
-	unsigned cred_cache_max;         /**< credentials kept at most (one is evicted to add
-					      another); 0 = no limit */
+	unsigned cred_cache_max;         /**< credentials kept at most (the least recently
+					      used is evicted to add another); 0 = no limit */
 	osd_cred_source_fn cred_source;  /**< NULL: only NOSEC or credentials added by hand */
 	void *cred_payload;              /**< passed to @ref cred_source */
 };

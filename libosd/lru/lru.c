@@ -76,9 +76,40 @@ void osd__lru_pin(struct osd__lru *l, struct osd__lru_node *n)
 	n->listed = 0;
 }
 
+/* Twice as many buckets once there are two nodes per bucket; without the
+ * memory the chains just get longer. */
+static void maybe_grow(struct osd__lru *l)
+{
+	size_t n = (l->mask + 1) * 2;
+	struct osd__lru_node **tab, **old = l->tab;
+	size_t old_n = l->mask + 1;
+
+	if (l->count < 2 * old_n || n > MAX_BUCKETS)
+		return;
+	tab = calloc(n, sizeof(*tab));
+	if (!tab)
+		return;
+	l->tab = tab;
+	l->mask = n - 1;
+	for (size_t i = 0; i < old_n; i++) {
+		while (old[i]) {
+			struct osd__lru_node *m = old[i];
+			size_t b = bucket(l, m->hash);
+
+			old[i] = m->hnext;
+			m->hnext = tab[b];
+			tab[b] = m;
+		}
+	}
+	free(old);
+}
+
 void osd__lru_insert(struct osd__lru *l, struct osd__lru_node *n, uint64_t hash, int pinned)
 {
-	size_t b = bucket(l, hash);
+	size_t b;
+
+	maybe_grow(l);
+	b = bucket(l, hash);
 
 	n->hash = hash;
 	n->hnext = l->tab[b];

@@ -30,7 +30,8 @@ struct osd__lru {
 #define OSD__LRU_ENTRY(n, type, member) \
 	((type *)(void *)((char *)(n) - offsetof(type, member)))
 
-/* A table with about @p expected buckets (a power of two, 16 to 2^20). */
+/* A table with about @p expected buckets (a power of two, 16 to 2^20); it
+ * doubles as it fills, up to 2^20 buckets. */
 int osd__lru_init(struct osd__lru *l, size_t expected);
 /* Frees the table; the caller has taken its nodes out (osd__lru_any()). */
 void osd__lru_destroy(struct osd__lru *l);

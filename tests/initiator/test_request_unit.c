@@ -1109,6 +1109,46 @@ START_TEST(cred_cache_bounded)
 }
 END_TEST
 
+/* A full cache evicts the least recently used credential: one just used
+ * stays, one left alone goes. */
+START_TEST(cred_cache_lru)
+{
+	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
+	struct osd_transport tp;
+	uint8_t buf[8];
+	struct iovec iov = { buf, 8 };
+	static const struct {
+		uint64_t id;
+		int src_calls; /* after reading object id */
+	} steps[] = {
+		{ 0x20000, 1 }, { 0x20001, 2 }, /* A, B: both asked for */
+		{ 0x20000, 2 },                 /* A again: cached, now most recent */
+		{ 0x20002, 3 },                 /* C: the cache is full, B goes */
+		{ 0x20000, 3 },                 /* A: still cached */
+		{ 0x20001, 4 },                 /* B: asked for again */
+	};
+
+	memset(&fk, 0, sizeof(fk));
+	fake_transport(&fk, &tp);
+	o.osd_version = OSD_VERSION_2;
+	o.security = OSD_SEC_CAPKEY;
+	o.cred_source = cred_src;
+	o.cred_cache_max = 2;
+	src_calls = 0;
+	ck_assert_int_eq(osd_dev_open(&dev, &tp, &o), 0);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct osd_obj_id obj = { 0x10000, steps[i].id };
+		osd_req *req;
+
+		ck_assert_int_eq(osd_req_read(&req, dev, &obj, 0, &iov, 1), 0);
+		ck_assert_int_eq(osd_req_execute(req), 0);
+		osd_req_free(req);
+		ck_assert_int_eq(src_calls, steps[i].src_calls);
+		ck_assert_uint_le(osd_dev_credential_count(dev), 2);
+	}
+}
+END_TEST
+
 /* Script the data-in integrity block the target would send for exchange
  * @p i: DATA BYTES, RETRIEVED ATTRIBUTES BYTES, ICV bound to the request ICV. */
 static void answer_din_block(osd_key *key, unsigned i, const void *data, size_t n,
@@ -1646,6 +1686,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, page_mode_and_flags);
 	tcase_add_test(tc, cmdrsp_signed_and_cached);
 	tcase_add_test(tc, cred_cache_bounded);
+	tcase_add_test(tc, cred_cache_lru);
 	tcase_add_test(tc, capkey_icv_cache);
 	tcase_add_test(tc, alldata_integrity_block);
 	tcase_add_test(tc, cmdrsp_response_icv_checked);
