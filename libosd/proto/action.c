@@ -8,8 +8,8 @@
  * Codes: every v2 code but the two PERFORM ones is 0x8880 + slot, and the
  * v1 code of those is the v2 code with bit 7 clear (0x8800 + slot); the
  * PERFORM commands are 0x8F7C + index in v2, 2 more in v1 (clause 6 of
- * osd-r10 and OSD-2, docs/protocol.md §4). Names and which version has which command come from the
- * descriptor table (proto/command.c).
+ * osd-r10 and OSD-2, docs/protocol.md §4). Names and which version has
+ * which command come from the descriptor table (proto/command.c).
  */
 #define PERFORM_V1_DELTA 2
 #define V1_MAIN_FIRST (OSD__CMD_MAIN_FIRST & ~0x80u)
