@@ -18,7 +18,7 @@ static int lb_submit(void *impl, struct osd_xfer *xfer)
 	struct loopback *lb = impl;
 	int rc;
 
-	if (!xfer || !xfer->done)
+	if (!xfer || !xfer->done || !OSD_XFER_SIZE_OK(xfer))
 		return -EINVAL;
 	rc = osd_target_execute(lb->tgt, xfer, lb->token, sizeof(lb->token));
 	if (rc < 0)

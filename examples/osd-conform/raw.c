@@ -70,7 +70,7 @@ int cf_raw_exec(struct cf_ctx *c, const uint8_t *cdb, size_t cdb_len, void *in, 
 	for (int attempt = 0; tp->ops && attempt <= RAW_UA_RETRIES; attempt++) {
 		struct osd_xfer x;
 
-		memset(&x, 0, sizeof(x));
+		osd_xfer_init(&x); /* resend: never (a conformance probe runs once) */
 		x.cdb = cdb;
 		x.cdb_len = cdb_len;
 		x.in_iov = in_len ? &iov : NULL;

@@ -158,10 +158,20 @@ struct osd_iscsi_target_info {
 OSD_EXTERN int osd_iscsi_discover(struct osd_iscsi_target_info **out, size_t *count,
 				  const char *portal, const struct osd_iscsi_options *opts);
 
-/** Task management functions for osd_iscsi_task_mgmt(). */
+/**
+ * Task management functions (RFC 7143 §11.5.1, TMF request byte 1 bits
+ * 6-0): the one definition, used by the PDU codec, the initiator and the
+ * target. osd_iscsi_task_mgmt() sends ABORT TASK and LOGICAL UNIT RESET.
+ */
 enum osd_iscsi_tmf {
-	OSD_ISCSI_TASK_ABORT = 1,     /**< ABORT TASK: abort one command */
-	OSD_ISCSI_TASK_LUN_RESET = 5  /**< LOGICAL UNIT RESET */
+	OSD_ISCSI_TASK_ABORT = 1,             /**< ABORT TASK: abort one command */
+	OSD_ISCSI_TASK_ABORT_SET = 2,         /**< ABORT TASK SET */
+	OSD_ISCSI_TASK_CLEAR_ACA = 3,         /**< CLEAR ACA */
+	OSD_ISCSI_TASK_CLEAR_SET = 4,         /**< CLEAR TASK SET */
+	OSD_ISCSI_TASK_LUN_RESET = 5,         /**< LOGICAL UNIT RESET */
+	OSD_ISCSI_TASK_TARGET_WARM_RESET = 6, /**< TARGET WARM RESET */
+	OSD_ISCSI_TASK_TARGET_COLD_RESET = 7, /**< TARGET COLD RESET */
+	OSD_ISCSI_TASK_REASSIGN = 8           /**< TASK REASSIGN */
 };
 
 /**

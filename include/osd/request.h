@@ -89,8 +89,8 @@ struct osd_dev_options {
 					      osd_req_execute()) */
 	unsigned format_timeout_ms;      /**< same for FORMAT OSD; 0 = none */
 	unsigned cred_refresh_ms;        /**< refresh a credential this long before it expires */
-	unsigned cred_cache_max;         /**< credentials kept at most (one is evicted to add
-					      another); 0 = no limit */
+	unsigned cred_cache_max;         /**< credentials kept at most (the least recently
+					      used is evicted to add another); 0 = no limit */
 	osd_cred_source_fn cred_source;  /**< NULL: only NOSEC or credentials added by hand */
 	void *cred_payload;              /**< passed to @ref cred_source */
 	char *error;                     /**< version 2: if not NULL, receives why an open
@@ -139,10 +139,22 @@ OSD_EXTERN void osd_dev_close(osd_dev *dev);
 
 /**
  * The last error message of this device (per handle, never NULL; "" if none).
- * Valid until the next call on the device; with several threads prefer
- * osd_req_error().
+ * Thread-safe: the message is copied, under the device's lock, into a
+ * buffer of the calling thread, and the pointer stays valid until that
+ * thread's next osd_dev_error() call (on any device). With several threads
+ * the last failure may be another thread's call: prefer osd_req_error() for
+ * a request's own message, or osd_dev_error_copy() for a copy you keep.
  */
 OSD_EXTERN const char *osd_dev_error(osd_dev *dev);
+
+/**
+ * Copy the last error message of this device into @p buf, like snprintf():
+ * at most @p len - 1 bytes and a NUL (nothing when @p len is 0).
+ * Thread-safe.
+ * @return the length of the whole message (a value >= @p len means it was
+ *         cut short).
+ */
+OSD_EXTERN size_t osd_dev_error_copy(osd_dev *dev, char *buf, size_t len);
 
 /** The OSD version the device speaks. */
 OSD_EXTERN enum osd_version osd_dev_version(osd_dev *dev);

@@ -369,6 +369,15 @@ OSD_EXTERN void osd_nonce_cache_free(osd_nonce_cache *cache);
 OSD_EXTERN int osd_nonce_cache_check(osd_nonce_cache *cache, const uint8_t nonce[OSD_NONCE_LEN],
 				     uint64_t now_ms, uint64_t oldest_ms, uint64_t newest_ms);
 
+/**
+ * The cache's horizon: the newest timestamp it remembers, or its floor when
+ * that is newer (or the cache is empty). A cache created with this as its
+ * floor refuses every nonce this one would refuse as a replay; the target
+ * uses it when it drops or replaces a partition's cache.
+ * @param cache the cache (not NULL)
+ */
+OSD_EXTERN uint64_t osd_nonce_cache_horizon(osd_nonce_cache *cache);
+
 /** A security manager's key store and credential issuer (opaque). */
 typedef struct osd_cred_issuer osd_cred_issuer;
 

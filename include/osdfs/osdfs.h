@@ -238,9 +238,11 @@ OSD_EXTERN int osdfs_holder_get(osdfs_backend *be, struct osdfs_holder *out);
 OSD_EXTERN char *osdfs_holder_format(const struct osdfs_holder *h, char *buf, size_t size);
 
 /**
- * A message describing the last failure on @p fs (borrowed, valid until the
- * next call on the handle; with several threads it may describe another
- * thread's call). Never NULL.
+ * A message describing the last failure on @p fs. Never NULL. Thread-safe:
+ * the message is copied, under the handle's lock, into a buffer of the
+ * calling thread, valid until that thread's next osdfs_error() call (on any
+ * handle). With several threads the last failure may be another thread's
+ * call; osdfs_error_copy() gives a copy the caller keeps.
  */
 OSD_EXTERN const char *osdfs_error(osdfs *fs);
 
@@ -250,6 +252,14 @@ OSD_EXTERN const char *osdfs_error(osdfs *fs);
  * -EFBIG and change nothing.
  */
 #define OSDFS_MAX_FILE_SIZE (1ULL << 62)
+
+/**
+ * Copy the message osdfs_error() would return into @p buf, like
+ * snprintf(): at most @p len - 1 bytes and a NUL (nothing when @p len is 0).
+ * Thread-safe.
+ * @return the length of the whole message (>= @p len: cut short).
+ */
+OSD_EXTERN size_t osdfs_error_copy(osdfs *fs, char *buf, size_t len);
 
 /** Facts about a mounted filesystem. */
 struct osdfs_info {

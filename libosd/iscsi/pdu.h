@@ -17,6 +17,7 @@
 #ifndef OSD_ISCSI_PDU_H
 #define OSD_ISCSI_PDU_H
 
+#include <osd/iscsi.h>
 #include <osd/types.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,17 +81,7 @@ enum {
 enum { OSD_ISCSI_ATTR_UNTAGGED = 0, OSD_ISCSI_ATTR_SIMPLE = 1,
        OSD_ISCSI_ATTR_ORDERED = 2, OSD_ISCSI_ATTR_HEAD = 3, OSD_ISCSI_ATTR_ACA = 4 };
 
-/* Task management functions (TMF request byte 1 low 7 bits). */
-enum {
-	OSD_ISCSI_TMF_ABORT_TASK = 1,
-	OSD_ISCSI_TMF_ABORT_TASK_SET = 2,
-	OSD_ISCSI_TMF_CLEAR_ACA = 3,
-	OSD_ISCSI_TMF_CLEAR_TASK_SET = 4,
-	OSD_ISCSI_TMF_LUN_RESET = 5,
-	OSD_ISCSI_TMF_TARGET_WARM_RESET = 6,
-	OSD_ISCSI_TMF_TARGET_COLD_RESET = 7,
-	OSD_ISCSI_TMF_TASK_REASSIGN = 8,
-};
+/* Task management functions: enum osd_iscsi_tmf in osd/iscsi.h. */
 
 /* Task management responses. */
 enum {

@@ -10,6 +10,7 @@
 #include <osd/cdb.h>
 #include <osd/offset.h>
 #include "proto/byteorder.h"
+#include "proto/command.h"
 
 #define OSD_OPCODE 0x7F
 
@@ -71,81 +72,6 @@ static const struct cdb_layout layout_v2 = {
 	.options_mask = OSD_OPT_DPO | OSD_OPT_FUA | 0x07,
 };
 
-/* Operand slots a command uses. */
-enum {
-	U_LEN = 1 << 0,    /* LENGTH / ALLOCATION LENGTH / FORMATTED CAPACITY */
-	U_SBA = 1 << 1,    /* STARTING BYTE ADDRESS and its aliases */
-	U_LID = 1 << 2,    /* LIST IDENTIFIER */
-	U_CCL = 1 << 3,    /* v2 CDB CONTINUATION LENGTH */
-	U_NOBJ = 1 << 4,   /* NUMBER OF USER OBJECTS */
-	U_MAP = 1 << 5,    /* REQUESTED MAP TYPE */
-	U_KEY = 1 << 6,    /* SET KEY: key version, key id, seed (no object id) */
-	U_MKEY = 1 << 7,   /* SET MASTER KEY: key id and the two lengths */
-	U_FLUSH = 1 << 8,  /* byte 10 bits 1-0 are FLUSH SCOPE */
-	U_DUP = 1 << 9,    /* v2 byte 14 DUPLICATION METHOD */
-};
-
-struct cmd_info {
-	enum osd_action action;
-	uint16_t uses;
-	uint8_t opt_v1;     /* byte 11 bits allowed besides CDBFMT, OSD-1 */
-	uint8_t opt_v2;     /* same, OSD-2 */
-	uint8_t max_scope;  /* FLUSH family: largest FLUSH SCOPE value, v2 */
-};
-
-/* Commands whose layout no local source documents use the generic slots only. */
-static const struct cmd_info commands[] = {
-	{ OSD_ACT_OBJECT_STRUCTURE_CHECK, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_FORMAT_OSD, U_LEN | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_CREATE, U_NOBJ | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_LIST, U_LEN | U_SBA | U_LID, 0x0F, 0x4F, 0 },
-	{ OSD_ACT_PUNCH, U_LEN | U_SBA | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_READ, U_LEN | U_SBA | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_WRITE, U_LEN | U_SBA | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_APPEND, U_LEN | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_FLUSH, U_LEN | U_SBA | U_FLUSH | U_CCL, 0, 0, 2 },
-	{ OSD_ACT_CLEAR, U_LEN | U_SBA | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_REMOVE, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_CREATE_PARTITION, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_REMOVE_PARTITION, U_CCL, 0, 0x07, 0 },
-	{ OSD_ACT_GET_ATTRIBUTES, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_SET_ATTRIBUTES, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_CREATE_AND_WRITE, U_LEN | U_SBA | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_COPY_USER_OBJECTS, U_DUP | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_CREATE_USER_TRACKING_COLLECTION, U_SBA | U_CCL, 0, 0, 0 },
-	{ OSD_ACT_CREATE_COLLECTION, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_REMOVE_COLLECTION, U_CCL, 0x01, 0x01, 0 },
-	{ OSD_ACT_LIST_COLLECTION, U_LEN | U_SBA | U_LID, 0x0F, 0x4F, 0 },
-	{ OSD_ACT_SET_KEY, U_KEY, 0x03, 0x03, 0 },
-	{ OSD_ACT_SET_MASTER_KEY, U_MKEY, 0x03, 0x03, 0 },
-	{ OSD_ACT_FLUSH_COLLECTION, U_FLUSH | U_CCL, 0, 0, 2 },
-	{ OSD_ACT_FLUSH_PARTITION, U_FLUSH | U_CCL, 0, 0, 2 },
-	{ OSD_ACT_FLUSH_OSD, U_FLUSH | U_CCL, 0, 0, 2 },
-	{ OSD_ACT_QUERY, U_LEN | U_SBA | U_CCL, 0, 0x80, 0 },
-	{ OSD_ACT_REMOVE_MEMBER_OBJECTS, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_GET_MEMBER_ATTRIBUTES, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_SET_MEMBER_ATTRIBUTES, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_CREATE_CLONE, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_CREATE_SNAPSHOT, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_DETACH_CLONE, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_REFRESH_SNAPSHOT_OR_CLONE, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_RESTORE_PARTITION_FROM_SNAPSHOT, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_READ_MAP, U_LEN | U_SBA | U_MAP, 0, 0, 0 },
-	{ OSD_ACT_READ_MAPS_AND_COMPARE, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_PERFORM_SCSI_COMMAND, U_CCL, 0, 0, 0 },
-	{ OSD_ACT_PERFORM_TASK_MGMT, U_CCL, 0, 0, 0 },
-};
-
-#define NUM_COMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-static const struct cmd_info *find_cmd(enum osd_action action)
-{
-	for (size_t i = 0; i < NUM_COMMANDS; i++)
-		if (commands[i].action == action)
-			return &commands[i];
-	return NULL;
-}
-
 static const struct cdb_layout *layout_of(enum osd_version version)
 {
 	if (version == OSD_V1)
@@ -156,22 +82,22 @@ static const struct cdb_layout *layout_of(enum osd_version version)
 }
 
 /* Which byte-11 bits (other than CDBFMT) a command may set. */
-static uint8_t cmd_opt_mask(const struct cmd_info *ci, enum osd_version version)
+static uint8_t cmd_opt_mask(const struct osd__cmd_desc *ci, enum osd_version version)
 {
 	return version == OSD_V1 ? ci->opt_v1 : ci->opt_v2;
 }
 
 /* OSD-1 FLUSH has no range scope (2); everything else in the family has 0..2. */
-static uint8_t max_flush_scope(const struct cmd_info *ci, enum osd_version version)
+static uint8_t max_flush_scope(const struct osd__cmd_desc *ci, enum osd_version version)
 {
 	if (ci->action == OSD_ACT_FLUSH && version == OSD_V1)
 		return 1;
 	return ci->max_scope;
 }
 
-static int uses_ccl(const struct cmd_info *ci, enum osd_version version)
+static int uses_ccl(const struct osd__cmd_desc *ci, enum osd_version version)
 {
-	return version == OSD_V2 && (ci->uses & U_CCL);
+	return version == OSD_V2 && (ci->uses & OSD__U_CCL);
 }
 
 size_t osd_cdb_cap_offset(enum osd_version version)
@@ -284,10 +210,10 @@ static int encode_attr(const struct osd_cdb *cdb, uint8_t *out)
 }
 
 /* Bytes 10-12: options, command options, timestamps control. */
-static int encode_control_bytes(const struct osd_cdb *cdb, const struct cmd_info *ci,
+static int encode_control_bytes(const struct osd_cdb *cdb, const struct osd__cmd_desc *ci,
 				const struct cdb_layout *l, uint8_t *out)
 {
-	if (ci->uses & U_FLUSH) {
+	if (ci->uses & OSD__U_FLUSH) {
 		if (cdb->options || cdb->flush_scope > max_flush_scope(ci, cdb->version))
 			return -EINVAL;
 		out[OFF_OPTIONS] = cdb->flush_scope;
@@ -310,7 +236,7 @@ static int encode_control_bytes(const struct osd_cdb *cdb, const struct cmd_info
 	return 0;
 }
 
-static int encode_operands(const struct osd_cdb *cdb, const struct cmd_info *ci,
+static int encode_operands(const struct osd_cdb *cdb, const struct osd__cmd_desc *ci,
 			   const struct cdb_layout *l, uint8_t *out)
 {
 	if (cdb->cont_length) {
@@ -321,7 +247,7 @@ static int encode_operands(const struct osd_cdb *cdb, const struct cmd_info *ci,
 		osd__put_be32(out + l->cont_len, cdb->cont_length);
 	}
 	osd__put_be64(out + OFF_PARTITION, cdb->obj.partition);
-	if (ci->uses & U_KEY) {
+	if (ci->uses & OSD__U_KEY) {
 		if (cdb->key_version > 0xF)
 			return -EINVAL;
 		out[24] = cdb->key_version;
@@ -329,24 +255,24 @@ static int encode_operands(const struct osd_cdb *cdb, const struct cmd_info *ci,
 		memcpy(out + 32, cdb->seed, OSD_SEED_LEN);
 		return 0;
 	}
-	if (ci->uses & U_MKEY) {
+	if (ci->uses & OSD__U_MKEY) {
 		memcpy(out + 25, cdb->key_id, OSD_KEY_ID_LEN);
 		osd__put_be32(out + 32, cdb->param_list_length);
 		osd__put_be32(out + 36, cdb->alloc_length);
 		return 0;
 	}
 	osd__put_be64(out + OFF_OBJECT, cdb->obj.id);
-	if (ci->uses & U_DUP)
+	if (ci->uses & OSD__U_DUP)
 		out[OFF_DUP_METHOD] = cdb->duplication_method;
-	if (ci->uses & U_LEN)
+	if (ci->uses & OSD__U_LEN)
 		osd__put_be64(out + l->length, cdb->length);
-	if (ci->uses & U_SBA)
+	if (ci->uses & OSD__U_SBA)
 		osd__put_be64(out + l->start, cdb->start);
-	if (ci->uses & U_NOBJ)
+	if (ci->uses & OSD__U_NOBJ)
 		osd__put_be16(out + l->num_objects, cdb->num_objects);
-	if (ci->uses & U_LID)
+	if (ci->uses & OSD__U_LID)
 		osd__put_be32(out + l->list_id, cdb->list_id);
-	if (ci->uses & U_MAP)
+	if (ci->uses & OSD__U_MAP)
 		osd__put_be16(out + l->map_type, cdb->map_type);
 	return 0;
 }
@@ -368,7 +294,7 @@ static int encode_security(const struct osd_cdb *cdb, const struct cdb_layout *l
 int osd_cdb_encode(const struct osd_cdb *cdb, uint8_t *out, size_t outlen)
 {
 	const struct cdb_layout *l = layout_of(cdb->version);
-	const struct cmd_info *ci = find_cmd(cdb->action);
+	const struct osd__cmd_desc *ci = osd__cmd_desc_of(cdb->action);
 	int code, rc;
 
 	if (!l)
@@ -463,13 +389,13 @@ static int decode_header(struct dec *d, size_t len)
 	return 0;
 }
 
-static int decode_control_bytes(struct dec *d, const struct cmd_info *ci)
+static int decode_control_bytes(struct dec *d, const struct osd__cmd_desc *ci)
 {
 	struct osd_cdb *cdb = d->cdb;
 	uint8_t b10 = d->in[OFF_OPTIONS], b11 = d->in[OFF_CMD_OPTIONS];
 	uint8_t b12 = d->in[OFF_TIMESTAMPS];
 
-	if (ci->uses & U_FLUSH) {
+	if (ci->uses & OSD__U_FLUSH) {
 		if ((b10 & ~FLUSH_SCOPE_MASK) || b10 > max_flush_scope(ci, cdb->version))
 			return fail(d, OFF_OPTIONS);
 		cdb->flush_scope = b10;
@@ -490,42 +416,42 @@ static int decode_control_bytes(struct dec *d, const struct cmd_info *ci)
 	cdb->timestamps_control = b12;
 	if (d->in[13] || d->in[15])
 		return fail(d, d->in[13] ? 13 : 15);
-	if (ci->uses & U_DUP)
+	if (ci->uses & OSD__U_DUP)
 		cdb->duplication_method = d->in[OFF_DUP_METHOD];
 	else if (d->in[OFF_DUP_METHOD])
 		return fail(d, OFF_DUP_METHOD);
 	return 0;
 }
 
-static void decode_operands(struct dec *d, const struct cmd_info *ci)
+static void decode_operands(struct dec *d, const struct osd__cmd_desc *ci)
 {
 	struct osd_cdb *cdb = d->cdb;
 	const uint8_t *in = d->in;
 	const struct cdb_layout *l = d->l;
 
 	cdb->obj.partition = osd__get_be64(in + OFF_PARTITION);
-	if (ci->uses & U_KEY) {
+	if (ci->uses & OSD__U_KEY) {
 		cdb->key_version = in[24] & 0x0F;
 		memcpy(cdb->key_id, in + 25, OSD_KEY_ID_LEN);
 		memcpy(cdb->seed, in + 32, OSD_SEED_LEN);
 		return;
 	}
-	if (ci->uses & U_MKEY) {
+	if (ci->uses & OSD__U_MKEY) {
 		memcpy(cdb->key_id, in + 25, OSD_KEY_ID_LEN);
 		cdb->param_list_length = osd__get_be32(in + 32);
 		cdb->alloc_length = osd__get_be32(in + 36);
 		return;
 	}
 	cdb->obj.id = osd__get_be64(in + OFF_OBJECT);
-	if (ci->uses & U_LEN)
+	if (ci->uses & OSD__U_LEN)
 		cdb->length = osd__get_be64(in + l->length);
-	if (ci->uses & U_SBA)
+	if (ci->uses & OSD__U_SBA)
 		cdb->start = osd__get_be64(in + l->start);
-	if (ci->uses & U_NOBJ)
+	if (ci->uses & OSD__U_NOBJ)
 		cdb->num_objects = osd__get_be16(in + l->num_objects);
-	if (ci->uses & U_LID)
+	if (ci->uses & OSD__U_LID)
 		cdb->list_id = osd__get_be32(in + l->list_id);
-	if (ci->uses & U_MAP)
+	if (ci->uses & OSD__U_MAP)
 		cdb->map_type = osd__get_be16(in + l->map_type);
 	if (uses_ccl(ci, cdb->version))
 		cdb->cont_length = osd__get_be32(in + l->cont_len);
@@ -592,13 +518,13 @@ static int decode_security(struct dec *d)
 int osd_cdb_decode(const uint8_t *in, size_t len, struct osd_cdb *cdb, uint16_t *field_offset)
 {
 	struct dec d = { .in = in, .cdb = cdb, .bad = 0 };
-	const struct cmd_info *ci;
+	const struct osd__cmd_desc *ci;
 	int rc;
 
 	memset(cdb, 0, sizeof(*cdb));
 	rc = decode_header(&d, len);
 	if (rc == 0) {
-		ci = find_cmd(cdb->action);
+		ci = osd__cmd_desc_of(cdb->action);
 		rc = ci ? decode_control_bytes(&d, ci) : -ENOTSUP;
 		if (rc == 0)
 			decode_operands(&d, ci);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <openssl/crypto.h>
 #include <osd/capability.h>
+#include "proto/command.h"
 #include "security/cdb_icv.h"
 #include "request/private.h"
 
@@ -99,75 +100,50 @@ static void entry_free(struct osd__cred_entry *e)
 	free(e);
 }
 
+static struct osd__cred_entry *entry_of(struct osd__lru_node *n)
+{
+	return n ? OSD__LRU_ENTRY(n, struct osd__cred_entry, node) : NULL;
+}
+
 static void drop_all(struct osd__cred_cache *c)
 {
-	for (unsigned i = 0; i < c->nbuckets; i++) {
-		struct osd__cred_entry *e = c->buckets[i];
+	struct osd__lru_node *n;
 
-		while (e) {
-			struct osd__cred_entry *next = e->next;
-
-			entry_free(e);
-			e = next;
-		}
-		c->buckets[i] = NULL;
+	if (!c->lru.tab)
+		return;
+	while ((n = osd__lru_any(&c->lru))) {
+		osd__lru_remove(&c->lru, n);
+		entry_free(entry_of(n));
 	}
-	c->count = 0;
 }
 
 void osd__cred_cache_destroy(struct osd__cred_cache *c)
 {
 	drop_all(c);
-	free(c->buckets);
+	osd__lru_destroy(&c->lru);
 	keyref_put(c->dflt_key);
 	memset(c, 0, sizeof(*c));
 }
 
-static unsigned bucket_of(const struct osd__cred_cache *c, const struct osd_obj_id *o)
+static uint64_t obj_hash(const struct osd_obj_id *o)
 {
-	uint64_t h = o->partition * 0x9E3779B97F4A7C15ull ^ o->id * 0xC2B2AE3D27D4EB4Full;
-
-	return (unsigned)((h >> 32) ^ h) & (c->nbuckets - 1);
+	return o->partition * 0x9E3779B97F4A7C15ull ^ o->id * 0xC2B2AE3D27D4EB4Full;
 }
 
-static struct osd__cred_entry **find_slot(struct osd__cred_cache *c, const struct osd_obj_id *o)
+static int obj_equal(const struct osd__lru_node *n, const void *key)
 {
-	struct osd__cred_entry **pp;
+	const struct osd_obj_id *a = &OSD__LRU_ENTRY(n, struct osd__cred_entry, node)->obj;
+	const struct osd_obj_id *b = key;
 
-	if (!c->nbuckets)
+	return a->partition == b->partition && a->id == b->id;
+}
+
+/* The entry for @p o, or NULL. */
+static struct osd__cred_entry *find_entry(struct osd__cred_cache *c, const struct osd_obj_id *o)
+{
+	if (!c->lru.tab)
 		return NULL;
-	for (pp = &c->buckets[bucket_of(c, o)]; *pp; pp = &(*pp)->next)
-		if ((*pp)->obj.partition == o->partition && (*pp)->obj.id == o->id)
-			return pp;
-	return NULL;
-}
-
-static int grow(struct osd__cred_cache *c)
-{
-	unsigned n = c->nbuckets ? c->nbuckets * 2 : CACHE_MIN_BUCKETS;
-	struct osd__cred_entry **nb = calloc(n, sizeof(*nb));
-	struct osd__cred_cache tmp = *c;
-
-	if (!nb)
-		return -ENOMEM;
-	tmp.buckets = nb;
-	tmp.nbuckets = n;
-	for (unsigned i = 0; i < c->nbuckets; i++) {
-		struct osd__cred_entry *e = c->buckets[i];
-
-		while (e) {
-			struct osd__cred_entry *next = e->next;
-			unsigned b = bucket_of(&tmp, &e->obj);
-
-			e->next = nb[b];
-			nb[b] = e;
-			e = next;
-		}
-	}
-	free(c->buckets);
-	c->buckets = nb;
-	c->nbuckets = n;
-	return 0;
+	return entry_of(osd__lru_find(&c->lru, obj_hash(o), obj_equal, o));
 }
 
 /* The object a credential's capability is for: its allowed ids. */
@@ -180,21 +156,15 @@ static struct osd_obj_id cred_object(const struct osd_credential *cred)
 	return o;
 }
 
-/* Full cache: drop one entry, taking buckets in turn (cheap, and fair
- * enough for a cache whose misses cost a credential request anyway).
- * Requests holding its key keep it alive through their reference. */
+/* Full cache: drop the least recently used entry. Requests holding its
+ * key keep it alive through their reference. */
 static void evict_one(struct osd__cred_cache *c)
 {
-	for (unsigned n = 0; n < c->nbuckets; n++) {
-		unsigned b = c->evict_cursor++ & (c->nbuckets - 1);
-		struct osd__cred_entry *e = c->buckets[b];
+	struct osd__cred_entry *e = entry_of(osd__lru_oldest(&c->lru));
 
-		if (e) {
-			c->buckets[b] = e->next;
-			entry_free(e);
-			c->count--;
-			return;
-		}
+	if (e) {
+		osd__lru_remove(&c->lru, &e->node);
+		entry_free(e);
 	}
 }
 
@@ -202,26 +172,26 @@ static void evict_one(struct osd__cred_cache *c)
 static int cache_put(struct osd__cred_cache *c, const struct osd_credential *cred)
 {
 	struct osd_obj_id o = cred_object(cred);
-	struct osd__cred_entry **slot, *e;
+	struct osd__cred_entry *e;
 	int rc;
 	struct osd__keyref *key = keyref_new(cred, &rc);
 
 	if (rc)
 		return rc;
-	slot = find_slot(c, &o);
-	if (slot) {
-		e = *slot;
+	if (!c->lru.tab && osd__lru_init(&c->lru, CACHE_MIN_BUCKETS) < 0) {
+		keyref_put(key);
+		return -ENOMEM;
+	}
+	e = find_entry(c, &o);
+	if (e) {
 		keyref_put(e->key);
 		e->key = key;
 		e->cred = *cred;
+		osd__lru_touch(&c->lru, &e->node);
 		return 0;
 	}
-	if (c->max && c->count >= c->max)
+	if (c->max && c->lru.count >= c->max)
 		evict_one(c);
-	if (c->count >= c->nbuckets && (rc = grow(c)) != 0) {
-		keyref_put(key);
-		return rc;
-	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		keyref_put(key);
@@ -230,11 +200,7 @@ static int cache_put(struct osd__cred_cache *c, const struct osd_credential *cre
 	e->obj = o;
 	e->cred = *cred;
 	e->key = key;
-	unsigned b = bucket_of(c, &o);
-
-	e->next = c->buckets[b];
-	c->buckets[b] = e;
-	c->count++;
+	osd__lru_insert(&c->lru, &e->node, obj_hash(&o), 0);
 	return 0;
 }
 
@@ -280,18 +246,16 @@ int osd_dev_set_default_credential(osd_dev *dev, const struct osd_credential *cr
 
 void osd_dev_forget_credentials(osd_dev *dev, const struct osd_obj_id *obj)
 {
-	struct osd__cred_entry **slot, *e;
+	struct osd__cred_entry *e;
 
 	if (!dev)
 		return;
 	pthread_mutex_lock(&dev->lock);
 	if (!obj) {
 		drop_all(&dev->cache);
-	} else if ((slot = find_slot(&dev->cache, obj)) != NULL) {
-		e = *slot;
-		*slot = e->next;
+	} else if ((e = find_entry(&dev->cache, obj)) != NULL) {
+		osd__lru_remove(&dev->cache.lru, &e->node);
 		entry_free(e);
-		dev->cache.count--;
 	}
 	pthread_mutex_unlock(&dev->lock);
 }
@@ -303,7 +267,7 @@ unsigned osd_dev_credential_count(osd_dev *dev)
 	if (!dev)
 		return 0;
 	pthread_mutex_lock(&dev->lock);
-	n = dev->cache.count;
+	n = (unsigned)dev->cache.lru.count;
 	pthread_mutex_unlock(&dev->lock);
 	return n;
 }
@@ -329,33 +293,14 @@ static int usable(const osd_dev *dev, const struct osd_credential *cred, uint16_
 	return exp == 0 || exp > now + dev->opts.cred_refresh_ms;
 }
 
-/* The object the capability must describe (docs/security.md section 1):
- * creating commands name their container, everything else the addressed
- * object (SET KEY requests already address root or partition). */
+/* The object the capability must describe (docs/security.md section 1),
+ * as the command's descriptor says. */
 static void cap_target(osd_req *req)
 {
-	struct osd_obj_id o = req->cdb.obj;
-	int coll = req->is_collection;
+	struct osd_obj_id o = osd__cmd_cap_object(req->desc, &req->cdb.obj, req->cdb.cmd_options);
 
-	switch (req->cdb.action) {
-	case OSD_ACT_CREATE_PARTITION:
-	case OSD_ACT_OBJECT_STRUCTURE_CHECK: /* a device management command of the root */
-		o.partition = 0;
-		o.id = 0;
-		coll = 0;
-		break;
-	case OSD_ACT_CREATE:
-	case OSD_ACT_CREATE_AND_WRITE:
-	case OSD_ACT_CREATE_COLLECTION:
-	case OSD_ACT_CREATE_USER_TRACKING_COLLECTION:
-		o.id = 0;
-		coll = 0;
-		break;
-	default:
-		break;
-	}
 	req->cap_obj = o;
-	req->cap_is_collection = coll && o.id != 0;
+	req->cap_is_collection = req->is_collection && o.id != 0;
 }
 
 /* Capability for NOSEC with no credential at all: every permission on the object. */
@@ -381,13 +326,12 @@ static int use_own(osd_req *req, const struct osd_credential *cred)
 static int wide_entry(osd_dev *dev, const struct osd_obj_id *o, uint16_t perms, uint64_t now,
 		      struct osd__cred_entry **out)
 {
-	struct osd__cred_entry **slot = find_slot(&dev->cache, o);
+	struct osd__cred_entry *e = find_entry(&dev->cache, o);
 
-	if (!slot || (*slot)->cred.cap.desc_type != OSD_CAP_DESC_PAR ||
-	    !((*slot)->cred.cap.permissions & OSD_PERM_GLOBAL) ||
-	    !usable(dev, &(*slot)->cred, perms, now))
+	if (!e || e->cred.cap.desc_type != OSD_CAP_DESC_PAR ||
+	    !(e->cred.cap.permissions & OSD_PERM_GLOBAL) || !usable(dev, &e->cred, perms, now))
 		return 0;
-	*out = *slot;
+	*out = e;
 	return 1;
 }
 
@@ -398,13 +342,13 @@ static int cache_lookup(osd_req *req, uint16_t perms, uint64_t now, uint16_t *ha
 {
 	osd_dev *dev = req->dev;
 	struct osd_obj_id part = { req->cap_obj.partition, 0 }, root = { 0, 0 };
-	struct osd__cred_entry **slot = find_slot(&dev->cache, &req->cap_obj), *e = NULL;
+	struct osd__cred_entry *own = find_entry(&dev->cache, &req->cap_obj), *e = NULL;
 
 	*had_perms = 0;
-	if (slot) {
-		*had_perms = (*slot)->cred.cap.permissions;
-		if (usable(dev, &(*slot)->cred, perms, now))
-			e = *slot;
+	if (own) {
+		*had_perms = own->cred.cap.permissions;
+		if (usable(dev, &own->cred, perms, now))
+			e = own;
 	}
 	if (!e && req->cap_obj.id)
 		wide_entry(dev, &part, perms, now, &e);
@@ -412,6 +356,7 @@ static int cache_lookup(osd_req *req, uint16_t perms, uint64_t now, uint16_t *ha
 		wide_entry(dev, &root, perms, now, &e);
 	if (!e)
 		return 0;
+	osd__lru_touch(&dev->cache.lru, &e->node); /* recently used: evicted last */
 	req->cdb.cap = e->cred.cap;
 	req->key = keyref_get(e->key);
 	return 1;

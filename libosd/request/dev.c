@@ -37,9 +37,27 @@ uint64_t osd__dev_clock(const osd_dev *dev)
 	return (uint64_t)((int64_t)osd_now_ms() + dev->clock_offset);
 }
 
+/* The calling thread's copy of the last device message it asked for: the
+ * shared buffer is only read under the device lock, so a reader never sees
+ * it half rewritten by another thread. */
+static __thread char err_copy[OSD__ERR_LEN];
+
+size_t osd_dev_error_copy(osd_dev *dev, char *buf, size_t len)
+{
+	size_t n;
+
+	if (!dev)
+		return (size_t)snprintf(buf, len, "no device");
+	pthread_mutex_lock(&dev->lock);
+	n = (size_t)snprintf(buf, len, "%s", dev->err);
+	pthread_mutex_unlock(&dev->lock);
+	return n;
+}
+
 const char *osd_dev_error(osd_dev *dev)
 {
-	return dev ? dev->err : "no device";
+	osd_dev_error_copy(dev, err_copy, sizeof(err_copy));
+	return err_copy;
 }
 
 enum osd_version osd_dev_version(osd_dev *dev)
@@ -87,6 +105,8 @@ static int inquiry_version(osd_dev *dev)
 	if (!r)
 		return -ENOMEM;
 	r->dev = dev;
+	osd_xfer_init(&r->x);
+	r->x.resend = OSD_XFER_RESEND_ALWAYS; /* INQUIRY only reads (SPC-4 INQUIRY; docs/protocol.md §12.1) */
 	r->cdb[0] = 0x12;
 	r->cdb[4] = INQUIRY_LEN;
 	r->iov.iov_base = r->data;

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <osd/request.h>
 #include <osd/cdb.h>
+#include "lru/lru.h"
 #include "request/arena.h"
 
 #define OSD__ERR_LEN 512
@@ -32,18 +33,15 @@ struct osd__keyref {
 
 /* One cached credential with its HMAC context. */
 struct osd__cred_entry {
-	struct osd__cred_entry *next;
+	struct osd__lru_node node;  /* in the cache, by obj */
 	struct osd_obj_id obj;
 	struct osd_credential cred;
 	struct osd__keyref *key;
 };
 
 struct osd__cred_cache {
-	struct osd__cred_entry **buckets;
-	unsigned nbuckets;
-	unsigned count;
+	struct osd__lru lru;    /* made on the first credential; least recently used first */
 	unsigned max;           /* 0 = unbounded */
-	unsigned evict_cursor;  /* next bucket to evict from when full */
 	int have_default;
 	struct osd_credential dflt;
 	struct osd__keyref *dflt_key;
@@ -82,7 +80,8 @@ struct osd_req {
 	uint8_t cdb_buf[OSD_CDB_MAX_LEN];
 	int is_collection;          /* the addressed object is a collection */
 	unsigned flags;             /* OSD_REQ_* */
-	uint16_t perms;             /* osd_sec_required_permissions() of the action */
+	const struct osd__cmd_desc *desc; /* the action's descriptor (proto/command.h) */
+	uint16_t perms;             /* the descriptor's permissions */
 	struct osd_obj_id cap_obj;  /* the object the capability must describe */
 	int cap_is_collection;
 

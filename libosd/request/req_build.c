@@ -7,6 +7,7 @@
 #include <osd/attributes.h>
 #include <osd/capability.h>
 #include "proto/byteorder.h"
+#include "proto/command.h"
 #include "request/private.h"
 
 #define DEFAULT_LIST_ALLOC (64u * 1024u)
@@ -19,12 +20,13 @@
 int osd__req_new(osd_req **out, osd_dev *dev, enum osd_action action,
 		 const struct osd_obj_id *obj)
 {
+	const struct osd__cmd_desc *d = osd__cmd_desc_of(action);
 	osd_req *req;
 
 	if (!out || !dev)
 		return -EINVAL;
 	*out = NULL;
-	if (osd_action_code(dev->version, action) < 0) {
+	if (!d || osd_action_code(dev->version, action) < 0) {
 		osd__dev_set_error(dev, "%s is not an OSD-%d command", osd_action_name(action),
 				   (int)dev->version);
 		return -ENOTSUP;
@@ -35,7 +37,10 @@ int osd__req_new(osd_req **out, osd_dev *dev, enum osd_action action,
 	memset(req, 0, offsetof(osd_req, arena));
 	osd__arena_init(&req->arena);
 	req->dev = dev;
-	req->perms = osd_sec_required_permissions(action);
+	req->desc = d;
+	req->perms = d->perms;
+	osd_xfer_init(&req->xfer);
+	req->xfer.resend = d->resend;
 	req->result = -EINPROGRESS;
 	osd_cdb_init(&req->cdb, dev->version, action);
 	if (obj)

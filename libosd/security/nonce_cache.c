@@ -1,5 +1,6 @@
 /*
- * The target's nonce replay cache (docs/security.md section 4).
+ * The nonce replay cache (docs/security.md section 4): the target keeps
+ * one per partition (osdtarget/security/nonce_cache.c).
  *
  * Up to `depth` accepted nonces live in a slot array, found by an
  * open-addressing hash table (linear probing, backward-shift deletion) and
@@ -193,8 +194,11 @@ static int osd_nc__check_locked(osd_nonce_cache *c, const uint8_t *nonce, uint64
 	while (c->count > 0 && c->slots[c->heap[0]].t < low)
 		osd_nc__drop_oldest(c);
 	if (c->count == c->depth) {
-		/* Full: the newcomer would be the first to go; refuse it instead. */
-		if (t <= c->slots[c->heap[0]].t)
+		/* Full: one strictly older than all would be the first to go;
+		 * refuse it instead. One stamped like the oldest (a burst within
+		 * a millisecond) is kept: the floor rises to its stamp, and while
+		 * it is remembered the table refuses it, after that the floor. */
+		if (t < c->slots[c->heap[0]].t)
 			return -ERANGE;
 		osd_nc__drop_oldest(c);
 	}
@@ -219,4 +223,18 @@ int osd_nonce_cache_check(osd_nonce_cache *cache, const uint8_t nonce[OSD_NONCE_
 				  newest_ms);
 	pthread_mutex_unlock(&cache->lock);
 	return rc;
+}
+
+uint64_t osd_nonce_cache_horizon(osd_nonce_cache *cache)
+{
+	uint64_t h;
+
+	pthread_mutex_lock(&cache->lock);
+	h = cache->floor;
+	/* The newest entry is a leaf of the min-heap: look at them all. */
+	for (size_t i = cache->count / 2; i < cache->count; i++)
+		if (cache->slots[cache->heap[i]].t > h)
+			h = cache->slots[cache->heap[i]].t;
+	pthread_mutex_unlock(&cache->lock);
+	return h;
 }

@@ -7,63 +7,15 @@
 #include "iov/iov.h"
 #include "transport/iscsi_private.h"
 
-#define OSD_OPCODE_VARLEN 0x7F
-
-/* Whether a command may be sent again after a reconnect: OSD_ISCSI_RESEND_ALWAYS
- * for commands that only read (or flush); OSD_ISCSI_RESEND_REPEATABLE for
- * those that write fixed bytes at a fixed place (running them twice leaves
- * what running them once does); OSD_ISCSI_RESEND_NEVER for the rest
- * (CREATE, APPEND, REMOVE, ...: a second run differs or fails). */
-int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len)
+/* Whether a command may be sent again after a reconnect: what the
+ * submitter set in the xfer (libosd from the command's descriptor,
+ * proto/command.c); never for an xfer that predates the field or holds a
+ * value this build does not know. The transport does not parse the CDB. */
+int osd__iscsi_cmd_idempotent(const struct osd_xfer *xfer)
 {
-	enum osd_action act;
-	enum osd_version ver;
-
-	if (len == 0)
+	if (!OSD_XFER_HAS(xfer, resend) || xfer->resend > OSD_XFER_RESEND_REPEATABLE)
 		return OSD_ISCSI_RESEND_NEVER;
-	switch (cdb[0]) {
-	case 0x00: /* TEST UNIT READY */
-	case 0x03: /* REQUEST SENSE */
-	case 0x12: /* INQUIRY */
-	case 0x1A: /* MODE SENSE(6) */
-	case 0x25: /* READ CAPACITY(10) */
-	case 0x28: /* READ(10) */
-	case 0x5A: /* MODE SENSE(10) */
-	case 0x88: /* READ(16) */
-	case 0xA0: /* REPORT LUNS */
-		return OSD_ISCSI_RESEND_ALWAYS;
-	case 0x2A: /* WRITE(10) */
-	case 0x8A: /* WRITE(16) */
-		return OSD_ISCSI_RESEND_REPEATABLE;
-	case OSD_OPCODE_VARLEN:
-		break;
-	default:
-		return OSD_ISCSI_RESEND_NEVER;
-	}
-	if (len < 10 || osd_action_from_code((uint16_t)(cdb[8] << 8 | cdb[9]), &act, &ver))
-		return OSD_ISCSI_RESEND_NEVER;
-	switch (act) {
-	case OSD_ACT_READ:
-	case OSD_ACT_GET_ATTRIBUTES:
-	case OSD_ACT_LIST:
-	case OSD_ACT_LIST_COLLECTION:
-	case OSD_ACT_QUERY:
-	case OSD_ACT_GET_MEMBER_ATTRIBUTES:
-	case OSD_ACT_READ_MAP:
-	case OSD_ACT_FLUSH:
-	case OSD_ACT_FLUSH_COLLECTION:
-	case OSD_ACT_FLUSH_PARTITION:
-	case OSD_ACT_FLUSH_OSD:
-	case OSD_ACT_OBJECT_STRUCTURE_CHECK:
-		return OSD_ISCSI_RESEND_ALWAYS;
-	case OSD_ACT_WRITE:
-	case OSD_ACT_SET_ATTRIBUTES:
-	case OSD_ACT_PUNCH:
-	case OSD_ACT_CLEAR:
-		return OSD_ISCSI_RESEND_REPEATABLE;
-	default:
-		return OSD_ISCSI_RESEND_NEVER;
-	}
+	return xfer->resend;
 }
 
 /* A pointer to @p len contiguous data-out bytes at @p off: inside the

@@ -98,9 +98,10 @@ enum osd__iscsi_task_state { TASK_PENDING, TASK_SENT, TASK_DONE };
 
 /* What a command in flight when the connection drops may do (iscsi_command.c). */
 enum {
-	OSD_ISCSI_RESEND_NEVER,      /* fails with -EIO */
-	OSD_ISCSI_RESEND_ALWAYS,     /* only reads: sent again */
-	OSD_ISCSI_RESEND_REPEATABLE  /* sent again unless a NEVER command followed it */
+	OSD_ISCSI_RESEND_NEVER = OSD_XFER_RESEND_NEVER,          /* fails with -EIO */
+	OSD_ISCSI_RESEND_ALWAYS = OSD_XFER_RESEND_ALWAYS,        /* only reads: sent again */
+	OSD_ISCSI_RESEND_REPEATABLE = OSD_XFER_RESEND_REPEATABLE /* sent again unless a
+								  * NEVER command followed it */
 };
 
 /* One command: the submitter's xfer plus our progress on it. A task whose
@@ -246,7 +247,7 @@ void osd__iscsi_send_nop_out(struct osd__iscsi_sess *s, uint32_t itt, uint32_t t
 int osd__iscsi_read_token(struct osd__iscsi_sess *s, uint64_t deadline);
 
 /* iscsi_command.c: SCSI Command, Data-Out, Data-In placement */
-int osd__iscsi_cmd_idempotent(const uint8_t *cdb, size_t len);
+int osd__iscsi_cmd_idempotent(const struct osd_xfer *xfer);
 int osd__iscsi_cmd_send(struct osd__iscsi_sess *s, struct osd__iscsi_task *t);
 int osd__iscsi_data_out(struct osd__iscsi_sess *s, struct osd__iscsi_task *t, uint32_t ttt,
 			size_t off, size_t len);

@@ -819,7 +819,8 @@ static int xfer_valid(const struct osd_xfer *x)
 {
 	size_t out = 0, in = 0;
 
-	if (!x || !x->cdb || x->cdb_len == 0 || x->cdb_len > OSD_ISCSI_MAX_CDB || !x->done ||
+	if (!x || !OSD_XFER_SIZE_OK(x) || !x->cdb || x->cdb_len == 0 ||
+	    x->cdb_len > OSD_ISCSI_MAX_CDB || !x->done ||
 	    x->out_iovcnt < 0 || x->in_iovcnt < 0 || x->out_len > UINT32_MAX ||
 	    x->in_len > UINT32_MAX)
 		return 0;
@@ -841,7 +842,7 @@ static int op_submit(void *impl, struct osd_xfer *xfer)
 	if (!t)
 		return -ENOMEM;
 	t->xfer = xfer;
-	t->idempotent = osd__iscsi_cmd_idempotent(xfer->cdb, xfer->cdb_len);
+	t->idempotent = osd__iscsi_cmd_idempotent(xfer);
 	xfer->status = 0;
 	xfer->sense_len = 0;
 	xfer->in_xferred = 0;
@@ -884,7 +885,7 @@ static void send_abort(struct osd__iscsi_sess *s, struct osd__iscsi_task *z)
 	memset(&h, 0, sizeof(h));
 	h.opcode = OSD_ISCSI_OP_TMF_REQ;
 	h.immediate = 1;
-	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_ABORT_TASK;
+	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_ABORT;
 	osd__iscsi_lun_encode(h.lun, (uint16_t)s->url.lun);
 	z->abort_itt = osd__iscsi_new_itt(s);
 	h.itt = z->abort_itt;

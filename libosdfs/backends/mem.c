@@ -435,7 +435,7 @@ static const struct osdfs_backend_ops mem_ops;
 /* Inline; a READ gets its attributes under the same lock as the data. */
 static int mem_submit(void *impl, struct osdfs_op *op)
 {
-	if (!op || !op->done || op->kind != OSDFS_OP_READ)
+	if (!op || !op->done || !OSDFS_OP_SIZE_OK(op) || op->kind != OSDFS_OP_READ)
 		return osdfs__op_run_sync(&mem_ops, impl, op);
 	op->result = mem_read_get(impl, op->oid, op->offset, op->iov, op->iovcnt,
 				  op->attrs, op->nattrs);

@@ -35,7 +35,7 @@ static ssize_t run(const struct osdfs_backend_ops *ops, void *impl, struct osdfs
 
 int osdfs__op_run_sync(const struct osdfs_backend_ops *ops, void *impl, struct osdfs_op *op)
 {
-	if (!op || !op->done || (unsigned)op->kind > OSDFS_OP_FLUSH)
+	if (!op || !op->done || !OSDFS_OP_SIZE_OK(op) || (unsigned)op->kind > OSDFS_OP_FLUSH)
 		return -EINVAL;
 	op->result = run(ops, impl, op);
 	op->done(op);

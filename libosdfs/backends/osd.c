@@ -213,6 +213,8 @@ static int check_op(const struct osdfs_op *op)
 	size_t total;
 	int rc;
 
+	if (!OSDFS_OP_SIZE_OK(op))
+		return -EINVAL;
 	if (op->kind == OSDFS_OP_FLUSH && op->oid == 0)
 		return 0;
 	if (op->oid < OSD_FIRST_ID)
@@ -434,7 +436,7 @@ static int osdbe_submit(void *impl, struct osdfs_op *op)
 	osd_req *req;
 	int rc;
 
-	if (!op || !op->done)
+	if (!op || !op->done || !OSDFS_OP_SIZE_OK(op))
 		return -EINVAL;
 	if (op->kind == OSDFS_OP_FLUSH && !op->oid) {
 		/* may take several commands (flush_all): done before returning */
@@ -493,7 +495,7 @@ static int osdbe_poll(void *impl)
 
 static int osdbe_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
 {
-	struct osdfs_op op = { .kind = OSDFS_OP_CREATE, .oid = oid,
+	struct osdfs_op op = { .size = sizeof(op), .kind = OSDFS_OP_CREATE, .oid = oid,
 			       .attrs = (struct osdfs_attr *)attrs, .nattrs = nattrs };
 
 	return (int)op_run(impl, &op);
@@ -501,7 +503,7 @@ static int osdbe_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs
 
 static int osdbe_remove(void *impl, uint64_t oid)
 {
-	struct osdfs_op op = { .kind = OSDFS_OP_REMOVE, .oid = oid };
+	struct osdfs_op op = { .size = sizeof(op), .kind = OSDFS_OP_REMOVE, .oid = oid };
 
 	return (int)op_run(impl, &op);
 }
@@ -509,7 +511,7 @@ static int osdbe_remove(void *impl, uint64_t oid)
 static ssize_t osdbe_read(void *impl, uint64_t oid, uint64_t off,
 			  const struct iovec *iov, int iovcnt)
 {
-	struct osdfs_op op = { .kind = OSDFS_OP_READ, .oid = oid, .offset = off,
+	struct osdfs_op op = { .size = sizeof(op), .kind = OSDFS_OP_READ, .oid = oid, .offset = off,
 			       .iov = iov, .iovcnt = iovcnt };
 
 	return op_run(impl, &op);
@@ -519,7 +521,7 @@ static ssize_t osdbe_write(void *impl, uint64_t oid, uint64_t off,
 			   const struct iovec *iov, int iovcnt,
 			   const struct osdfs_attr *attrs, int nattrs)
 {
-	struct osdfs_op op = { .kind = OSDFS_OP_WRITE, .oid = oid, .offset = off,
+	struct osdfs_op op = { .size = sizeof(op), .kind = OSDFS_OP_WRITE, .oid = oid, .offset = off,
 			       .iov = iov, .iovcnt = iovcnt,
 			       .attrs = (struct osdfs_attr *)attrs, .nattrs = nattrs };
 
@@ -528,7 +530,7 @@ static ssize_t osdbe_write(void *impl, uint64_t oid, uint64_t off,
 
 static int osdbe_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, int nattrs)
 {
-	struct osdfs_op op = { .kind = OSDFS_OP_GET_ATTRS, .oid = oid,
+	struct osdfs_op op = { .size = sizeof(op), .kind = OSDFS_OP_GET_ATTRS, .oid = oid,
 			       .attrs = attrs, .nattrs = nattrs };
 
 	return (int)op_run(impl, &op);
@@ -536,7 +538,7 @@ static int osdbe_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, i
 
 static int osdbe_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
 {
-	struct osdfs_op op = { .kind = OSDFS_OP_SET_ATTRS, .oid = oid,
+	struct osdfs_op op = { .size = sizeof(op), .kind = OSDFS_OP_SET_ATTRS, .oid = oid,
 			       .attrs = (struct osdfs_attr *)attrs, .nattrs = nattrs };
 
 	return (int)op_run(impl, &op);
@@ -569,7 +571,7 @@ static int flush_each_object(struct osdbe *b, struct id_vec *v, bool complete)
 		rc = list_ids(b, OSD_ACT_LIST, v);
 	}
 	for (size_t i = 0; !rc && i < v->n; i++) {
-		struct osdfs_op op = { .kind = OSDFS_OP_FLUSH, .oid = v->ids[i] };
+		struct osdfs_op op = { .size = sizeof(op), .kind = OSDFS_OP_FLUSH, .oid = v->ids[i] };
 
 		rc = (int)op_run(b, &op);
 		if (rc == -ENOENT)
@@ -611,7 +613,7 @@ static int flush_all(struct osdbe *b)
 
 static int osdbe_flush(void *impl, uint64_t oid)
 {
-	struct osdfs_op op = { .kind = OSDFS_OP_FLUSH, .oid = oid };
+	struct osdfs_op op = { .size = sizeof(op), .kind = OSDFS_OP_FLUSH, .oid = oid };
 	int rc;
 
 	if (!oid)

@@ -9,6 +9,3 @@ list(APPEND OSDFS_SOURCES
   ${_osdfs_be}/mem_data.c
   ${_osdfs_be}/op_sync.c
   ${_osdfs_be}/osd.c)
-# These use libosd's big-endian helpers (proto/byteorder.h).
-set_source_files_properties(${_osdfs_be}/mem_attr.c ${_osdfs_be}/osd.c
-  PROPERTIES INCLUDE_DIRECTORIES ${PROJECT_SOURCE_DIR}/libosd)

@@ -10,109 +10,78 @@
 
 #include "core/fs.h"
 
-static size_t bhash(const osdfs *fs, uint64_t ino, uint32_t blk)
-{
-	uint64_t k = ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)blk * 0xC2B2AE3D27D4EB4FULL;
+struct bkey {
+	uint64_t ino;
+	uint32_t blk;
+};
 
-	return (size_t)(k >> 20) & fs->btab_mask;
+static uint64_t bhash(uint64_t ino, uint32_t blk)
+{
+	return ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)blk * 0xC2B2AE3D27D4EB4FULL;
+}
+
+static int beq(const struct osd__lru_node *n, const void *key)
+{
+	const struct osdfs__block *b = OSD__LRU_ENTRY(n, struct osdfs__block, node);
+	const struct bkey *k = key;
+
+	return b->ino == k->ino && b->blk == k->blk;
 }
 
 int osdfs__bcache_init(osdfs *fs, size_t max)
 {
-	size_t n = 1024;
-
-	while (n < max && n < ((size_t)1 << 20))
-		n <<= 1;
-	fs->btab = calloc(n, sizeof(*fs->btab));
-	if (!fs->btab)
-		return -ENOMEM;
-	fs->btab_mask = n - 1;
 	fs->bcache_max = max;
-	return 0;
+	return osd__lru_init(&fs->blocks, max);
 }
 
 void osdfs__bcache_destroy(osdfs *fs)
 {
-	struct osdfs__block *b, *next;
+	struct osd__lru_node *n;
 
-	for (b = fs->blru_head; b; b = next) {
-		next = b->lnext;
-		free(b);
+	if (!fs->blocks.tab)
+		return;
+	while ((n = osd__lru_any(&fs->blocks))) {
+		osd__lru_remove(&fs->blocks, n);
+		free(OSD__LRU_ENTRY(n, struct osdfs__block, node));
 	}
-	free(fs->btab);
-	fs->btab = NULL;
-	fs->blru_head = fs->blru_tail = NULL;
+	osd__lru_destroy(&fs->blocks);
 }
 
-static struct osdfs__block **bfind(osdfs *fs, uint64_t ino, uint32_t blk)
+static struct osdfs__block *bfind(osdfs *fs, uint64_t ino, uint32_t blk)
 {
-	struct osdfs__block **pp = &fs->btab[bhash(fs, ino, blk)];
+	struct bkey k = { ino, blk };
+	struct osd__lru_node *n = osd__lru_find(&fs->blocks, bhash(ino, blk), beq, &k);
 
-	while (*pp && ((*pp)->ino != ino || (*pp)->blk != blk))
-		pp = &(*pp)->hnext;
-	return pp;
+	return n ? OSD__LRU_ENTRY(n, struct osdfs__block, node) : NULL;
 }
 
-static void blru_unlink(osdfs *fs, struct osdfs__block *b)
+static void bremove(osdfs *fs, struct osdfs__block *b)
 {
-	if (b->lprev)
-		b->lprev->lnext = b->lnext;
-	else
-		fs->blru_head = b->lnext;
-	if (b->lnext)
-		b->lnext->lprev = b->lprev;
-	else
-		fs->blru_tail = b->lprev;
-}
-
-static void blru_append(osdfs *fs, struct osdfs__block *b)
-{
-	b->lnext = NULL;
-	b->lprev = fs->blru_tail;
-	if (fs->blru_tail)
-		fs->blru_tail->lnext = b;
-	else
-		fs->blru_head = b;
-	fs->blru_tail = b;
-}
-
-static void bremove(osdfs *fs, struct osdfs__block **pp)
-{
-	struct osdfs__block *b = *pp;
-
-	*pp = b->hnext;
-	blru_unlink(fs, b);
-	fs->bcount--;
+	osd__lru_remove(&fs->blocks, &b->node);
 	free(b);
 }
 
 /* Inserts or refreshes a copy (cache_lock held). */
 static void binsert(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
 {
-	struct osdfs__block **pp = bfind(fs, ino, blk), *b = *pp;
+	struct osdfs__block *b = bfind(fs, ino, blk);
 
 	if (fs->bcache_max == 0)
 		return;
 	if (b) {
-		blru_unlink(fs, b);
+		osd__lru_touch(&fs->blocks, &b->node);
 	} else {
-		while (fs->bcount >= fs->bcache_max && fs->blru_head) {
-			struct osdfs__block *old = fs->blru_head;
-
-			bremove(fs, bfind(fs, old->ino, old->blk));
-		}
+		while (fs->blocks.count >= fs->bcache_max && osd__lru_oldest(&fs->blocks))
+			bremove(fs, OSD__LRU_ENTRY(osd__lru_oldest(&fs->blocks),
+						   struct osdfs__block, node));
 		b = malloc(sizeof(*b) + fs->bsize);
 		if (!b)
 			return; /* caching is optional */
 		b->ino = ino;
 		b->blk = blk;
-		pp = bfind(fs, ino, blk);
-		b->hnext = NULL;
-		*pp = b;
-		fs->bcount++;
+		osd__lru_insert(&fs->blocks, &b->node, bhash(ino, blk), 0);
 	}
 	memcpy(b->data, buf, fs->bsize);
-	blru_append(fs, b);
 }
 
 /* Returns 1 for a cached copy (validated when it entered the cache), 0 for
@@ -125,11 +94,10 @@ int osdfs__bcache_read(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf)
 	ssize_t n;
 
 	pthread_mutex_lock(&fs->cache_lock);
-	b = *bfind(fs, ino, blk);
+	b = bfind(fs, ino, blk);
 	if (b) {
 		memcpy(buf, b->data, fs->bsize);
-		blru_unlink(fs, b);
-		blru_append(fs, b);
+		osd__lru_touch(&fs->blocks, &b->node);
 		pthread_mutex_unlock(&fs->cache_lock);
 		return 1;
 	}
@@ -153,11 +121,11 @@ void osdfs__bcache_store(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *b
 
 void osdfs__bcache_forget(osdfs *fs, uint64_t ino, uint32_t blk)
 {
-	struct osdfs__block **pp;
+	struct osdfs__block *b;
 
 	pthread_mutex_lock(&fs->cache_lock);
-	pp = bfind(fs, ino, blk);
-	if (*pp)
-		bremove(fs, pp);
+	b = bfind(fs, ino, blk);
+	if (b)
+		bremove(fs, b);
 	pthread_mutex_unlock(&fs->cache_lock);
 }

@@ -22,36 +22,7 @@
 
 #define HBITS OSDFS__HASH_BITS
 #define HLIMIT (1ULL << HBITS)
-#define REC_NEED(nl) ((OSDFS__REC_HDR_LEN + (size_t)(nl) + 7u) & ~(size_t)7u)
 #define SPLIT_BATCH 64
-
-void osdfs__rec_get(struct osdfs__rec *r, const uint8_t *p)
-{
-	r->ino = osdfs__get_le64(p);
-	r->rec_len = osdfs__get_le16(p + 8);
-	r->name_len = p[10];
-	r->ft = p[11];
-	r->coll = p[12];
-	r->name = (const char *)p + OSDFS__REC_HDR_LEN;
-}
-
-static void rec_put(uint8_t *p, uint64_t ino, uint16_t rec_len, const char *name,
-		    uint8_t name_len, uint8_t ft, uint8_t coll)
-{
-	osdfs__put_le64(p, ino);
-	osdfs__put_le16(p + 8, rec_len);
-	p[10] = name_len;
-	p[11] = ft;
-	p[12] = coll;
-	p[13] = p[14] = p[15] = 0;
-	if (name_len)
-		memmove(p + OSDFS__REC_HDR_LEN, name, name_len);
-}
-
-uint64_t osdfs__name_hash(const struct osdfs__super *sb, const char *name, size_t len)
-{
-	return osdfs__siphash(sb->hash_k0, sb->hash_k1, name, len) >> (64 - HBITS);
-}
 
 static uint64_t name_hash(const osdfs *fs, const char *name, size_t len)
 {
@@ -63,59 +34,9 @@ static uint32_t slot_of(const struct osdfs__inode *dp, uint64_t h)
 	return (uint32_t)(h >> (HBITS - dp->dh.depth));
 }
 
-uint32_t osdfs__dirtab_attr(unsigned int depth, uint32_t chunk)
-{
-	return OSDFS__ATTR_DIRTAB0 + (depth << 12) + chunk;
-}
-
-void osdfs__dirblk_init(uint8_t *buf, size_t bsize, uint64_t ino)
-{
-	memset(buf, 0, bsize);
-	osdfs__put_le32(buf, OSDFS__BLOCK_MAGIC);
-	buf[4] = 1;
-	osdfs__put_le64(buf + 8, ino);
-	rec_put(buf + OSDFS__BLOCK_HDR_LEN, 0, (uint16_t)(bsize - OSDFS__BLOCK_HDR_LEN),
-		NULL, 0, 0, 0);
-}
-
 static void blk_init(const osdfs *fs, const struct osdfs__inode *dp, uint8_t *buf)
 {
 	osdfs__dirblk_init(buf, fs->bsize, dp->ino);
-}
-
-enum osdfs__dirblk_fault osdfs__dirblk_hdr_check(const uint8_t *buf, uint64_t ino)
-{
-	if (osdfs__get_le32(buf) != OSDFS__BLOCK_MAGIC || buf[4] != 1)
-		return OSDFS__DIRBLK_BAD_HEADER;
-	if (osdfs__get_le64(buf + 8) != ino)
-		return OSDFS__DIRBLK_OTHER_DIR;
-	return OSDFS__DIRBLK_OK;
-}
-
-enum osdfs__dirblk_fault osdfs__rec_parse(struct osdfs__rec *r, const uint8_t *blk, size_t off,
-					 size_t bsize)
-{
-	if (bsize - off < OSDFS__REC_HDR_LEN)
-		return OSDFS__DIRBLK_BAD_REC_LEN; /* a tail too short for a header */
-	osdfs__rec_get(r, blk + off);
-	return osdfs__rec_check(r, off, bsize);
-}
-
-enum osdfs__dirblk_fault osdfs__rec_check(const struct osdfs__rec *r, size_t off, size_t bsize)
-{
-	if (r->rec_len < OSDFS__REC_HDR_LEN || r->rec_len % 8 || r->rec_len > bsize - off)
-		return OSDFS__DIRBLK_BAD_REC_LEN;
-	if (!r->ino)
-		return OSDFS__DIRBLK_OK; /* free space: only its length counts */
-	if (r->name_len == 0 || REC_NEED(r->name_len) > r->rec_len)
-		return OSDFS__DIRBLK_BAD_NAME_LEN;
-	if (r->ft > OSDFS__FT_MAX || r->ino > OSDFS__MAX_INO)
-		return OSDFS__DIRBLK_BAD_INO_FT;
-	if (memchr(r->name, '/', r->name_len) || memchr(r->name, 0, r->name_len))
-		return OSDFS__DIRBLK_BAD_NAME;
-	if (r->name[0] == '.' && (r->name_len == 1 || (r->name_len == 2 && r->name[1] == '.')))
-		return OSDFS__DIRBLK_DOT_NAME;
-	return OSDFS__DIRBLK_OK;
 }
 
 static int bad_block(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, size_t off,
@@ -430,9 +351,9 @@ int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 static void blk_append(const osdfs *fs, uint8_t *buf, size_t *off, long *last,
 		       const struct osdfs__rec *r)
 {
-	size_t need = REC_NEED(r->name_len);
+	size_t need = OSDFS__REC_NEED(r->name_len);
 
-	rec_put(buf + *off, r->ino, (uint16_t)(fs->bsize - *off), r->name, r->name_len,
+	osdfs__rec_put(buf + *off, r->ino, (uint16_t)(fs->bsize - *off), r->name, r->name_len,
 		r->ft, r->coll);
 	if (*last >= 0)
 		osdfs__put_le16(buf + *last + 8, (uint16_t)(*off - (size_t)*last));
@@ -608,10 +529,10 @@ static long blk_room(osdfs *fs, const struct osdfs__inode *dp, uint8_t *buf, uin
 		if (!r.ino || !rec_owned(fs, dp, &r, blk, &h)) {
 			if (r.rec_len >= need)
 				return (long)off;
-		} else if (r.rec_len - REC_NEED(r.name_len) >= need) {
-			size_t used = REC_NEED(r.name_len);
+		} else if (r.rec_len - OSDFS__REC_NEED(r.name_len) >= need) {
+			size_t used = OSDFS__REC_NEED(r.name_len);
 
-			rec_put(buf + off + used, 0, (uint16_t)(r.rec_len - used), NULL, 0, 0, 0);
+			osdfs__rec_put(buf + off + used, 0, (uint16_t)(r.rec_len - used), NULL, 0, 0, 0);
 			osdfs__put_le16(buf + off + 8, (uint16_t)used);
 			return (long)(off + used);
 		}
@@ -669,7 +590,7 @@ int osdfs__dir_add(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t 
 					 (unsigned long long)dp->ino);
 			break;
 		}
-		off = blk_room(fs, dp, buf, blk, REC_NEED(len));
+		off = blk_room(fs, dp, buf, blk, OSDFS__REC_NEED(len));
 		if (off < 0) {
 			rc = dir_split(fs, dp, blk, slot_of(dp, h), buf);
 			if (rc < 0)
@@ -677,7 +598,7 @@ int osdfs__dir_add(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t 
 			rc = -ENOSPC;
 			continue;
 		}
-		rec_put(buf + off, ino, osdfs__get_le16(buf + off + 8), name, (uint8_t)len, ft,
+		osdfs__rec_put(buf + off, ino, osdfs__get_le16(buf + off + 8), name, (uint8_t)len, ft,
 			(uint8_t)coll);
 		dp->dh.nentries++;
 		rc = blk_commit(fs, dp, blk, buf);
@@ -710,7 +631,7 @@ int osdfs__dir_remove(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 			memset(buf + off, 0, rl);
 		} else {
 			memset(buf + off, 0, rl);
-			rec_put(buf + off, 0, rl, NULL, 0, 0, 0);
+			osdfs__rec_put(buf + off, 0, rl, NULL, 0, 0, 0);
 		}
 		if (dp->dh.nentries > 0)
 			dp->dh.nentries--;

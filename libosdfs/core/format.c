@@ -1,7 +1,10 @@
 /*
- * Encoders and decoders of the osdfs on-object structures. Decoders check
- * versions and lengths and return -EUCLEAN for anything malformed, so a
- * corrupt attribute never reaches the rest of the filesystem.
+ * Encoders and decoders of the osdfs on-object structures, everything
+ * core/format.h declares: superblock, counters, mount record, inode,
+ * directory header, directory records and blocks, the name hash and the
+ * index attribute numbers. Decoders check versions and lengths and return
+ * -EUCLEAN for anything malformed, so a corrupt attribute never reaches the
+ * rest of the filesystem.
  */
 #include <errno.h>
 #include <string.h>
@@ -229,4 +232,84 @@ unsigned int osdfs__dt_of_ft(uint8_t ft)
 					    DT_BLK, DT_FIFO, DT_SOCK, DT_LNK };
 
 	return ft <= OSDFS__FT_MAX ? dt[ft] : DT_UNKNOWN;
+}
+
+/* ---- directory records, blocks and index (docs/osdfs-format.md section 4) ---- */
+
+void osdfs__rec_get(struct osdfs__rec *r, const uint8_t *p)
+{
+	r->ino = osdfs__get_le64(p);
+	r->rec_len = osdfs__get_le16(p + 8);
+	r->name_len = p[10];
+	r->ft = p[11];
+	r->coll = p[12];
+	r->name = (const char *)p + OSDFS__REC_HDR_LEN;
+}
+
+void osdfs__rec_put(uint8_t *p, uint64_t ino, uint16_t rec_len, const char *name,
+		    uint8_t name_len, uint8_t ft, uint8_t coll)
+{
+	osdfs__put_le64(p, ino);
+	osdfs__put_le16(p + 8, rec_len);
+	p[10] = name_len;
+	p[11] = ft;
+	p[12] = coll;
+	p[13] = p[14] = p[15] = 0;
+	if (name_len)
+		memmove(p + OSDFS__REC_HDR_LEN, name, name_len);
+}
+
+uint64_t osdfs__name_hash(const struct osdfs__super *sb, const char *name, size_t len)
+{
+	return osdfs__siphash(sb->hash_k0, sb->hash_k1, name, len) >> (64 - OSDFS__HASH_BITS);
+}
+
+uint32_t osdfs__dirtab_attr(unsigned int depth, uint32_t chunk)
+{
+	return OSDFS__ATTR_DIRTAB0 + (depth << 12) + chunk;
+}
+
+void osdfs__dirblk_init(uint8_t *buf, size_t bsize, uint64_t ino)
+{
+	memset(buf, 0, bsize);
+	osdfs__put_le32(buf, OSDFS__BLOCK_MAGIC);
+	buf[4] = 1;
+	osdfs__put_le64(buf + 8, ino);
+	osdfs__rec_put(buf + OSDFS__BLOCK_HDR_LEN, 0, (uint16_t)(bsize - OSDFS__BLOCK_HDR_LEN),
+		NULL, 0, 0, 0);
+}
+
+enum osdfs__dirblk_fault osdfs__dirblk_hdr_check(const uint8_t *buf, uint64_t ino)
+{
+	if (osdfs__get_le32(buf) != OSDFS__BLOCK_MAGIC || buf[4] != 1)
+		return OSDFS__DIRBLK_BAD_HEADER;
+	if (osdfs__get_le64(buf + 8) != ino)
+		return OSDFS__DIRBLK_OTHER_DIR;
+	return OSDFS__DIRBLK_OK;
+}
+
+enum osdfs__dirblk_fault osdfs__rec_parse(struct osdfs__rec *r, const uint8_t *blk, size_t off,
+					 size_t bsize)
+{
+	if (bsize - off < OSDFS__REC_HDR_LEN)
+		return OSDFS__DIRBLK_BAD_REC_LEN; /* a tail too short for a header */
+	osdfs__rec_get(r, blk + off);
+	return osdfs__rec_check(r, off, bsize);
+}
+
+enum osdfs__dirblk_fault osdfs__rec_check(const struct osdfs__rec *r, size_t off, size_t bsize)
+{
+	if (r->rec_len < OSDFS__REC_HDR_LEN || r->rec_len % 8 || r->rec_len > bsize - off)
+		return OSDFS__DIRBLK_BAD_REC_LEN;
+	if (!r->ino)
+		return OSDFS__DIRBLK_OK; /* free space: only its length counts */
+	if (r->name_len == 0 || OSDFS__REC_NEED(r->name_len) > r->rec_len)
+		return OSDFS__DIRBLK_BAD_NAME_LEN;
+	if (r->ft > OSDFS__FT_MAX || r->ino > OSDFS__MAX_INO)
+		return OSDFS__DIRBLK_BAD_INO_FT;
+	if (memchr(r->name, '/', r->name_len) || memchr(r->name, 0, r->name_len))
+		return OSDFS__DIRBLK_BAD_NAME;
+	if (r->name[0] == '.' && (r->name_len == 1 || (r->name_len == 2 && r->name[1] == '.')))
+		return OSDFS__DIRBLK_DOT_NAME;
+	return OSDFS__DIRBLK_OK;
 }

@@ -159,6 +159,11 @@ enum osdfs__dirblk_fault {
 
 /* Decodes the record at @p p (OSDFS__REC_HDR_LEN bytes and the name). */
 void osdfs__rec_get(struct osdfs__rec *r, const uint8_t *p);
+/* Writes a record header (and @p name_len bytes of name) at @p p. */
+void osdfs__rec_put(uint8_t *p, uint64_t ino, uint16_t rec_len, const char *name,
+		    uint8_t name_len, uint8_t ft, uint8_t coll);
+/* Bytes a record with a @p nl-byte name needs: header and name, 8-aligned. */
+#define OSDFS__REC_NEED(nl) ((OSDFS__REC_HDR_LEN + (size_t)(nl) + 7u) & ~(size_t)7u)
 /* Checks the header of a block of directory @p ino. */
 enum osdfs__dirblk_fault osdfs__dirblk_hdr_check(const uint8_t *buf, uint64_t ino);
 /* Checks record @p r found at offset @p off of a block of @p bsize bytes:

@@ -15,6 +15,7 @@
 #include <osdfs/osdfs.h>
 
 #include "core/format.h"
+#include "lru/lru.h"
 
 /*
  * Locking of an in-memory inode. fs->lock (rwlock) is held shared by file
@@ -33,7 +34,7 @@ struct osdfs__inode {
 	unsigned int opens;     /* open files */
 	int dirty;              /* d differs from the backend */
 	int deleted;            /* object removed; drop when refs reaches 0 */
-	struct osdfs__inode *hnext, *lprev, *lnext;
+	struct osd__lru_node node; /* in fs->inodes; listed while refs is 0 */
 	pthread_mutex_t mu;
 	/* directories: hash index, loaded on first use */
 	int dir_loaded;
@@ -44,7 +45,7 @@ struct osdfs__inode {
 struct osdfs__block {
 	uint64_t ino;
 	uint32_t blk;
-	struct osdfs__block *hnext, *lprev, *lnext;
+	struct osd__lru_node node; /* in fs->blocks */
 	uint8_t data[];
 };
 
@@ -82,17 +83,15 @@ struct osdfs {
 	/* inode allocator: numbers [next_ino, ino_limit) are reserved on disk */
 	uint64_t next_ino, ino_limit, next_gen, gen_limit;
 
-	struct osdfs__inode **itab;
-	size_t itab_mask, icount, icache_max;
-	struct osdfs__inode *ilru_head, *ilru_tail;
+	struct osd__lru inodes;       /* every cached inode; unreferenced ones listed */
+	size_t icache_max;
 
 	/* inodes unlinked while open (orphan.c); changed under fs->lock exclusive */
 	uint64_t *orphans;
 	size_t norphans;
 
-	struct osdfs__block **btab;
-	size_t btab_mask, bcount, bcache_max;
-	struct osdfs__block *blru_head, *blru_tail;
+	struct osd__lru blocks;       /* cached directory blocks */
+	size_t bcache_max;
 };
 
 /* error.c-style helpers (mount.c) */

@@ -16,23 +16,20 @@
 
 #define ALLOC_BATCH 1024u
 
-static size_t ihash(const osdfs *fs, uint64_t ino)
+static int ieq(const struct osd__lru_node *n, const void *key)
 {
-	return (size_t)((ino * 0x9E3779B97F4A7C15ULL) >> 17) & fs->itab_mask;
+	return OSD__LRU_ENTRY(n, struct osdfs__inode, node)->ino == *(const uint64_t *)key;
+}
+
+static struct osdfs__inode *inode_of(struct osd__lru_node *n)
+{
+	return n ? OSD__LRU_ENTRY(n, struct osdfs__inode, node) : NULL;
 }
 
 int osdfs__icache_init(osdfs *fs, size_t max)
 {
-	size_t n = 1024;
-
-	while (n < max && n < ((size_t)1 << 20))
-		n <<= 1;
-	fs->itab = calloc(n, sizeof(*fs->itab));
-	if (!fs->itab)
-		return -ENOMEM;
-	fs->itab_mask = n - 1;
 	fs->icache_max = max;
-	return 0;
+	return osd__lru_init(&fs->inodes, max);
 }
 
 static void inode_free_mem(struct osdfs__inode *ip)
@@ -44,63 +41,27 @@ static void inode_free_mem(struct osdfs__inode *ip)
 
 void osdfs__icache_destroy(osdfs *fs)
 {
-	if (!fs->itab)
+	struct osd__lru_node *n;
+
+	if (!fs->inodes.tab)
 		return;
-	for (size_t i = 0; i <= fs->itab_mask; i++) {
-		struct osdfs__inode *ip = fs->itab[i], *next;
-
-		for (; ip; ip = next) {
-			next = ip->hnext;
-			inode_free_mem(ip);
-		}
+	while ((n = osd__lru_any(&fs->inodes))) {
+		osd__lru_remove(&fs->inodes, n);
+		inode_free_mem(inode_of(n));
 	}
-	free(fs->itab);
-	fs->itab = NULL;
+	osd__lru_destroy(&fs->inodes);
 }
 
-static void lru_unlink(osdfs *fs, struct osdfs__inode *ip)
+/* Referenced inodes are pinned (off the LRU list); only unreferenced ones
+ * are ever the oldest. */
+static void hash_insert(osdfs *fs, struct osdfs__inode *ip)
 {
-	if (ip->lprev)
-		ip->lprev->lnext = ip->lnext;
-	else
-		fs->ilru_head = ip->lnext;
-	if (ip->lnext)
-		ip->lnext->lprev = ip->lprev;
-	else
-		fs->ilru_tail = ip->lprev;
-	ip->lprev = ip->lnext = NULL;
-}
-
-static void lru_append(osdfs *fs, struct osdfs__inode *ip)
-{
-	ip->lnext = NULL;
-	ip->lprev = fs->ilru_tail;
-	if (fs->ilru_tail)
-		fs->ilru_tail->lnext = ip;
-	else
-		fs->ilru_head = ip;
-	fs->ilru_tail = ip;
+	osd__lru_insert(&fs->inodes, &ip->node, ip->ino, 1);
 }
 
 static void hash_remove(osdfs *fs, struct osdfs__inode *ip)
 {
-	struct osdfs__inode **pp = &fs->itab[ihash(fs, ip->ino)];
-
-	while (*pp && *pp != ip)
-		pp = &(*pp)->hnext;
-	if (*pp) {
-		*pp = ip->hnext;
-		fs->icount--;
-	}
-}
-
-static void hash_insert(osdfs *fs, struct osdfs__inode *ip)
-{
-	size_t h = ihash(fs, ip->ino);
-
-	ip->hnext = fs->itab[h];
-	fs->itab[h] = ip;
-	fs->icount++;
+	osd__lru_remove(&fs->inodes, &ip->node);
 }
 
 static struct osdfs__inode *inode_new_mem(uint64_t ino)
@@ -169,14 +130,12 @@ static struct osdfs__inode *icache_find(osdfs *fs, uint64_t ino, int *deleted)
 {
 	struct osdfs__inode *ip;
 
-	for (ip = fs->itab[ihash(fs, ino)]; ip; ip = ip->hnext)
-		if (ip->ino == ino)
-			break;
+	ip = inode_of(osd__lru_find(&fs->inodes, ino, ieq, &ino));
 	*deleted = ip && ip->deleted;
 	if (!ip || ip->deleted)
 		return NULL;
 	if (ip->refs++ == 0)
-		lru_unlink(fs, ip);
+		osd__lru_pin(&fs->inodes, &ip->node);
 	return ip;
 }
 
@@ -229,12 +188,11 @@ void osdfs__iref(osdfs *fs, struct osdfs__inode *ip)
 
 static void icache_shrink(osdfs *fs)
 {
-	while (fs->icount > fs->icache_max && fs->ilru_head) {
-		struct osdfs__inode *ip = fs->ilru_head;
+	while (fs->inodes.count > fs->icache_max && osd__lru_oldest(&fs->inodes)) {
+		struct osdfs__inode *ip = inode_of(osd__lru_oldest(&fs->inodes));
 
 		if (ip->dirty && !fs->readonly && osdfs__iwrite(fs, ip) < 0)
 			break; /* keep it; sync reports the error */
-		lru_unlink(fs, ip);
 		hash_remove(fs, ip);
 		inode_free_mem(ip);
 	}
@@ -250,7 +208,7 @@ void osdfs__iput(osdfs *fs, struct osdfs__inode *ip)
 			hash_remove(fs, ip);
 			inode_free_mem(ip);
 		} else {
-			lru_append(fs, ip);
+			osd__lru_touch(&fs->inodes, &ip->node);
 			icache_shrink(fs);
 		}
 	}
@@ -394,19 +352,30 @@ void osdfs__stat_fill_locked(const osdfs *fs, struct osdfs__inode *ip, struct os
 	pthread_mutex_unlock(&ip->mu);
 }
 
+struct sync_state {
+	osdfs *fs;
+	int first;
+};
+
+static void sync_one(struct osd__lru_node *n, void *arg)
+{
+	struct sync_state *ss = arg;
+	struct osdfs__inode *ip = inode_of(n);
+
+	if (ip->dirty && !ip->deleted) {
+		int rc = osdfs__iwrite(ss->fs, ip);
+
+		if (rc < 0 && ss->first == 0)
+			ss->first = rc;
+	}
+}
+
 int osdfs__sync_inodes(osdfs *fs)
 {
-	int first = 0;
+	struct sync_state ss = { fs, 0 };
 
 	pthread_mutex_lock(&fs->cache_lock);
-	for (size_t i = 0; i <= fs->itab_mask; i++)
-		for (struct osdfs__inode *ip = fs->itab[i]; ip; ip = ip->hnext)
-			if (ip->dirty && !ip->deleted) {
-				int rc = osdfs__iwrite(fs, ip);
-
-				if (rc < 0 && first == 0)
-					first = rc;
-			}
+	osd__lru_foreach(&fs->inodes, sync_one, &ss);
 	pthread_mutex_unlock(&fs->cache_lock);
-	return first;
+	return ss.first;
 }

@@ -65,9 +65,26 @@ int osdfs__end(osdfs *fs, int rc, const char *op)
 	return rc;
 }
 
+/* The calling thread's copy of the last message it asked for: the shared
+ * buffer is only read under err_lock (see osdfs_error()). */
+static __thread char err_copy[sizeof(((osdfs *)0)->err)];
+
+size_t osdfs_error_copy(osdfs *fs, char *buf, size_t len)
+{
+	size_t n;
+
+	if (!fs)
+		return (size_t)snprintf(buf, len, "no filesystem handle");
+	pthread_mutex_lock(&fs->err_lock);
+	n = (size_t)snprintf(buf, len, "%s", fs->err);
+	pthread_mutex_unlock(&fs->err_lock);
+	return n;
+}
+
 const char *osdfs_error(osdfs *fs)
 {
-	return fs ? fs->err : "no filesystem handle";
+	osdfs_error_copy(fs, err_copy, sizeof(err_copy));
+	return err_copy;
 }
 
 void osdfs__now(struct osdfs__ts *ts)
@@ -389,7 +406,7 @@ int osdfs_mount(osdfs **out, osdfs_backend *be, const struct osdfs_mount_options
 	}
 	if (rc < 0) {
 		if (o->error && o->error_size)
-			snprintf(o->error, o->error_size, "%s", fs->err);
+			osdfs_error_copy(fs, o->error, o->error_size);
 		osdfs__lease_stop(fs);
 		if (fs->mount_id) {
 			struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT, NULL, 0 };

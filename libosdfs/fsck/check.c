@@ -17,15 +17,15 @@
 static int visit(struct fsck *f, struct fsck_inode *dp, uint64_t **queue, size_t *qn,
 		 size_t *qcap)
 {
-	int rc = fsck__scan_dir(f, dp);
+	int rc = osdfs__fsck_scan_dir(f, dp);
 
 	if (rc < 0)
 		return rc;
 	f->dirs_read++;
-	fsck__progress(f, "directories", f->dirs_read,
+	osdfs__fsck_progress(f, "directories", f->dirs_read,
 		       f->ndirs > f->dirs_read ? f->ndirs : f->dirs_read);
 	for (size_t i = 0; i < dp->nents; i++) {
-		struct fsck_inode *t = fsck__find(f, dp->ents[i].ino);
+		struct fsck_inode *t = osdfs__fsck_find(f, dp->ents[i].ino);
 		int score, first;
 
 		if (!t || t->bad || !S_ISDIR(t->d.mode) || t->ino == OSDFS_ROOT_INO)
@@ -67,7 +67,7 @@ static int scan_all_dirs(struct fsck *f, struct fsck_inode *root)
 	root->pscore = 100;
 	rc = visit(f, root, &queue, &qn, &qcap);
 	while (rc == 0 && head < qn)
-		rc = visit(f, fsck__find(f, queue[head++]), &queue, &qn, &qcap);
+		rc = visit(f, osdfs__fsck_find(f, queue[head++]), &queue, &qn, &qcap);
 	/* directories the tree does not reach (or that are linked wrongly) */
 	for (size_t i = 0; rc == 0 && i < f->ninodes; i++) {
 		struct fsck_inode *ip = &f->inodes[i];
@@ -75,7 +75,7 @@ static int scan_all_dirs(struct fsck *f, struct fsck_inode *root)
 		if (!ip->bad && S_ISDIR(ip->d.mode) && !ip->found_parent && ip != root) {
 			rc = visit(f, ip, &queue, &qn, &qcap);
 			while (rc == 0 && head < qn)
-				rc = visit(f, fsck__find(f, queue[head++]), &queue, &qn, &qcap);
+				rc = visit(f, osdfs__fsck_find(f, queue[head++]), &queue, &qn, &qcap);
 		}
 	}
 	free(queue);
@@ -87,21 +87,21 @@ static void check_entries(struct fsck *f, struct fsck_inode *dp)
 {
 	char path[512];
 
-	fsck__dir_path(f, dp, path, sizeof(path));
+	osdfs__fsck_dir_path(f, dp, path, sizeof(path));
 	for (size_t i = 0; i < dp->nents; i++) {
 		struct fsck_entry *e = &dp->ents[i];
-		struct fsck_inode *t = fsck__find(f, e->ino);
+		struct fsck_inode *t = osdfs__fsck_find(f, e->ino);
 
 		if (t && t->bad_link) {
 			e->drop = 1;
 		} else if (!t || t->bad) {
-			fsck__finding(f, OSDFS_FSCK_DANGLING_ENTRY,
+			osdfs__fsck_finding(f, OSDFS_FSCK_DANGLING_ENTRY,
 				      "%s/%s: entry names %s inode %llu", path, e->name,
 				      t ? "unreadable" : "missing", (unsigned long long)e->ino);
 			e->drop = 1;
 		} else if (S_ISDIR(t->d.mode) && (t->found_parent != dp->ino ||
 						  strcmp(t->name ? t->name : "", e->name) != 0)) {
-			fsck__finding(f, OSDFS_FSCK_DUPLICATE_ENTRY,
+			osdfs__fsck_finding(f, OSDFS_FSCK_DUPLICATE_ENTRY,
 				      "%s/%s: another link to directory inode %llu",
 				      path, e->name, (unsigned long long)e->ino);
 			e->drop = 1;
@@ -131,7 +131,7 @@ static void mark_reached(struct fsck *f, struct fsck_inode *root)
 		for (size_t i = 0; i < dp->nents; i++) {
 			struct fsck_inode *t;
 
-			if (dp->ents[i].drop || !(t = fsck__find(f, dp->ents[i].ino)) || t->reached)
+			if (dp->ents[i].drop || !(t = osdfs__fsck_find(f, dp->ents[i].ino)) || t->reached)
 				continue;
 			t->reached = 1;
 			if (S_ISDIR(t->d.mode))
@@ -165,7 +165,7 @@ static void plan_orphans(struct fsck *f)
 		}
 		ip->remove = orphan_empty(ip);
 		ip->to_lost_found = !ip->remove;
-		fsck__finding(f, OSDFS_FSCK_ORPHAN, "inode %llu (mode %06o, %llu bytes) is not "
+		osdfs__fsck_finding(f, OSDFS_FSCK_ORPHAN, "inode %llu (mode %06o, %llu bytes) is not "
 			      "reachable from the root: %s", (unsigned long long)ip->ino,
 			      ip->d.mode, (unsigned long long)ip->d.size,
 			      ip->remove ? "empty or unlinked, remove" : "move to /lost+found");
@@ -185,12 +185,12 @@ static void check_unreached(struct fsck *f)
 			continue;
 		/* reached once its orphaned ancestor is linked into lost+found? */
 		for (int depth = 0; p && depth < 4096 && !p->to_lost_found && !p->reached; depth++)
-			p = S_ISDIR(p->d.mode) ? fsck__find(f, p->found_parent) : NULL;
+			p = S_ISDIR(p->d.mode) ? osdfs__fsck_find(f, p->found_parent) : NULL;
 		if (p && (p->to_lost_found || p->reached))
 			continue;
 		if (!S_ISDIR(ip->d.mode))
 			continue; /* its directory is reported */
-		fsck__finding(f, OSDFS_FSCK_ORPHAN,
+		osdfs__fsck_finding(f, OSDFS_FSCK_ORPHAN,
 			      "directory inode %llu is in a cycle no path from the root reaches",
 			      (unsigned long long)ip->ino);
 		f->unrepairable++;
@@ -210,9 +210,9 @@ static void check_inode(struct fsck *f, struct fsck_inode *ip, uint64_t lost_fou
 
 		want = 2 + ip->subdirs;
 		if (parent && ip->d.parent != parent) {
-			fsck__finding(f, OSDFS_FSCK_PARENT, "directory %s (inode %llu): parent "
+			osdfs__fsck_finding(f, OSDFS_FSCK_PARENT, "directory %s (inode %llu): parent "
 				      "pointer %llu, should be %llu",
-				      fsck__dir_path(f, ip, path, sizeof(path)),
+				      osdfs__fsck_dir_path(f, ip, path, sizeof(path)),
 				      (unsigned long long)ip->ino, (unsigned long long)ip->d.parent,
 				      (unsigned long long)parent);
 			ip->want_parent = parent;
@@ -223,7 +223,7 @@ static void check_inode(struct fsck *f, struct fsck_inode *ip, uint64_t lost_fou
 		/* the smaller one is the truth: bytes past the size are stale,
 		 * a size past the object's end is not backed by anything */
 		if (S_ISREG(ip->d.mode) && ip->objlen != ip->d.size) {
-			fsck__finding(f, OSDFS_FSCK_BAD_SIZE, "inode %llu: size %llu but the object "
+			osdfs__fsck_finding(f, OSDFS_FSCK_BAD_SIZE, "inode %llu: size %llu but the object "
 				      "holds %llu bytes", (unsigned long long)ip->ino,
 				      (unsigned long long)ip->d.size,
 				      (unsigned long long)ip->objlen);
@@ -234,7 +234,7 @@ static void check_inode(struct fsck *f, struct fsck_inode *ip, uint64_t lost_fou
 		}
 	}
 	if (want && ip->d.nlink != want) {
-		fsck__finding(f, OSDFS_FSCK_LINK_COUNT, "%sinode %llu: link count %u, should be %u",
+		osdfs__fsck_finding(f, OSDFS_FSCK_LINK_COUNT, "%sinode %llu: link count %u, should be %u",
 			      S_ISDIR(ip->d.mode) ? "directory " : "", (unsigned long long)ip->ino,
 			      ip->d.nlink, want);
 		ip->want_nlink = want;
@@ -248,38 +248,38 @@ static void check_attrs(struct fsck *f, struct fsck_inode *ip)
 	if (ip->bad_link) {
 		/* nothing to salvage: removed like a bad inode, its entries
 		 * dropped without a finding of their own */
-		fsck__finding(f, OSDFS_FSCK_BAD_SIZE, "symlink inode %llu: target of %llu "
+		osdfs__fsck_finding(f, OSDFS_FSCK_BAD_SIZE, "symlink inode %llu: target of %llu "
 			      "bytes missing or damaged (object holds %llu), remove",
 			      (unsigned long long)ip->ino, (unsigned long long)ip->d.size,
 			      (unsigned long long)ip->objlen);
 		ip->bad = ip->remove = 1;
 	} else if (ip->bad) {
-		fsck__finding(f, OSDFS_FSCK_BAD_INODE, "inode %llu: inode attribute missing or "
+		osdfs__fsck_finding(f, OSDFS_FSCK_BAD_INODE, "inode %llu: inode attribute missing or "
 			      "corrupt", (unsigned long long)ip->ino);
 		ip->remove = 1;
 	} else if (ip->bad_xattr) {
-		fsck__finding(f, OSDFS_FSCK_BAD_INODE, "inode %llu: extended attributes cannot "
+		osdfs__fsck_finding(f, OSDFS_FSCK_BAD_INODE, "inode %llu: extended attributes cannot "
 			      "be decoded: delete them", (unsigned long long)ip->ino);
 	}
 }
 
-void fsck__check(struct fsck *f)
+void osdfs__fsck_check(struct fsck *f)
 {
-	struct fsck_inode *root = fsck__find(f, f->sb.root_ino);
+	struct fsck_inode *root = osdfs__fsck_find(f, f->sb.root_ino);
 	uint64_t lost_found = 0;
 	int rc;
 
 	for (size_t i = 0; i < f->ninodes; i++)
 		check_attrs(f, &f->inodes[i]);
 	if (!root || root->bad || !S_ISDIR(root->d.mode)) {
-		fsck__finding(f, OSDFS_FSCK_SUPERBLOCK, "root directory missing or corrupt");
+		osdfs__fsck_finding(f, OSDFS_FSCK_SUPERBLOCK, "root directory missing or corrupt");
 		f->unrepairable++;
 		f->fatal = 1;
 		return;
 	}
 	root->remove = 0;
 	if (f->ctr.next_ino <= f->max_ino) {
-		fsck__finding(f, OSDFS_FSCK_COUNTERS, "next inode number %llu is not above the "
+		osdfs__fsck_finding(f, OSDFS_FSCK_COUNTERS, "next inode number %llu is not above the "
 			      "highest in use (%llu)", (unsigned long long)f->ctr.next_ino,
 			      (unsigned long long)f->max_ino);
 		f->fix_counters = 1;

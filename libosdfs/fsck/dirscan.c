@@ -36,7 +36,7 @@ static void corrupt(struct dscan *s, const char *fmt, const char *detail, uint64
 	if (s->dp->dir_bad)
 		return; /* one finding per directory: it is rebuilt as a whole */
 	snprintf(what, sizeof(what), fmt, detail, (unsigned long long)n);
-	fsck__finding(s->f, OSDFS_FSCK_CORRUPT_DIR, "directory %s (inode %llu): %s", s->path,
+	osdfs__fsck_finding(s->f, OSDFS_FSCK_CORRUPT_DIR, "directory %s (inode %llu): %s", s->path,
 		      (unsigned long long)s->dp->ino, what);
 	s->dp->dir_bad = 1;
 }
@@ -109,7 +109,7 @@ static int add_entry(struct dscan *s, const struct osdfs__rec *r)
 	for (size_t i = s->table ? s->block_first : 0; i < dp->nents; i++) {
 		if (dp->ents[i].namelen == r->name_len &&
 		    memcmp(dp->ents[i].name, r->name, r->name_len) == 0) {
-			fsck__finding(s->f, OSDFS_FSCK_DUPLICATE_ENTRY,
+			osdfs__fsck_finding(s->f, OSDFS_FSCK_DUPLICATE_ENTRY,
 				      "directory %s (inode %llu): name '%.*s' stored twice",
 				      s->path, (unsigned long long)dp->ino, (int)r->name_len,
 				      r->name);
@@ -140,7 +140,7 @@ static void rec_fault(struct dscan *s, const struct osdfs__rec *r, enum osdfs__d
 		      uint32_t blk, size_t off)
 {
 	if (why == OSDFS__DIRBLK_DOT_NAME) {
-		fsck__finding(s->f, OSDFS_FSCK_DUPLICATE_ENTRY,
+		osdfs__fsck_finding(s->f, OSDFS_FSCK_DUPLICATE_ENTRY,
 			      "directory %s (inode %llu): stored '%.*s' record in block %u offset %zu",
 			      s->path, (unsigned long long)s->dp->ino, (int)r->name_len, r->name,
 			      blk, off);
@@ -172,7 +172,7 @@ static size_t resync(struct dscan *s, const uint8_t *buf, size_t off)
 		if (!r.ino || (why != OSDFS__DIRBLK_OK && why != OSDFS__DIRBLK_DOT_NAME) ||
 		    p[13] || p[14] || p[15])
 			continue;
-		t = fsck__find(s->f, r.ino);
+		t = osdfs__fsck_find(s->f, r.ino);
 		if (t && !t->bad && osdfs__ft_of_mode(t->d.mode) == r.ft)
 			return off;
 	}
@@ -219,14 +219,14 @@ static int scan_block(struct dscan *s, uint32_t blk, const uint8_t *buf)
 	return 0;
 }
 
-int fsck__scan_dir(struct fsck *f, struct fsck_inode *dp)
+int osdfs__fsck_scan_dir(struct fsck *f, struct fsck_inode *dp)
 {
 	struct dscan s = { .f = f, .dp = dp, .bsize = f->sb.block_size };
 	uint64_t nblocks;
 	uint8_t *buf, *named;
 	int rc;
 
-	fsck__dir_path(f, dp, s.path, sizeof(s.path));
+	osdfs__fsck_dir_path(f, dp, s.path, sizeof(s.path));
 	rc = load_index(&s);
 	if (rc < 0)
 		goto out;
@@ -265,14 +265,14 @@ int fsck__scan_dir(struct fsck *f, struct fsck_inode *dp)
 	free(buf);
 	if (rc == 0 && !dp->dir_bad && s.table) {
 		if (s.dh.nentries != dp->nents) {
-			fsck__finding(f, OSDFS_FSCK_COUNTERS,
+			osdfs__fsck_finding(f, OSDFS_FSCK_COUNTERS,
 				      "directory %s (inode %llu): index counts %llu entries, found %zu",
 				      s.path, (unsigned long long)dp->ino,
 				      (unsigned long long)s.dh.nentries, dp->nents);
 			dp->dir_rebuild = 1;
 		}
 		if (dp->d.size != (uint64_t)s.dh.nblocks * s.bsize) {
-			fsck__finding(f, OSDFS_FSCK_BAD_SIZE,
+			osdfs__fsck_finding(f, OSDFS_FSCK_BAD_SIZE,
 				      "directory %s (inode %llu): size %llu, blocks hold %llu",
 				      s.path, (unsigned long long)dp->ino,
 				      (unsigned long long)dp->d.size,

@@ -23,7 +23,7 @@ const char *osdfs_fsck_kind_name(enum osdfs_fsck_kind kind)
 	return (unsigned)kind < OSDFS_FSCK_KIND_COUNT ? kind_names[kind] : "unknown";
 }
 
-void fsck__finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *fmt, ...)
+void osdfs__fsck_finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -41,7 +41,7 @@ void fsck__finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *fmt, .
 	f->opts->cb(kind, msg, f->opts->payload);
 }
 
-struct fsck_inode *fsck__find(struct fsck *f, uint64_t ino)
+struct fsck_inode *osdfs__fsck_find(struct fsck *f, uint64_t ino)
 {
 	size_t lo = 0, hi = f->ninodes;
 
@@ -58,14 +58,15 @@ struct fsck_inode *fsck__find(struct fsck *f, uint64_t ino)
 	return NULL;
 }
 
-const char *fsck__dir_path(struct fsck *f, const struct fsck_inode *ip, char *buf, size_t size)
+const char *osdfs__fsck_dir_path(struct fsck *f, const struct fsck_inode *ip, char *buf,
+				 size_t size)
 {
 	const char *parts[64];
 	size_t n = 0, len = 0;
 
 	while (ip && ip->ino != f->sb.root_ino && ip->name && n < 64) {
 		parts[n++] = ip->name;
-		ip = fsck__find(f, ip->found_parent);
+		ip = osdfs__fsck_find(f, ip->found_parent);
 	}
 	if (!ip || (ip->ino != f->sb.root_ino)) {
 		len = (size_t)snprintf(buf, size, "#%llu", ip ? (unsigned long long)ip->ino : 0ULL);
@@ -91,7 +92,7 @@ static void state_free(struct fsck *f)
 	f->ninodes = f->cap = 0;
 }
 
-void fsck__progress(struct fsck *f, const char *phase, uint64_t done, uint64_t total)
+void osdfs__fsck_progress(struct fsck *f, const char *phase, uint64_t done, uint64_t total)
 {
 	struct osdfs_fsck_progress p = { phase, done, total };
 
@@ -103,14 +104,14 @@ void fsck__progress(struct fsck *f, const char *phase, uint64_t done, uint64_t t
 /* One pass: read everything and plan repairs. */
 static int run_pass(struct fsck *f)
 {
-	int rc = fsck__read_super(f);
+	int rc = osdfs__fsck_read_super(f);
 
 	if (rc < 0)
 		return rc;
-	rc = fsck__load_inodes(f);
+	rc = osdfs__fsck_load_inodes(f);
 	if (rc < 0)
 		return rc;
-	fsck__check(f);
+	osdfs__fsck_check(f);
 	return 0;
 }
 
@@ -133,9 +134,9 @@ int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
 	f.rep = &rep;
 	rc = run_pass(&f);
 	if (rc == 0 && !f.fatal && f.opts->version >= 3 && f.opts->verify_data)
-		rc = fsck__verify_data(&f);
+		rc = osdfs__fsck_verify_data(&f);
 	if (rc == 0 && f.found > 0 && f.opts->repair && !f.fatal) {
-		int repair_rc = fsck__repair(&f);
+		int repair_rc = osdfs__fsck_repair(&f);
 
 		state_free(&f);
 		{

@@ -77,28 +77,29 @@ struct fsck {
 };
 
 /* fsck.c */
-void fsck__finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *fmt, ...)
+void osdfs__fsck_finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-struct fsck_inode *fsck__find(struct fsck *f, uint64_t ino);
+struct fsck_inode *osdfs__fsck_find(struct fsck *f, uint64_t ino);
 /* The progress callback (version 2 options; not in the verification pass). */
-void fsck__progress(struct fsck *f, const char *phase, uint64_t done, uint64_t total);
+void osdfs__fsck_progress(struct fsck *f, const char *phase, uint64_t done, uint64_t total);
 /* "/a/b" path of a reached directory into buf, or "#ino" */
-const char *fsck__dir_path(struct fsck *f, const struct fsck_inode *ip, char *buf, size_t size);
+const char *osdfs__fsck_dir_path(struct fsck *f, const struct fsck_inode *ip, char *buf,
+				 size_t size);
 
 /* scan.c: superblock and inode objects */
-int fsck__read_super(struct fsck *f);
-int fsck__load_inodes(struct fsck *f);
+int osdfs__fsck_read_super(struct fsck *f);
+int osdfs__fsck_load_inodes(struct fsck *f);
 
 /* dirscan.c: one directory's entries, validating its index and blocks */
-int fsck__scan_dir(struct fsck *f, struct fsck_inode *dp);
+int osdfs__fsck_scan_dir(struct fsck *f, struct fsck_inode *dp);
 
 /* check.c: cross-checks; plans repairs */
-void fsck__check(struct fsck *f);
+void osdfs__fsck_check(struct fsck *f);
 
 /* repair.c */
-int fsck__repair(struct fsck *f);
+int osdfs__fsck_repair(struct fsck *f);
 
 /* verify.c: read every regular file's data, report each unreadable range */
-int fsck__verify_data(struct fsck *f);
+int osdfs__fsck_verify_data(struct fsck *f);
 
 #endif

@@ -150,7 +150,7 @@ static int dir_reset(osdfs *fs, struct osdfs__inode *dp)
 
 static uint8_t entry_ft(struct fsck *f, const struct fsck_entry *e)
 {
-	struct fsck_inode *t = fsck__find(f, e->ino);
+	struct fsck_inode *t = osdfs__fsck_find(f, e->ino);
 
 	return t ? osdfs__ft_of_mode(t->d.mode) : e->ft;
 }
@@ -254,7 +254,7 @@ static int mounted_fixes(struct fsck *f, osdfs *fs)
 	return rc;
 }
 
-int fsck__repair(struct fsck *f)
+int osdfs__fsck_repair(struct fsck *f)
 {
 	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
 	osdfs *fs;

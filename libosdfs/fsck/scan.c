@@ -10,7 +10,7 @@
 #include "core/fs.h"
 #include "fsck/fsck_state.h"
 
-int fsck__read_super(struct fsck *f)
+int osdfs__fsck_read_super(struct fsck *f)
 {
 	uint8_t sbuf[512], cbuf[64], mbuf[128];
 	struct osdfs_attr a[3] = {
@@ -22,7 +22,7 @@ int fsck__read_super(struct fsck *f)
 
 	if (rc == -ENOENT || (rc == 0 && (a[0].len == 0 || a[0].len > sizeof(sbuf) ||
 					  osdfs__super_decode(&f->sb, sbuf, a[0].len) < 0))) {
-		fsck__finding(f, OSDFS_FSCK_SUPERBLOCK,
+		osdfs__fsck_finding(f, OSDFS_FSCK_SUPERBLOCK,
 			      "superblock missing or corrupt: not an osdfs filesystem?");
 		f->unrepairable++;
 		f->fatal = 1;
@@ -32,7 +32,7 @@ int fsck__read_super(struct fsck *f)
 		return rc;
 	f->sb_ok = 1;
 	if (a[1].len > sizeof(cbuf) || osdfs__counters_decode(&f->ctr, cbuf, a[1].len) < 0) {
-		fsck__finding(f, OSDFS_FSCK_COUNTERS, "superblock counters missing or corrupt");
+		osdfs__fsck_finding(f, OSDFS_FSCK_COUNTERS, "superblock counters missing or corrupt");
 		memset(&f->ctr, 0, sizeof(f->ctr));
 		f->fix_counters = 1;
 	}
@@ -47,11 +47,11 @@ int fsck__read_super(struct fsck *f)
 			return f->opts->repair ? -EBUSY : 0;
 		}
 		if (ok)
-			fsck__finding(f, OSDFS_FSCK_MOUNT_RECORD,
+			osdfs__fsck_finding(f, OSDFS_FSCK_MOUNT_RECORD,
 				      "stale mount record: host '%s' pid %u mount id %016llx",
 				      m.host, m.pid, (unsigned long long)m.mount_id);
 		else
-			fsck__finding(f, OSDFS_FSCK_MOUNT_RECORD, "unreadable mount record");
+			osdfs__fsck_finding(f, OSDFS_FSCK_MOUNT_RECORD, "unreadable mount record");
 		f->mount_rec = 1;
 	}
 	return 0;
@@ -127,7 +127,7 @@ static int add_inode(struct fsck *f, uint64_t ino)
 	return 0;
 }
 
-int fsck__load_inodes(struct fsck *f)
+int osdfs__fsck_load_inodes(struct fsck *f)
 {
 	uint64_t ids[256], start = OSDFS__SUPER_OID + 1, next, total = 0;
 	struct osdfs_backend_stat st;
@@ -149,7 +149,7 @@ int fsck__load_inodes(struct fsck *f)
 			rc = add_inode(f, ids[i] - OSDFS__OID_BASE);
 			if (rc < 0)
 				return rc;
-			fsck__progress(f, "inodes", f->ninodes,
+			osdfs__fsck_progress(f, "inodes", f->ninodes,
 				       total > f->ninodes ? total : f->ninodes);
 		}
 		if (next != 0 && next <= start)

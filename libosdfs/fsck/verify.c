@@ -29,7 +29,7 @@ static const char *file_path(struct fsck *f, const struct fsck_inode *ip, char *
 
 			if (e->ino != ip->ino || e->drop)
 				continue;
-			fsck__dir_path(f, dp, buf, size);
+			osdfs__fsck_dir_path(f, dp, buf, size);
 			n = strlen(buf);
 			snprintf(buf + n, size - n, "%s%s", n == 1 ? "" : "/", e->name);
 			return buf;
@@ -54,14 +54,14 @@ static void verify_file(struct fsck *f, const struct fsck_inode *ip, uint8_t *bu
 			continue;
 		}
 		f->data_bad++;
-		fsck__finding(f, OSDFS_FSCK_DATA_IO, "%s (inode %llu): %s reading bytes %llu-%llu",
+		osdfs__fsck_finding(f, OSDFS_FSCK_DATA_IO, "%s (inode %llu): %s reading bytes %llu-%llu",
 			      file_path(f, ip, path, sizeof(path)), (unsigned long long)ip->ino,
 			      strerror((int)-n), (unsigned long long)off,
 			      (unsigned long long)(off + len - 1));
 	}
 }
 
-int fsck__verify_data(struct fsck *f)
+int osdfs__fsck_verify_data(struct fsck *f)
 {
 	uint8_t *buf = malloc(VERIFY_CHUNK);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/command.h"
 #include "response.h"
 #include "security/access.h"
 
@@ -18,49 +19,87 @@
 #define CMD_CONT_QUERY 0x8 /* carries a query-list continuation */
 #define CMD_KEYS 0x10     /* may change or remove keys: cached capability keys go */
 
+/* The target's half of a command: its handler and how it locks. Keyed by the
+ * command's descriptor slot (proto/command.h), which says everything else
+ * (codes, CDB slots, permissions, described object); a descriptor without a
+ * row here must be listed as UNSUPPORTED (test_target_commands checks). */
 struct cmd_entry {
-	enum osd_action action;
 	osd__cmd_fn fn;    /* NULL: attributes only (GET/SET ATTRIBUTES) */
 	unsigned flags;
+	unsigned char state; /* CMD_RUNS or CMD_UNSUPPORTED; 0: no row (a bug) */
 };
 
-static const struct cmd_entry commands[] = {
-	{ OSD_ACT_FORMAT_OSD, osd__cmd_format, CMD_EXCL | CMD_KEYS },
-	{ OSD_ACT_OBJECT_STRUCTURE_CHECK, osd__cmd_structure_check, 0 },
-	{ OSD_ACT_CREATE_PARTITION, osd__cmd_create_partition, CMD_EXCL },
-	{ OSD_ACT_REMOVE_PARTITION, osd__cmd_remove_partition, CMD_EXCL | CMD_KEYS },
-	{ OSD_ACT_CREATE, osd__cmd_create, CMD_EXCL },
-	{ OSD_ACT_CREATE_AND_WRITE, osd__cmd_create_and_write, CMD_EXCL | CMD_CONT_SG },
-	{ OSD_ACT_REMOVE, osd__cmd_remove, CMD_EXCL },
-	{ OSD_ACT_CREATE_COLLECTION, osd__cmd_create_collection, CMD_EXCL },
-	{ OSD_ACT_REMOVE_COLLECTION, osd__cmd_remove_collection, CMD_EXCL },
-	{ OSD_ACT_READ, osd__cmd_read, CMD_CONT_SG },
-	{ OSD_ACT_WRITE, osd__cmd_write, CMD_CONT_SG },
-	{ OSD_ACT_APPEND, osd__cmd_append, 0 },
-	{ OSD_ACT_CLEAR, osd__cmd_clear, 0 },
-	{ OSD_ACT_PUNCH, osd__cmd_punch_entry, 0 },
-	{ OSD_ACT_FLUSH, osd__cmd_flush, 0 },
-	{ OSD_ACT_FLUSH_COLLECTION, osd__cmd_flush, 0 },
-	{ OSD_ACT_FLUSH_PARTITION, osd__cmd_flush, 0 },
-	{ OSD_ACT_FLUSH_OSD, osd__cmd_flush, 0 },
-	{ OSD_ACT_LIST, osd__cmd_list, 0 },
-	{ OSD_ACT_LIST_COLLECTION, osd__cmd_list_collection, 0 },
-	{ OSD_ACT_QUERY, osd__cmd_query, CMD_EXCL | CMD_CONT_QUERY },
-	{ OSD_ACT_GET_ATTRIBUTES, NULL, CMD_GET_FIRST },
-	{ OSD_ACT_SET_ATTRIBUTES, NULL, 0 },
-	{ OSD_ACT_GET_MEMBER_ATTRIBUTES, osd__cmd_get_member_attributes, 0 },
-	{ OSD_ACT_SET_MEMBER_ATTRIBUTES, osd__cmd_set_member_attributes, CMD_EXCL },
-	{ OSD_ACT_REMOVE_MEMBER_OBJECTS, osd__cmd_remove_member_objects, CMD_EXCL },
-	{ OSD_ACT_SET_KEY, osd__cmd_set_key, CMD_EXCL | CMD_KEYS },
-	{ OSD_ACT_SET_MASTER_KEY, osd__cmd_set_master_key, CMD_EXCL | CMD_KEYS },
+#define CMD_RUNS 1
+#define CMD_UNSUPPORTED 2
+#define RUNS(a, f, fl) [OSD__CMD_INDEX(a)] = { (f), (fl), CMD_RUNS }
+#define UNSUPPORTED(a) [OSD__CMD_INDEX(a)] = { NULL, 0, CMD_UNSUPPORTED }
+
+static const struct cmd_entry commands[OSD__CMD_SLOTS] = {
+	RUNS(OSD_ACT_FORMAT_OSD, osd__cmd_format, CMD_EXCL | CMD_KEYS),
+	RUNS(OSD_ACT_OBJECT_STRUCTURE_CHECK, osd__cmd_structure_check, 0),
+	RUNS(OSD_ACT_CREATE_PARTITION, osd__cmd_create_partition, CMD_EXCL),
+	RUNS(OSD_ACT_REMOVE_PARTITION, osd__cmd_remove_partition, CMD_EXCL | CMD_KEYS),
+	RUNS(OSD_ACT_CREATE, osd__cmd_create, CMD_EXCL),
+	RUNS(OSD_ACT_CREATE_AND_WRITE, osd__cmd_create_and_write, CMD_EXCL | CMD_CONT_SG),
+	RUNS(OSD_ACT_REMOVE, osd__cmd_remove, CMD_EXCL),
+	RUNS(OSD_ACT_CREATE_COLLECTION, osd__cmd_create_collection, CMD_EXCL),
+	RUNS(OSD_ACT_REMOVE_COLLECTION, osd__cmd_remove_collection, CMD_EXCL),
+	RUNS(OSD_ACT_READ, osd__cmd_read, CMD_CONT_SG),
+	RUNS(OSD_ACT_WRITE, osd__cmd_write, CMD_CONT_SG),
+	RUNS(OSD_ACT_APPEND, osd__cmd_append, 0),
+	RUNS(OSD_ACT_CLEAR, osd__cmd_clear, 0),
+	RUNS(OSD_ACT_PUNCH, osd__cmd_punch_entry, 0),
+	RUNS(OSD_ACT_FLUSH, osd__cmd_flush, 0),
+	RUNS(OSD_ACT_FLUSH_COLLECTION, osd__cmd_flush, 0),
+	RUNS(OSD_ACT_FLUSH_PARTITION, osd__cmd_flush, 0),
+	RUNS(OSD_ACT_FLUSH_OSD, osd__cmd_flush, 0),
+	RUNS(OSD_ACT_LIST, osd__cmd_list, 0),
+	RUNS(OSD_ACT_LIST_COLLECTION, osd__cmd_list_collection, 0),
+	RUNS(OSD_ACT_QUERY, osd__cmd_query, CMD_EXCL | CMD_CONT_QUERY),
+	RUNS(OSD_ACT_GET_ATTRIBUTES, NULL, CMD_GET_FIRST),
+	RUNS(OSD_ACT_SET_ATTRIBUTES, NULL, 0),
+	RUNS(OSD_ACT_GET_MEMBER_ATTRIBUTES, osd__cmd_get_member_attributes, 0),
+	RUNS(OSD_ACT_SET_MEMBER_ATTRIBUTES, osd__cmd_set_member_attributes, CMD_EXCL),
+	RUNS(OSD_ACT_REMOVE_MEMBER_OBJECTS, osd__cmd_remove_member_objects, CMD_EXCL),
+	RUNS(OSD_ACT_SET_KEY, osd__cmd_set_key, CMD_EXCL | CMD_KEYS),
+	RUNS(OSD_ACT_SET_MASTER_KEY, osd__cmd_set_master_key, CMD_EXCL | CMD_KEYS),
+	/* Answered INVALID COMMAND OPERATION CODE (docs/target.md). */
+	UNSUPPORTED(OSD_ACT_COPY_USER_OBJECTS),
+	UNSUPPORTED(OSD_ACT_CREATE_USER_TRACKING_COLLECTION),
+	UNSUPPORTED(OSD_ACT_CREATE_CLONE),
+	UNSUPPORTED(OSD_ACT_CREATE_SNAPSHOT),
+	UNSUPPORTED(OSD_ACT_DETACH_CLONE),
+	UNSUPPORTED(OSD_ACT_REFRESH_SNAPSHOT_OR_CLONE),
+	UNSUPPORTED(OSD_ACT_RESTORE_PARTITION_FROM_SNAPSHOT),
+	UNSUPPORTED(OSD_ACT_READ_MAP),
+	UNSUPPORTED(OSD_ACT_READ_MAPS_AND_COMPARE),
+	UNSUPPORTED(OSD_ACT_PERFORM_SCSI_COMMAND),
+	UNSUPPORTED(OSD_ACT_PERFORM_TASK_MGMT),
 };
 
+/* The row of a command the target runs, or NULL (unknown or unsupported). */
 static const struct cmd_entry *find_command(enum osd_action a)
 {
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (commands[i].action == a)
-			return &commands[i];
-	return NULL;
+	const struct osd__cmd_desc *d = osd__cmd_desc_of(a);
+	const struct cmd_entry *e = d ? &commands[OSD__CMD_INDEX(a)] : NULL;
+
+	return e && e->state == CMD_RUNS ? e : NULL;
+}
+
+int osd__target_cmd_state(enum osd_action a)
+{
+	const struct osd__cmd_desc *d = osd__cmd_desc_of(a);
+
+	if (!d)
+		return -ENOENT;
+	switch (commands[OSD__CMD_INDEX(a)].state) {
+	case CMD_RUNS:
+		return 1;
+	case CMD_UNSUPPORTED:
+		return 0;
+	default:
+		return -EINVAL;
+	}
 }
 
 /* Does the CDB ask to set attributes (list, page or CDB mode)? */

@@ -90,6 +90,11 @@ struct osd__cmd {
 	struct osd_obj_id sense_obj;
 };
 
+/* ---- dispatch (exec/command.c) ---- */
+/* Whether the target runs action @p a: 1 yes, 0 listed as unsupported,
+ * -ENOENT no OSD command, -EINVAL a descriptor the dispatch table forgot. */
+int osd__target_cmd_state(enum osd_action a);
+
 /* ---- failures (exec/failure.c) ---- */
 int osd__fail(struct osd__cmd *c, uint8_t key, uint16_t asc);
 int osd__fail_field(struct osd__cmd *c, uint16_t asc, size_t field);

@@ -54,21 +54,21 @@ static uint8_t tmf_execute(struct iscsi_conn *c, const struct osd__iscsi_bhs *re
 	int lun = osd__iscsi_lun_decode(req->lun);
 	int lun_ok = lun >= 0 && (size_t)lun < c->srv->nluns;
 	switch (fn) {
-	case OSD_ISCSI_TMF_ABORT_TASK:
+	case OSD_ISCSI_TASK_ABORT:
 		if (osd__tgt_iscsi_task_abort(c, req->ttt))
 			return OSD_ISCSI_TMF_RSP_COMPLETE;
 		/* Commands run to completion as they arrive: one the target has
 		 * received (RefCmdSN below ExpCmdSN) is done already. */
 		return osd__iscsi_sn_lt(req->ref_cmd_sn, c->exp_cmd_sn) ? OSD_ISCSI_TMF_RSP_COMPLETE
 									: OSD_ISCSI_TMF_RSP_NO_TASK;
-	case OSD_ISCSI_TMF_ABORT_TASK_SET:
-	case OSD_ISCSI_TMF_CLEAR_TASK_SET:
-	case OSD_ISCSI_TMF_LUN_RESET:
+	case OSD_ISCSI_TASK_ABORT_SET:
+	case OSD_ISCSI_TASK_CLEAR_SET:
+	case OSD_ISCSI_TASK_LUN_RESET:
 		if (!lun_ok)
 			return OSD_ISCSI_TMF_RSP_NO_LUN;
 		osd__tgt_iscsi_tasks_drop(c, req->lun);
 		return OSD_ISCSI_TMF_RSP_COMPLETE;
-	case OSD_ISCSI_TMF_TASK_REASSIGN:
+	case OSD_ISCSI_TASK_REASSIGN:
 		return OSD_ISCSI_TMF_RSP_NO_REASSIGN;
 	default: /* CLEAR ACA (no ACA), target resets */
 		return OSD_ISCSI_TMF_RSP_NOT_SUPPORTED;

@@ -11,6 +11,7 @@
 
 #include "exec/attr_pages.h"
 #include "proto/byteorder.h"
+#include "proto/command.h"
 #include "response.h"
 #include "security/keystore.h"
 
@@ -43,35 +44,12 @@ static int cap_fail(struct osd__cmd *c, size_t cap_field)
 	return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, OSD__FP_CAP + cap_field);
 }
 
-/* The object the capability must describe (docs/security.md section 1). */
+/* The object the capability must describe (docs/security.md section 1),
+ * as the command's descriptor says. */
 static struct osd_obj_id described(const struct osd__cmd *c)
 {
-	struct osd_obj_id root = { 0, 0 }, part = { c->cdb.obj.partition, 0 };
-
-	switch (c->cdb.action) {
-	case OSD_ACT_FORMAT_OSD:
-	case OSD_ACT_OBJECT_STRUCTURE_CHECK:
-	case OSD_ACT_CREATE_PARTITION:
-	case OSD_ACT_FLUSH_OSD:
-	case OSD_ACT_SET_MASTER_KEY:
-	case OSD_ACT_PERFORM_SCSI_COMMAND:
-	case OSD_ACT_PERFORM_TASK_MGMT:
-		return root;
-	case OSD_ACT_SET_KEY:
-		return (c->cdb.cmd_options & 3) == OSD_KEY_ROOT ? root : part;
-	case OSD_ACT_REMOVE_PARTITION:
-	case OSD_ACT_CREATE:
-	case OSD_ACT_CREATE_COLLECTION:
-	case OSD_ACT_CREATE_USER_TRACKING_COLLECTION:
-	case OSD_ACT_CREATE_AND_WRITE:
-	case OSD_ACT_FLUSH_PARTITION:
-	case OSD_ACT_LIST:
-		return part;
-	case OSD_ACT_LIST_COLLECTION:
-		return c->cdb.obj.id ? c->cdb.obj : part;
-	default:
-		return c->cdb.obj;
-	}
+	return osd__cmd_cap_object(osd__cmd_desc_of(c->cdb.action), &c->cdb.obj,
+				   c->cdb.cmd_options);
 }
 
 /* Read a stored numeric attribute of @p len bytes; @p dflt if absent. */
@@ -412,17 +390,13 @@ static int check_range(struct osd__cmd *c)
 
 	if (c->ver != OSD_V2 || !cap->range_length || (c->precheck && c->cdb.cont_length))
 		return 0;
-	switch (c->cdb.action) {
-	case OSD_ACT_APPEND:
+	switch (osd__cmd_desc_of(c->cdb.action)->range) {
+	case OSD__RANGE_REFUSED:
 		return cap_fail(c, CAP_RANGE_V2);
-	case OSD_ACT_FLUSH:
+	case OSD__RANGE_FLUSH:
 		ranged = c->cdb.flush_scope == FLUSH_SCOPE_RANGE;
 		break;
-	case OSD_ACT_READ:
-	case OSD_ACT_WRITE:
-	case OSD_ACT_CLEAR:
-	case OSD_ACT_PUNCH:
-	case OSD_ACT_CREATE_AND_WRITE:
+	case OSD__RANGE_BYTES:
 		ranged = 1;
 		break;
 	default:
@@ -469,8 +443,7 @@ static void data_out_counts(const struct osd__cmd *c, uint64_t *data, uint64_t *
 	const struct osd_cdb *cdb = &c->cdb;
 
 	*data = *set = *get = 0;
-	if (cdb->action == OSD_ACT_WRITE || cdb->action == OSD_ACT_CREATE_AND_WRITE ||
-	    cdb->action == OSD_ACT_APPEND)
+	if (osd__cmd_desc_of(cdb->action)->data == OSD__DATA_OUT)
 		*data = cdb->length;
 	if (cdb->attr_mode == OSD_ATTR_MODE_LIST) {
 		*set = cdb->attr.list.set_list_length;

@@ -1,4 +1,4 @@
-/* Bounded, set-associative cache of capability keys with check-out/put-back. */
+/* Bounded LRU cache of capability keys with check-out/put-back. */
 #include "security/capkey_cache.h"
 
 #include <errno.h>
@@ -16,7 +16,7 @@ static uint64_t mix(uint64_t h, uint64_t w)
 	return h ^ (h >> 29);
 }
 
-/* Not a defence against anything: it only spreads entries over the sets. */
+/* Not a defence against anything: it only spreads entries over the buckets. */
 static uint64_t id_hash(const struct osd__capkey_id *id)
 {
 	uint64_t h = mix(id->pid, (uint64_t)id->kind << 16 | (uint64_t)id->version << 8 | id->cap_len);
@@ -33,6 +33,19 @@ static int id_equal(const struct osd__capkey_id *a, const struct osd__capkey_id 
 	       a->cap_len == b->cap_len && memcmp(a->cap, b->cap, a->cap_len) == 0;
 }
 
+static int node_equal(const struct osd__lru_node *n, const void *id)
+{
+	return id_equal(&OSD__LRU_ENTRY(n, struct osd__capkey, node)->id, id);
+}
+
+static struct osd__capkey *lookup(struct osd__capkey_cache *c, const struct osd__capkey_id *id,
+				  uint64_t h)
+{
+	struct osd__lru_node *n = osd__lru_find(&c->lru, h, node_equal, id);
+
+	return n ? OSD__LRU_ENTRY(n, struct osd__capkey, node) : NULL;
+}
+
 static void entry_free(struct osd__capkey *e)
 {
 	if (!e)
@@ -45,12 +58,19 @@ static void entry_free(struct osd__capkey *e)
 int osd__capkey_cache_init(struct osd__capkey_cache *c)
 {
 	memset(c, 0, sizeof(*c));
-	return pthread_mutex_init(&c->lock, NULL) ? -ENOMEM : 0;
+	if (osd__lru_init(&c->lru, OSD__CAPKEY_MAX) < 0)
+		return -ENOMEM;
+	if (pthread_mutex_init(&c->lock, NULL)) {
+		osd__lru_destroy(&c->lru);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void osd__capkey_cache_destroy(struct osd__capkey_cache *c)
 {
 	osd__capkey_invalidate(c);
+	osd__lru_destroy(&c->lru);
 	pthread_mutex_destroy(&c->lock);
 }
 
@@ -58,17 +78,13 @@ struct osd__capkey *osd__capkey_take(struct osd__capkey_cache *c,
 				     const struct osd__capkey_id *id, uint64_t *gen)
 {
 	uint64_t h = id_hash(id);
-	struct osd__capkey **set = c->sets[h % OSD__CAPKEY_SETS], *e = NULL;
+	struct osd__capkey *e;
 
 	pthread_mutex_lock(&c->lock);
 	*gen = c->gen;
-	for (int w = 0; w < OSD__CAPKEY_WAYS; w++) {
-		if (set[w] && set[w]->hash == h && id_equal(&set[w]->id, id)) {
-			e = set[w];
-			set[w] = NULL;
-			break;
-		}
-	}
+	e = lookup(c, id, h);
+	if (e)
+		osd__lru_remove(&c->lru, &e->node);
 	pthread_mutex_unlock(&c->lock);
 	return e;
 }
@@ -92,8 +108,7 @@ struct osd__capkey *osd__capkey_new(const struct osd__capkey_id *id, uint64_t ge
 
 void osd__capkey_put(struct osd__capkey_cache *c, struct osd__capkey *e)
 {
-	struct osd__capkey **set, *victim = NULL;
-	int w, slot = -1;
+	struct osd__capkey *victim = NULL;
 
 	if (!e)
 		return;
@@ -101,30 +116,16 @@ void osd__capkey_put(struct osd__capkey_cache *c, struct osd__capkey *e)
 		entry_free(e); /* never proved useful: forged requests do not fill the cache */
 		return;
 	}
-	set = c->sets[e->hash % OSD__CAPKEY_SETS];
 	pthread_mutex_lock(&c->lock);
-	if (e->gen != c->gen) {
-		victim = e; /* a key changed while it was out */
+	if (e->gen != c->gen || lookup(c, &e->id, e->hash)) {
+		victim = e; /* a key changed while it was out, or a concurrent
+			     * command put the same key back */
 	} else {
-		for (w = 0; w < OSD__CAPKEY_WAYS && !victim; w++) {
-			if (!set[w]) {
-				if (slot < 0)
-					slot = w;
-			} else if (set[w]->hash == e->hash && id_equal(&set[w]->id, &e->id)) {
-				victim = e; /* a concurrent command put the same key back */
-			}
+		if (c->lru.count >= OSD__CAPKEY_MAX) {
+			victim = OSD__LRU_ENTRY(osd__lru_oldest(&c->lru), struct osd__capkey, node);
+			osd__lru_remove(&c->lru, &victim->node);
 		}
-		if (!victim) {
-			if (slot < 0) {
-				slot = 0;
-				for (w = 1; w < OSD__CAPKEY_WAYS; w++)
-					if (set[w]->used < set[slot]->used)
-						slot = w;
-				victim = set[slot];
-			}
-			e->used = ++c->tick;
-			set[slot] = e;
-		}
+		osd__lru_insert(&c->lru, &e->node, e->hash, 0);
 	}
 	pthread_mutex_unlock(&c->lock);
 	entry_free(victim);
@@ -132,19 +133,17 @@ void osd__capkey_put(struct osd__capkey_cache *c, struct osd__capkey *e)
 
 void osd__capkey_invalidate(struct osd__capkey_cache *c)
 {
-	struct osd__capkey *drop[OSD__CAPKEY_SETS * OSD__CAPKEY_WAYS];
-	size_t n = 0;
+	struct osd__capkey *drop[OSD__CAPKEY_MAX];
+	struct osd__lru_node *n;
+	size_t k = 0;
 
 	pthread_mutex_lock(&c->lock);
 	c->gen++;
-	for (int s = 0; s < OSD__CAPKEY_SETS; s++) {
-		for (int w = 0; w < OSD__CAPKEY_WAYS; w++) {
-			if (c->sets[s][w])
-				drop[n++] = c->sets[s][w];
-			c->sets[s][w] = NULL;
-		}
+	while (k < OSD__CAPKEY_MAX && (n = osd__lru_any(&c->lru))) {
+		osd__lru_remove(&c->lru, n);
+		drop[k++] = OSD__LRU_ENTRY(n, struct osd__capkey, node);
 	}
 	pthread_mutex_unlock(&c->lock);
-	while (n)
-		entry_free(drop[--n]);
+	while (k)
+		entry_free(drop[--k]);
 }

@@ -14,7 +14,8 @@
  * out-of-band root key) calls osd__capkey_invalidate(): it drops every
  * entry and bumps the generation, so an entry checked out before is freed
  * rather than put back, and a rotated key fails old capabilities at once.
- * Bounded: OSD__CAPKEY_SETS x OSD__CAPKEY_WAYS entries, LRU within a set.
+ * Bounded: OSD__CAPKEY_MAX entries in libosd's hash+LRU (lru/lru.h); the
+ * least recently put back goes first.
  */
 #ifndef OSDTARGET_SECURITY_CAPKEY_CACHE_H
 #define OSDTARGET_SECURITY_CAPKEY_CACHE_H
@@ -24,9 +25,9 @@
 #include <stdint.h>
 #include <osd/security.h>
 #include <osd/types.h>
+#include "lru/lru.h"
 
-#define OSD__CAPKEY_SETS 64
-#define OSD__CAPKEY_WAYS 4
+#define OSD__CAPKEY_MAX 256
 #define OSD__CAPKEY_TOKEN_MAX 64 /* longer channel tokens are not remembered */
 
 /* What a capability key is a function of (the system id never changes). */
@@ -40,9 +41,9 @@ struct osd__capkey_id {
 
 struct osd__capkey {
 	struct osd__capkey_id id;
+	struct osd__lru_node node;   /* in the cache while not checked out */
 	uint64_t hash;
 	uint64_t gen;                /* cache generation the key was made in */
-	uint64_t used;               /* LRU tick */
 	int verified;                /* some request signed with it verified */
 	osd_key *key;
 	/* CAPKEY: the request ICV HMAC(key, token) of the last token seen. */
@@ -54,8 +55,8 @@ struct osd__capkey {
 
 struct osd__capkey_cache {
 	pthread_mutex_t lock;
-	uint64_t gen, tick;
-	struct osd__capkey *sets[OSD__CAPKEY_SETS][OSD__CAPKEY_WAYS];
+	uint64_t gen;
+	struct osd__lru lru;
 };
 
 int osd__capkey_cache_init(struct osd__capkey_cache *c);

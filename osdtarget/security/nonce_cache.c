@@ -1,9 +1,17 @@
-/* Bounded per-partition request-nonce cache: freshness window + replay rejection. */
+/*
+ * Per-partition request-nonce replay protection (docs/security.md section
+ * 4). Each partition's nonces live in a libosd osd_nonce_cache (hashed, with
+ * a timestamp heap: no scan per nonce); this file only keeps which
+ * partitions have one, drops the least recently used when there are too
+ * many, and keeps the floors that make forgetting never reopen a replay.
+ */
 #include "security/nonce_cache.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <osd/security.h>
 
 #include "proto/byteorder.h"
 
@@ -11,10 +19,9 @@
 
 struct osd__nonce_part {
 	uint64_t partition;
-	uint64_t floor;     /* nonces with a timestamp <= floor are stale */
 	uint64_t last_used; /* LRU tick */
-	uint8_t (*set)[OSD_NONCE_LEN]; /* unordered, count entries used */
-	size_t depth, count;
+	size_t depth;       /* the depth its cache was made with */
+	osd_nonce_cache *nc;
 };
 
 int osd__nonce_cache_init(struct osd__nonce_cache *c, uint64_t start_ms)
@@ -38,7 +45,7 @@ void osd__nonce_cache_destroy(struct osd__nonce_cache *c)
 	if (!c->parts)
 		return;
 	for (size_t i = 0; i < c->nparts; i++)
-		free(c->parts[i].set);
+		osd_nonce_cache_free(c->parts[i].nc);
 	free(c->parts);
 	c->parts = NULL;
 	pthread_mutex_destroy(&c->lock);
@@ -49,27 +56,20 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-/* The newest timestamp a partition remembers (its floor if empty). */
-static uint64_t part_newest(const struct osd__nonce_part *p)
+/* Forget partition slot @p i; the global floor keeps its nonces refused. */
+static void part_drop(struct osd__nonce_cache *c, size_t i)
 {
-	uint64_t t = p->floor;
+	struct osd__nonce_part *p = &c->parts[i];
 
-	for (size_t i = 0; i < p->count; i++)
-		t = max_u64(t, osd__get_be48(p->set[i]));
-	return t;
+	if (p->nc) {
+		c->global_floor = max_u64(c->global_floor, osd_nonce_cache_horizon(p->nc));
+		osd_nonce_cache_free(p->nc);
+	}
+	*p = c->parts[--c->nparts];
 }
 
-/* Index of the entry with the oldest timestamp (count > 0). */
-static size_t part_oldest(const struct osd__nonce_part *p)
-{
-	size_t best = 0;
-
-	for (size_t i = 1; i < p->count; i++)
-		if (osd__get_be48(p->set[i]) < osd__get_be48(p->set[best]))
-			best = i;
-	return best;
-}
-
+/* The partition's entry, made (dropping the least recently used) if new.
+ * At most NONCE_MAX_PARTS entries: the scan is over partitions, never nonces. */
 static struct osd__nonce_part *part_find(struct osd__nonce_cache *c, uint64_t partition)
 {
 	size_t lru = 0;
@@ -80,12 +80,8 @@ static struct osd__nonce_part *part_find(struct osd__nonce_cache *c, uint64_t pa
 		if (c->parts[i].last_used < c->parts[lru].last_used)
 			lru = i;
 	}
-	if (c->nparts == c->max_parts) {
-		/* Dropping a list could reopen replays: raise the global floor. */
-		c->global_floor = max_u64(c->global_floor, part_newest(&c->parts[lru]));
-		free(c->parts[lru].set);
-		c->parts[lru] = c->parts[--c->nparts];
-	}
+	if (c->nparts == c->max_parts)
+		part_drop(c, lru);
 	struct osd__nonce_part *p = &c->parts[c->nparts++];
 
 	memset(p, 0, sizeof(*p));
@@ -93,68 +89,50 @@ static struct osd__nonce_part *part_find(struct osd__nonce_cache *c, uint64_t pa
 	return p;
 }
 
-/* Evict the oldest entry, raising the floor to its timestamp. */
-static void part_evict(struct osd__nonce_part *p)
+/* Give the partition a cache of @p depth; a new depth starts a new cache
+ * whose floor is the old one's horizon, so nothing it remembered replays. */
+static int part_cache(struct osd__nonce_cache *c, struct osd__nonce_part *p, size_t depth)
 {
-	size_t i = part_oldest(p);
+	uint64_t floor = c->global_floor;
+	osd_nonce_cache *nc;
 
-	p->floor = max_u64(p->floor, osd__get_be48(p->set[i]));
-	memcpy(p->set[i], p->set[--p->count], OSD_NONCE_LEN);
-}
-
-/* Make the set hold up to @p depth entries, evicting the oldest ones. */
-static int part_resize(struct osd__nonce_part *p, size_t depth)
-{
-	while (p->count > depth)
-		part_evict(p);
-	uint8_t (*set)[OSD_NONCE_LEN] = realloc(p->set, depth * OSD_NONCE_LEN);
-
-	if (!set)
+	if (p->nc && p->depth == depth)
+		return 0;
+	if (p->nc)
+		floor = max_u64(floor, osd_nonce_cache_horizon(p->nc));
+	if (osd_nonce_cache_new(&nc, depth, floor) < 0)
 		return -ENOMEM;
-	p->set = set;
+	osd_nonce_cache_free(p->nc);
+	p->nc = nc;
 	p->depth = depth;
 	return 0;
-}
-
-static int part_contains(const struct osd__nonce_part *p, const uint8_t *nonce)
-{
-	for (size_t i = 0; i < p->count; i++)
-		if (!memcmp(p->set[i], nonce, OSD_NONCE_LEN))
-			return 1;
-	return 0;
-}
-
-static void part_insert(struct osd__nonce_part *p, const uint8_t *nonce)
-{
-	if (p->count == p->depth)
-		part_evict(p);
-	memcpy(p->set[p->count++], nonce, OSD_NONCE_LEN);
 }
 
 enum osd__nonce_verdict osd__nonce_check(struct osd__nonce_cache *c, uint64_t partition,
 					 const uint8_t nonce[OSD_NONCE_LEN], uint64_t now,
 					 uint64_t oldest, uint64_t newest, size_t depth)
 {
+	enum osd__nonce_verdict v = OSD__NONCE_STALE;
 	uint64_t t = osd__get_be48(nonce);
-	uint64_t lo = now > oldest ? now - oldest : 0;
-	enum osd__nonce_verdict v = OSD__NONCE_OK;
+	struct osd__nonce_part *p;
 
-	if (t < lo || t > now + newest)
-		return OSD__NONCE_STALE;
 	if (depth == 0)
 		depth = 1;
 	pthread_mutex_lock(&c->lock);
-	struct osd__nonce_part *p = part_find(c, partition);
-
+	p = part_find(c, partition);
 	p->last_used = ++c->tick;
-	if ((p->floor && t <= p->floor) || (c->global_floor && t <= c->global_floor)) {
-		v = OSD__NONCE_STALE;
-	} else if (part_contains(p, nonce)) {
-		v = OSD__NONCE_REPLAY;
-	} else if (p->depth != depth && part_resize(p, depth) < 0) {
-		v = OSD__NONCE_STALE; /* no memory to remember it: refuse rather than risk replay */
-	} else {
-		part_insert(p, nonce);
+	/* No memory to remember it: refuse rather than risk a replay. */
+	if ((!c->global_floor || t > c->global_floor) && part_cache(c, p, depth) == 0) {
+		switch (osd_nonce_cache_check(p->nc, nonce, now, oldest, newest)) {
+		case 0:
+			v = OSD__NONCE_OK;
+			break;
+		case -EEXIST:
+			v = OSD__NONCE_REPLAY;
+			break;
+		default:
+			break;
+		}
 	}
 	pthread_mutex_unlock(&c->lock);
 	return v;

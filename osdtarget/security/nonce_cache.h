@@ -5,10 +5,13 @@
  * A nonce is accepted once: its timestamp must fall inside the window
  * [now - oldest, now + newest] and it must not repeat one remembered for the
  * same partition. Memory is bounded: each partition keeps at most `depth`
- * nonces; when full, the one with the oldest timestamp T is evicted and the
- * partition's floor becomes T (timestamps <= floor are refused as stale), so
- * eviction never reopens a replay. The cache is not persistent: the global
- * floor starts at the target's start time.
+ * nonces in a libosd osd_nonce_cache; when full, the one with the oldest
+ * timestamp T is evicted and the partition's floor becomes T (timestamps <=
+ * floor are refused as stale; a nonce older than everything a full list
+ * holds is refused too), so eviction never reopens a replay. At most 256
+ * partitions have a list; dropping the least recently used one raises the
+ * global floor to its newest timestamp. The cache is not persistent: the
+ * global floor starts at the target's start time.
  */
 #ifndef OSDTARGET_SECURITY_NONCE_CACHE_H
 #define OSDTARGET_SECURITY_NONCE_CACHE_H

@@ -792,6 +792,36 @@ START_TEST(test_async_refused)
 	ao.op.done = async_op_done;
 	ck_assert_int_eq(ops->submit(impl, &ao.op), -EINVAL);
 	ck_assert_int_eq(st.done, 0);
+	/* a size below the first layout (struct osdfs_op's extension rule),
+	 * for the kind each backend handles itself (READ) and the others */
+	for (int k = OSDFS_OP_READ; k <= OSDFS_OP_FLUSH; k++) {
+		ao.op.kind = (enum osdfs_op_kind)k;
+		ao.op.size = OSDFS_OP_BASE_SIZE - 1;
+		ck_assert_int_eq(ops->submit(impl, &ao.op), -EINVAL);
+	}
+	ck_assert_int_eq(st.done, 0);
+}
+END_TEST
+
+/* An op made with osdfs_op_init() declares its size and runs. */
+START_TEST(test_async_sized)
+{
+	struct async_state st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct async_op ao;
+
+	if (!ops->submit)
+		return;
+	memset(&ao, 0, sizeof(ao));
+	osdfs_op_init(&ao.op);
+	ck_assert_uint_eq(ao.op.size, sizeof(struct osdfs_op));
+	ck_assert(OSDFS_OP_HAS(&ao.op, priv));
+	ao.st = &st;
+	ao.op.kind = OSDFS_OP_CREATE;
+	ao.op.oid = OID(1);
+	ao.op.done = async_op_done;
+	ck_assert_int_eq(ops->submit(impl, &ao.op), 0);
+	async_wait(&st, 1);
+	ck_assert_int_eq(ao.op.result, 0);
 }
 END_TEST
 
@@ -916,6 +946,7 @@ static Suite *conformance_suite(void)
 		{ "partition", test_enospc_punch },
 		{ "async", test_async_many },
 		{ "async", test_async_refused },
+		{ "async", test_async_sized },
 		{ "threads", test_threads },
 		{ "input", test_bad_arguments },
 	};

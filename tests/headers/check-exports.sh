@@ -1,7 +1,7 @@
 #!/bin/sh
 # exported_symbols: every shared library exports only public names (osd_,
-# osdfs_ followed by a letter or digit); internals (osd__, osdfs__, lay_,
-# fsck__...) stay hidden, so applications cannot come to depend on them and
+# osdfs_ followed by a letter or digit); internals (osd__, osdfs__, lay_)
+# stay hidden, so applications cannot come to depend on them and
 # a library is never bound to another's private code.
 #   check-exports.sh LIB.so...
 status=0

@@ -71,6 +71,8 @@ static int fake_submit(void *impl, struct osd_xfer *x)
 	s->cdb_len = x->cdb_len;
 	s->out_len = gather(x->out_iov, x->out_iovcnt, s->out, sizeof(s->out));
 	s->in_len = x->in_len;
+	s->xfer_size = x->size;
+	s->resend = OSD_XFER_HAS(x, resend) ? x->resend : -1;
 	if (f->deferred) {
 		f->pending[f->npending++] = x;
 		return 0;

@@ -28,6 +28,8 @@ struct fake_sent {
 	uint8_t out[FAKE_BUF];
 	size_t out_len;
 	size_t in_len;
+	size_t xfer_size;  /* struct osd_xfer size the submitter declared */
+	int resend;        /* its resend class, -1 when its struct has none */
 };
 
 struct fake {

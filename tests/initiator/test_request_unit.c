@@ -1109,6 +1109,46 @@ START_TEST(cred_cache_bounded)
 }
 END_TEST
 
+/* A full cache evicts the least recently used credential: one just used
+ * stays, one left alone goes. */
+START_TEST(cred_cache_lru)
+{
+	struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
+	struct osd_transport tp;
+	uint8_t buf[8];
+	struct iovec iov = { buf, 8 };
+	static const struct {
+		uint64_t id;
+		int src_calls; /* after reading object id */
+	} steps[] = {
+		{ 0x20000, 1 }, { 0x20001, 2 }, /* A, B: both asked for */
+		{ 0x20000, 2 },                 /* A again: cached, now most recent */
+		{ 0x20002, 3 },                 /* C: the cache is full, B goes */
+		{ 0x20000, 3 },                 /* A: still cached */
+		{ 0x20001, 4 },                 /* B: asked for again */
+	};
+
+	memset(&fk, 0, sizeof(fk));
+	fake_transport(&fk, &tp);
+	o.osd_version = OSD_VERSION_2;
+	o.security = OSD_SEC_CAPKEY;
+	o.cred_source = cred_src;
+	o.cred_cache_max = 2;
+	src_calls = 0;
+	ck_assert_int_eq(osd_dev_open(&dev, &tp, &o), 0);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct osd_obj_id obj = { 0x10000, steps[i].id };
+		osd_req *req;
+
+		ck_assert_int_eq(osd_req_read(&req, dev, &obj, 0, &iov, 1), 0);
+		ck_assert_int_eq(osd_req_execute(req), 0);
+		osd_req_free(req);
+		ck_assert_int_eq(src_calls, steps[i].src_calls);
+		ck_assert_uint_le(osd_dev_credential_count(dev), 2);
+	}
+}
+END_TEST
+
 /* Script the data-in integrity block the target would send for exchange
  * @p i: DATA BYTES, RETRIEVED ATTRIBUTES BYTES, ICV bound to the request ICV. */
 static void answer_din_block(osd_key *key, unsigned i, const void *data, size_t n,
@@ -1561,6 +1601,58 @@ START_TEST(sense_and_transport_lies)
 }
 END_TEST
 
+/* Each request carries its resend class from the command descriptor, set
+ * when it is built; the transport never reads the CDB for it. */
+START_TEST(requests_carry_resend_class)
+{
+	static const struct {
+		enum osd_action a;
+		int resend;
+	} want[] = {
+		{ OSD_ACT_READ, OSD_XFER_RESEND_ALWAYS },
+		{ OSD_ACT_WRITE, OSD_XFER_RESEND_REPEATABLE },
+		{ OSD_ACT_APPEND, OSD_XFER_RESEND_NEVER },
+		{ OSD_ACT_CREATE, OSD_XFER_RESEND_NEVER },
+		{ OSD_ACT_REMOVE, OSD_XFER_RESEND_NEVER },
+		{ OSD_ACT_PUNCH, OSD_XFER_RESEND_REPEATABLE },
+		{ OSD_ACT_FLUSH, OSD_XFER_RESEND_ALWAYS },
+		{ OSD_ACT_GET_ATTRIBUTES, OSD_XFER_RESEND_ALWAYS },
+	};
+	static char buf[8];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct osd_obj_id part = { OBJ.partition, 0 };
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int rc = -1;
+
+		switch (want[i].a) {
+		case OSD_ACT_READ: rc = osd_req_read(&req, dev, &OBJ, 0, &iov, 1); break;
+		case OSD_ACT_WRITE: rc = osd_req_write(&req, dev, &OBJ, 0, &iov, 1); break;
+		case OSD_ACT_APPEND: rc = osd_req_append(&req, dev, &OBJ, &iov, 1); break;
+		case OSD_ACT_CREATE: rc = osd_req_create(&req, dev, &part, 1); break;
+		case OSD_ACT_REMOVE: rc = osd_req_remove(&req, dev, &OBJ); break;
+		case OSD_ACT_PUNCH: rc = osd_req_punch(&req, dev, &OBJ, 0, 8); break;
+		case OSD_ACT_FLUSH:
+			rc = osd_req_flush(&req, dev, &OBJ, OSD_FLUSH_DATA_AND_ATTRS, 0, 0);
+			break;
+		default: rc = osd_req_get_attributes(&req, dev, &OBJ); break;
+		}
+		ck_assert_int_eq(rc, 0);
+		ck_assert_int_eq(osd_req_action(req), want[i].a);
+		ck_assert_int_eq(osd_req_execute(req), 0);
+		osd_req_free(req);
+		ck_assert_uint_eq(fk.nsent, i + 1);
+		ck_assert_uint_eq(fk.sent[i].xfer_size, sizeof(struct osd_xfer));
+		ck_assert_msg(fk.sent[i].resend == want[i].resend, "%s: resend %d, want %d",
+			      osd_action_name(want[i].a), fk.sent[i].resend, want[i].resend);
+		ck_assert_int_eq(osd_action_resend(want[i].a), want[i].resend);
+	}
+	ck_assert_int_eq(osd_action_resend((enum osd_action)0x888D), OSD_XFER_RESEND_NEVER);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("initiator_unit");
@@ -1568,6 +1660,7 @@ static Suite *suite(void)
 
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, write_lists_v2_bytes);
+	tcase_add_test(tc, requests_carry_resend_class);
 	tcase_add_test(tc, write_lists_v1_bytes);
 	tcase_add_test(tc, read_with_get_v2);
 	tcase_add_test(tc, short_read);
@@ -1593,6 +1686,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, page_mode_and_flags);
 	tcase_add_test(tc, cmdrsp_signed_and_cached);
 	tcase_add_test(tc, cred_cache_bounded);
+	tcase_add_test(tc, cred_cache_lru);
 	tcase_add_test(tc, capkey_icv_cache);
 	tcase_add_test(tc, alldata_integrity_block);
 	tcase_add_test(tc, cmdrsp_response_icv_checked);

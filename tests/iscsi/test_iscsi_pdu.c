@@ -139,7 +139,7 @@ START_TEST(logout_tmf_async_reject)
 	memset(&h, 0, sizeof(h));
 	h.opcode = OSD_ISCSI_OP_TMF_REQ;
 	h.immediate = 1;
-	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_ABORT_TASK;
+	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_ABORT;
 	h.itt = 0x40;
 	h.ttt = 0x33; /* referenced task tag */
 	h.cmd_sn = 4;

@@ -793,7 +793,7 @@ START_TEST(task_management)
 	ck_assert_uint_eq(p.bhs.opcode, OSD_ISCSI_OP_R2T);
 	ck_assert_uint_eq(p.bhs.length, 16384);
 	uint32_t ttt = p.bhs.ttt;
-	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TMF_ABORT_TASK, 0, h.itt, h.cmd_sn),
+	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TASK_ABORT, 0, h.itt, h.cmd_sn),
 			  OSD_ISCSI_TMF_RSP_COMPLETE);
 	struct osd__iscsi_bhs d = { 0 };
 	uint8_t chunk[4096] = { 0 };
@@ -805,17 +805,17 @@ START_TEST(task_management)
 	ping(&c); /* no response to the aborted task came first */
 
 	/* Already completed (RefCmdSN acknowledged) vs never received. */
-	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TMF_ABORT_TASK, 0, 0x9999, c.cmd_sn - 1),
+	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TASK_ABORT, 0, 0x9999, c.cmd_sn - 1),
 			  OSD_ISCSI_TMF_RSP_COMPLETE);
-	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TMF_ABORT_TASK, 0, 0x9999, c.cmd_sn + 3),
+	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TASK_ABORT, 0, 0x9999, c.cmd_sn + 3),
 			  OSD_ISCSI_TMF_RSP_NO_TASK);
-	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TMF_LUN_RESET, 1, 0, 0), OSD_ISCSI_TMF_RSP_COMPLETE);
-	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TMF_LUN_RESET, 9, 0, 0), OSD_ISCSI_TMF_RSP_NO_LUN);
-	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TMF_ABORT_TASK_SET, 0, 0, 0),
+	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TASK_LUN_RESET, 1, 0, 0), OSD_ISCSI_TMF_RSP_COMPLETE);
+	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TASK_LUN_RESET, 9, 0, 0), OSD_ISCSI_TMF_RSP_NO_LUN);
+	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TASK_ABORT_SET, 0, 0, 0),
 			  OSD_ISCSI_TMF_RSP_COMPLETE);
-	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TMF_TARGET_COLD_RESET, 0, 0, 0),
+	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TASK_TARGET_COLD_RESET, 0, 0, 0),
 			  OSD_ISCSI_TMF_RSP_NOT_SUPPORTED);
-	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TMF_TASK_REASSIGN, 0, 0, 0),
+	ck_assert_uint_eq(tmf(&c, OSD_ISCSI_TASK_REASSIGN, 0, 0, 0),
 			  OSD_ISCSI_TMF_RSP_NO_REASSIGN);
 	inquiry_works(&c);
 	tc_close(&c);

@@ -121,7 +121,7 @@ static int is_abort_of(const struct ft *ft, uint32_t itt, uint32_t sn)
 	const struct osd__iscsi_bhs *b = &ft->pdu.bhs;
 
 	return b->opcode == OSD_ISCSI_OP_TMF_REQ && b->immediate &&
-	       b->flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_ABORT_TASK) && b->ttt == itt &&
+	       b->flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_ABORT) && b->ttt == itt &&
 	       b->ref_cmd_sn == sn;
 }
 

@@ -238,6 +238,9 @@ START_TEST(bidi_write)
 	x.in_len = W_IN;
 	x.done = xfer_done;
 	x.priv = &dr;
+	x.size = OSD_XFER_BASE_SIZE - 1; /* below the first layout: refused */
+	ck_assert_int_eq(tp.ops->submit(tp.impl, &x), -EINVAL);
+	x.size = 0;                      /* a submitter that predates the field */
 	ck_assert_int_eq(tp.ops->submit(tp.impl, &x), 0);
 	ck_assert_int_eq(drive(&tp, rec_called, &dr), 0);
 	ck_assert_int_eq(dr.err, 0);
@@ -304,6 +307,8 @@ struct cmd {
 static void cmd_init(struct cmd *c, uint16_t action, size_t out_len, size_t in_len)
 {
 	memset(c, 0, sizeof(*c));
+	osd_xfer_init(&c->x);
+	c->x.resend = (uint8_t)osd_action_resend((enum osd_action)action);
 	c->cdb[0] = 0x7F;
 	c->cdb[7] = W_CDB - 8;
 	c->cdb[8] = (uint8_t)(action >> 8);
@@ -625,7 +630,7 @@ static void script_abort(struct ft *ft)
 	if (ft_recv(ft))
 		return;
 	FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_TMF_REQ && ft->pdu.bhs.immediate &&
-		 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_ABORT_TASK) &&
+		 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_ABORT) &&
 		 ft->pdu.bhs.ttt == itt && ft->pdu.bhs.ref_cmd_sn == sn,
 		 "ABORT TASK naming the command expected");
 	memset(&h, 0, sizeof(h));
@@ -637,7 +642,7 @@ static void script_abort(struct ft *ft)
 	if (ft_send(ft, &h, NULL, 0, NULL, 0) || ft_recv(ft))
 		return;
 	FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_TMF_REQ &&
-		 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_LUN_RESET),
+		 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_LUN_RESET),
 		 "LUN RESET expected");
 	h.itt = ft->pdu.bhs.itt;
 	h.response = OSD_ISCSI_TMF_RSP_NOT_SUPPORTED;
@@ -653,7 +658,7 @@ static void script_abort(struct ft *ft)
 			continue;
 		}
 		FT_CHECK(ft, i == 2 && ft->pdu.bhs.opcode == OSD_ISCSI_OP_TMF_REQ &&
-			 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TMF_LUN_RESET) &&
+			 ft->pdu.bhs.flags == (OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_LUN_RESET) &&
 			 ft->pdu.bhs.ttt == OSD_ISCSI_RSVD_TAG, "2 commands and a LUN RESET expected");
 	}
 	h.itt = ft->pdu.bhs.itt;

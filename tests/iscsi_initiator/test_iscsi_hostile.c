@@ -94,6 +94,8 @@ struct cmd {
 static void read_init(struct cmd *c)
 {
 	memset(c, 0, sizeof(*c));
+	osd_xfer_init(&c->x);
+	c->x.resend = OSD_XFER_RESEND_ALWAYS; /* a READ */
 	c->cdb[0] = 0x7F;
 	c->cdb[7] = sizeof(c->cdb) - 8;
 	c->cdb[8] = ACT_READ >> 8;
@@ -518,6 +520,7 @@ START_TEST(r2t_flood_bounded)
 	s = tp.impl;
 	read_init(c);
 	c->cdb[9] = ACT_APPEND & 0xFF;
+	c->x.resend = OSD_XFER_RESEND_NEVER;
 	c->x.in_iov = NULL;
 	c->x.in_iovcnt = 0;
 	c->x.in_len = 0;

@@ -1,4 +1,5 @@
-/* The target's nonce replay cache: window, uniqueness, bounded memory. */
+/* The nonce replay cache (one per partition in the target): window,
+ * uniqueness, bounded memory, horizon. */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -105,6 +106,32 @@ START_TEST(test_full_cache_raises_floor)
 END_TEST
 
 /* Aged-out entries stay refused even if the clock or the window moves back. */
+/* A burst within one millisecond fills a small cache: the first newcomer
+ * stamped like the oldest still gets in (evicting one, the floor rises to
+ * that stamp); after that the stamp is at the floor, and nothing evicted
+ * comes back. */
+START_TEST(test_same_stamp_burst)
+{
+	osd_nonce_cache *c;
+	uint8_t n[OSD_NONCE_LEN];
+
+	ck_assert_int_eq(osd_nonce_cache_new(&c, 2, 0), 0);
+	for (uint64_t tag = 1; tag <= 3; tag++) {
+		mk(n, NOW + 1, tag);
+		ck_assert_int_eq(osd_nonce_cache_check(c, n, NOW, O_MS, N_MS), 0);
+	}
+	mk(n, NOW + 1, 4); /* the floor is NOW + 1 now */
+	ck_assert_int_eq(osd_nonce_cache_check(c, n, NOW, O_MS, N_MS), -ERANGE);
+	for (uint64_t tag = 1; tag <= 3; tag++) { /* replays: all refused */
+		mk(n, NOW + 1, tag);
+		ck_assert_int_ne(osd_nonce_cache_check(c, n, NOW, O_MS, N_MS), 0);
+	}
+	mk(n, NOW + 2, 6);
+	ck_assert_int_eq(osd_nonce_cache_check(c, n, NOW, O_MS, N_MS), 0);
+	osd_nonce_cache_free(c);
+}
+END_TEST
+
 START_TEST(test_aged_out_stays_refused)
 {
 	osd_nonce_cache *c;
@@ -220,6 +247,33 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* The horizon: the newest remembered timestamp, never below the floor; a
+ * cache started from it refuses everything the first one remembered. */
+START_TEST(test_horizon)
+{
+	osd_nonce_cache *c, *next;
+	uint8_t n[OSD_NONCE_LEN];
+	static const uint64_t ts[] = { NOW - 50, NOW + 70, NOW - 10, NOW + 20, NOW };
+
+	ck_assert_int_eq(osd_nonce_cache_new(&c, 8, NOW - 100), 0);
+	ck_assert_uint_eq(osd_nonce_cache_horizon(c), NOW - 100);
+	for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+		mk(n, ts[i], i);
+		ck_assert_int_eq(osd_nonce_cache_check(c, n, NOW, O_MS, N_MS), 0);
+	}
+	ck_assert_uint_eq(osd_nonce_cache_horizon(c), NOW + 70);
+	ck_assert_int_eq(osd_nonce_cache_new(&next, 8, osd_nonce_cache_horizon(c)), 0);
+	for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+		mk(n, ts[i], i);
+		ck_assert_int_eq(osd_nonce_cache_check(next, n, NOW, O_MS, N_MS), -ERANGE);
+	}
+	mk(n, NOW + 71, 9);
+	ck_assert_int_eq(osd_nonce_cache_check(next, n, NOW, O_MS, N_MS), 0);
+	osd_nonce_cache_free(next);
+	osd_nonce_cache_free(c);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
 	osd_nonce_cache *c = (osd_nonce_cache *)&c;
@@ -244,6 +298,8 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_fresh_and_replay);
+	tcase_add_test(tc, test_horizon);
+	tcase_add_test(tc, test_same_stamp_burst);
 	tcase_add_test(tc, test_window_edges);
 	tcase_add_test(tc, test_start_floor);
 	tcase_add_test(tc, test_full_cache_raises_floor);

@@ -1,6 +1,7 @@
 /*
- * The target's bounded nonce cache (osdtarget/security/nonce_cache.c):
- * window, replay, eviction raising the floor, restart floor, depth changes.
+ * The target's bounded nonce cache (osdtarget/security/nonce_cache.c, one
+ * libosd osd_nonce_cache per partition): window, replay, eviction raising
+ * the floor, restart floor, depth changes, many partitions.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -57,7 +58,10 @@ START_TEST(eviction_keeps_replays_out)
 	ck_assert_int_eq(check(&c, 1, NOW - 30, 1, 2), OSD__NONCE_STALE);
 	ck_assert_int_eq(check(&c, 1, NOW - 31, 9, 2), OSD__NONCE_STALE);
 	ck_assert_int_eq(check(&c, 1, NOW - 20, 2, 2), OSD__NONCE_REPLAY);
-	ck_assert_int_eq(check(&c, 1, NOW - 29, 8, 2), OSD__NONCE_OK);
+	/* Older than all a full list holds: refused, never remembered below
+	 * the floor its eviction would raise. */
+	ck_assert_int_eq(check(&c, 1, NOW - 29, 8, 2), OSD__NONCE_STALE);
+	ck_assert_int_eq(check(&c, 1, NOW - 5, 8, 2), OSD__NONCE_OK);
 	/* Shrinking the depth evicts the oldest too. */
 	ck_assert_int_eq(check(&c, 1, NOW, 7, 1), OSD__NONCE_OK);
 	ck_assert_int_eq(check(&c, 1, NOW - 10, 3, 1), OSD__NONCE_STALE);

@@ -4,6 +4,7 @@
  * SENSE, unknown opcodes and malformed CDBs; plus the loopback transport.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,11 @@ START_TEST(loopback_transport)
 	xf.in_len = sizeof(buf);
 	xf.done = on_done;
 	xf.priv = &d;
+	/* a size below the first layout (struct osd_xfer's extension rule) */
+	xf.size = OSD_XFER_BASE_SIZE - 1;
+	ck_assert_int_eq(t.ops->submit(t.impl, &xf), -EINVAL);
+	ck_assert_int_eq(d.calls, 0);
+	xf.size = sizeof(xf);
 	ck_assert_int_eq(t.ops->submit(t.impl, &xf), 0);
 	ck_assert_int_eq(d.calls, 1);
 	ck_assert_int_eq(d.err, 0);

@@ -14,6 +14,8 @@
 #define OSD_SYS_TRANSPORT_H
 
 #include <osd/types.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #ifdef __cplusplus
@@ -24,12 +26,39 @@ extern "C" {
 #define OSD_STATUS_CHECK_CONDITION 0x02 /**< SCSI CHECK CONDITION: sense is valid */
 #define OSD_STATUS_BUSY 0x08            /**< SCSI BUSY */
 
+/** Bytes of sense data struct osd_xfer holds (SPC-4 sense data: at most 252; docs/protocol.md §11.1). */
+#define OSD_XFER_SENSE_MAX 252
+
+/**
+ * Whether a transport may send a command again after the connection broke
+ * with the command sent but not answered (RFC 7143 error recovery: the target
+ * may or may not have run it). Set by the submitter, which knows the command;
+ * transports never parse the CDB for it.
+ */
+enum osd_xfer_resend {
+	OSD_XFER_RESEND_NEVER = 0,     /**< a second run differs or fails: fail it (the default) */
+	OSD_XFER_RESEND_ALWAYS = 1,    /**< only reads (or flushes): send it again */
+	OSD_XFER_RESEND_REPEATABLE = 2 /**< writes fixed bytes at a fixed place: send it again
+					    unless a NEVER command to the device followed it */
+};
+
 /**
  * One command exchange. The submitter owns it and everything it points to
  * until @ref done has been called, or until a successful
  * @ref osd_transport_ops.cancel.
+ *
+ * Extension rule: the struct only grows at its end, and @ref size says how
+ * much of it the submitter knows. Submitters start from osd_xfer_init().
+ * A transport reads a member added after @ref in_xferred only when
+ * OSD_XFER_HAS() says the submitter's struct has it, and otherwise uses that
+ * member's documented default; a size of 0 (a zeroed struct from a submitter
+ * that predates the field) means "up to @ref in_xferred"; a non-zero size
+ * below that is refused with -EINVAL (OSD_XFER_SIZE_OK()). Members are never
+ * removed, reordered or resized; a larger array is a new member.
  */
 struct osd_xfer {
+	/** sizeof(struct osd_xfer) as the submitter was compiled (osd_xfer_init()) */
+	size_t size;
 	/* Filled by the submitter */
 	const uint8_t *cdb;           /**< 200 or 236 bytes (or a shorter SCSI CDB) */
 	size_t cdb_len;               /**< CDB length */
@@ -47,9 +76,39 @@ struct osd_xfer {
 	/* Filled by the transport before done() */
 	uint8_t status;               /**< SCSI status */
 	uint8_t sense_len;            /**< bytes valid in sense */
-	uint8_t sense[252];           /**< sense data (CHECK CONDITION) */
+	uint8_t sense[OSD_XFER_SENSE_MAX]; /**< sense data (CHECK CONDITION) */
 	size_t in_xferred;            /**< data-in bytes actually transferred */
+	/* Extensions: read only where OSD_XFER_HAS() */
+	/** enum osd_xfer_resend, by the submitter; default OSD_XFER_RESEND_NEVER */
+	uint8_t resend;
 };
+
+/** The size of struct osd_xfer through @ref osd_xfer::in_xferred, the first layout. */
+#define OSD_XFER_BASE_SIZE (offsetof(struct osd_xfer, in_xferred) + sizeof(size_t))
+
+/** Whether a transport can take @p x: its size is 0 or covers the first
+ *  layout (a transport refuses others with -EINVAL). */
+#define OSD_XFER_SIZE_OK(x) ((x)->size == 0 || (x)->size >= OSD_XFER_BASE_SIZE)
+
+/** Whether the submitter's struct osd_xfer @p x has member @p m (see the
+ *  extension rule at struct osd_xfer). */
+#define OSD_XFER_HAS(x, m) \
+	((x)->size >= offsetof(struct osd_xfer, m) + sizeof((x)->m))
+
+/** Zero @p x and record the size this header declares. */
+static inline void osd_xfer_init(struct osd_xfer *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->size = sizeof(*x);
+}
+
+/**
+ * The resend class of an OSD service action, for submitters that build
+ * their own CDBs (requests built by libosd carry it already).
+ * @return an enum osd_xfer_resend value; OSD_XFER_RESEND_NEVER for an
+ *         unknown action.
+ */
+OSD_EXTERN enum osd_xfer_resend osd_action_resend(enum osd_action action);
 
 /** Transport operations. Set @ref version to OSD_TRANSPORT_VERSION. */
 struct osd_transport_ops {

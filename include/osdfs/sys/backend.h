@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <osd/types.h>
@@ -55,8 +56,21 @@ enum osdfs_op_kind {
 	OSDFS_OP_FLUSH
 };
 
-/** An asynchronous operation; the submitter owns it until @ref done runs. */
+/**
+ * An asynchronous operation; the submitter owns it until @ref done runs.
+ *
+ * Extension rule: the struct only grows at its end, and @ref size says how
+ * much of it the submitter knows (osdfs_op_init() sets it). A backend reads
+ * a member added after @ref priv only when OSDFS_OP_HAS() says the
+ * submitter's struct has it, and otherwise uses that member's documented
+ * default. A size of 0 (a struct zeroed or built with designated
+ * initializers by a submitter that does not set it) means "up to @ref
+ * priv"; a non-zero size smaller than that is refused with -EINVAL.
+ * Members are never removed, reordered or resized.
+ */
 struct osdfs_op {
+	size_t size;               /**< sizeof(struct osdfs_op) the submitter was
+				        built with, or 0 (see the rule above) */
 	enum osdfs_op_kind kind;   /**< what to do */
 	uint64_t oid;              /**< object */
 	uint64_t offset;           /**< READ/WRITE */
@@ -70,6 +84,23 @@ struct osdfs_op {
 						 possibly inside submit() */
 	void *priv;                /**< for the submitter */
 };
+
+/** The size of struct osdfs_op through @ref osdfs_op::priv, the first layout. */
+#define OSDFS_OP_BASE_SIZE (offsetof(struct osdfs_op, priv) + sizeof(void *))
+
+/** Whether the submitter's struct osdfs_op @p op has member @p m. */
+#define OSDFS_OP_HAS(op, m) \
+	((op)->size >= offsetof(struct osdfs_op, m) + sizeof((op)->m))
+
+/** Whether a backend can take @p op: its size is 0 or covers the first layout. */
+#define OSDFS_OP_SIZE_OK(op) ((op)->size == 0 || (op)->size >= OSDFS_OP_BASE_SIZE)
+
+/** Zero @p op and record the size this header declares. */
+static inline void osdfs_op_init(struct osdfs_op *op)
+{
+	memset(op, 0, sizeof(*op));
+	op->size = sizeof(*op);
+}
 
 /**
  * Backend operations. Set @ref version to OSDFS_BACKEND_VERSION. Every
