@@ -162,7 +162,7 @@ START_TEST(target_demands_the_descriptor_permissions)
 		h_target_close(&ht);
 		checked++;
 	}
-	ck_assert_uint_eq(checked, v == OSD_V1 ? 21 : 27);
+	ck_assert_uint_eq(checked, v == OSD_V1 ? 21 : 28);
 }
 END_TEST
 
