@@ -359,7 +359,8 @@ static int send_tmf_rsp(struct iscsi_conn *c, uint32_t itt, uint8_t response)
 }
 
 /* A worker is done with @p t (answered or aborted): it leaves c->order and
- * the TMF answers that waited for it go out. */
+ * the TMF answers that waited for it go out. The connection may be freed
+ * as soon as nbusy drops: that is the last thing done with it. */
 static void retire(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	struct iscsi_tmf_wait due[ISCSI_TMF_WAITS];
@@ -367,7 +368,6 @@ static void retire(struct iscsi_conn *c, struct iscsi_task *t)
 
 	pthread_mutex_lock(&c->mu);
 	unlink_order(c, t);
-	c->nbusy--;
 	schedule(c, 1);
 	for (size_t i = 0; i < ISCSI_TMF_WAITS; i++) {
 		struct iscsi_tmf_wait *w = &c->tmf_waits[i];
@@ -380,6 +380,10 @@ static void retire(struct iscsi_conn *c, struct iscsi_task *t)
 	osd__tgt_iscsi_task_free(c, t);
 	for (size_t i = 0; i < ndue; i++)
 		send_tmf_rsp(c, due[i].itt, due[i].response);
+	pthread_mutex_lock(&c->mu);
+	c->nbusy--;
+	pthread_cond_broadcast(&c->settled);
+	pthread_mutex_unlock(&c->mu);
 }
 
 int osd__tgt_iscsi_sched_drop(struct iscsi_conn *c, const uint8_t *lun, uint32_t itt)
