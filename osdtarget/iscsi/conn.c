@@ -353,6 +353,10 @@ int osd__tgt_iscsi_conn_reply(struct iscsi_conn *c, struct osd__iscsi_bhs *h, in
 	h->max_cmd_sn = osd__tgt_iscsi_max_cmd_sn(c);
 	pthread_mutex_unlock(&c->mu);
 	int rc = osd__tgt_iscsi_conn_send(c, h, data, data_len);
+	/* A PDU cut short leaves the stream unusable, whichever thread sent
+	 * it: the connection thread sees the shutdown and ends it. */
+	if (rc)
+		shutdown(c->fd, SHUT_RDWR);
 	pthread_mutex_unlock(&c->send_mu);
 	return rc;
 }

@@ -253,8 +253,9 @@ static int busy_data_in(struct iscsi_conn *c, const struct iscsi_task *t)
  * REQUEST SENSE is answered CHECK CONDITION, UNIT ATTENTION, POWER ON,
  * RESET, OR BUS DEVICE RESET OCCURRED (29h/00h, as LIO reports a new nexus;
  * libiscsi's iscsi-ls skips exactly this one, not 29h/01h) instead of
- * being executed, which clears it for that LUN of this session; a write
- * that would wait for Data-Out gets it from precheck(), before any R2T.
+ * being executed, which clears it for that LUN of this session. It is
+ * checked as each command arrives, in CmdSN order: a write that would wait
+ * for Data-Out gets it before any R2T.
  * INQUIRY and REPORT LUNS neither report nor clear it
  * (SAM-5 5.14, SPC-4 6.6, 6.33); REQUEST SENSE leaves it too (here it is
  * not returned as sense data: the next command reports it). Returns 1 when
