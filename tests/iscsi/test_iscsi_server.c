@@ -923,6 +923,8 @@ struct gate {
 	unsigned n;
 	uint16_t action[32];
 	uint64_t oid[32];
+	uint64_t start[32]; /* STARTING BYTE ADDRESS */
+	int after_open[32]; /* started once the gate was open */
 };
 
 static void gate_hook(void *payload, const uint8_t *cdb, size_t len)
@@ -933,8 +935,11 @@ static void gate_hook(void *payload, const uint8_t *cdb, size_t len)
 	uint16_t action = osd__get_be16(cdb + 8);
 	pthread_mutex_lock(&g->mu);
 	if (g->n < 32) {
+		/* osd2r05 5.2.1: OBJECT_ID in bytes 24-31, STARTING BYTE ADDRESS 40-47 */
 		g->action[g->n] = action;
-		g->oid[g->n++] = osd__get_be64(cdb + 24); /* osd2r05 5.2.1: bytes 24-31 */
+		g->start[g->n] = osd__get_be64(cdb + 40);
+		g->after_open[g->n] = g->open;
+		g->oid[g->n++] = osd__get_be64(cdb + 24);
 	}
 	if (action == g->hold) {
 		g->held++;
@@ -1017,8 +1022,8 @@ static void expect_good(struct tc *c, uint32_t itt)
  */
 START_TEST(concurrent_execution)
 {
-	static struct gate g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-				 OSD_ACT_FLUSH, 0, 0, 0, { 0 }, { 0 } };
+	static struct gate g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
+				 .hold = OSD_ACT_FLUSH };
 	osd_target_iscsi *srv;
 	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
 	const uint64_t a = 0x30001, b = 0x30002;
@@ -1110,6 +1115,137 @@ START_TEST(concurrent_execution)
 }
 END_TEST
 
+/* Starts a 4 KiB READ or WRITE of @p oid at @p off (data in @p buf). */
+static uint32_t start_rw(struct tc *c, enum osd_action a, uint64_t oid, uint64_t off,
+			 uint8_t *buf, uint8_t cdb[OSD_CDB_V2_LEN])
+{
+	struct osd_cdb cd;
+	uint32_t itt;
+	osd_cdb_init(&cd, OSD_V2, a);
+	cd.obj.partition = PID;
+	cd.obj.id = oid;
+	cd.start = off;
+	cd.length = 4096;
+	osd_cdb(cdb, &cd);
+	struct tc_cmd cmd = { .cdb = cdb, .cdb_len = OSD_CDB_V2_LEN };
+	if (a == OSD_ACT_WRITE) {
+		cmd.out = buf;
+		cmd.out_len = 4096;
+	} else {
+		cmd.in = buf;
+		cmd.in_len = 4096;
+	}
+	ck_assert_int_eq(tc_start(c, &cmd, OSD_ISCSI_ATTR_SIMPLE, &itt), 0);
+	return itt;
+}
+
+/* Receives PDUs until the status of @p itt (GOOD); Data-In goes to @p in.
+ * Any other task's status meanwhile fails. */
+static void collect(struct tc *c, uint32_t itt, uint8_t *in)
+{
+	struct osd__iscsi_pdu p;
+	for (;;) {
+		ck_assert_int_eq(tc_recv(c, &p), 0);
+		ck_assert_uint_eq(p.bhs.itt, itt);
+		if (p.bhs.opcode == OSD_ISCSI_OP_DATA_IN && in)
+			memcpy(in + p.bhs.offset, p.data, p.data_len);
+		if (p.bhs.opcode == OSD_ISCSI_OP_SCSI_RSP ||
+		    (p.bhs.opcode == OSD_ISCSI_OP_DATA_IN && (p.bhs.flags & OSD_ISCSI_F_STATUS))) {
+			ck_assert_uint_eq(p.bhs.status, 0);
+			return;
+		}
+	}
+}
+
+static int gate_logged(struct gate *g, uint16_t action, uint64_t start, int *after_open)
+{
+	int found = 0;
+	pthread_mutex_lock(&g->mu);
+	for (unsigned i = 0; i < g->n; i++) {
+		if (g->action[i] == action && g->start[i] == start) {
+			found = 1;
+			*after_open = g->after_open[i];
+		}
+	}
+	pthread_mutex_unlock(&g->mu);
+	return found;
+}
+
+/*
+ * Byte ranges of one object: two WRITEs of disjoint ranges execute at the
+ * same time (both held in the hook at once), a READ that no held WRITE can
+ * affect completes meanwhile, and a READ of a range being written runs only
+ * after the write and returns its bytes.
+ */
+START_TEST(object_ranges)
+{
+	static struct gate g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	static uint8_t fill[65536], w1[4096], w2[4096], r1[4096], r2[4096];
+	static uint8_t cdbs[4][OSD_CDB_V2_LEN];
+	osd_target_iscsi *srv;
+	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
+	const uint64_t a = 0x30011;
+	struct tc c;
+	int after_open = 0;
+
+	o.port = 0;
+	o.workers = 4;
+	o.on_execute = gate_hook;
+	o.on_execute_payload = &g;
+	ck_assert_int_eq(osd_target_iscsi_create(&srv, g_luns, NLUNS, &o), 0);
+	ck_assert_int_eq(osd_target_iscsi_start(srv), 0);
+	struct tc_login lo = { .target = IQN };
+	ck_assert_int_eq(tc_login(&c, osd_target_iscsi_port(srv), &lo), 0);
+	ck_assert_int_eq(tc_clear_ua(&c, 0), 0);
+	simple_osd(&c, OSD_ACT_CREATE_PARTITION, PID, 0);
+	simple_osd(&c, OSD_ACT_CREATE, PID, a);
+	fill_pattern(fill, sizeof(fill), 1);
+	for (uint64_t off = 0; off < sizeof(fill); off += 4096)
+		collect(&c, start_rw(&c, OSD_ACT_WRITE, a, off, fill + off, cdbs[0]), NULL);
+
+	pthread_mutex_lock(&g.mu);
+	g.hold = OSD_ACT_WRITE;
+	pthread_mutex_unlock(&g.mu);
+	fill_pattern(w1, sizeof(w1), 2);
+	fill_pattern(w2, sizeof(w2), 3);
+	uint32_t t1 = start_rw(&c, OSD_ACT_WRITE, a, 0, w1, cdbs[0]);
+	uint32_t t2 = start_rw(&c, OSD_ACT_WRITE, a, 8192, w2, cdbs[1]);
+	gate_wait(&g, 2); /* disjoint: both run at once */
+	collect(&c, start_rw(&c, OSD_ACT_READ, a, 16384, r1, cdbs[2]), r1);
+	ck_assert_mem_eq(r1, fill + 16384, 4096);
+	uint32_t t3 = start_rw(&c, OSD_ACT_READ, a, 0, r2, cdbs[3]);
+	ping(&c);
+	gate_set(&g, 1);
+	int got1 = 0, got2 = 0, got3 = 0;
+	for (int i = 0; i < 3; i++) {
+		struct osd__iscsi_pdu p;
+		ck_assert_int_eq(tc_recv(&c, &p), 0);
+		if (p.bhs.opcode == OSD_ISCSI_OP_DATA_IN) {
+			ck_assert_uint_eq(p.bhs.itt, t3);
+			memcpy(r2 + p.bhs.offset, p.data, p.data_len);
+			if (!(p.bhs.flags & OSD_ISCSI_F_STATUS)) {
+				i--;
+				continue;
+			}
+		} else {
+			ck_assert_uint_eq(p.bhs.opcode, OSD_ISCSI_OP_SCSI_RSP);
+		}
+		ck_assert_uint_eq(p.bhs.status, 0);
+		got1 |= p.bhs.itt == t1;
+		got2 |= p.bhs.itt == t2;
+		got3 |= p.bhs.itt == t3;
+	}
+	ck_assert(got1 && got2 && got3);
+	ck_assert_mem_eq(r2, w1, sizeof(w1)); /* the READ came after the WRITE */
+	ck_assert(gate_logged(&g, OSD_ACT_READ, 0, &after_open));
+	ck_assert_int_eq(after_open, 1);
+	ck_assert(gate_logged(&g, OSD_ACT_READ, 16384, &after_open));
+	ck_assert_int_eq(after_open, 0);
+	tc_close(&c);
+	osd_target_iscsi_free(srv);
+}
+END_TEST
+
 START_TEST(create_arguments)
 {
 	osd_target_iscsi *srv = NULL;
@@ -1151,6 +1287,7 @@ static Suite *suite(void)
 	tcase_add_test(t, free_closes_connections);
 	tcase_add_test(t, create_arguments);
 	tcase_add_test(t, concurrent_execution);
+	tcase_add_test(t, object_ranges);
 	suite_add_tcase(s, t);
 	return s;
 }
