@@ -229,9 +229,17 @@ static int idle_wait(struct iscsi_conn *c)
 				return rc;
 			continue;
 		}
-		rc = wait_readable(c->fd, next && next < until ? next : until);
+		uint64_t wake = next && next < until ? next : until;
+		/* Commands of ours queued behind busy workers: look again soon,
+		 * and wake another worker if they are still there. */
+		int queued = osd__tgt_iscsi_conn_queued(c);
+		if (queued && wake > now + ISCSI_RESCUE_MS)
+			wake = now + ISCSI_RESCUE_MS;
+		rc = wait_readable(c->fd, wake);
 		if (rc != -ETIMEDOUT)
 			return rc;
+		if (queued && osd__tgt_iscsi_conn_queued(c))
+			osd__tgt_iscsi_pool_kick(srv);
 	}
 }
 

@@ -34,6 +34,7 @@
 #define OP_REQUEST_SENSE 0x03
 #define OP_INQUIRY 0x12
 #define OP_REPORT_LUNS 0xA0
+#define BLOCKING_XFER (1u << 20)        /* larger transfers count as blocking */
 
 /* Whether the CDB carries attribute lists or values (osd2r05 5.2.2). */
 static int has_attrs(const struct osd_cdb *d)
@@ -136,6 +137,7 @@ void osd__tgt_iscsi_task_classify(struct osd_target_iscsi *srv, struct iscsi_tas
 	t->scope = SCOPE_ALL;
 	t->modifies = 1;
 	t->ranged = 0;
+	t->may_block = 1;
 	if (attr != OSD_ISCSI_ATTR_UNTAGGED && attr != OSD_ISCSI_ATTR_SIMPLE)
 		return; /* ORDERED, HEAD OF QUEUE, ACA: a barrier */
 	if (t->cdb[0] != OP_OSD) {
@@ -143,14 +145,21 @@ void osd__tgt_iscsi_task_classify(struct osd_target_iscsi *srv, struct iscsi_tas
 		    t->cdb[0] == OP_TEST_UNIT_READY || t->cdb[0] == OP_REQUEST_SENSE) {
 			t->scope = SCOPE_NONE;
 			t->modifies = 0;
+			t->may_block = 0;
 		}
 		return;
 	}
 	struct osd_cdb d;
 	uint16_t field = 0;
 	memset(&d, 0, sizeof(d));
-	if (osd_cdb_decode(t->cdb, t->cdb_len, &d, &field) == 0)
+	if (osd_cdb_decode(t->cdb, t->cdb_len, &d, &field) == 0) {
 		classify_osd(t, &d);
+		/* Small commands on one object run from the page cache; FLUSH,
+		 * REMOVE, FUA and large transfers wait on the disk. */
+		t->may_block = t->scope != SCOPE_OBJECT || d.action == OSD_ACT_FLUSH ||
+			       d.action == OSD_ACT_REMOVE || (d.options & OSD_OPT_FUA) ||
+			       t->out_len > BLOCKING_XFER || t->in_len > BLOCKING_XFER;
+	}
 	/* an undecodable CDB stays a barrier: its execution reports the error */
 }
 
@@ -212,11 +221,50 @@ static void pool_push(struct osd_target_iscsi *srv, struct iscsi_task *t, int by
 		srv->ready_head = t;
 	srv->ready_tail = t;
 	srv->nqueued++;
-	if (srv->nidle > srv->nwaking && srv->nqueued > srv->nwaking + (by_worker ? 1u : 0u)) {
+	/* no more workers up than CPUs: on few cores more only take turns */
+	if (srv->nidle > srv->nwaking && srv->nqueued > srv->nwaking + (by_worker ? 1u : 0u) &&
+	    srv->nawake + srv->nwaking < srv->max_awake) {
 		srv->nwaking++;
 		pthread_cond_signal(&srv->pool_cv);
 	}
 	pthread_mutex_unlock(&srv->pool_mu);
+}
+
+/* With pool_mu: wake workers for queued tasks, at most @p cap up in all. */
+static void wake_for_queue(struct osd_target_iscsi *srv, unsigned cap)
+{
+	while (srv->nidle > srv->nwaking && srv->nqueued > srv->nwaking &&
+	       srv->nawake + srv->nwaking < cap) {
+		srv->nwaking++;
+		pthread_cond_signal(&srv->pool_cv);
+	}
+}
+
+void osd__tgt_iscsi_pool_blocking(struct osd_target_iscsi *srv, int on)
+{
+	pthread_mutex_lock(&srv->pool_mu);
+	if (on) {
+		srv->nawake--;
+		wake_for_queue(srv, srv->max_awake);
+	} else {
+		srv->nawake++;
+	}
+	pthread_mutex_unlock(&srv->pool_mu);
+}
+
+void osd__tgt_iscsi_pool_kick(struct osd_target_iscsi *srv)
+{
+	pthread_mutex_lock(&srv->pool_mu);
+	wake_for_queue(srv, srv->nawake + srv->nwaking + 1);
+	pthread_mutex_unlock(&srv->pool_mu);
+}
+
+int osd__tgt_iscsi_conn_queued(struct iscsi_conn *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int queued = c->nready > 0;
+	pthread_mutex_unlock(&c->mu);
+	return queued;
 }
 
 /* With c->mu: queue every waiting task that may run now. */
@@ -230,6 +278,7 @@ static void schedule(struct iscsi_conn *c, int by_worker)
 		t->state = TS_READY;
 		c->nwait--;
 		c->nbusy++;
+		c->nready++;
 		pool_push(c->srv, t, by_worker);
 	}
 }
@@ -269,6 +318,7 @@ void osd__tgt_iscsi_task_ready(struct iscsi_conn *c, struct iscsi_task *t)
 	if (runnable(c, t)) {
 		t->state = TS_READY;
 		c->nbusy++;
+		c->nready++;
 		pool_push(c->srv, t, 0);
 	} else {
 		c->nwait++;
@@ -463,11 +513,14 @@ static void *worker_main(void *arg)
 	struct osd_target_iscsi *srv = arg;
 
 	pthread_mutex_lock(&srv->pool_mu);
+	srv->nawake++;
 	for (;;) {
 		while (!srv->ready_head && !srv->pool_stop) {
+			srv->nawake--;
 			srv->nidle++;
 			pthread_cond_wait(&srv->pool_cv, &srv->pool_mu);
 			srv->nidle--;
+			srv->nawake++;
 			if (srv->nwaking)
 				srv->nwaking--;
 		}
@@ -482,6 +535,7 @@ static void *worker_main(void *arg)
 
 		struct iscsi_conn *c = t->conn;
 		pthread_mutex_lock(&c->mu);
+		c->nready--;
 		int skip = t->aborted || c->closing;
 		t->state = skip ? TS_DONE : TS_RUN;
 		if (skip)
@@ -492,6 +546,7 @@ static void *worker_main(void *arg)
 		retire(c, t);
 		pthread_mutex_lock(&srv->pool_mu);
 	}
+	srv->nawake--;
 	pthread_mutex_unlock(&srv->pool_mu);
 	return NULL;
 }
@@ -507,6 +562,8 @@ int osd__tgt_iscsi_pool_start(struct osd_target_iscsi *srv, unsigned workers)
 	}
 	if (workers > ISCSI_MAX_WORKERS)
 		workers = ISCSI_MAX_WORKERS;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	srv->max_awake = cpus > 0 ? (unsigned)cpus : 1u;
 	srv->workers = calloc(workers, sizeof(*srv->workers));
 	if (!srv->workers)
 		return -ENOMEM;

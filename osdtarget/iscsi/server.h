@@ -40,6 +40,7 @@
 #define ISCSI_MAX_ACTIVE (2 * ISCSI_CMD_WINDOW) /* commands held per connection, immediate ones too */
 #define ISCSI_TMF_WAITS 8               /* task management answers waiting for running commands */
 #define ISCSI_MAX_WORKERS 64
+#define ISCSI_RESCUE_MS 5               /* a queued task waits this long for a busy worker */
 
 /* CHAP failures from one address, to slow down guessing. */
 struct iscsi_auth_rec {
@@ -100,6 +101,8 @@ struct osd_target_iscsi {
 	unsigned nqueued;               /* tasks in the queue */
 	unsigned nidle;                 /* workers waiting for one */
 	unsigned nwaking;               /* of them, signalled and not yet up */
+	unsigned nawake;                /* workers up and not in a blocking command */
+	unsigned max_awake;             /* wake no more than this many: the CPUs */
 	pthread_t *workers;
 	unsigned nworkers;
 	int pool_stop;
@@ -157,6 +160,7 @@ struct iscsi_task {
 	enum iscsi_scope_kind scope;
 	int modifies;               /* changes what it addresses */
 	int ranged;                 /* a READ or WRITE without attribute lists: [start, end) */
+	int may_block;              /* may wait on the disk for long (FLUSH, FUA, ...) */
 	uint64_t pid, oid, start, end;
 };
 
@@ -223,6 +227,7 @@ struct iscsi_conn {
 	int cmd_slot;               /* the command being read holds a window slot */
 	unsigned nbusy;             /* READY, RUN or DONE: a worker holds them */
 	unsigned nwait;             /* TS_WAIT tasks */
+	unsigned nready;            /* TS_READY tasks no worker has taken yet */
 	size_t in_own;              /* data-in bytes held outside the budget */
 	int closing;                /* the connection ends: queued tasks are not run */
 	struct iscsi_tmf_wait tmf_waits[ISCSI_TMF_WAITS];
@@ -327,6 +332,15 @@ int osd__tgt_iscsi_tmf_defer(struct iscsi_conn *c, const struct osd__iscsi_bhs *
 			     struct osd__iscsi_bhs *h);
 /* Wait until no task of @p c is in a worker's hands. */
 void osd__tgt_iscsi_sched_quiesce(struct iscsi_conn *c);
+/* A worker enters (@p on) or leaves a command that may block: while it
+ * blocks, another worker may be woken in its place. */
+void osd__tgt_iscsi_pool_blocking(struct osd_target_iscsi *srv, int on);
+/* Whether tasks of @p c wait in the queue (the connection thread then
+ * calls osd__tgt_iscsi_pool_kick() after ISCSI_RESCUE_MS). */
+int osd__tgt_iscsi_conn_queued(struct iscsi_conn *c);
+/* Wake a worker for queued tasks, whatever max_awake says: the workers
+ * up may be stuck in commands that were not expected to block. */
+void osd__tgt_iscsi_pool_kick(struct osd_target_iscsi *srv);
 /* The command being read was answered without becoming a task: its
  * window slot is free again. */
 void osd__tgt_iscsi_window_release(struct iscsi_conn *c);

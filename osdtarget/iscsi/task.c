@@ -306,11 +306,27 @@ static void in_put(struct iscsi_conn *c, size_t len, size_t shared)
 	pthread_mutex_unlock(&c->mu);
 }
 
+static int execute_lun(struct iscsi_conn *c, struct iscsi_task *t, struct osd_xfer *x, int lun);
+
 /* Execute @p t into @p x; returns 1 when the target failed it. */
 static int execute(struct iscsi_conn *c, struct iscsi_task *t, struct osd_xfer *x)
 {
 	struct osd_target_iscsi *srv = c->srv;
 	int lun = t->lun_index;
+
+	/* the hook may block: it counts as blocking, as slow commands do */
+	int blocking = t->may_block || srv->on_execute;
+	if (blocking)
+		osd__tgt_iscsi_pool_blocking(srv, 1);
+	int failed = execute_lun(c, t, x, lun);
+	if (blocking)
+		osd__tgt_iscsi_pool_blocking(srv, 0);
+	return failed;
+}
+
+static int execute_lun(struct iscsi_conn *c, struct iscsi_task *t, struct osd_xfer *x, int lun)
+{
+	struct osd_target_iscsi *srv = c->srv;
 
 	if (srv->on_execute)
 		srv->on_execute(srv->on_execute_payload, t->cdb, t->cdb_len);
