@@ -62,7 +62,8 @@ static void usage(FILE *f)
 		"      --limit KEY=VALUE      a resource bound (repeatable; docs/iscsi.md):\n"
 		"                             connections, per-address, reserved, pending,\n"
 		"                             login-ms, idle-ms, nop-ms, dataout-ms,\n"
-		"                             budget (bytes), auth-delay-ms, auth-delay-max-ms\n"
+		"                             budget (bytes), auth-delay-ms, auth-delay-max-ms,\n"
+		"                             workers (threads executing commands)\n"
 		"  -c, --create               create stores that do not exist\n"
 		"      --salvage              open a store whose metadata log or checkpoint is\n"
 		"                             damaged: keep every intact record, skip the damage,\n"
@@ -180,6 +181,7 @@ static int parse_limit(const char *s, struct osd_target_iscsi_options *o)
 		LIMIT("dataout-ms", dataout_timeout_ms),
 		LIMIT("auth-delay-ms", auth_fail_delay_ms),
 		LIMIT("auth-delay-max-ms", auth_fail_delay_max_ms),
+		LIMIT("workers", workers),
 #undef LIMIT
 	};
 	const char *eq = strchr(s, '=');

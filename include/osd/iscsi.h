@@ -77,25 +77,23 @@ struct osd_iscsi_options {
 	 *  osd_req_execute()); resendable ones complete instead when a login
 	 *  works. 0 = no bound: the keepalive above, then up to
 	 *  reconnect_attempts logins of connect_timeout_ms each (55 s with the
-	 *  other defaults). A command the target runs for longer than two
-	 *  thirds of it without answering the probe is cut off as well: a
-	 *  target that executes one command at a time (osd-targetd) answers
-	 *  the probe only after it, so the default, 30 s, leaves a FLUSH on a
-	 *  loaded disk 20 s (with 10 s, 4 processes flushing beside a busy
-	 *  machine saw -EIO). Lower it where redundancy serves a slow device's
-	 *  reads and writes from the others (a RAID layout). */
+	 *  other defaults). Default 10 s. A target must answer the probe
+	 *  while it runs a long command (osd-targetd does: its connections
+	 *  execute commands in worker threads); one that answers only after
+	 *  the command it runs cuts off any command longer than two thirds of
+	 *  failover_ms, and wants a larger value (or 0). */
 	unsigned failover_ms;
 };
 
 #define OSD_ISCSI_OPTIONS_VERSION 2 /**< current struct osd_iscsi_options version (1 is
-				       accepted: no failover_ms, which is then 30 s) */
+				       accepted: no failover_ms, which is then 10 s) */
 /** Defaults: digests preferred off, no CHAP, 10 s connect/login, keepalive
  *  after 15 s idle with 10 s to answer, 64 commands in flight, 256 KiB data
- *  segments, 3 reconnect attempts, failover within 30 s. */
+ *  segments, 3 reconnect attempts, failover within 10 s. */
 #define OSD_ISCSI_OPTIONS_INIT \
 	{ OSD_ISCSI_OPTIONS_VERSION, NULL, OSD_ISCSI_DIGEST_PREFER_NONE, \
 	  OSD_ISCSI_DIGEST_PREFER_NONE, NULL, NULL, NULL, NULL, 10000, 15000, 10000, 64, \
-	  262144, 3, NULL, 0, 30000 }
+	  262144, 3, NULL, 0, 10000 }
 
 #define OSD_ISCSI_NAME_MAX 223      /**< longest iSCSI name (RFC 7143 section 4.2.7.1) */
 

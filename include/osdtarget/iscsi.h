@@ -68,14 +68,26 @@ struct osd_target_iscsi_options {
 	/** InitiatorNames allowed to log in; NULL (or none) = any. Copied. */
 	const char *const *allowed_initiators;
 	size_t nallowed_initiators; /**< entries in allowed_initiators */
+
+	/* Version 3: concurrent execution (docs/iscsi.md, "Concurrent execution"). */
+	/** Threads that execute commands, shared by all connections;
+	 *  0 = four per online CPU, at least 8; at most 64. */
+	unsigned workers;
+	/** Called by a worker thread just before each SCSI command executes,
+	 *  with its CDB; may block, which holds that command (and the commands
+	 *  ordered after it) back while the connection goes on answering
+	 *  NOP-Out, task management and logout. For tests and tracing; NULL =
+	 *  none. */
+	void (*on_execute)(void *payload, const uint8_t *cdb, size_t cdb_len);
+	void *on_execute_payload; /**< passed to on_execute */
 };
 
-#define OSD_TARGET_ISCSI_OPTIONS_VERSION 2 /**< current options version (1 is still accepted) */
+#define OSD_TARGET_ISCSI_OPTIONS_VERSION 3 /**< current options version (1 and 2 are still accepted) */
 /** Default options: 127.0.0.1:3260, default name, no CHAP, digests allowed,
  *  the default bounds of docs/iscsi.md. */
 #define OSD_TARGET_ISCSI_OPTIONS_INIT \
 	{ OSD_TARGET_ISCSI_OPTIONS_VERSION, NULL, 3260, NULL, NULL, NULL, NULL, 0, 1, 0, NULL, \
-	  NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0 }
+	  NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL }
 
 /** Target name used when osd_target_iscsi_options::target_name is NULL. */
 #define OSD_TARGET_ISCSI_DEFAULT_NAME "iqn.2026-12.org.osd:target"
@@ -91,8 +103,8 @@ struct osd_target_iscsi_options {
  * @return 0, -EINVAL (bad options or address, a CHAP secret shorter than
  *         12 bytes: the reason goes to the log callback), -EADDRINUSE,
  *         -ENOMEM or another -errno from socket/bind/listen. Callers built
- *         against version 1 of the options keep working with the defaults
- *         of the version 2 fields.
+ *         against versions 1 and 2 of the options keep working with the
+ *         defaults of the fields added later.
  */
 OSD_EXTERN int osd_target_iscsi_create(osd_target_iscsi **out, osd_target *const *luns,
 				       size_t nluns, const struct osd_target_iscsi_options *opts);

@@ -80,7 +80,14 @@ int osd__target_precheck(osd_target *tgt, struct osd_xfer *x, const uint8_t *tok
 		return 1;
 	c->ver = c->cdb.version;
 	c->precheck = 1;
-	pthread_rwlock_rdlock(&tgt->cmd_lock);
+	/* The iSCSI connection thread calls this: it must not wait behind a
+	 * long exclusive command (it answers NOP-Outs meanwhile). Unchecked
+	 * here, the command is checked in full when it executes; its data-out
+	 * stays within the server's bounds either way. */
+	if (pthread_rwlock_tryrdlock(&tgt->cmd_lock)) {
+		osd__sec_release(c);
+		return 1;
+	}
 	c->ns_shared = 1;
 	rc = osd__sec_check(c, token, token_len);
 	pthread_rwlock_unlock(&tgt->cmd_lock);

@@ -199,10 +199,9 @@ static int send_ping(struct iscsi_conn *c, uint64_t now)
 	h.flags = OSD_ISCSI_F_FINAL;
 	h.itt = OSD_ISCSI_RSVD_TAG;
 	h.ttt = c->next_ttt;
-	osd__tgt_iscsi_conn_stamp(c, &h, 0);
 	c->ping_ttt = h.ttt;
 	c->ping_deadline_ms = now + c->srv->nop_ms;
-	return osd__tgt_iscsi_conn_send(c, &h, NULL, 0);
+	return osd__tgt_iscsi_conn_reply(c, &h, SN_KEEP, NULL, 0);
 }
 
 /*
@@ -230,9 +229,17 @@ static int idle_wait(struct iscsi_conn *c)
 				return rc;
 			continue;
 		}
-		rc = wait_readable(c->fd, next && next < until ? next : until);
+		uint64_t wake = next && next < until ? next : until;
+		/* Commands of ours queued behind busy workers: look again soon,
+		 * and wake another worker if they are still there. */
+		int queued = osd__tgt_iscsi_conn_queued(c);
+		if (queued && wake > now + ISCSI_RESCUE_MS)
+			wake = now + ISCSI_RESCUE_MS;
+		rc = wait_readable(c->fd, wake);
 		if (rc != -ETIMEDOUT)
 			return rc;
+		if (queued && osd__tgt_iscsi_conn_queued(c))
+			osd__tgt_iscsi_pool_kick(srv);
 	}
 }
 
@@ -342,13 +349,24 @@ int osd__tgt_iscsi_conn_send(struct iscsi_conn *c, struct osd__iscsi_bhs *h, con
 	return writev_full(c->fd, iov, 3);
 }
 
-void osd__tgt_iscsi_conn_stamp(struct iscsi_conn *c, struct osd__iscsi_bhs *h, int status_carrying)
+int osd__tgt_iscsi_conn_reply(struct iscsi_conn *c, struct osd__iscsi_bhs *h, int sn,
+			      const uint8_t *data, size_t data_len)
 {
-	h->stat_sn = c->stat_sn;
-	if (status_carrying)
+	pthread_mutex_lock(&c->send_mu);
+	h->stat_sn = sn == SN_ZERO ? 0 : c->stat_sn;
+	if (sn == SN_ADVANCE)
 		c->stat_sn++;
+	pthread_mutex_lock(&c->mu);
 	h->exp_cmd_sn = c->exp_cmd_sn;
-	h->max_cmd_sn = c->exp_cmd_sn + ISCSI_CMD_WINDOW - 1;
+	h->max_cmd_sn = osd__tgt_iscsi_max_cmd_sn(c);
+	pthread_mutex_unlock(&c->mu);
+	int rc = osd__tgt_iscsi_conn_send(c, h, data, data_len);
+	/* A PDU cut short leaves the stream unusable, whichever thread sent
+	 * it: the connection thread sees the shutdown and ends it. */
+	if (rc)
+		shutdown(c->fd, SHUT_RDWR);
+	pthread_mutex_unlock(&c->send_mu);
+	return rc;
 }
 
 int osd__tgt_iscsi_conn_reject(struct iscsi_conn *c, uint8_t reason, const uint8_t *bhs)
@@ -358,10 +376,9 @@ int osd__tgt_iscsi_conn_reject(struct iscsi_conn *c, uint8_t reason, const uint8
 	h.flags = OSD_ISCSI_F_FINAL;
 	h.response = reason;
 	h.itt = OSD_ISCSI_RSVD_TAG;
-	osd__tgt_iscsi_conn_stamp(c, &h, 1);
 	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_WARNING, "%s: reject %s (reason %#x)", c->peer,
 		       osd__iscsi_opcode_name(bhs[0] & 0x3F), reason);
-	return osd__tgt_iscsi_conn_send(c, &h, bhs, OSD_ISCSI_BHS_LEN);
+	return osd__tgt_iscsi_conn_reply(c, &h, SN_ADVANCE, bhs, OSD_ISCSI_BHS_LEN);
 }
 
 /* A peer that does not read cannot hold the thread in send() for longer
@@ -411,11 +428,14 @@ void *osd__tgt_iscsi_conn_main(void *arg)
 	struct iscsi_conn *c = arg;
 	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_INFO, "%s: connected", c->peer);
 	serve(c);
-	osd__tgt_iscsi_tasks_drop(c, NULL);
-	free(c->rx);
-	free(c->in);
-	c->rx = c->in = NULL;
+	/* Commands not yet started are not run; those a worker holds finish
+	 * (their answers may fail to go out) before the connection is done. */
 	shutdown(c->fd, SHUT_RDWR);
+	osd__tgt_iscsi_tasks_drop(c, NULL);
+	osd__tgt_iscsi_sched_drop(c, NULL, OSD_ISCSI_RSVD_TAG);
+	osd__tgt_iscsi_sched_quiesce(c);
+	free(c->rx);
+	c->rx = NULL;
 	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_INFO, "%s: closed", c->peer);
 	osd__tgt_iscsi_conn_finished(c);
 	return NULL;

@@ -17,17 +17,25 @@ static int accept_cmd_sn(struct iscsi_conn *c, const struct osd__iscsi_bhs *h)
 {
 	if (h->immediate)
 		return 1;
-	uint32_t max = c->exp_cmd_sn + ISCSI_CMD_WINDOW - 1;
-	if (!osd__iscsi_sn_in_window(h->cmd_sn, c->exp_cmd_sn, max)) {
+	pthread_mutex_lock(&c->mu);
+	uint32_t exp = c->exp_cmd_sn, max = osd__tgt_iscsi_max_cmd_sn(c);
+	int in = osd__iscsi_sn_in_window(h->cmd_sn, exp, max);
+	if (in) {
+		/* One connection per session delivers in order; a gap can only be
+		 * a command we rejected, so the window moves past it. A SCSI
+		 * command holds its slot until it has been executed. */
+		c->exp_cmd_sn = h->cmd_sn + 1;
+		if (h->opcode == OSD_ISCSI_OP_SCSI_CMD) {
+			c->nwindow++;
+			c->cmd_slot = 1;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (!in)
 		osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_WARNING,
 			       "%s: %s with CmdSN %u outside [%u, %u] dropped", c->peer,
-			       osd__iscsi_opcode_name(h->opcode), h->cmd_sn, c->exp_cmd_sn, max);
-		return 0;
-	}
-	/* One connection per session delivers in order; a gap can only be a
-	 * command we rejected, so the window moves past it. */
-	c->exp_cmd_sn = h->cmd_sn + 1;
-	return 1;
+			       osd__iscsi_opcode_name(h->opcode), h->cmd_sn, exp, max);
+	return in;
 }
 
 static int nop_out(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu)
@@ -41,11 +49,10 @@ static int nop_out(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu)
 	memcpy(h.lun, req->lun, 8);
 	h.itt = req->itt;
 	h.ttt = OSD_ISCSI_RSVD_TAG;
-	osd__tgt_iscsi_conn_stamp(c, &h, 1);
 	size_t n = pdu->data_len;
 	if (n > c->params.max_recv_dsl_initiator)
 		n = c->params.max_recv_dsl_initiator;
-	return osd__tgt_iscsi_conn_send(c, &h, pdu->data, n); /* echo the ping data */
+	return osd__tgt_iscsi_conn_reply(c, &h, SN_ADVANCE, pdu->data, n); /* echo the ping data */
 }
 
 static uint8_t tmf_execute(struct iscsi_conn *c, const struct osd__iscsi_bhs *req)
@@ -53,20 +60,28 @@ static uint8_t tmf_execute(struct iscsi_conn *c, const struct osd__iscsi_bhs *re
 	int fn = req->flags & 0x7F;
 	int lun = osd__iscsi_lun_decode(req->lun);
 	int lun_ok = lun >= 0 && (size_t)lun < c->srv->nluns;
+	uint32_t exp;
 	switch (fn) {
 	case OSD_ISCSI_TASK_ABORT:
-		if (osd__tgt_iscsi_task_abort(c, req->ttt))
+		/* Waiting for Data-Out or for an earlier command: dropped; in a
+		 * worker's hands: it finishes, and the answer follows its own. */
+		if (osd__tgt_iscsi_task_abort(c, req->ttt) ||
+		    osd__tgt_iscsi_sched_drop(c, NULL, req->ttt))
 			return OSD_ISCSI_TMF_RSP_COMPLETE;
-		/* Commands run to completion as they arrive: one the target has
-		 * received (RefCmdSN below ExpCmdSN) is done already. */
-		return osd__iscsi_sn_lt(req->ref_cmd_sn, c->exp_cmd_sn) ? OSD_ISCSI_TMF_RSP_COMPLETE
-									: OSD_ISCSI_TMF_RSP_NO_TASK;
+		/* A command the target has received (RefCmdSN below ExpCmdSN)
+		 * and no longer holds has been answered already. */
+		pthread_mutex_lock(&c->mu);
+		exp = c->exp_cmd_sn;
+		pthread_mutex_unlock(&c->mu);
+		return osd__iscsi_sn_lt(req->ref_cmd_sn, exp) ? OSD_ISCSI_TMF_RSP_COMPLETE
+							      : OSD_ISCSI_TMF_RSP_NO_TASK;
 	case OSD_ISCSI_TASK_ABORT_SET:
 	case OSD_ISCSI_TASK_CLEAR_SET:
 	case OSD_ISCSI_TASK_LUN_RESET:
 		if (!lun_ok)
 			return OSD_ISCSI_TMF_RSP_NO_LUN;
 		osd__tgt_iscsi_tasks_drop(c, req->lun);
+		osd__tgt_iscsi_sched_drop(c, req->lun, OSD_ISCSI_RSVD_TAG);
 		return OSD_ISCSI_TMF_RSP_COMPLETE;
 	case OSD_ISCSI_TASK_REASSIGN:
 		return OSD_ISCSI_TMF_RSP_NO_REASSIGN;
@@ -85,10 +100,10 @@ static int tmf(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu)
 	h.flags = OSD_ISCSI_F_FINAL;
 	h.response = tmf_execute(c, req);
 	h.itt = req->itt;
-	osd__tgt_iscsi_conn_stamp(c, &h, 1);
 	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_INFO, "%s: task management %d -> %u", c->peer,
 		       req->flags & 0x7F, h.response);
-	return osd__tgt_iscsi_conn_send(c, &h, NULL, 0);
+	/* After the answers of the commands it covers that are still running */
+	return osd__tgt_iscsi_tmf_defer(c, req, &h);
 }
 
 /* "addr:port,1" of the local end of @p c's socket. */
@@ -163,8 +178,7 @@ static int text_req(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu)
 	memcpy(h.lun, req->lun, 8);
 	h.itt = req->itt;
 	h.ttt = OSD_ISCSI_RSVD_TAG;
-	osd__tgt_iscsi_conn_stamp(c, &h, 1);
-	rc = osd__tgt_iscsi_conn_send(c, &h, ans.data, ans.len);
+	rc = osd__tgt_iscsi_conn_reply(c, &h, SN_ADVANCE, ans.data, ans.len);
 	osd__iscsi_text_free(&ans);
 	return rc;
 }
@@ -186,8 +200,14 @@ static int logout(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu)
 		return osd__tgt_iscsi_conn_reject(c, OSD_ISCSI_REJECT_INVALID_FIELD, c->rx);
 	else
 		h.response = OSD_ISCSI_LOGOUT_RSP_OK;
-	osd__tgt_iscsi_conn_stamp(c, &h, 1);
-	int rc = osd__tgt_iscsi_conn_send(c, &h, NULL, 0);
+	if (h.response == OSD_ISCSI_LOGOUT_RSP_OK) {
+		/* RFC 7143 11.14: commands not started end with the connection;
+		 * those running are answered before the Logout Response. */
+		osd__tgt_iscsi_tasks_drop(c, NULL);
+		osd__tgt_iscsi_sched_drop(c, NULL, OSD_ISCSI_RSVD_TAG);
+		osd__tgt_iscsi_sched_quiesce(c);
+	}
+	int rc = osd__tgt_iscsi_conn_reply(c, &h, SN_ADVANCE, NULL, 0);
 	if (rc || h.response != OSD_ISCSI_LOGOUT_RSP_OK)
 		return rc;
 	osd__tgt_iscsi_log(c->srv, OSD_TARGET_ISCSI_LOG_INFO, "%s: logged out", c->peer);
@@ -211,8 +231,11 @@ int osd__tgt_iscsi_ffp_pdu(struct iscsi_conn *c, const struct osd__iscsi_pdu *pd
 	switch (h->opcode) {
 	case OSD_ISCSI_OP_NOP_OUT:
 		return nop_out(c, pdu);
-	case OSD_ISCSI_OP_SCSI_CMD:
-		return osd__tgt_iscsi_scsi_cmd(c, pdu);
+	case OSD_ISCSI_OP_SCSI_CMD: {
+		int rc = osd__tgt_iscsi_scsi_cmd(c, pdu);
+		osd__tgt_iscsi_window_release(c); /* if it did not become a task */
+		return rc;
+	}
 	case OSD_ISCSI_OP_TMF_REQ:
 		return tmf(c, pdu);
 	case OSD_ISCSI_OP_TEXT_REQ:

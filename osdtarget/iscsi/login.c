@@ -200,8 +200,8 @@ static int send_login_rsp(struct iscsi_conn *c, const struct osd__iscsi_bhs *req
 	h.itt = req->itt;
 	h.status_class = (uint8_t)(status >> 8);
 	h.status_detail = (uint8_t)status;
-	osd__tgt_iscsi_conn_stamp(c, &h, 1);
-	return osd__tgt_iscsi_conn_send(c, &h, ans ? ans->data : NULL, ans ? ans->len : 0);
+	return osd__tgt_iscsi_conn_reply(c, &h, SN_ADVANCE, ans ? ans->data : NULL,
+					 ans ? ans->len : 0);
 }
 
 /* Check the first Login Request and set the connection's identity. */

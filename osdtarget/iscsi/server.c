@@ -313,6 +313,8 @@ static int copy_options(struct osd_target_iscsi *srv, const struct osd_target_is
 	copy_bounds(srv, o);
 	srv->log = o->log;
 	srv->log_payload = o->log_payload;
+	srv->on_execute = o->on_execute;
+	srv->on_execute_payload = o->on_execute_payload;
 	return failed ? -ENOMEM : 0;
 }
 
@@ -333,8 +335,11 @@ static void free_server(struct osd_target_iscsi *srv)
 	for (size_t i = 0; srv->allowed && i < srv->nallowed; i++)
 		free(srv->allowed[i]);
 	free(srv->allowed);
+	osd__tgt_iscsi_pool_stop(srv);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->conn_done);
+	pthread_mutex_destroy(&srv->pool_mu);
+	pthread_cond_destroy(&srv->pool_cv);
 	free(srv);
 }
 
@@ -346,6 +351,8 @@ int osd_target_iscsi_create(osd_target_iscsi **out, osd_target *const *luns, siz
 	if (opts && opts->version == 1) /* the fields up to log_payload; the rest default */
 		memcpy(&o, opts, offsetof(struct osd_target_iscsi_options,
 					  max_connections_per_address));
+	else if (opts && opts->version == 2) /* up to the access list */
+		memcpy(&o, opts, offsetof(struct osd_target_iscsi_options, workers));
 	else if (opts && opts->version == OSD_TARGET_ISCSI_OPTIONS_VERSION)
 		o = *opts;
 	else if (opts)
@@ -376,6 +383,8 @@ int osd_target_iscsi_create(osd_target_iscsi **out, osd_target *const *luns, siz
 	srv->stop_pipe[0] = srv->stop_pipe[1] = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->conn_done, NULL);
+	pthread_mutex_init(&srv->pool_mu, NULL);
+	pthread_cond_init(&srv->pool_cv, NULL);
 	atomic_init(&srv->next_tsih, 1);
 	srv->luns = calloc(nluns, sizeof(*srv->luns));
 	int rc = srv->luns ? copy_options(srv, opts) : -ENOMEM;
@@ -388,6 +397,8 @@ int osd_target_iscsi_create(osd_target_iscsi **out, osd_target *const *luns, siz
 	}
 	if (rc == 0)
 		rc = open_listener(srv, opts->address ? opts->address : "127.0.0.1", opts->port);
+	if (rc == 0)
+		rc = osd__tgt_iscsi_pool_start(srv, opts->workers);
 	if (rc) {
 		free_server(srv);
 		return rc;
@@ -404,6 +415,25 @@ int osd_target_iscsi_port(osd_target_iscsi *srv)
 const char *osd_target_iscsi_error(osd_target_iscsi *srv)
 {
 	return srv->error[0] ? srv->error : "no error";
+}
+
+static struct iscsi_conn *conn_new(void)
+{
+	struct iscsi_conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->send_mu, NULL);
+	pthread_cond_init(&c->settled, NULL);
+	return c;
+}
+
+static void conn_free(struct iscsi_conn *c)
+{
+	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->send_mu);
+	pthread_cond_destroy(&c->settled);
+	free(c);
 }
 
 /* Join connection threads that have finished. With @p all, shut down and
@@ -432,7 +462,7 @@ static void reap(struct osd_target_iscsi *srv, int all)
 		done = c->next;
 		pthread_join(c->thread, NULL);
 		close(c->fd);
-		free(c);
+		conn_free(c);
 	}
 }
 
@@ -569,7 +599,7 @@ static void accept_one(struct osd_target_iscsi *srv)
 	if (fd < 0)
 		return; /* transient (ECONNABORTED, EMFILE...): keep serving */
 	reap(srv, 0);
-	struct iscsi_conn *c = calloc(1, sizeof(*c));
+	struct iscsi_conn *c = conn_new();
 	if (!c) {
 		close(fd);
 		return;
@@ -597,7 +627,7 @@ static void accept_one(struct osd_target_iscsi *srv)
 	if (c) {
 		osd__tgt_iscsi_refused(srv, "%s: connection (%s)", c->peer, full ? full : "no thread");
 		close(fd);
-		free(c);
+		conn_free(c);
 	}
 }
 

@@ -37,6 +37,10 @@
 #define ISCSI_DEF_BUDGET (256u << 20)
 #define ISCSI_DEF_AUTH_DELAY_MS 250
 #define ISCSI_DEF_AUTH_DELAY_MAX_MS 4000
+#define ISCSI_MAX_ACTIVE (2 * ISCSI_CMD_WINDOW) /* commands held per connection, immediate ones too */
+#define ISCSI_TMF_WAITS 8               /* task management answers waiting for running commands */
+#define ISCSI_MAX_WORKERS 64
+#define ISCSI_RESCUE_MS 5               /* a queued task waits this long for a busy worker */
 
 /* CHAP failures from one address, to slow down guessing. */
 struct iscsi_auth_rec {
@@ -85,6 +89,42 @@ struct osd_target_iscsi {
 	pthread_t run_thread;
 	int run_thread_started;
 	char error[256];
+
+	/* Worker pool shared by all connections (sched.c): commands whose data
+	 * is in and that conflict with no earlier command of their connection
+	 * queue here in the order they became runnable. */
+	void (*on_execute)(void *payload, const uint8_t *cdb, size_t cdb_len);
+	void *on_execute_payload;
+	pthread_mutex_t pool_mu;
+	pthread_cond_t pool_cv;
+	struct iscsi_task *ready_head, *ready_tail;
+	unsigned nqueued;               /* tasks in the queue */
+	unsigned nidle;                 /* workers waiting for one */
+	unsigned nwaking;               /* of them, signalled and not yet up */
+	unsigned nawake;                /* workers up and not in a blocking command */
+	unsigned max_awake;             /* wake no more than this many: the CPUs */
+	pthread_t *workers;
+	unsigned nworkers;
+	int pool_stop;
+};
+
+/* Where a command acts, for ordering the commands of one connection
+ * (sched.c): two commands conflict when their scopes overlap and one of
+ * them modifies. */
+enum iscsi_scope_kind {
+	SCOPE_NONE,      /* touches no object (INQUIRY, REPORT LUNS, ...) */
+	SCOPE_OBJECT,    /* one object (partition, object) */
+	SCOPE_PARTITION, /* a partition and everything in it */
+	SCOPE_ALL,       /* barrier: the whole LUN (ORDERED, FORMAT, SET KEY, ...) */
+};
+
+/* States of a task from its SCSI Command PDU to its answer. */
+enum iscsi_task_state {
+	TS_DATA,  /* collecting Data-Out (in c->tasks too) */
+	TS_WAIT,  /* data in, an earlier command it conflicts with is not done */
+	TS_READY, /* in the pool's queue */
+	TS_RUN,   /* a worker executes it */
+	TS_DONE,  /* executed, its answer is being sent */
 };
 
 /* A SCSI command collecting its Data-Out. */
@@ -108,6 +148,32 @@ struct iscsi_task {
 	size_t cap;                 /* bytes allocated in out */
 	size_t shared;              /* of them, taken from the server's budget */
 	uint64_t deadline_ms;       /* the current burst must be in by then */
+
+	/* Ordering (sched.c), all under conn->mu */
+	struct iscsi_conn *conn;
+	struct iscsi_task *onext;   /* c->order: every task not yet answered, in CmdSN order */
+	struct iscsi_task *qnext;   /* the pool's ready queue */
+	enum iscsi_task_state state;
+	int holds_slot;             /* counted in conn->nwindow until executed */
+	int aborted;                /* dropped by task management while queued: not executed */
+	int lun_index;              /* decoded LUN, -1 if none */
+	enum iscsi_scope_kind scope;
+	int modifies;               /* changes what it addresses */
+	int ranged;                 /* a READ or WRITE without attribute lists: [start, end) */
+	int may_block;              /* may wait on the disk for long (FLUSH, FUA, ...) */
+	uint64_t pid, oid, start, end;
+};
+
+/* A task management answer held until the commands it covers, already in
+ * a worker's hands, have been answered (RFC 7143 4.2.3.3: no response of
+ * an affected task follows the TMF response). */
+struct iscsi_tmf_wait {
+	int used;
+	uint32_t itt;               /* of the TMF request */
+	uint32_t ref_itt;           /* ABORT TASK: the task; else RSVD */
+	int lun_index;              /* the other functions: the LUN */
+	uint8_t lun[8];
+	uint8_t response;
 };
 
 struct iscsi_conn {
@@ -145,10 +211,26 @@ struct iscsi_conn {
 	int discovery;
 	uint32_t max_recv;          /* our receive limit for data segments now */
 
-	/* Sequence numbers */
+	/* Sequence numbers: stat_sn under send_mu, exp_cmd_sn under mu */
 	uint32_t stat_sn;
 	uint32_t exp_cmd_sn;
 	uint32_t next_ttt;
+
+	/* Concurrent execution (sched.c). Lock order: send_mu, then mu, then
+	 * the server's pool_mu. */
+	pthread_mutex_t send_mu;    /* one PDU at a time on the socket; StatSN */
+	pthread_mutex_t mu;         /* order, counts, own, in_own, tmf waits */
+	pthread_cond_t settled;     /* a task left c->order */
+	struct iscsi_task *order;   /* every task not yet answered, in CmdSN order */
+	unsigned nactive;           /* tasks in order */
+	unsigned nwindow;           /* non-immediate commands not yet executed */
+	int cmd_slot;               /* the command being read holds a window slot */
+	unsigned nbusy;             /* READY, RUN or DONE: a worker holds them */
+	unsigned nwait;             /* TS_WAIT tasks */
+	unsigned nready;            /* TS_READY tasks no worker has taken yet */
+	size_t in_own;              /* data-in bytes held outside the budget */
+	int closing;                /* the connection ends: queued tasks are not run */
+	struct iscsi_tmf_wait tmf_waits[ISCSI_TMF_WAITS];
 
 	struct iscsi_task *tasks;
 	unsigned ntasks;            /* tasks waiting for Data-Out */
@@ -160,8 +242,6 @@ struct iscsi_conn {
 	size_t rx_cap;
 	size_t rx_have;             /* bytes in rx */
 	size_t rx_used;             /* bytes of the current PDU (dropped on the next receive) */
-	uint8_t *in;                /* data-in of the command being executed */
-	size_t in_cap;
 };
 
 /* server.c */
@@ -198,9 +278,15 @@ int osd__tgt_iscsi_conn_recv(struct iscsi_conn *c, struct osd__iscsi_pdu *pdu);
 int osd__tgt_iscsi_conn_send(struct iscsi_conn *c, struct osd__iscsi_bhs *h,
 			     const uint8_t *data, size_t data_len);
 int osd__tgt_iscsi_conn_reject(struct iscsi_conn *c, uint8_t reason, const uint8_t *bhs);
-/* Fill StatSN (and advance it when @p status_carrying), ExpCmdSN, MaxCmdSN. */
-void osd__tgt_iscsi_conn_stamp(struct iscsi_conn *c, struct osd__iscsi_bhs *h,
-			       int status_carrying);
+/* How a reply's StatSN is filled by osd__tgt_iscsi_conn_reply(). */
+enum { SN_KEEP, SN_ADVANCE, SN_ZERO };
+/* Stamp @p h (StatSN per @p sn, ExpCmdSN, MaxCmdSN) and send it, as one
+ * step under send_mu: StatSN goes out in order whichever thread answers. */
+int osd__tgt_iscsi_conn_reply(struct iscsi_conn *c, struct osd__iscsi_bhs *h, int sn,
+			      const uint8_t *data, size_t data_len);
+/* MaxCmdSN (RFC 7143 4.2.2.1): the window shrinks by the commands the
+ * connection holds, so at most ISCSI_CMD_WINDOW wait or run. With mu. */
+uint32_t osd__tgt_iscsi_max_cmd_sn(const struct iscsi_conn *c);
 
 /* login.c: the login phase. Returns 0 in full feature phase, else -errno. */
 int osd__tgt_iscsi_login(struct iscsi_conn *c);
@@ -223,6 +309,46 @@ int osd__tgt_iscsi_task_abort(struct iscsi_conn *c, uint32_t itt);
 /* End the tasks whose Data-Out is overdue at @p now; *next gets the
  * earliest deadline left (0 if none). 0 or -errno (connection failed). */
 int osd__tgt_iscsi_tasks_expire(struct iscsi_conn *c, uint64_t now, uint64_t *next);
+
+/* sched.c: ordering and the worker pool. */
+int osd__tgt_iscsi_pool_start(struct osd_target_iscsi *srv, unsigned workers);
+void osd__tgt_iscsi_pool_stop(struct osd_target_iscsi *srv);
+/* Sets t's scope from its CDB and task attribute (SAM-5 8.6). */
+void osd__tgt_iscsi_task_classify(struct osd_target_iscsi *srv, struct iscsi_task *t,
+				  unsigned attr);
+/* A new task enters c->order (TS_DATA); -EBUSY when the connection holds
+ * ISCSI_MAX_ACTIVE already. */
+int osd__tgt_iscsi_task_enter(struct iscsi_conn *c, struct iscsi_task *t);
+/* Its data is in: it runs once no earlier task conflicts with it. */
+void osd__tgt_iscsi_task_ready(struct iscsi_conn *c, struct iscsi_task *t);
+/* A task answered without execution leaves c->order and is freed. */
+void osd__tgt_iscsi_task_leave(struct iscsi_conn *c, struct iscsi_task *t);
+/* Drop queued tasks on @p lun (NULL = all) or the one @p itt (RSVD = any):
+ * those waiting are freed unanswered, those a worker holds run on. Returns
+ * whether any matching task is still in a worker's hands. */
+int osd__tgt_iscsi_sched_drop(struct iscsi_conn *c, const uint8_t *lun, uint32_t itt);
+/* Answer TMF @p h once the tasks it covers are answered (or now). */
+int osd__tgt_iscsi_tmf_defer(struct iscsi_conn *c, const struct osd__iscsi_bhs *req,
+			     struct osd__iscsi_bhs *h);
+/* Wait until no task of @p c is in a worker's hands. */
+void osd__tgt_iscsi_sched_quiesce(struct iscsi_conn *c);
+/* A worker enters (@p on) or leaves a command that may block: while it
+ * blocks, another worker may be woken in its place. */
+void osd__tgt_iscsi_pool_blocking(struct osd_target_iscsi *srv, int on);
+/* Whether tasks of @p c wait in the queue (the connection thread then
+ * calls osd__tgt_iscsi_pool_kick() after ISCSI_RESCUE_MS). */
+int osd__tgt_iscsi_conn_queued(struct iscsi_conn *c);
+/* Wake a worker for queued tasks, whatever max_awake says: the workers
+ * up may be stuck in commands that were not expected to block. */
+void osd__tgt_iscsi_pool_kick(struct osd_target_iscsi *srv);
+/* The command being read was answered without becoming a task: its
+ * window slot is free again. */
+void osd__tgt_iscsi_window_release(struct iscsi_conn *c);
+/* A worker executed @p t: later tasks may run, its window slot is free. */
+void osd__tgt_iscsi_task_executed(struct iscsi_conn *c, struct iscsi_task *t);
+/* task.c: execute a task in a worker and answer it. */
+void osd__tgt_iscsi_task_run(struct iscsi_conn *c, struct iscsi_task *t);
+void osd__tgt_iscsi_task_free(struct iscsi_conn *c, struct iscsi_task *t);
 
 /* lun.c: commands answered for the whole target rather than one LUN. */
 void osd__tgt_iscsi_lun_execute(struct osd_target_iscsi *srv, struct osd_xfer *x);

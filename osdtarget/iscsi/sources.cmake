@@ -5,6 +5,7 @@ set(OSDTARGET_ISCSI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/login.c
   ${CMAKE_CURRENT_LIST_DIR}/ffp.c
   ${CMAKE_CURRENT_LIST_DIR}/task.c
+  ${CMAKE_CURRENT_LIST_DIR}/sched.c
   ${CMAKE_CURRENT_LIST_DIR}/lun.c)
 # The PDU codec (iscsi/pdu.h) and byte order helpers live in libosd.
 get_filename_component(OSD_ISCSI_LIBOSD_DIR ${CMAKE_CURRENT_LIST_DIR}/../../libosd ABSOLUTE)

@@ -22,14 +22,22 @@
 #define OP_REPORT_LUNS 0xA0
 #define GROW_STEP (256u << 10)          /* data-out buffers grow by this much */
 
-static void task_free(struct iscsi_conn *c, struct iscsi_task *t)
+void osd__tgt_iscsi_task_free(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	if (t) {
 		osd__tgt_iscsi_budget_put(c->srv, t->shared);
+		pthread_mutex_lock(&c->mu);
 		c->own -= t->cap - t->shared;
+		pthread_mutex_unlock(&c->mu);
 		free(t->out);
 		free(t);
 	}
+}
+
+/* A task answered or dropped without execution: out of c->order, freed. */
+static void task_free(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	osd__tgt_iscsi_task_leave(c, t);
 }
 
 /*
@@ -47,17 +55,24 @@ static int task_grow(struct iscsi_conn *c, struct iscsi_task *t, size_t need)
 	size_t want = need + GROW_STEP - 1 - (need + GROW_STEP - 1) % GROW_STEP;
 	if (want > t->out_len)
 		want = t->out_len;
+	pthread_mutex_lock(&c->mu); /* workers give back what finished tasks held */
 	size_t more = want - t->cap, own = ISCSI_CONN_ALLOWANCE - c->own;
 	if (own > more)
 		own = more;
-	if (osd__tgt_iscsi_budget_take(c->srv, more - own))
-		return -ENOBUFS;
-	uint8_t *b = realloc(t->out, want);
+	c->own += own;
+	pthread_mutex_unlock(&c->mu);
+	uint8_t *b = NULL;
+	if (osd__tgt_iscsi_budget_take(c->srv, more - own) == 0) {
+		b = realloc(t->out, want);
+		if (!b)
+			osd__tgt_iscsi_budget_put(c->srv, more - own);
+	}
 	if (!b) {
-		osd__tgt_iscsi_budget_put(c->srv, more - own);
+		pthread_mutex_lock(&c->mu);
+		c->own -= own;
+		pthread_mutex_unlock(&c->mu);
 		return -ENOBUFS;
 	}
-	c->own += own;
 	t->shared += more - own;
 	t->out = b;
 	t->cap = want;
@@ -131,11 +146,10 @@ static int send_r2t(struct iscsi_conn *c, struct iscsi_task *t)
 	memcpy(h.lun, t->lun, 8);
 	h.itt = t->itt;
 	h.ttt = t->ttt;
-	osd__tgt_iscsi_conn_stamp(c, &h, 0);
 	h.data_sn = t->r2t_sn++;
 	h.offset = (uint32_t)t->received;
 	h.length = (uint32_t)len;
-	return osd__tgt_iscsi_conn_send(c, &h, NULL, 0);
+	return osd__tgt_iscsi_conn_reply(c, &h, SN_KEEP, NULL, 0);
 }
 
 /* The data-in of a finished command, in PDUs of at most the initiator's
@@ -160,6 +174,7 @@ static int send_data_in(struct iscsi_conn *c, const struct iscsi_task *t, const 
 			h.flags |= OSD_ISCSI_F_FINAL;
 			burst_end = min_size(len, burst_end + c->params.max_burst);
 		}
+		int sn = SN_ZERO;
 		if (last && with_status) {
 			h.flags |= OSD_ISCSI_F_STATUS;
 			h.status = x->status;
@@ -167,12 +182,9 @@ static int send_data_in(struct iscsi_conn *c, const struct iscsi_task *t, const 
 				h.flags |= OSD_ISCSI_F_UNDER;
 				h.length = (uint32_t)(t->in_len - len);
 			}
-			osd__tgt_iscsi_conn_stamp(c, &h, 1);
-		} else {
-			osd__tgt_iscsi_conn_stamp(c, &h, 0);
-			h.stat_sn = 0;
+			sn = SN_ADVANCE;
 		}
-		int rc = osd__tgt_iscsi_conn_send(c, &h, buf + off, n);
+		int rc = osd__tgt_iscsi_conn_reply(c, &h, sn, buf + off, n);
 		if (rc)
 			return rc;
 		off += n;
@@ -191,7 +203,6 @@ static int send_scsi_rsp(struct iscsi_conn *c, const struct iscsi_task *t,
 	h.itt = t->itt;
 	h.response = failed ? OSD_ISCSI_RSP_TARGET_FAILURE : OSD_ISCSI_RSP_COMPLETED;
 	h.status = failed ? 0 : x->status;
-	osd__tgt_iscsi_conn_stamp(c, &h, 1);
 	h.data_sn = data_sn; /* ExpDataSN: Data-In PDUs sent */
 	if (!failed && got < t->in_len) {
 		if (t->bidi) {
@@ -207,7 +218,7 @@ static int send_scsi_rsp(struct iscsi_conn *c, const struct iscsi_task *t,
 		memcpy(sense + 2, x->sense, x->sense_len);
 		slen = 2 + (size_t)x->sense_len;
 	}
-	return osd__tgt_iscsi_conn_send(c, &h, slen ? sense : NULL, slen);
+	return osd__tgt_iscsi_conn_reply(c, &h, SN_ADVANCE, slen ? sense : NULL, slen);
 }
 
 /* Answer a finished command: Data-In, then status in the last Data-In
@@ -242,8 +253,9 @@ static int busy_data_in(struct iscsi_conn *c, const struct iscsi_task *t)
  * REQUEST SENSE is answered CHECK CONDITION, UNIT ATTENTION, POWER ON,
  * RESET, OR BUS DEVICE RESET OCCURRED (29h/00h, as LIO reports a new nexus;
  * libiscsi's iscsi-ls skips exactly this one, not 29h/01h) instead of
- * being executed, which clears it for that LUN of this session; a write
- * that would wait for Data-Out gets it from precheck(), before any R2T.
+ * being executed, which clears it for that LUN of this session. It is
+ * checked as each command arrives, in CmdSN order: a write that would wait
+ * for Data-Out gets it before any R2T.
  * INQUIRY and REPORT LUNS neither report nor clear it
  * (SAM-5 5.14, SPC-4 6.6, 6.33); REQUEST SENSE leaves it too (here it is
  * not returned as sense data: the next command reports it). Returns 1 when
@@ -264,30 +276,92 @@ static int unit_attention(struct iscsi_conn *c, int lun, const uint8_t *cdb, str
 	return 1;
 }
 
-static int execute(struct iscsi_conn *c, struct iscsi_task *t)
+/*
+ * The data-in buffer of a task: a connection's running tasks share
+ * ISCSI_KEEP_IN of their own; beyond it the buffer comes from the data-out
+ * budget while the command runs and its answer is sent, so peers that do
+ * not read their answers cannot pin many large ones. Returns the bytes
+ * taken from the budget, or -ENOBUFS.
+ */
+static long in_take(struct iscsi_conn *c, size_t len)
+{
+	pthread_mutex_lock(&c->mu);
+	int own = len <= ISCSI_KEEP_IN - c->in_own;
+	if (own)
+		c->in_own += len;
+	pthread_mutex_unlock(&c->mu);
+	if (own)
+		return 0;
+	return osd__tgt_iscsi_budget_take(c->srv, len) ? -ENOBUFS : (long)len;
+}
+
+static void in_put(struct iscsi_conn *c, size_t len, size_t shared)
+{
+	if (shared) {
+		osd__tgt_iscsi_budget_put(c->srv, shared);
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	c->in_own -= len;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static int execute_lun(struct iscsi_conn *c, struct iscsi_task *t, struct osd_xfer *x, int lun);
+
+/* Execute @p t into @p x; returns 1 when the target failed it. */
+static int execute(struct iscsi_conn *c, struct iscsi_task *t, struct osd_xfer *x)
 {
 	struct osd_target_iscsi *srv = c->srv;
-	/* A data-in buffer larger than a connection keeps comes from the
-	 * data-out budget while the command runs and its answer is sent: peers
-	 * that do not read their answers cannot pin many large ones. */
-	size_t shared = t->in_len > ISCSI_KEEP_IN ? t->in_len : 0;
-	if (shared && osd__tgt_iscsi_budget_take(srv, shared))
-		return busy_data_in(c, t);
-	/* One data-in buffer per connection, kept between commands (they run
-	 * one at a time): no fresh pages to fault in for every READ. */
-	if (t->in_len > c->in_cap) {
-		free(c->in);
-		c->in_cap = 0;
-		if (!(c->in = malloc(t->in_len))) {
-			osd__tgt_iscsi_budget_put(srv, shared);
-			return -ENOMEM;
+	int lun = t->lun_index;
+
+	/* the hook may block: it counts as blocking, as slow commands do */
+	int blocking = t->may_block || srv->on_execute;
+	if (blocking)
+		osd__tgt_iscsi_pool_blocking(srv, 1);
+	int failed = execute_lun(c, t, x, lun);
+	if (blocking)
+		osd__tgt_iscsi_pool_blocking(srv, 0);
+	return failed;
+}
+
+static int execute_lun(struct iscsi_conn *c, struct iscsi_task *t, struct osd_xfer *x, int lun)
+{
+	struct osd_target_iscsi *srv = c->srv;
+
+	if (srv->on_execute)
+		srv->on_execute(srv->on_execute_payload, t->cdb, t->cdb_len);
+	if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
+		/* CAPKEY binds requests to the session's token (login.c) */
+		if (osd_target_execute(srv->luns[lun], x, c->token, sizeof(c->token)) < 0) {
+			osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_ERROR, "%s: LUN %d: %s", c->peer,
+				       lun, osd_target_error(srv->luns[lun]));
+			return 1;
 		}
-		c->in_cap = t->in_len;
+		return 0;
 	}
-	uint8_t *in = c->in;
+	osd__tgt_iscsi_lun_execute(srv, x);
+	return 0;
+}
+
+void osd__tgt_iscsi_task_run(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	long shared = 0;
+	uint8_t *in = NULL;
+
+	if (t->in_len) {
+		shared = in_take(c, t->in_len);
+		if (shared >= 0 && !(in = malloc(t->in_len))) {
+			in_put(c, t->in_len, (size_t)shared);
+			shared = -ENOMEM;
+		}
+		if (shared < 0) {
+			osd__tgt_iscsi_task_executed(c, t);
+			busy_data_in(c, t);
+			return;
+		}
+	}
 	struct iovec out_iov = { t->out, t->out_len }, in_iov = { in, t->in_len };
 	struct osd_xfer x = { 0 };
-	int failed = 0;
 
 	x.cdb = t->cdb;
 	x.cdb_len = t->cdb_len;
@@ -301,28 +375,13 @@ static int execute(struct iscsi_conn *c, struct iscsi_task *t)
 		x.in_iovcnt = 1;
 		x.in_len = t->in_len;
 	}
-	int lun = osd__iscsi_lun_decode(t->lun);
-	if (unit_attention(c, lun, t->cdb, &x)) {
-		x.in_xferred = 0;
-	} else if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
-		/* CAPKEY binds requests to the session's token (login.c) */
-		int rc = osd_target_execute(srv->luns[lun], &x, c->token, sizeof(c->token));
-		if (rc < 0) {
-			osd__tgt_iscsi_log(srv, OSD_TARGET_ISCSI_LOG_ERROR, "%s: LUN %d: %s", c->peer,
-				       lun, osd_target_error(srv->luns[lun]));
-			failed = 1;
-		}
-	} else {
-		osd__tgt_iscsi_lun_execute(srv, &x);
-	}
-	int rc = respond(c, t, &x, failed, in);
-	if (c->in_cap > ISCSI_KEEP_IN) { /* do not hold on to a rare huge one */
-		free(c->in);
-		c->in = NULL;
-		c->in_cap = 0;
-	}
-	osd__tgt_iscsi_budget_put(srv, shared);
-	return rc;
+	int failed = execute(c, t, &x);
+	/* Done: later commands that waited for it may run while it is answered. */
+	osd__tgt_iscsi_task_executed(c, t);
+	respond(c, t, &x, failed, in);
+	free(in);
+	if (t->in_len)
+		in_put(c, t->in_len, (size_t)shared);
 }
 
 /* End a task with CHECK CONDITION ABORTED COMMAND (bad data transfer). */
@@ -346,11 +405,11 @@ static int task_busy(struct iscsi_conn *c, struct iscsi_task *t, const char *why
 	return rc;
 }
 
+/* Its data is in: hand @p t over for execution. */
 static int run_task(struct iscsi_conn *c, struct iscsi_task *t)
 {
-	int rc = execute(c, t);
-	task_free(c, t);
-	return rc;
+	osd__tgt_iscsi_task_ready(c, t);
+	return 0;
 }
 
 int osd__tgt_iscsi_tasks_expire(struct iscsi_conn *c, uint64_t now, uint64_t *next)
@@ -388,9 +447,7 @@ static int precheck(struct iscsi_conn *c, struct iscsi_task *t)
 
 	x.cdb = t->cdb;
 	x.cdb_len = t->cdb_len;
-	if (unit_attention(c, lun, t->cdb, &x)) {
-		ok = 0; /* answered now, before its Data-Out */
-	} else if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
+	if (lun >= 0 && (size_t)lun < srv->nluns && t->cdb[0] != 0xA0 /* REPORT LUNS */) {
 		ok = osd__target_precheck(srv->luns[lun], &x, c->token, sizeof(c->token));
 	} else {
 		osd__tgt_iscsi_lun_execute(srv, &x); /* needs no data-out */
@@ -458,6 +515,13 @@ int osd__tgt_iscsi_scsi_cmd(struct iscsi_conn *c, const struct osd__iscsi_pdu *p
 	t->unsolicited = w && !(h->flags & OSD_ISCSI_F_FINAL);
 	t->unsolicited_end = min_size(c->params.first_burst, t->out_len);
 	t->deadline_ms = osd__tgt_iscsi_now_ms() + c->srv->dataout_ms;
+	/* Reported in the order commands arrive, before any Data-Out */
+	struct osd_xfer ua = { 0 };
+	if (unit_attention(c, osd__iscsi_lun_decode(t->lun), t->cdb, &ua)) {
+		int rc = respond(c, t, &ua, 0, NULL);
+		task_free(c, t);
+		return rc;
+	}
 	if (pdu->data_len < t->out_len) {
 		int rc = precheck(c, t);
 		if (rc <= 0)
@@ -465,6 +529,9 @@ int osd__tgt_iscsi_scsi_cmd(struct iscsi_conn *c, const struct osd__iscsi_pdu *p
 		if (c->ntasks >= c->srv->max_pending)
 			return task_busy(c, t, "too many commands waiting for Data-Out");
 	}
+	osd__tgt_iscsi_task_classify(c->srv, t, h->flags & 7u);
+	if (osd__tgt_iscsi_task_enter(c, t))
+		return task_busy(c, t, "too many commands held");
 	if (task_grow(c, t, pdu->data_len))
 		return task_busy(c, t, "data-out budget exhausted");
 	if (pdu->data_len)

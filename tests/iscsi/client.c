@@ -314,7 +314,20 @@ static int send_data_out(struct tc *c, struct tc_cmd *cmd, uint32_t itt, uint32_
 	return 0;
 }
 
+static int start_command_attr(struct tc *c, struct tc_cmd *cmd, uint32_t itt, uint8_t attr);
+
 static int start_command(struct tc *c, struct tc_cmd *cmd, uint32_t itt)
+{
+	return start_command_attr(c, cmd, itt, OSD_ISCSI_ATTR_SIMPLE);
+}
+
+int tc_start(struct tc *c, struct tc_cmd *cmd, uint8_t attr, uint32_t *itt)
+{
+	*itt = c->itt++;
+	return start_command_attr(c, cmd, *itt, attr);
+}
+
+static int start_command_attr(struct tc *c, struct tc_cmd *cmd, uint32_t itt, uint8_t attr)
 {
 	uint8_t ahs[300];
 	int bidi = cmd->out_len && cmd->in_len;
@@ -324,7 +337,7 @@ static int start_command(struct tc *c, struct tc_cmd *cmd, uint32_t itt)
 		return (int)ahs_len;
 	struct osd__iscsi_bhs h = { 0 };
 	h.opcode = OSD_ISCSI_OP_SCSI_CMD;
-	h.flags = OSD_ISCSI_ATTR_SIMPLE | (cmd->in_len ? OSD_ISCSI_F_READ : 0) |
+	h.flags = attr | (cmd->in_len ? OSD_ISCSI_F_READ : 0) |
 		  (cmd->out_len ? OSD_ISCSI_F_WRITE : 0);
 	osd__iscsi_lun_encode(h.lun, (uint16_t)cmd->lun);
 	h.itt = itt;

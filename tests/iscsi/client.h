@@ -90,6 +90,10 @@ struct tc_cmd {
 
 /* Run @p cmd to completion. Returns 0 or -errno (protocol trouble). */
 int tc_command(struct tc *c, struct tc_cmd *cmd);
+/* Send @p cmd's SCSI Command PDU (and its unsolicited data) with task
+ * attribute @p attr (OSD_ISCSI_ATTR_*) and return; *itt gets its ITT. The
+ * caller collects the answer with tc_recv(). 0 or -errno. */
+int tc_start(struct tc *c, struct tc_cmd *cmd, uint8_t attr, uint32_t *itt);
 /* TEST UNIT READY to @p lun, taking the unit attention of a new session
  * there (for tests that then send raw SCSI Command PDUs); 0 or -errno. */
 int tc_clear_ua(struct tc *c, int lun);

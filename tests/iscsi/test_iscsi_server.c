@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <osd/attr.h>
@@ -909,6 +910,342 @@ START_TEST(free_closes_connections)
 }
 END_TEST
 
+/* ---- Concurrent execution ---- */
+
+/* Holds every OSD command with service action `hold` in the server's
+ * on_execute hook until `open`, and logs the (action, object) of each
+ * OSD command as it starts executing. */
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint16_t hold;
+	int held, open;
+	unsigned n;
+	uint16_t action[32];
+	uint64_t oid[32];
+	uint64_t start[32]; /* STARTING BYTE ADDRESS */
+	int after_open[32]; /* started once the gate was open */
+};
+
+static void gate_hook(void *payload, const uint8_t *cdb, size_t len)
+{
+	struct gate *g = payload;
+	if (len < 32 || cdb[0] != 0x7F)
+		return;
+	uint16_t action = osd__get_be16(cdb + 8);
+	pthread_mutex_lock(&g->mu);
+	if (g->n < 32) {
+		/* osd2r05 5.2.1: OBJECT_ID in bytes 24-31, STARTING BYTE ADDRESS 40-47 */
+		g->action[g->n] = action;
+		g->start[g->n] = osd__get_be64(cdb + 40);
+		g->after_open[g->n] = g->open;
+		g->oid[g->n++] = osd__get_be64(cdb + 24);
+	}
+	if (action == g->hold) {
+		g->held++;
+		pthread_cond_broadcast(&g->cv);
+		while (!g->open)
+			pthread_cond_wait(&g->cv, &g->mu);
+		g->held--;
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* Wait (at most 10 s) until @p n commands are held; returns the log length. */
+static unsigned gate_wait(struct gate *g, int n)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&g->mu);
+	while (g->held < n && pthread_cond_timedwait(&g->cv, &g->mu, &until) == 0)
+		;
+	ck_assert_int_eq(g->held, n);
+	unsigned logged = g->n;
+	pthread_mutex_unlock(&g->mu);
+	return logged;
+}
+
+static void gate_set(struct gate *g, int open)
+{
+	pthread_mutex_lock(&g->mu);
+	g->open = open;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* Index in the log of the first execution of (action, oid) from @p from. */
+static int gate_find(struct gate *g, unsigned from, uint16_t action, uint64_t oid)
+{
+	pthread_mutex_lock(&g->mu);
+	int at = -1;
+	for (unsigned i = from; i < g->n && at < 0; i++)
+		if (g->action[i] == action && g->oid[i] == oid)
+			at = (int)i;
+	pthread_mutex_unlock(&g->mu);
+	return at;
+}
+
+static uint32_t start_osd(struct tc *c, enum osd_action a, uint64_t oid, uint8_t attr)
+{
+	static uint8_t cdbs[8][OSD_CDB_V2_LEN];
+	static unsigned next;
+	uint8_t *cdb = cdbs[next++ % 8];
+	struct osd_cdb cd;
+	uint32_t itt;
+	osd_cdb_init(&cd, OSD_V2, a);
+	cd.obj.partition = PID;
+	cd.obj.id = oid;
+	osd_cdb(cdb, &cd);
+	struct tc_cmd cmd = { .cdb = cdb, .cdb_len = OSD_CDB_V2_LEN };
+	ck_assert_int_eq(tc_start(c, &cmd, attr, &itt), 0);
+	return itt;
+}
+
+/* The next PDU: the SCSI Response of @p itt with GOOD status. */
+static void expect_good(struct tc *c, uint32_t itt)
+{
+	struct osd__iscsi_pdu p;
+	ck_assert_int_eq(tc_recv(c, &p), 0);
+	ck_assert_uint_eq(p.bhs.opcode, OSD_ISCSI_OP_SCSI_RSP);
+	ck_assert_uint_eq(p.bhs.itt, itt);
+	ck_assert_uint_eq(p.bhs.status, 0);
+}
+
+/*
+ * A command held in execution (a FLUSH stopped in the on_execute hook, as
+ * a slow disk would) does not hold up the connection: a NOP-Out is
+ * answered at once, a command on another object completes, MaxCmdSN counts
+ * the held command, a command on the same object and an ORDERED one wait
+ * for it (and then run), and ABORT TASK of the held command is answered
+ * only after its response (RFC 7143 4.2.3.3).
+ */
+START_TEST(concurrent_execution)
+{
+	static struct gate g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
+				 .hold = OSD_ACT_FLUSH };
+	osd_target_iscsi *srv;
+	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
+	const uint64_t a = 0x30001, b = 0x30002;
+	struct tc c;
+	struct osd__iscsi_pdu p;
+
+	o.port = 0;
+	o.workers = 4;
+	o.on_execute = gate_hook;
+	o.on_execute_payload = &g;
+	ck_assert_int_eq(osd_target_iscsi_create(&srv, g_luns, NLUNS, &o), 0);
+	ck_assert_int_eq(osd_target_iscsi_start(srv), 0);
+	struct tc_login lo = { .target = IQN };
+	ck_assert_int_eq(tc_login(&c, osd_target_iscsi_port(srv), &lo), 0);
+	ck_assert_int_eq(tc_clear_ua(&c, 0), 0);
+	simple_osd(&c, OSD_ACT_CREATE_PARTITION, PID, 0);
+	simple_osd(&c, OSD_ACT_CREATE, PID, a);
+	simple_osd(&c, OSD_ACT_CREATE, PID, b);
+
+	/* FLUSH of a is held; the connection goes on. */
+	uint32_t flush = start_osd(&c, OSD_ACT_FLUSH, a, OSD_ISCSI_ATTR_SIMPLE);
+	unsigned base = gate_wait(&g, 1) - 1;
+	ping(&c);
+	ck_assert_uint_eq(c.max_cmd_sn, c.exp_cmd_sn + 30); /* 32 minus the held one, minus 1 */
+	simple_osd(&c, OSD_ACT_GET_ATTRIBUTES, PID, b); /* another object: runs */
+	uint32_t same = start_osd(&c, OSD_ACT_GET_ATTRIBUTES, a, OSD_ISCSI_ATTR_SIMPLE);
+	uint32_t ordered = start_osd(&c, OSD_ACT_GET_ATTRIBUTES, b, OSD_ISCSI_ATTR_ORDERED);
+	ping(&c); /* neither of them answered first */
+	ck_assert_int_eq(gate_find(&g, base, OSD_ACT_GET_ATTRIBUTES, a), -1);
+	int first_b = gate_find(&g, base, OSD_ACT_GET_ATTRIBUTES, b);
+	ck_assert_int_gt(first_b, (int)base);
+	ck_assert_int_eq(gate_find(&g, (unsigned)first_b + 1, OSD_ACT_GET_ATTRIBUTES, b), -1);
+
+	/* ABORT TASK of the held FLUSH: answered after the FLUSH's response. */
+	struct osd__iscsi_bhs h = { 0 };
+	h.opcode = OSD_ISCSI_OP_TMF_REQ;
+	h.immediate = 1;
+	h.flags = (uint8_t)(OSD_ISCSI_F_FINAL | OSD_ISCSI_TASK_ABORT);
+	h.itt = c.itt++;
+	h.ttt = flush;
+	h.cmd_sn = c.cmd_sn;
+	h.ref_cmd_sn = c.cmd_sn - 4;
+	ck_assert_int_eq(tc_send(&c, &h, NULL, 0, NULL, 0), 0);
+	ping(&c); /* the TMF answer waits */
+	gate_set(&g, 1);
+	int seen_flush = 0, seen_tmf = 0, seen_same = 0, seen_ordered = 0;
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(tc_recv(&c, &p), 0);
+		if (p.bhs.opcode == OSD_ISCSI_OP_TMF_RSP) {
+			ck_assert_uint_eq(p.bhs.itt, h.itt);
+			ck_assert_uint_eq(p.bhs.response, OSD_ISCSI_TMF_RSP_COMPLETE);
+			ck_assert(seen_flush);
+			seen_tmf = 1;
+			continue;
+		}
+		ck_assert_uint_eq(p.bhs.opcode, OSD_ISCSI_OP_SCSI_RSP);
+		ck_assert_uint_eq(p.bhs.status, 0);
+		seen_flush |= p.bhs.itt == flush;
+		seen_same |= p.bhs.itt == same;
+		seen_ordered |= p.bhs.itt == ordered;
+	}
+	ck_assert(seen_flush && seen_tmf && seen_same && seen_ordered);
+	/* Executed in order after the FLUSH: a, then the ORDERED one on b. */
+	int at_a = gate_find(&g, base, OSD_ACT_GET_ATTRIBUTES, a);
+	int at_b = gate_find(&g, (unsigned)first_b + 1, OSD_ACT_GET_ATTRIBUTES, b);
+	ck_assert_int_gt(at_a, first_b);
+	ck_assert_int_gt(at_b, at_a);
+	ck_assert_uint_eq(c.max_cmd_sn, c.exp_cmd_sn + 31); /* nothing held any more */
+
+	/* Logout while a command runs: the command's answer comes first. */
+	gate_set(&g, 0);
+	flush = start_osd(&c, OSD_ACT_FLUSH, b, OSD_ISCSI_ATTR_SIMPLE);
+	gate_wait(&g, 1);
+	ping(&c);
+	struct osd__iscsi_bhs lo_h = { 0 };
+	lo_h.opcode = OSD_ISCSI_OP_LOGOUT_REQ;
+	lo_h.immediate = 1;
+	lo_h.flags = OSD_ISCSI_F_FINAL;
+	lo_h.itt = c.itt++;
+	lo_h.cmd_sn = c.cmd_sn;
+	ck_assert_int_eq(tc_send(&c, &lo_h, NULL, 0, NULL, 0), 0);
+	gate_set(&g, 1);
+	expect_good(&c, flush);
+	ck_assert_int_eq(tc_recv(&c, &p), 0);
+	ck_assert_uint_eq(p.bhs.opcode, OSD_ISCSI_OP_LOGOUT_RSP);
+	ck_assert_uint_eq(p.bhs.response, OSD_ISCSI_LOGOUT_RSP_OK);
+	tc_close(&c);
+	osd_target_iscsi_free(srv);
+}
+END_TEST
+
+/* Starts a 4 KiB READ or WRITE of @p oid at @p off (data in @p buf). */
+static uint32_t start_rw(struct tc *c, enum osd_action a, uint64_t oid, uint64_t off,
+			 uint8_t *buf, uint8_t cdb[OSD_CDB_V2_LEN])
+{
+	struct osd_cdb cd;
+	uint32_t itt;
+	osd_cdb_init(&cd, OSD_V2, a);
+	cd.obj.partition = PID;
+	cd.obj.id = oid;
+	cd.start = off;
+	cd.length = 4096;
+	osd_cdb(cdb, &cd);
+	struct tc_cmd cmd = { .cdb = cdb, .cdb_len = OSD_CDB_V2_LEN };
+	if (a == OSD_ACT_WRITE) {
+		cmd.out = buf;
+		cmd.out_len = 4096;
+	} else {
+		cmd.in = buf;
+		cmd.in_len = 4096;
+	}
+	ck_assert_int_eq(tc_start(c, &cmd, OSD_ISCSI_ATTR_SIMPLE, &itt), 0);
+	return itt;
+}
+
+/* Receives PDUs until the status of @p itt (GOOD); Data-In goes to @p in.
+ * Any other task's status meanwhile fails. */
+static void collect(struct tc *c, uint32_t itt, uint8_t *in)
+{
+	struct osd__iscsi_pdu p;
+	for (;;) {
+		ck_assert_int_eq(tc_recv(c, &p), 0);
+		ck_assert_uint_eq(p.bhs.itt, itt);
+		if (p.bhs.opcode == OSD_ISCSI_OP_DATA_IN && in)
+			memcpy(in + p.bhs.offset, p.data, p.data_len);
+		if (p.bhs.opcode == OSD_ISCSI_OP_SCSI_RSP ||
+		    (p.bhs.opcode == OSD_ISCSI_OP_DATA_IN && (p.bhs.flags & OSD_ISCSI_F_STATUS))) {
+			ck_assert_uint_eq(p.bhs.status, 0);
+			return;
+		}
+	}
+}
+
+static int gate_logged(struct gate *g, uint16_t action, uint64_t start, int *after_open)
+{
+	int found = 0;
+	pthread_mutex_lock(&g->mu);
+	for (unsigned i = 0; i < g->n; i++) {
+		if (g->action[i] == action && g->start[i] == start) {
+			found = 1;
+			*after_open = g->after_open[i];
+		}
+	}
+	pthread_mutex_unlock(&g->mu);
+	return found;
+}
+
+/*
+ * Byte ranges of one object: two WRITEs of disjoint ranges execute at the
+ * same time (both held in the hook at once), a READ that no held WRITE can
+ * affect completes meanwhile, and a READ of a range being written runs only
+ * after the write and returns its bytes.
+ */
+START_TEST(object_ranges)
+{
+	static struct gate g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	static uint8_t fill[65536], w1[4096], w2[4096], r1[4096], r2[4096];
+	static uint8_t cdbs[4][OSD_CDB_V2_LEN];
+	osd_target_iscsi *srv;
+	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
+	const uint64_t a = 0x30011;
+	struct tc c;
+	int after_open = 0;
+
+	o.port = 0;
+	o.workers = 4;
+	o.on_execute = gate_hook;
+	o.on_execute_payload = &g;
+	ck_assert_int_eq(osd_target_iscsi_create(&srv, g_luns, NLUNS, &o), 0);
+	ck_assert_int_eq(osd_target_iscsi_start(srv), 0);
+	struct tc_login lo = { .target = IQN };
+	ck_assert_int_eq(tc_login(&c, osd_target_iscsi_port(srv), &lo), 0);
+	ck_assert_int_eq(tc_clear_ua(&c, 0), 0);
+	simple_osd(&c, OSD_ACT_CREATE_PARTITION, PID, 0);
+	simple_osd(&c, OSD_ACT_CREATE, PID, a);
+	fill_pattern(fill, sizeof(fill), 1);
+	for (uint64_t off = 0; off < sizeof(fill); off += 4096)
+		collect(&c, start_rw(&c, OSD_ACT_WRITE, a, off, fill + off, cdbs[0]), NULL);
+
+	pthread_mutex_lock(&g.mu);
+	g.hold = OSD_ACT_WRITE;
+	pthread_mutex_unlock(&g.mu);
+	fill_pattern(w1, sizeof(w1), 2);
+	fill_pattern(w2, sizeof(w2), 3);
+	uint32_t t1 = start_rw(&c, OSD_ACT_WRITE, a, 0, w1, cdbs[0]);
+	uint32_t t2 = start_rw(&c, OSD_ACT_WRITE, a, 8192, w2, cdbs[1]);
+	gate_wait(&g, 2); /* disjoint: both run at once */
+	collect(&c, start_rw(&c, OSD_ACT_READ, a, 16384, r1, cdbs[2]), r1);
+	ck_assert_mem_eq(r1, fill + 16384, 4096);
+	uint32_t t3 = start_rw(&c, OSD_ACT_READ, a, 0, r2, cdbs[3]);
+	ping(&c);
+	gate_set(&g, 1);
+	int got1 = 0, got2 = 0, got3 = 0;
+	for (int i = 0; i < 3; i++) {
+		struct osd__iscsi_pdu p;
+		ck_assert_int_eq(tc_recv(&c, &p), 0);
+		if (p.bhs.opcode == OSD_ISCSI_OP_DATA_IN) {
+			ck_assert_uint_eq(p.bhs.itt, t3);
+			memcpy(r2 + p.bhs.offset, p.data, p.data_len);
+			if (!(p.bhs.flags & OSD_ISCSI_F_STATUS)) {
+				i--;
+				continue;
+			}
+		} else {
+			ck_assert_uint_eq(p.bhs.opcode, OSD_ISCSI_OP_SCSI_RSP);
+		}
+		ck_assert_uint_eq(p.bhs.status, 0);
+		got1 |= p.bhs.itt == t1;
+		got2 |= p.bhs.itt == t2;
+		got3 |= p.bhs.itt == t3;
+	}
+	ck_assert(got1 && got2 && got3);
+	ck_assert_mem_eq(r2, w1, sizeof(w1)); /* the READ came after the WRITE */
+	ck_assert(gate_logged(&g, OSD_ACT_READ, 0, &after_open));
+	ck_assert_int_eq(after_open, 1);
+	ck_assert(gate_logged(&g, OSD_ACT_READ, 16384, &after_open));
+	ck_assert_int_eq(after_open, 0);
+	tc_close(&c);
+	osd_target_iscsi_free(srv);
+}
+END_TEST
+
 START_TEST(create_arguments)
 {
 	osd_target_iscsi *srv = NULL;
@@ -949,6 +1286,8 @@ static Suite *suite(void)
 	tcase_add_test(t, concurrent_sessions);
 	tcase_add_test(t, free_closes_connections);
 	tcase_add_test(t, create_arguments);
+	tcase_add_test(t, concurrent_execution);
+	tcase_add_test(t, object_ranges);
 	suite_add_tcase(s, t);
 	return s;
 }

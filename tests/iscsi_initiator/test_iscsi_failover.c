@@ -41,8 +41,7 @@ static void teardown(void)
 	osd_test_targetd_stop(&daemon_pid, dir);
 }
 
-/* _i 0: failover_ms 10 s; 1: 3 s. (The default, 30 s, waits on as the
- * 10 s case does.) */
+/* _i 0: failover_ms 10 s (the default); 1: 3 s. */
 START_TEST(paused_target_fails_within_bound)
 {
 	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
