@@ -389,6 +389,38 @@ static int run_rebuild(struct tool *t, osdfs_backend *be, unsigned slot)
 	return rc;
 }
 
+/* A mount elsewhere keeps its own device table and writes it at unmount: a
+ * rebuild under it would be undone (the mount records the slot down again).
+ * A live holder is refused, naming it; a holder that is gone needs --force,
+ * as every other takeover. */
+static int refuse_held(struct tool *t, osdfs_backend *be)
+{
+	struct osdfs_holder h;
+	char who[256];
+	int rc = osdfs_holder_get(be, &h);
+
+	if (rc == -EUCLEAN || (rc == 0 && h.state == OSDFS_HOLDER_NONE))
+		return 0; /* no filesystem on the layout yet, or not mounted */
+	if (rc < 0) {
+		tc_err_rc(rc, "%s: %s: reading the mount record", t->cmd, tool_fs_name(t));
+		return rc;
+	}
+	osdfs_holder_format(&h, who, sizeof(who));
+	if (h.state == OSDFS_HOLDER_LIVE) {
+		tc_err("%s: %s partition 0x%llx is %s: the mount would undo the change at "
+		       "unmount; unmount it first", t->cmd, tool_fs_name(t),
+		       (unsigned long long)t->partition, who);
+		return -EBUSY;
+	}
+	if (!t->force) {
+		tc_err("%s: %s partition 0x%llx was %s: the holder is gone; run 'osdfs --force "
+		       "%s ...'", t->cmd, tool_fs_name(t), (unsigned long long)t->partition, who,
+		       t->cmd);
+		return -EBUSY;
+	}
+	return 0;
+}
+
 int cmd_rebuild(struct tool *t, int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -410,7 +442,9 @@ int cmd_rebuild(struct tool *t, int argc, char **argv)
 	be = open_layout(t, 0);
 	if (!be)
 		return TC_EXIT_FAILED;
-	rc = pick_slot(t, be, o.slot, &d);
+	rc = refuse_held(t, be);
+	if (rc == 0)
+		rc = pick_slot(t, be, o.slot, &d);
 	if (rc == 0 && d.state == OSDFS_LAYOUT_DEV_DOWN)
 		rc = replace_device(t, be, d.slot, o.replace);
 	else if (rc == 0 && o.replace)

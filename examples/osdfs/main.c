@@ -98,7 +98,8 @@ static const struct command commands[] = {
 	  "Restore redundancy: put a new, empty device (--replace, or a spare given\n"
 	  "as one more --target) in the place of the device that is down (or slot N),\n"
 	  "and rebuild its data from mirrors or parity. Give the other devices with\n"
-	  "--target as usual.\n"
+	  "--target as usual. A filesystem mounted elsewhere is refused (unmount it\n"
+	  "first; one whose holder is gone needs --force).\n"
 	  "  --slot N           the slot to rebuild (default: the only one down)\n"
 	  "  --replace TARGET   the new device: an empty store directory or iSCSI URL\n",
 	  cmd_rebuild },

@@ -83,6 +83,86 @@ pthread_rwlock_t *lay_lock_of(struct lay *L, uint64_t oid)
 	return &L->locks[(oid * 0x9E3779B97F4A7C15ULL) >> 56 & (LAY_LOCKS - 1)];
 }
 
+/* A device's table and identity; *has = 0 when it carries none. */
+struct probe {
+	struct lay_table t;
+	struct lay_self self;
+	int has;
+	struct lay_health health; /* generation 0: none (or damaged: ignored) */
+};
+
+static int read_table(osdfs_backend *be, struct probe *pr, char *err, size_t errlen);
+
+/* Slot @p s of the table another process stored (@p disk) over ours: a
+ * different device there (a rebuild put a replacement in) is taken, but if
+ * this handle wrote without it (its old device down here) it is stale by
+ * those writes: REBUILDING until a rebuild finishes it. The same device
+ * keeps the worse state of the two: each side's writes skipped a slot it
+ * saw down. */
+static void merge_slot(struct lay *L, unsigned s, const struct lay_table_ent *disk)
+{
+	struct lay_table_ent *e = &L->table.ent[s];
+	uint8_t st = disk->state;
+
+	if (memcmp(e->uuid, disk->uuid, 16) != 0) {
+		if (L->dev[s].state == OSDFS_LAYOUT_DEV_DOWN && st == OSDFS_LAYOUT_DEV_UP)
+			st = OSDFS_LAYOUT_DEV_REBUILDING;
+		*e = *disk;
+		e->state = st;
+		L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN; /* not the device this handle has */
+		return;
+	}
+	if (e->state == OSDFS_LAYOUT_DEV_DOWN || st == OSDFS_LAYOUT_DEV_DOWN)
+		e->state = OSDFS_LAYOUT_DEV_DOWN;
+	else if (e->state == OSDFS_LAYOUT_DEV_REBUILDING || st == OSDFS_LAYOUT_DEV_REBUILDING)
+		e->state = OSDFS_LAYOUT_DEV_REBUILDING;
+}
+
+/* Before a store: the newest table on the devices this handle reads. One
+ * newer than ours was stored by another process (a rebuild while this
+ * filesystem was mounted): merge it slot by slot rather than undo it. */
+static int merge_newer_table(struct lay *L)
+{
+	struct probe *pr = calloc(1, sizeof(*pr));
+	struct lay_table newest = { 0 };
+	int merged;
+
+	if (!pr)
+		return 0;
+	for (unsigned s = 0; s < L->table.ndev; s++) {
+		if (!lay_readable(L, s) || read_table(L->dev[s].be, pr, NULL, 0) < 0 || !pr->has)
+			continue;
+		if (memcmp(pr->t.fs_uuid, L->table.fs_uuid, 16) == 0 &&
+		    pr->t.ndev == L->table.ndev && pr->t.generation > newest.generation)
+			newest = pr->t;
+	}
+	free(pr);
+	pthread_mutex_lock(&L->mu);
+	merged = newest.generation > L->table.generation;
+	if (merged) {
+		for (unsigned s = 0; s < L->table.ndev; s++)
+			merge_slot(L, s, &newest.ent[s]);
+		L->table.generation = newest.generation;
+	}
+	pthread_mutex_unlock(&L->mu);
+	return merged;
+}
+
+/* At close: a handle that wrote with a slot down may have stored that long
+ * ago; if another process changed the table since (put a device in that
+ * slot), its writes still make the slot stale: merge and store. */
+static void table_reconcile(struct lay *L)
+{
+	int down = 0;
+
+	if (!L->pool || !L->formatted || L->readonly)
+		return;
+	for (unsigned s = 0; s < L->table.ndev; s++)
+		down |= L->dev[s].state == OSDFS_LAYOUT_DEV_DOWN;
+	if (down && merge_newer_table(L))
+		lay_table_store(L);
+}
+
 int lay_table_store(struct lay *L)
 {
 	struct lay_copv v = { 0 };
@@ -92,6 +172,8 @@ int lay_table_store(struct lay *L)
 
 	if (L->readonly)
 		return -EROFS;
+	if (L->formatted)
+		merge_newer_table(L);
 	pthread_mutex_lock(&L->mu);
 	L->table.generation++;
 	L->table_dirty = 0;
@@ -138,13 +220,6 @@ void lay_table_sync(struct lay *L)
 	lay_health_sync(L);
 }
 
-/* A device's table and identity; *has = 0 when it carries none. */
-struct probe {
-	struct lay_table t;
-	struct lay_self self;
-	int has;
-	struct lay_health health; /* generation 0: none (or damaged: ignored) */
-};
 
 /* A device's table and identity; has = 0 when it carries none. */
 static int read_table(osdfs_backend *be, struct probe *pr, char *err, size_t errlen)
@@ -326,6 +401,7 @@ void lay_be_destroy(void *impl)
 
 	if (!L)
 		return;
+	table_reconcile(L);
 	lay_pool_free(L->pool);
 	for (unsigned s = 0; s < OSDFS_LAYOUT_MAX_DEVICES; s++) {
 		osdfs_backend_free(L->dev[s].be);
