@@ -14,7 +14,9 @@ list(APPEND OSDFS_SOURCES
   ${_osdfs_lay}/rebuild.c
   ${_osdfs_lay}/relayout.c
   ${_osdfs_lay}/health.c
+  ${_osdfs_lay}/dirty.c
   ${_osdfs_lay}/scrub.c)
 # The device table's checksum is libosd's CRC32C (checksum/crc32c.h).
 set_source_files_properties(${_osdfs_lay}/table.c ${_osdfs_lay}/health.c
+  ${_osdfs_lay}/dirty.c
   PROPERTIES INCLUDE_DIRECTORIES ${PROJECT_SOURCE_DIR}/libosd)

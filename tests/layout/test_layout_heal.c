@@ -359,8 +359,9 @@ static void on_event(const struct osdfs_layout_event *e, void *payload)
 	seen.last_severity = e->severity;
 }
 
-/* Device events over opens: missing (down), present again (returned, once),
- * failing while open (down, to the handler too), rebuilt (up). */
+/* Device events over opens: missing (down), present again (returned and
+ * resynced, once), failing while open (down, to the handler too), replaced
+ * and rebuilt (up). */
 START_TEST(test_device_events)
 {
 	const int without2[NDEV] = { 0, 1, -1, 3 };
@@ -372,13 +373,21 @@ START_TEST(test_device_events)
 	ck_assert_int_eq(fx_open(&f, without2, NDEV, NULL), 0);
 	ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_DOWN, 2), 1);
 	fx_close(&f);
+	/* back: returned, resynced (started, finished), up; once */
 	for (int k = 0; k < 2; k++) {
 		ck_assert_int_eq(fx_open_all(&f, NULL), 0);
-		ck_assert_int_eq(dev(&f, 2).state, OSDFS_LAYOUT_DEV_DOWN);
+		ck_assert_int_eq(dev(&f, 2).state, OSDFS_LAYOUT_DEV_UP);
 		ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_RETURNED, 2), 1);
+		ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_RESYNC_STARTED, 2), 1);
+		ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_RESYNC_FINISHED, 2), 1);
 		fx_close(&f);
 	}
-	ck_assert_int_eq(fx_open_all(&f, NULL), 0);
+	ck_assert_str_eq(osdfs_layout_event_name(OSDFS_LAYOUT_EV_RESYNC_FINISHED),
+			 "resync-finished");
+	/* a new device in its place: rebuilt, up */
+	ck_assert_int_eq(fx_open(&f, without2, NDEV, NULL), 0);
+	fx_close(&f);
+	ck_assert_int_eq(fx_open(&f, (const int[]){ 0, 1, -1, 3, 4 }, NDEV + 1, NULL), 0);
 	ck_assert_int_eq(osdfs_layout_replace(f.be, 2, NULL, NULL), 0);
 	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 2, &rs, NULL, NULL), 0);
 	ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_UP, 2), 1);
