@@ -103,6 +103,14 @@ static const struct command commands[] = {
 	  "  --slot N           the slot to rebuild (default: the only one down)\n"
 	  "  --replace TARGET   the new device: an empty store directory or iSCSI URL\n",
 	  cmd_rebuild },
+	{ "resync", "resync [--slot N]",
+	  "Bring back a device that was down and is present again (the same device):\n"
+	  "copy onto it only what the dirty-region log says was written while it was\n"
+	  "away, then mark it up. Any read-write open does this by itself; resync\n"
+	  "reports it and retries what the open could not. A device the log does not\n"
+	  "cover needs 'osdfs rebuild'. A filesystem mounted elsewhere is refused.\n"
+	  "  --slot N   only this slot (default: every slot that is not up)\n",
+	  cmd_resync },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

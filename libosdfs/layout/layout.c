@@ -10,6 +10,8 @@
 #include <sys/random.h>
 
 #include "core/format.h"
+#include <osdfs/osdfs.h>
+
 #include "layout/layout_int.h"
 
 #define WORKERS_PER_DEVICE 2
@@ -515,10 +517,16 @@ static int open_layout(struct lay *L, const struct osdfs_layout_config *cfg, cha
 }
 
 /* At open: each device that is back and that the dirty-region log covers
- * gets the regions written while it was away (a failure leaves it down). */
-static void resync_returned(struct lay *L)
+ * gets the regions written while it was away (a failure leaves it down).
+ * Not under a live holder (a mount elsewhere goes on writing without the
+ * device, and logging): that is for the mount's own next open. */
+static void resync_returned(struct lay *L, osdfs_backend *be)
 {
+	struct osdfs_holder h;
+
 	if (L->readonly || !L->formatted)
+		return;
+	if (osdfs_holder_get(be, &h) == 0 && h.state == OSDFS_HOLDER_LIVE)
 		return;
 	for (unsigned s = 0; s < L->table.ndev; s++)
 		if (L->dev[s].be && L->dev[s].state != OSDFS_LAYOUT_DEV_UP &&
@@ -556,7 +564,7 @@ OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
 		return rc;
 	}
 	lay_table_sync(L);
-	resync_returned(L);
+	resync_returned(L, *out);
 	return 0;
 }
 
