@@ -82,8 +82,10 @@ static const struct command commands[] = {
 	{ "devices", "devices",
 	  "Show the device table of a multi-device filesystem: slot, state, I/O\n"
 	  "errors, medium errors, repairs and unrepaired errors, uuid and address of\n"
-	  "each device, the default data map, and the recent events (device down or\n"
-	  "back, repairs, unrecoverable reads, mismatches) with time and reason.\n",
+	  "each device, the default data map, the dirty-region log (the down slots a\n"
+	  "resync can bring back), and the recent events (device down or back, resync\n"
+	  "started and finished, repairs, unrecoverable reads, mismatches) with time\n"
+	  "and reason.\n",
 	  cmd_devices },
 	{ "scrub", "scrub [--dry-run]",
 	  "Read every stripe of every object of a multi-device filesystem from every\n"
