@@ -314,7 +314,7 @@ int lay_dirty_snapshot(struct lay *L, struct lay_dkey **out, size_t *n)
 	pthread_mutex_lock(&d->mu);
 	*n = d->n;
 	*out = malloc((d->n ? d->n : 1) * sizeof(**out));
-	if (*out)
+	if (*out && d->n)
 		memcpy(*out, d->k, d->n * sizeof(**out));
 	pthread_mutex_unlock(&d->mu);
 	return *out ? 0 : -ENOMEM;
