@@ -318,7 +318,6 @@ static int rebuild_opt(struct tool *t, int key, const char *arg, void *ctx)
 	struct rebuild_opts *o = ctx;
 	uint64_t v;
 
-	(void)t;
 	if (key == OPT_REPLACE) {
 		o->replace = arg;
 		return 0;
@@ -326,7 +325,7 @@ static int rebuild_opt(struct tool *t, int key, const char *arg, void *ctx)
 	if (key != OPT_SLOT)
 		return TC_EXIT_USAGE;
 	if (tc_parse_u64(arg, &v) < 0 || v >= OSDFS_LAYOUT_MAX_DEVICES)
-		return tc_usage_err("rebuild: --slot: '%s' is not a slot number", arg);
+		return tc_usage_err("%s: --slot: '%s' is not a slot number", t->cmd, arg);
 	o->slot = (long)v;
 	return 0;
 }

@@ -286,7 +286,8 @@ static int note_whole(struct lay *L, uint64_t oid)
 	return lay_dirty_note(L, oid, LAY_DIRTY_ALL, LAY_DIRTY_ALL);
 }
 
-/* Run @p fn's change of @p oid between the two notes. */
+/* Make @p change (an expression giving 0 or -errno) of @p oid between the
+ * two notes; @p rc receives the first failure. */
 #define LOGGED(L, oid, rc, change) \
 	do { \
 		(rc) = note_whole(L, oid); \
