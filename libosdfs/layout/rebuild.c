@@ -618,10 +618,11 @@ int lay_resync(struct lay *L, unsigned s, struct osdfs_layout_resync_stats *st)
 	if (rc == 0) {
 		set_state(L, s, OSDFS_LAYOUT_DEV_UP);
 		rc = lay_dirty_resynced(L, s, k, n);
+		/* counts first: a long address is what the reason's limit cuts */
 		lay_event(L, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)s, 0, 0,
-			  "device %s is up: %llu regions, %llu objects, %llu bytes resynced",
-			  L->table.ent[s].address, (unsigned long long)st->regions,
-			  (unsigned long long)st->objects, (unsigned long long)st->bytes);
+			  "%llu regions, %llu objects, %llu bytes resynced; up: device %s",
+			  (unsigned long long)st->regions, (unsigned long long)st->objects,
+			  (unsigned long long)st->bytes, L->table.ent[s].address);
 	} else {
 		/* the log still names everything: a later resync starts over */
 		set_state(L, s, OSDFS_LAYOUT_DEV_DOWN);
