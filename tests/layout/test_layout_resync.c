@@ -7,7 +7,9 @@
  * new file are written to it, nothing else; it is up with resync events, the
  * log is empty, every byte reads back right with another device gone, and a
  * scrub is clean. Also: the log is durable before the write (a reopen
- * without the device finds the keys), a slot the log does not cover (down
+ * without the device finds the keys), a device that fails during a write
+ * has that write's region logged before the write returns, a slot the log
+ * does not cover (down
  * from before, or after an overflow) is refused with -ESTALE, and the
  * figure: the bytes a resync writes follow the data written during the
  * outage (one region), not the file or device size.
@@ -243,6 +245,45 @@ START_TEST(test_resync_follows_outage_writes)
 }
 END_TEST
 
+/* A device that fails during a write: the write's regions are logged after
+ * it, before it returns, and the device comes back by resync with them. */
+START_TEST(test_resync_after_failure_during_write)
+{
+	const struct shape *sh = &shapes[0];
+	uint8_t *want = malloc(BIG), patch[8192];
+	uint64_t oid, entries, covered;
+	unsigned long b0;
+	struct fx f;
+	osdfs *fs;
+
+	ck_assert_ptr_nonnull(want);
+	pattern(want, BIG, 4);
+	pattern(patch, sizeof(patch), 99);
+	fx_init(&f, sh->ndev);
+	ck_assert_int_eq(fx_open_all(&f, sh->map), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs = fx_mount(f.be);
+	oid = make_file(fs, "f", want, BIG);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_kill(&f, sh->gone); /* fails from now on, while open */
+	put(f.be, oid, sh->region_logical + 77, patch, sizeof(patch));
+	memcpy(want + sh->region_logical + 77, patch, sizeof(patch));
+	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 0);
+	ck_assert_uint_eq(entries, 1);
+	ck_assert_uint_eq(covered, 1ull << sh->gone);
+	fx_close(&f);
+	b0 = atomic_load(&f.wbytes[sh->gone]);
+	open_without(&f, sh, -1); /* back (a new, working connection) */
+	ck_assert_uint_eq(atomic_load(&f.wbytes[sh->gone]) - b0, REGION);
+	fx_close(&f);
+	open_without(&f, sh, (int)sh->other);
+	same(f.be, oid, want, BIG);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+}
+END_TEST
+
 /* Not covered: down since before the log (no covering bit), or overflowed. */
 START_TEST(test_resync_refused_when_not_covered)
 {
@@ -334,6 +375,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_resync_copies_only_dirty_regions, 0,
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
 	tcase_add_test(tc, test_resync_follows_outage_writes);
+	tcase_add_test(tc, test_resync_after_failure_during_write);
 	tcase_add_test(tc, test_resync_refused_when_not_covered);
 	tcase_add_test(tc, test_dirty_log_format);
 	suite_add_tcase(s, tc);
