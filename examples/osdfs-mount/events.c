@@ -1,6 +1,7 @@
 /*
  * Layout events while mounted: device down or back, repairs, unrecoverable
- * reads, mismatches (osdfs_layout_set_event_handler()), each logged with
+ * reads, mismatches (osdfs_layout_set_event_handler()), and the resyncs the
+ * open did before (a returned device brought up), each logged with
  * its severity: on stderr in the foreground, to syslog (facility daemon)
  * once in the background, where stderr is /dev/null. The devices keep the
  * same events for 'osdfs devices'.
@@ -47,7 +48,21 @@ static void on_event(const struct osdfs_layout_event *e, void *payload)
 	log_line(e->severity, text);
 }
 
-void mnt_events_attach(osdfs_backend *be, int foreground)
+/* The resyncs the open did (devices back since the last mount: only what
+ * changed while they were away was copied), recorded before the handler. */
+static void log_open_resyncs(osdfs_backend *be, int64_t opened)
+{
+	struct osdfs_layout_event ev[64];
+	int n = osdfs_layout_events(be, ev, 64);
+
+	for (int i = 0; i < n; i++)
+		if (ev[i].time >= opened && (ev[i].kind == OSDFS_LAYOUT_EV_RESYNC_STARTED ||
+					     ev[i].kind == OSDFS_LAYOUT_EV_RESYNC_FINISHED ||
+					     ev[i].kind == OSDFS_LAYOUT_EV_RETURNED))
+			on_event(&ev[i], NULL);
+}
+
+void mnt_events_attach(osdfs_backend *be, int foreground, int64_t opened)
 {
 	unsigned n = osdfs_layout_ndevices(be);
 
@@ -56,6 +71,7 @@ void mnt_events_attach(osdfs_backend *be, int foreground)
 	use_syslog = !foreground;
 	if (use_syslog)
 		openlog(tc_prog(), LOG_PID, LOG_DAEMON);
+	log_open_resyncs(be, opened);
 	osdfs_layout_set_event_handler(be, on_event, NULL);
 	for (unsigned s = 0; s < n; s++) {
 		struct osdfs_layout_device d;

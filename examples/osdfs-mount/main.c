@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <osdfs/backends.h>
 #include "mount.h"
@@ -154,6 +155,7 @@ static void holder_hint(struct run *r, osdfs_backend *be)
 static int open_fs(struct run *r)
 {
 	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
+	int64_t opened = (int64_t)time(NULL); /* resyncs of the open are logged */
 	osdfs_backend *be;
 	char err[256] = "";
 	int rc;
@@ -165,7 +167,7 @@ static int open_fs(struct run *r)
 		return TC_EXIT_FAILED;
 	be = r->set.be;
 	r->set.be = NULL;
-	mnt_events_attach(be, r->o.foreground);
+	mnt_events_attach(be, r->o.foreground, opened);
 	if (r->o.mkfs && (rc = make_fs(r, be)) != 0) {
 		osdfs_backend_free(be);
 		return rc;

@@ -123,8 +123,9 @@ static inline struct mnt_file *mnt_file_of(const struct fuse_file_info *fi)
 
 /* ---- layout events (events.c) ---- */
 /* Log @p be's events (if it is a layout) with their severity: on stderr in
- * the foreground, else to syslog; and say which slots are not up now. */
-void mnt_events_attach(osdfs_backend *be, int foreground);
+ * the foreground, else to syslog; first the resyncs its open did (events
+ * since @p opened), then which slots are not up now. */
+void mnt_events_attach(osdfs_backend *be, int foreground, int64_t opened);
 
 /* ---- running in the background (daemon.c) ---- */
 /* Forks; the parent waits for mnt_daemon_ready() or the child's exit and

@@ -99,6 +99,38 @@ static void print_events(osdfs_backend *be, int json)
 		printf("]");
 }
 
+/* The dirty-region log: entries and the down slots it covers (resyncable). */
+static void print_dirty_log(osdfs_backend *be, int json)
+{
+	uint64_t entries = 0, covered = 0;
+	int of = osdfs_layout_dirty_log(be, &entries, &covered), first = 1;
+
+	if (of < 0)
+		return;
+	if (json) {
+		printf(",\"dirty_log\":{\"entries\":%" PRIu64 ",\"region_bytes\":%u,"
+		       "\"overflow\":%s,\"covers\":[", entries, OSDFS_LAYOUT_REGION_BYTES,
+		       of ? "true" : "false");
+		for (unsigned s = 0; s < 64; s++)
+			if (covered >> s & 1) {
+				printf("%s%u", first ? "" : ",", s);
+				first = 0;
+			}
+		printf("]}");
+		return;
+	}
+	printf("dirty-region log: %" PRIu64 " entries of %u KiB regions", entries,
+	       OSDFS_LAYOUT_REGION_BYTES >> 10);
+	if (of)
+		printf("; overflowed: a device that was down needs a rebuild");
+	for (unsigned s = 0; s < 64; s++)
+		if (covered >> s & 1) {
+			printf("%s%u", first ? "; resyncs slot " : ", ", s);
+			first = 0;
+		}
+	printf("\n");
+}
+
 int cmd_devices(struct tool *t, int argc, char **argv)
 {
 	struct osdfs_data_map map;
@@ -129,10 +161,12 @@ int cmd_devices(struct tool *t, int argc, char **argv)
 	if (t->json) {
 		printf("],\"layout\":");
 		tc_json_string(stdout, spec);
+		print_dirty_log(be, 1);
 		print_events(be, 1);
 		printf("}\n");
 	} else {
 		printf("default layout: %s\n", spec);
+		print_dirty_log(be, 0);
 		print_events(be, 0);
 	}
 	tool_release_backend(t);
@@ -284,7 +318,6 @@ static int rebuild_opt(struct tool *t, int key, const char *arg, void *ctx)
 	struct rebuild_opts *o = ctx;
 	uint64_t v;
 
-	(void)t;
 	if (key == OPT_REPLACE) {
 		o->replace = arg;
 		return 0;
@@ -292,7 +325,7 @@ static int rebuild_opt(struct tool *t, int key, const char *arg, void *ctx)
 	if (key != OPT_SLOT)
 		return TC_EXIT_USAGE;
 	if (tc_parse_u64(arg, &v) < 0 || v >= OSDFS_LAYOUT_MAX_DEVICES)
-		return tc_usage_err("rebuild: --slot: '%s' is not a slot number", arg);
+		return tc_usage_err("%s: --slot: '%s' is not a slot number", t->cmd, arg);
 	o->slot = (long)v;
 	return 0;
 }
@@ -389,6 +422,38 @@ static int run_rebuild(struct tool *t, osdfs_backend *be, unsigned slot)
 	return rc;
 }
 
+/* A mount elsewhere keeps its own device table and writes it at unmount: a
+ * rebuild under it would be undone (the mount records the slot down again).
+ * A live holder is refused, naming it; a holder that is gone needs --force,
+ * as every other takeover. */
+static int refuse_held(struct tool *t, osdfs_backend *be)
+{
+	struct osdfs_holder h;
+	char who[256];
+	int rc = osdfs_holder_get(be, &h);
+
+	if (rc == -EUCLEAN || (rc == 0 && h.state == OSDFS_HOLDER_NONE))
+		return 0; /* no filesystem on the layout yet, or not mounted */
+	if (rc < 0) {
+		tc_err_rc(rc, "%s: %s: reading the mount record", t->cmd, tool_fs_name(t));
+		return rc;
+	}
+	osdfs_holder_format(&h, who, sizeof(who));
+	if (h.state == OSDFS_HOLDER_LIVE) {
+		tc_err("%s: %s partition 0x%llx is %s: the mount would undo the change at "
+		       "unmount; unmount it first", t->cmd, tool_fs_name(t),
+		       (unsigned long long)t->partition, who);
+		return -EBUSY;
+	}
+	if (!t->force) {
+		tc_err("%s: %s partition 0x%llx was %s: the holder is gone; run 'osdfs --force "
+		       "%s ...'", t->cmd, tool_fs_name(t), (unsigned long long)t->partition, who,
+		       t->cmd);
+		return -EBUSY;
+	}
+	return 0;
+}
+
 int cmd_rebuild(struct tool *t, int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -410,7 +475,9 @@ int cmd_rebuild(struct tool *t, int argc, char **argv)
 	be = open_layout(t, 0);
 	if (!be)
 		return TC_EXIT_FAILED;
-	rc = pick_slot(t, be, o.slot, &d);
+	rc = refuse_held(t, be);
+	if (rc == 0)
+		rc = pick_slot(t, be, o.slot, &d);
 	if (rc == 0 && d.state == OSDFS_LAYOUT_DEV_DOWN)
 		rc = replace_device(t, be, d.slot, o.replace);
 	else if (rc == 0 && o.replace)
@@ -420,4 +487,113 @@ int cmd_rebuild(struct tool *t, int argc, char **argv)
 		rc = run_rebuild(t, be, d.slot);
 	tool_release_backend(t);
 	return rc < 0 ? TC_EXIT_FAILED : TC_EXIT_OK;
+}
+
+/* ---- resync ---- */
+
+/* The newest resync-finished event of slot @p s: what the open did. */
+static void print_open_resync(osdfs_backend *be, unsigned s)
+{
+	struct osdfs_layout_event ev[64];
+	int n = osdfs_layout_events(be, ev, 64);
+
+	while (n-- > 0)
+		if (ev[n].kind == OSDFS_LAYOUT_EV_RESYNC_FINISHED && ev[n].slot == (int)s) {
+			printf("resynced slot %u at open: %s\n", s, ev[n].reason);
+			return;
+		}
+}
+
+/* The slots not up, read without changing anything (the read-write open
+ * that follows resyncs what it can by itself); -1 if refused. */
+static int64_t slots_not_up(struct tool *t, long only, uint64_t *mask)
+{
+	osdfs_backend *be = open_layout(t, 1);
+	unsigned n;
+
+	*mask = 0;
+	if (!be)
+		return -1;
+	if (refuse_held(t, be) < 0) {
+		tool_release_backend(t);
+		return -1;
+	}
+	n = osdfs_layout_ndevices(be);
+	for (unsigned s = 0; s < n; s++) {
+		struct osdfs_layout_device d;
+
+		if ((only < 0 || s == (unsigned)only) && osdfs_layout_device(be, s, &d) == 0 &&
+		    d.state != OSDFS_LAYOUT_DEV_UP)
+			*mask |= 1ull << s;
+	}
+	tool_release_backend(t);
+	return 0;
+}
+
+/* Resync slot @p s explicitly; 0, 1 if it needs a rebuild, or an error. */
+static int resync_slot(struct tool *t, osdfs_backend *be, unsigned s)
+{
+	struct osdfs_layout_resync_stats st;
+	struct osdfs_layout_device d;
+	int rc = osdfs_layout_resync(be, s, &st);
+
+	osdfs_layout_device(be, s, &d);
+	if (rc == -ESTALE) {
+		tc_err("%s: slot %u (%s): the dirty-region log does not cover its outage (it "
+		       "was down before the log, or the log overflowed): run 'osdfs rebuild "
+		       "--slot %u'", t->cmd, s, d.address, s);
+		return 1;
+	}
+	if (rc == -ENODEV) {
+		tc_err("%s: slot %u (%s) has no device: give it with --target", t->cmd, s,
+		       d.address);
+		return 1;
+	}
+	printf("resynced slot %u (%s): %" PRIu64 " log entries, %" PRIu64 " regions, %" PRIu64
+	       " whole objects, %" PRIu64 " component writes, %" PRIu64 " bytes; state %s\n",
+	       s, d.address, st.entries, st.regions, st.objects, st.components, st.bytes,
+	       tc_layout_state_name(d.state));
+	if (rc < 0)
+		tc_err_rc(rc, "%s: slot %u", t->cmd, s);
+	return rc;
+}
+
+int cmd_resync(struct tool *t, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "slot", required_argument, NULL, OPT_SLOT },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rebuild_opts o = { -1, NULL };
+	int i = tool_getopt(t, tool_find_command("resync"), argc, argv, "", longs,
+			    rebuild_opt, &o);
+	unsigned fails = 0;
+	osdfs_backend *be;
+	uint64_t todo;
+
+	if (i <= 0)
+		return -i;
+	if (i < argc)
+		return tc_usage_err("resync: unexpected argument '%s'", argv[i]);
+	if (slots_not_up(t, o.slot, &todo) < 0)
+		return TC_EXIT_FAILED;
+	if (!todo) {
+		printf("%s: every device is up: nothing to resync\n", tool_fs_name(t));
+		return TC_EXIT_OK;
+	}
+	be = open_layout(t, 0);
+	if (!be)
+		return TC_EXIT_FAILED;
+	for (unsigned s = 0; s < 64; s++) {
+		struct osdfs_layout_device d;
+
+		if (!(todo >> s & 1) || osdfs_layout_device(be, s, &d) < 0)
+			continue;
+		if (d.state == OSDFS_LAYOUT_DEV_UP)
+			print_open_resync(be, s);
+		else
+			fails += resync_slot(t, be, s) != 0;
+	}
+	tool_release_backend(t);
+	return fails ? TC_EXIT_FAILED : TC_EXIT_OK;
 }

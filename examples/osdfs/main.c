@@ -82,8 +82,10 @@ static const struct command commands[] = {
 	{ "devices", "devices",
 	  "Show the device table of a multi-device filesystem: slot, state, I/O\n"
 	  "errors, medium errors, repairs and unrepaired errors, uuid and address of\n"
-	  "each device, the default data map, and the recent events (device down or\n"
-	  "back, repairs, unrecoverable reads, mismatches) with time and reason.\n",
+	  "each device, the default data map, the dirty-region log (the down slots a\n"
+	  "resync can bring back), and the recent events (device down or back, resync\n"
+	  "started and finished, repairs, unrecoverable reads, mismatches) with time\n"
+	  "and reason.\n",
 	  cmd_devices },
 	{ "scrub", "scrub [--dry-run]",
 	  "Read every stripe of every object of a multi-device filesystem from every\n"
@@ -98,10 +100,19 @@ static const struct command commands[] = {
 	  "Restore redundancy: put a new, empty device (--replace, or a spare given\n"
 	  "as one more --target) in the place of the device that is down (or slot N),\n"
 	  "and rebuild its data from mirrors or parity. Give the other devices with\n"
-	  "--target as usual.\n"
+	  "--target as usual. A filesystem mounted elsewhere is refused (unmount it\n"
+	  "first; one whose holder is gone needs --force).\n"
 	  "  --slot N           the slot to rebuild (default: the only one down)\n"
 	  "  --replace TARGET   the new device: an empty store directory or iSCSI URL\n",
 	  cmd_rebuild },
+	{ "resync", "resync [--slot N]",
+	  "Bring back a device that was down and is present again (the same device):\n"
+	  "copy onto it only what the dirty-region log says was written while it was\n"
+	  "away, then mark it up. Any read-write open does this by itself; resync\n"
+	  "reports it and retries what the open could not. A device the log does not\n"
+	  "cover needs 'osdfs rebuild'. A filesystem mounted elsewhere is refused.\n"
+	  "  --slot N   only this slot (default: every slot that is not up)\n",
+	  cmd_resync },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

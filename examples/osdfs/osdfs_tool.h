@@ -151,6 +151,7 @@ int cmd_ln(struct tool *t, int argc, char **argv);
 int cmd_fsck(struct tool *t, int argc, char **argv);
 int cmd_devices(struct tool *t, int argc, char **argv);
 int cmd_rebuild(struct tool *t, int argc, char **argv);
+int cmd_resync(struct tool *t, int argc, char **argv);
 int cmd_scrub(struct tool *t, int argc, char **argv);
 
 #endif

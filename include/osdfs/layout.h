@@ -231,9 +231,13 @@ enum osdfs_layout_event_kind {
 					     reconstructed: the read gave -EIO */
 	OSDFS_LAYOUT_EV_MISMATCH,       /**< copies or parity disagree and the bad
 					     unit cannot be told (scrub) */
-	OSDFS_LAYOUT_EV_RETURNED        /**< a device marked down is present again
-					     at open; its data is stale, so it stays
-					     down until rebuilt */
+	OSDFS_LAYOUT_EV_RETURNED,       /**< a device marked down is present again
+					     at open; its data is stale: resynced if
+					     the dirty-region log covers its outage,
+					     else down until rebuilt */
+	OSDFS_LAYOUT_EV_RESYNC_STARTED, /**< a returned device is being resynced:
+					     the regions written while it was away */
+	OSDFS_LAYOUT_EV_RESYNC_FINISHED /**< a resync finished: the device is up */
 };
 
 /** One event of a layout (osdfs_layout_events(), the event handler). */
@@ -364,6 +368,61 @@ OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
 				    void (*progress)(const struct osdfs_layout_rebuild_stats *st,
 						     void *payload),
 				    void *payload);
+
+/** Counters of a resync (osdfs_layout_resync()). */
+struct osdfs_layout_resync_stats {
+	uint64_t entries;        /**< dirty-log entries (object, region) replayed */
+	uint64_t regions;        /**< file regions copied or reconstructed */
+	uint64_t objects;        /**< objects copied whole (metadata, files created,
+				      truncated or removed while the device was away) */
+	uint64_t components;     /**< component writes, creates and removes sent to
+				      the device */
+	uint64_t bytes;          /**< data bytes written to the device */
+};
+
+/**
+ * Bytes of one dirty region: writes while a device is down are logged per
+ * (object, region), a region being this many bytes of every component's
+ * address space (one stripe unit when the unit is larger). See
+ * docs/layout.md, "Dirty-region log and resync".
+ */
+#define OSDFS_LAYOUT_REGION_BYTES (1u << 20)
+
+/** Most entries the dirty-region log holds; beyond, it overflows and a
+ * returned device needs a full rebuild. */
+#define OSDFS_LAYOUT_DIRTY_MAX 4000u
+
+/**
+ * Resync slot @p slot: its device was down and is present again (the same
+ * device, not a replacement), and the layout's dirty-region log has covered
+ * it since it went down. Only what was written while it was away is copied
+ * or reconstructed onto it (regions of files; whole metadata objects, and
+ * objects created, truncated or removed meanwhile), then the slot is up and
+ * the log entries no other down slot needs are cleared. Records
+ * OSDFS_LAYOUT_EV_RESYNC_STARTED and _FINISHED events. A layout opened
+ * read-write resyncs each returned device this way at open.
+ * @param be the layout backend
+ * @param slot the slot to resync (state down, or rebuilding after an
+ *        interrupted resync)
+ * @param[out] st if not NULL, receives the counters
+ * @return 0; -EINVAL (not a layout, no such slot, or the slot is up);
+ *         -ENODEV (its device is not present); -ESTALE (the log does not
+ *         cover this outage, or overflowed: rebuild it); -EROFS (read-only);
+ *         -EIO if some entry could not be reconstructed; a device error.
+ */
+OSD_EXTERN int osdfs_layout_resync(osdfs_backend *be, unsigned slot,
+				   struct osdfs_layout_resync_stats *st);
+
+/**
+ * What the dirty-region log holds now.
+ * @param be the layout backend
+ * @param[out] entries number of (object, region) entries
+ * @param[out] covered bit s set: the log covers slot s since it went down
+ * @return 0, -EINVAL (not a layout), or 1 if the log has overflowed
+ *         (entries 0, covered 0: every down slot needs a rebuild).
+ */
+OSD_EXTERN int osdfs_layout_dirty_log(const osdfs_backend *be, uint64_t *entries,
+				      uint64_t *covered);
 
 /**
  * The data map of regular file @p oid (what its components carry).

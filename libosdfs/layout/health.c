@@ -69,7 +69,7 @@ static int decode_event(struct osdfs_layout_event *e, const uint8_t *in, unsigne
 	size_t rl = osdfs__get_le16(in + 28);
 
 	memset(e, 0, sizeof(*e));
-	if (in[26] < OSDFS_LAYOUT_EV_DOWN || in[26] > OSDFS_LAYOUT_EV_RETURNED || in[27] > 7 ||
+	if (in[26] < OSDFS_LAYOUT_EV_DOWN || in[26] > OSDFS_LAYOUT_EV_RESYNC_FINISHED || in[27] > 7 ||
 	    (slot != 0xFFFFu && slot >= ndev) || rl >= LAY_REASON_MAX || in[30] || in[31] ||
 	    memchr(in + 32, 0, rl))
 		return -EINVAL;
@@ -127,6 +127,8 @@ static int severity_of(enum osdfs_layout_event_kind k)
 {
 	switch (k) {
 	case OSDFS_LAYOUT_EV_UP: return LOG_NOTICE;
+	case OSDFS_LAYOUT_EV_RESYNC_STARTED: return LOG_NOTICE;
+	case OSDFS_LAYOUT_EV_RESYNC_FINISHED: return LOG_NOTICE;
 	case OSDFS_LAYOUT_EV_RETURNED: return LOG_WARNING;
 	case OSDFS_LAYOUT_EV_REPAIRED: return LOG_WARNING;
 	case OSDFS_LAYOUT_EV_UNRECOVERABLE: return LOG_CRIT;
@@ -137,10 +139,11 @@ static int severity_of(enum osdfs_layout_event_kind k)
 OSD_EXTERN const char *osdfs_layout_event_name(enum osdfs_layout_event_kind kind)
 {
 	static const char *const names[] = { "?", "down", "up", "repaired", "repair-failed",
-					     "unrecoverable", "mismatch", "returned" };
+					     "unrecoverable", "mismatch", "returned",
+					     "resync-started", "resync-finished" };
 
-	return kind >= OSDFS_LAYOUT_EV_DOWN && kind <= OSDFS_LAYOUT_EV_RETURNED ? names[kind]
-										 : names[0];
+	return kind >= OSDFS_LAYOUT_EV_DOWN && kind <= OSDFS_LAYOUT_EV_RESYNC_FINISHED
+		       ? names[kind] : names[0];
 }
 
 /* Whether @p e says again what @p last said (same kind, device and object)

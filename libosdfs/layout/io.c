@@ -802,6 +802,7 @@ ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const u
 		return rc;
 	if (len == 0)
 		return nattrs ? lay_file_setattrs(L, fi, attrs, nattrs) : 0;
+	rc = lay_dirty_note_file(L, fi, off, len); /* logged before it is written */
 	rowlen = lm.Wd * lm.su;
 	while (done < len && rc == 0) {
 		uint64_t o = off + done;
@@ -814,6 +815,8 @@ ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const u
 		if (rc == 0)
 			done += n;
 	}
+	if (rc == 0) /* a slot that failed during the write: logged before the ack */
+		rc = lay_dirty_note_file(L, fi, off, len);
 	return rc < 0 ? rc : (ssize_t)len;
 }
 
@@ -826,7 +829,9 @@ int lay_file_setattrs(struct lay *L, struct lay_info *fi, const struct osdfs_att
 
 	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
 		return -EUCLEAN;
-	rc = queue_attrs(L, &v, &lm, fi->oid, attrs, nattrs);
+	rc = lay_dirty_note(L, fi->oid, LAY_DIRTY_ATTRS, LAY_DIRTY_ATTRS);
+	if (rc == 0)
+		rc = queue_attrs(L, &v, &lm, fi->oid, attrs, nattrs);
 	if (rc == 0 && v.n == 0)
 		rc = -EIO;
 	if (rc == 0) {
@@ -834,6 +839,8 @@ int lay_file_setattrs(struct lay *L, struct lay_info *fi, const struct osdfs_att
 		rc = batch_result(L, &v, &lm, fi->oid, 0, 0);
 	}
 	lay_copv_free(&v);
+	if (rc == 0)
+		rc = lay_dirty_note(L, fi->oid, LAY_DIRTY_ATTRS, LAY_DIRTY_ATTRS);
 	return rc;
 }
 

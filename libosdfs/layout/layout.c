@@ -10,6 +10,8 @@
 #include <sys/random.h>
 
 #include "core/format.h"
+#include <osdfs/osdfs.h>
+
 #include "layout/layout_int.h"
 
 #define WORKERS_PER_DEVICE 2
@@ -50,12 +52,13 @@ int lay_writable(struct lay *L, unsigned s)
 
 void lay_dev_failed(struct lay *L, unsigned s, long rc)
 {
-	int now_down = 0;
+	int now_down = 0, was_up;
 
 	if (!lay_is_dev_error(rc))
 		return;
 	pthread_mutex_lock(&L->mu);
 	L->dev[s].errors++;
+	was_up = L->dev[s].state == OSDFS_LAYOUT_DEV_UP;
 	if (L->dev[s].state != OSDFS_LAYOUT_DEV_DOWN) {
 		L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN;
 		now_down = 1;
@@ -65,6 +68,8 @@ void lay_dev_failed(struct lay *L, unsigned s, long rc)
 		}
 	}
 	pthread_mutex_unlock(&L->mu);
+	if (now_down && was_up) /* a half-rebuilt replacement is never resynced */
+		lay_dirty_slot_down(L, s);
 	if (now_down)
 		lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0, "device %s failed: %s",
 			  L->table.ent[s].address, strerror((int)-rc));
@@ -83,6 +88,88 @@ pthread_rwlock_t *lay_lock_of(struct lay *L, uint64_t oid)
 	return &L->locks[(oid * 0x9E3779B97F4A7C15ULL) >> 56 & (LAY_LOCKS - 1)];
 }
 
+/* A device's table and identity; *has = 0 when it carries none. */
+struct probe {
+	struct lay_table t;
+	struct lay_self self;
+	int has;
+	struct lay_health health; /* generation 0: none (or damaged: ignored) */
+	struct lay_dirty dirty;   /* generation 0: none (or damaged: ignored) */
+};
+
+static int read_table(osdfs_backend *be, struct probe *pr, char *err, size_t errlen);
+
+/* Slot @p s of the table another process stored (@p disk) over ours: a
+ * different device there (a rebuild put a replacement in) is taken, but if
+ * this handle wrote without it (its old device down here) it is stale by
+ * those writes: REBUILDING until a rebuild finishes it. The same device
+ * keeps the worse state of the two: each side's writes skipped a slot it
+ * saw down. */
+static void merge_slot(struct lay *L, unsigned s, const struct lay_table_ent *disk)
+{
+	struct lay_table_ent *e = &L->table.ent[s];
+	uint8_t st = disk->state;
+
+	if (memcmp(e->uuid, disk->uuid, 16) != 0) {
+		if (L->dev[s].state == OSDFS_LAYOUT_DEV_DOWN && st == OSDFS_LAYOUT_DEV_UP)
+			st = OSDFS_LAYOUT_DEV_REBUILDING;
+		*e = *disk;
+		e->state = st;
+		L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN; /* not the device this handle has */
+		return;
+	}
+	if (e->state == OSDFS_LAYOUT_DEV_DOWN || st == OSDFS_LAYOUT_DEV_DOWN)
+		e->state = OSDFS_LAYOUT_DEV_DOWN;
+	else if (e->state == OSDFS_LAYOUT_DEV_REBUILDING || st == OSDFS_LAYOUT_DEV_REBUILDING)
+		e->state = OSDFS_LAYOUT_DEV_REBUILDING;
+}
+
+/* Before a store: the newest table on the devices this handle reads. One
+ * newer than ours was stored by another process (a rebuild while this
+ * filesystem was mounted): merge it slot by slot rather than undo it. */
+static int merge_newer_table(struct lay *L)
+{
+	struct probe *pr = calloc(1, sizeof(*pr));
+	struct lay_table newest = { 0 };
+	int merged;
+
+	if (!pr)
+		return 0;
+	for (unsigned s = 0; s < L->table.ndev; s++) {
+		if (!lay_readable(L, s) || read_table(L->dev[s].be, pr, NULL, 0) < 0 || !pr->has)
+			continue;
+		if (memcmp(pr->t.fs_uuid, L->table.fs_uuid, 16) == 0 &&
+		    pr->t.ndev == L->table.ndev && pr->t.generation > newest.generation)
+			newest = pr->t;
+	}
+	free(pr->dirty.k);
+	free(pr);
+	pthread_mutex_lock(&L->mu);
+	merged = newest.generation > L->table.generation;
+	if (merged) {
+		for (unsigned s = 0; s < L->table.ndev; s++)
+			merge_slot(L, s, &newest.ent[s]);
+		L->table.generation = newest.generation;
+	}
+	pthread_mutex_unlock(&L->mu);
+	return merged;
+}
+
+/* At close: a handle that wrote with a slot down may have stored that long
+ * ago; if another process changed the table since (put a device in that
+ * slot), its writes still make the slot stale: merge and store. */
+static void table_reconcile(struct lay *L)
+{
+	int down = 0;
+
+	if (!L->pool || !L->formatted || L->readonly)
+		return;
+	for (unsigned s = 0; s < L->table.ndev; s++)
+		down |= L->dev[s].state == OSDFS_LAYOUT_DEV_DOWN;
+	if (down && merge_newer_table(L))
+		lay_table_store(L);
+}
+
 int lay_table_store(struct lay *L)
 {
 	struct lay_copv v = { 0 };
@@ -92,6 +179,8 @@ int lay_table_store(struct lay *L)
 
 	if (L->readonly)
 		return -EROFS;
+	if (L->formatted)
+		merge_newer_table(L);
 	pthread_mutex_lock(&L->mu);
 	L->table.generation++;
 	L->table_dirty = 0;
@@ -135,42 +224,45 @@ void lay_table_sync(struct lay *L)
 	pthread_mutex_unlock(&L->mu);
 	if (dirty)
 		lay_table_store(L);
+	lay_dirty_sync(L);
 	lay_health_sync(L);
 }
 
-/* A device's table and identity; *has = 0 when it carries none. */
-struct probe {
-	struct lay_table t;
-	struct lay_self self;
-	int has;
-	struct lay_health health; /* generation 0: none (or damaged: ignored) */
-};
 
 /* A device's table and identity; has = 0 when it carries none. */
 static int read_table(osdfs_backend *be, struct probe *pr, char *err, size_t errlen)
 {
 	const struct osdfs_backend_ops *ops = osdfs_backend_ops_of(be);
-	uint8_t *tbuf = malloc(65536), *hbuf = malloc(8192), sbuf[LAY_SELF_LEN + 8];
-	struct osdfs_attr a[3] = {
+	uint8_t *tbuf = malloc(65536), *hbuf = malloc(8192), *dbuf = malloc(65536),
+		sbuf[LAY_SELF_LEN + 8];
+	struct osdfs_attr a[4] = {
 		{ OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, tbuf, 65536 },
 		{ OSDFS__PAGE_LAYOUT, LAY_ATTR_SELF, sbuf, sizeof(sbuf) },
 		{ OSDFS__PAGE_LAYOUT, LAY_ATTR_HEALTH, hbuf, 8192 },
+		{ OSDFS__PAGE_LAYOUT, LAY_ATTR_DIRTY, dbuf, 65536 },
 	};
 	struct lay_table *t = &pr->t;
 	struct lay_self *self = &pr->self;
 	int *has = &pr->has, rc;
 
 	*has = 0;
-	if (!tbuf || !hbuf) {
+	if (!tbuf || !hbuf || !dbuf) {
 		free(tbuf);
 		free(hbuf);
+		free(dbuf);
 		return -ENOMEM;
 	}
-	rc = ops->get_attrs(osdfs_backend_impl(be), OSDFS__SUPER_OID, a, 3);
+	rc = ops->get_attrs(osdfs_backend_impl(be), OSDFS__SUPER_OID, a, 4);
 	if (rc == 0 && a[2].len && a[2].len <= 8192 &&
 	    lay_health_decode(&pr->health, hbuf, a[2].len, NULL, 0) < 0)
 		memset(&pr->health, 0, sizeof(pr->health)); /* damaged: counters restart */
 	free(hbuf);
+	free(pr->dirty.k);
+	memset(&pr->dirty, 0, sizeof(pr->dirty));
+	if (rc == 0 && a[3].len && a[3].len <= 65536 &&
+	    lay_dirty_decode(&pr->dirty, dbuf, a[3].len, NULL, 0) < 0)
+		memset(&pr->dirty, 0, sizeof(pr->dirty)); /* damaged: covers nothing */
+	free(dbuf);
 	if (rc == -ENOENT || (rc == 0 && a[0].len == 0)) {
 		free(tbuf);
 		return 0;
@@ -187,8 +279,23 @@ static int read_table(osdfs_backend *be, struct probe *pr, char *err, size_t err
 	return rc;
 }
 
+/* The newest dirty-region log among the devices of the filesystem (a device
+ * that was away carries an older one). */
+static void pick_dirty(struct lay *L, struct probe *pr, unsigned n)
+{
+	struct probe *best = NULL;
+
+	for (unsigned i = 0; i < n; i++)
+		if (pr[i].has && memcmp(L->table.fs_uuid, pr[i].t.fs_uuid, 16) == 0 &&
+		    pr[i].dirty.generation && (!best || pr[i].dirty.generation >
+						      best->dirty.generation))
+			best = &pr[i];
+	if (best)
+		lay_dirty_adopt(L, &best->dirty);
+}
+
 /* The newest table among the devices; -EINVAL if they are of different filesystems. */
-static int pick_table(struct lay *L, const struct probe *pr, unsigned n, char *err,
+static int pick_table(struct lay *L, struct probe *pr, unsigned n, char *err,
 		      size_t errlen)
 {
 	const struct probe *best = NULL;
@@ -213,6 +320,7 @@ static int pick_table(struct lay *L, const struct probe *pr, unsigned n, char *e
 				h = &pr[i].health;
 		if (h)
 			lay_health_load(L, h);
+		pick_dirty(L, pr, n);
 	}
 	return 0;
 }
@@ -263,6 +371,8 @@ static int match_slots(struct lay *L, const struct osdfs_layout_config *cfg,
 	for (unsigned s = 0; s < L->table.ndev; s++) {
 		L->dev[s].state = (enum osdfs_layout_dev_state)L->table.ent[s].state;
 		if (!L->dev[s].be && L->dev[s].state != OSDFS_LAYOUT_DEV_DOWN) {
+			if (L->dev[s].state == OSDFS_LAYOUT_DEV_UP)
+				lay_dirty_slot_down(L, s); /* not a half-rebuilt one */
 			L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN;
 			if (!L->readonly) {
 				L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
@@ -272,8 +382,10 @@ static int match_slots(struct lay *L, const struct osdfs_layout_config *cfg,
 			}
 		} else if (L->dev[s].be && L->dev[s].state == OSDFS_LAYOUT_DEV_DOWN &&
 			   !L->readonly && !was_down_here(L, s)) {
-			lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0,
-				  "device %s is back but stale: it stays down until rebuilt",
+			lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0, lay_dirty_covers(L, s)
+				  ? "device %s is back: the regions written while it was away "
+				    "are resynced"
+				  : "device %s is back but stale: it stays down until rebuilt",
 				  L->table.ent[s].address);
 		}
 		down += L->dev[s].state != OSDFS_LAYOUT_DEV_UP;
@@ -314,6 +426,7 @@ static struct lay *lay_alloc(void)
 	}
 	pthread_mutex_init(&L->mu, NULL);
 	pthread_mutex_init(&L->health_mu, NULL);
+	pthread_mutex_init(&L->dirty.mu, NULL);
 	for (unsigned i = 0; i < LAY_LOCKS; i++)
 		pthread_rwlock_init(&L->locks[i], NULL);
 	pthread_rwlock_init(&L->count_gate, NULL);
@@ -326,6 +439,7 @@ void lay_be_destroy(void *impl)
 
 	if (!L)
 		return;
+	table_reconcile(L);
 	lay_pool_free(L->pool);
 	for (unsigned s = 0; s < OSDFS_LAYOUT_MAX_DEVICES; s++) {
 		osdfs_backend_free(L->dev[s].be);
@@ -336,6 +450,8 @@ void lay_be_destroy(void *impl)
 	pthread_rwlock_destroy(&L->count_gate);
 	pthread_mutex_destroy(&L->mu);
 	pthread_mutex_destroy(&L->health_mu);
+	pthread_mutex_destroy(&L->dirty.mu);
+	free(L->dirty.k);
 	free(L->cache);
 	free(L);
 }
@@ -394,8 +510,28 @@ static int open_layout(struct lay *L, const struct osdfs_layout_config *cfg, cha
 		if (rc == 0)
 			lay_map_resolve(&L->defmap, &L->table.map, L->table.ndev);
 	}
+	for (unsigned i = 0; i < cfg->ndevices; i++)
+		free(pr[i].dirty.k);
 	free(pr);
 	return rc;
+}
+
+/* At open: each device that is back and that the dirty-region log covers
+ * gets the regions written while it was away (a failure leaves it down).
+ * Not under a live holder (a mount elsewhere goes on writing without the
+ * device, and logging): that is for the mount's own next open. */
+static void resync_returned(struct lay *L, osdfs_backend *be)
+{
+	struct osdfs_holder h;
+
+	if (L->readonly || !L->formatted)
+		return;
+	if (osdfs_holder_get(be, &h) == 0 && h.state == OSDFS_HOLDER_LIVE)
+		return;
+	for (unsigned s = 0; s < L->table.ndev; s++)
+		if (L->dev[s].be && L->dev[s].state != OSDFS_LAYOUT_DEV_UP &&
+		    lay_dirty_covers(L, s))
+			lay_resync(L, s, NULL);
 }
 
 OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
@@ -428,6 +564,7 @@ OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
 		return rc;
 	}
 	lay_table_sync(L);
+	resync_returned(L, *out);
 	return 0;
 }
 
@@ -532,6 +669,15 @@ int lay_be_format(void *impl, uint64_t capacity)
 	L->nobjects_known = 1;
 	memset(L->cache, 0, LAY_CACHE_SIZE * sizeof(*L->cache));
 	pthread_mutex_unlock(&L->mu);
+	pthread_mutex_lock(&L->dirty.mu); /* the devices are empty: so is the log */
+	free(L->dirty.k);
+	L->dirty.k = NULL;
+	L->dirty.n = L->dirty.cap = 0;
+	L->dirty.covered = 0;
+	L->dirty.overflow = 0;
+	L->dirty.generation = 0;
+	L->dirty.changed = 0;
+	pthread_mutex_unlock(&L->dirty.mu);
 	return 0;
 }
 

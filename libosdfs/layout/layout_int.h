@@ -20,6 +20,7 @@
 #define LAY_ATTR_SELF 2u  /* superblock on each device: that device's identity */
 #define LAY_ATTR_SIZE 3u  /* attribute holders of a file: logical length, le64 */
 #define LAY_ATTR_HEALTH 4u /* superblock on each device: counters and events (health.c) */
+#define LAY_ATTR_DIRTY 5u  /* superblock on each live device: the dirty-region log (dirty.c) */
 
 #define LAY_MAP_LEN 32u   /* encoded data map */
 #define LAY_SELF_LEN 40u  /* fs uuid, device uuid, slot, generation */
@@ -169,6 +170,36 @@ void lay_health_encode(uint8_t *out, const struct lay_health *h);
 int lay_health_decode(struct lay_health *h, const uint8_t *in, size_t len, char *err,
 		      size_t errlen);
 
+/* The dirty-region log (dirty.c, docs/layout.md): sorted (object, region)
+ * keys; region LAY_DIRTY_ALL = the whole object (created, removed,
+ * truncated, or metadata), LAY_DIRTY_ATTRS = its attributes only. */
+#define LAY_DIRTY_MAGIC "OSDFSDL\0"
+#define LAY_DIRTY_VERSION 1u
+#define LAY_DIRTY_HDR 40u
+#define LAY_DIRTY_ENT 16u
+#define LAY_DIRTY_ALL UINT64_MAX
+#define LAY_DIRTY_ATTRS (UINT64_MAX - 1)
+
+struct lay_dkey {
+	uint64_t oid, region;
+};
+struct lay_dirty {
+	pthread_mutex_t mu;   /* the keys and their stores, in order */
+	uint64_t generation;  /* newest wins at open */
+	uint64_t covered;     /* bit s: logged since slot s went down */
+	atomic_uint_fast64_t went_down; /* slots down since, not yet in covered */
+	int overflow;         /* past OSDFS_LAYOUT_DIRTY_MAX: covers nothing */
+	int changed;          /* differs from what is stored */
+	size_t n, cap;
+	struct lay_dkey *k;
+	uint64_t stores;      /* log stores by this handle (tests) */
+};
+size_t lay_dirty_len(size_t n);
+void lay_dirty_encode(uint8_t *out, const struct lay_dirty *d);
+/* Decode and check into @p d (its keys allocated); -EINVAL with the reason. */
+int lay_dirty_decode(struct lay_dirty *d, const uint8_t *in, size_t len, char *err,
+		     size_t errlen);
+
 #define LAY_CACHE_SIZE 4096u
 #define LAY_LOCKS 256u
 
@@ -205,7 +236,32 @@ struct lay {
 	pthread_mutex_t health_mu; /* orders the record's stores */
 	void (*on_event)(const struct osdfs_layout_event *ev, void *payload);
 	void *on_event_payload;
+	struct lay_dirty dirty;  /* the dirty-region log */
 };
+
+/* dirty.c. Take over @p d's keys as the handle's log (at open). */
+void lay_dirty_adopt(struct lay *L, struct lay_dirty *d);
+/* Before (and after) a change of @p oid: log regions first..last (or
+ * LAY_DIRTY_ALL / LAY_DIRTY_ATTRS) if a slot is down, storing the log
+ * durably when a key is new. Nonzero: the change must not be made. */
+int lay_dirty_note(struct lay *L, uint64_t oid, uint64_t first, uint64_t last);
+/* The regions of file bytes [off, off + len). */
+int lay_dirty_note_file(struct lay *L, const struct lay_info *fi, uint64_t off, uint64_t len);
+/* Slot @p s just went down: the log covers it from now on (unless overflowed). */
+void lay_dirty_slot_down(struct lay *L, unsigned s);
+/* Store the log if it changed (with the table). */
+void lay_dirty_sync(struct lay *L);
+/* Whether the log covers slot @p s (it can be resynced). */
+int lay_dirty_covers(struct lay *L, unsigned s);
+/* A copy of the keys (the caller frees *out). */
+int lay_dirty_snapshot(struct lay *L, struct lay_dkey **out, size_t *n);
+/* Slot @p s was resynced from @p done: uncover it; with no slot down, drop
+ * those keys. Stores the log. */
+int lay_dirty_resynced(struct lay *L, unsigned s, const struct lay_dkey *done, size_t ndone);
+/* rebuild.c: resync slot @p s from the log (osdfs_layout_resync()). */
+int lay_resync(struct lay *L, unsigned s, struct osdfs_layout_resync_stats *st);
+/* Every slot is up (after a rebuild): empty the log, overflow included. */
+void lay_dirty_clear_if_clean(struct lay *L);
 
 /* layout.c: the layout behind @p be, or NULL if it is another backend. */
 struct lay *lay_of(const osdfs_backend *be);

@@ -278,6 +278,25 @@ static int create_file(struct lay *L, uint64_t oid, const struct osdfs_attr *att
 	return rc;
 }
 
+/* A change of the whole object (created, removed, truncated, metadata):
+ * logged while a slot is down, before the change and again after it (a slot
+ * that failed during it); nonzero: not to be made or acknowledged. */
+static int note_whole(struct lay *L, uint64_t oid)
+{
+	return lay_dirty_note(L, oid, LAY_DIRTY_ALL, LAY_DIRTY_ALL);
+}
+
+/* Make @p change (an expression giving 0 or -errno) of @p oid between the
+ * two notes; @p rc receives the first failure. */
+#define LOGGED(L, oid, rc, change) \
+	do { \
+		(rc) = note_whole(L, oid); \
+		if ((rc) == 0) \
+			(rc) = (change); \
+		if ((rc) == 0) \
+			(rc) = note_whole(L, oid); \
+	} while (0)
+
 static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
 {
 	struct lay *L = impl;
@@ -294,11 +313,11 @@ static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, 
 	pthread_rwlock_wrlock(lk);
 	lay_info_drop(L, oid);
 	if (oid == OSDFS__SUPER_OID)
-		rc = create_super(L, attrs, nattrs);
+		LOGGED(L, oid, rc, create_super(L, attrs, nattrs));
 	else if (is_regular(attrs, nattrs))
-		rc = create_file(L, oid, attrs, nattrs, &fi);
+		LOGGED(L, oid, rc, create_file(L, oid, attrs, nattrs, &fi));
 	else
-		rc = run_all(L, meta_span(L, oid), oid, LAY_CREATE, &tmpl);
+		LOGGED(L, oid, rc, run_all(L, meta_span(L, oid), oid, LAY_CREATE, &tmpl));
 	if (rc == -ENOENT)
 		rc = -EIO;
 	if (rc == 0) {
@@ -351,7 +370,7 @@ static int lay_remove(void *impl, uint64_t oid)
 	}
 	rc = obj_span(L, &fi, 0, &sp);
 	if (rc == 0)
-		rc = run_all(L, sp, oid, LAY_REMOVE, &tmpl);
+		LOGGED(L, oid, rc, run_all(L, sp, oid, LAY_REMOVE, &tmpl));
 	if (rc == 0)
 		lay_count_add(L, -1);
 	lay_info_drop(L, oid);
@@ -516,7 +535,7 @@ static ssize_t lay_write(void *impl, uint64_t oid, uint64_t off, const struct io
 	if (rc < 0)
 		return rc;
 	if (!fi.file) {
-		rc = run_all(L, meta_span(L, oid), oid, LAY_WRITE, &tmpl);
+		LOGGED(L, oid, rc, run_all(L, meta_span(L, oid), oid, LAY_WRITE, &tmpl));
 		return lay_obj_leave(L, oid, rc) < 0 ? rc : (ssize_t)total;
 	}
 	flat = flat_of(iov, iovcnt, total, 1);
@@ -537,9 +556,9 @@ static int lay_truncate(void *impl, uint64_t oid, uint64_t size)
 	if (rc < 0)
 		return rc;
 	if (fi.file)
-		rc = lay_file_truncate(L, &fi, size);
+		LOGGED(L, oid, rc, lay_file_truncate(L, &fi, size));
 	else
-		rc = run_all(L, meta_span(L, oid), oid, LAY_TRUNC, &tmpl);
+		LOGGED(L, oid, rc, run_all(L, meta_span(L, oid), oid, LAY_TRUNC, &tmpl));
 	return lay_obj_leave(L, oid, rc);
 }
 
@@ -586,7 +605,7 @@ static int lay_punch(void *impl, uint64_t oid, uint64_t off, uint64_t len)
 		return rc;
 	if (fi.file) {
 		rc = punch_file(L, &fi, off, len);
-	} else {
+	} else if ((rc = note_whole(L, oid)) == 0) {
 		/* every copy, one by one: punches are rare on metadata */
 		struct span sp = meta_span(L, oid);
 		uint64_t a[3] = { oid, off, len };
@@ -603,6 +622,8 @@ static int lay_punch(void *impl, uint64_t oid, uint64_t off, uint64_t len)
 			rc = r < 0 && !lay_is_dev_error(r) ? (int)r : 0;
 		}
 		rc = rc ? rc : ok ? 0 : -EIO;
+		if (rc == 0)
+			rc = note_whole(L, oid);
 	}
 	return lay_obj_leave(L, oid, rc);
 }
@@ -654,7 +675,7 @@ static int lay_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attr
 	if (fi.file)
 		rc = lay_file_setattrs(L, &fi, attrs, nattrs);
 	else
-		rc = run_all(L, meta_span(L, oid), oid, LAY_SETATTR, &tmpl);
+		LOGGED(L, oid, rc, run_all(L, meta_span(L, oid), oid, LAY_SETATTR, &tmpl));
 	return lay_obj_leave(L, oid, rc);
 }
 

@@ -102,7 +102,10 @@ OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_back
 	if (rc < 0)
 		return rc; /* a device the caller gave is still the caller's */
 	install(L, slot, fresh, from, uuid, address ? address : addr);
-	return lay_table_store(L);
+	rc = lay_table_store(L);
+	if (rc == 0) /* a new device: the log no longer describes it */
+		rc = lay_dirty_resynced(L, slot, NULL, 0);
+	return rc;
 }
 
 
@@ -422,6 +425,220 @@ OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
 		  "%llu bytes", L->table.ent[slot].address, (unsigned long long)st->objects,
 		  (unsigned long long)st->bytes);
 	rc = lay_table_store(L);
+	lay_dirty_clear_if_clean(L);
 	lay_health_sync(L);
 	return rc;
+}
+
+/* ---- resync: only what the dirty-region log names (dirty.c) ---- */
+
+static void add_rebuild(struct osdfs_layout_resync_stats *st,
+			const struct osdfs_layout_rebuild_stats *rs)
+{
+	st->components += rs->components;
+	st->bytes += rs->bytes;
+}
+
+/* Band @p region (component rows [region * rr, (region + 1) * rr)) of
+ * component @p c on the slot, reconstructed unit by unit, zeros included
+ * (the stale device may hold other bytes there). */
+static int resync_band(struct lay *L, unsigned slot, const struct lay_info *fi,
+		       const struct lay_map *lm, unsigned c, uint64_t region, uint64_t len,
+		       struct osdfs_layout_resync_stats *st)
+{
+	struct lay_dev *d = &L->dev[slot];
+	uint64_t rr = OSDFS_LAYOUT_REGION_BYTES > lm->su ? OSDFS_LAYOUT_REGION_BYTES / lm->su : 1;
+	unsigned g = c / lm->M / lm->W, pos = c / lm->M % lm->W;
+	uint8_t *buf = malloc(lm->su);
+	int rc = buf ? 0 : -ENOMEM;
+
+	for (uint64_t row = region * rr; rc == 0 && row < (region + 1) * rr && row * lm->su < len;
+	     row++) {
+		size_t n = (size_t)(len - row * lm->su < lm->su ? len - row * lm->su : lm->su);
+		struct iovec iov = { buf, n };
+		ssize_t w;
+
+		rc = lay_unit_rebuild(L, fi, g, row, pos, slot, buf);
+		if (rc < 0)
+			break;
+		w = d->ops->write(d->impl, fi->oid, row * lm->su, &iov, 1, NULL, 0);
+		rc = w < 0 ? (int)w : (size_t)w == n ? 0 : -EIO;
+		st->components++;
+		st->bytes += n;
+	}
+	free(buf);
+	return rc;
+}
+
+/* The attributes of a holder component on the slot, from a live holder. */
+static int resync_attrs(struct lay *L, unsigned slot, const struct lay_info *fi,
+			const struct lay_map *lm, struct osdfs_layout_resync_stats *st)
+{
+	struct lay_attrset as = { .n = 0 };
+	int rc = lay_attrs_read(L, (unsigned)(fi->oid % L->table.ndev), lay_holders(lm), slot,
+				fi->oid, &as);
+
+	if (rc == 0)
+		rc = L->dev[slot].ops->set_attrs(L->dev[slot].impl, fi->oid, as.a, as.n);
+	if (rc == 0)
+		st->components++;
+	free(as.buf);
+	return rc;
+}
+
+/* File @p fi's entries @p k[0..n) (regions and attributes, sorted) on component @p c. */
+static int resync_file(struct lay *L, unsigned slot, const struct lay_info *fi, unsigned c,
+		       const struct lay_dkey *k, size_t n, struct osdfs_layout_resync_stats *st)
+{
+	struct lay_dev *d = &L->dev[slot];
+	struct lay_map lm;
+	uint64_t size, len, have;
+	int rc = lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0 ? -EUCLEAN : 0;
+
+	if (rc == 0)
+		rc = lay_file_size(L, (struct lay_info *)fi, &size);
+	len = rc == 0 ? lay_comp_len(&lm, c, size) : 0;
+	for (size_t i = 0; rc == 0 && i < n && k[i].region != LAY_DIRTY_ATTRS; i++) {
+		rc = resync_band(L, slot, fi, &lm, c, k[i].region, len, st);
+		st->regions++;
+	}
+	/* a write past the end extended the component; make the length exact */
+	if (rc == 0)
+		rc = d->ops->size(d->impl, fi->oid, &have);
+	if (rc == 0 && have != len) {
+		rc = d->ops->truncate(d->impl, fi->oid, len);
+		st->components++;
+	}
+	if (rc == 0 && c < lay_holders(&lm))
+		rc = resync_attrs(L, slot, fi, &lm, st);
+	return rc;
+}
+
+/* Resync what object @p oid keeps on @p slot from its entries @p k[0..n)
+ * (one object, sorted: LAY_DIRTY_ALL, if there, is last), under its lock. */
+static int resync_object(struct lay *L, unsigned slot, uint64_t oid, const struct lay_dkey *k,
+			 size_t n, struct osdfs_layout_resync_stats *st)
+{
+	struct osdfs_layout_rebuild_stats rs = { 0 };
+	struct lay_dev *d = &L->dev[slot];
+	pthread_rwlock_t *lk = lay_lock_of(L, oid);
+	unsigned ndev = L->table.ndev, j = (slot + ndev - (unsigned)(oid % ndev)) % ndev;
+	struct lay_info fi;
+	struct lay_map lm;
+	int rc, whole = k[n - 1].region == LAY_DIRTY_ALL;
+
+	pthread_rwlock_wrlock(lk);
+	rc = lay_info_get(L, oid, &fi);
+	if (rc == 0 && fi.file && lay_map_resolve(&lm, &fi.map, ndev) < 0)
+		rc = -EUCLEAN;
+	if (rc == -ENOENT || (rc == 0 && (fi.file ? j >= lm.nc : j >= lay_meta_copies(L, oid)))) {
+		/* removed while the device was away, or nothing of it belongs there */
+		rc = d->ops->remove(d->impl, oid);
+		st->components += rc == 0;
+		rc = rc == -ENOENT ? 0 : rc;
+		st->objects++;
+	} else if (rc == 0 && (whole || !fi.file)) {
+		rc = fi.file ? copy_comp(L, slot, &fi, j, &rs) : copy_meta(L, slot, oid, &rs);
+		add_rebuild(st, &rs);
+		st->objects++;
+	} else if (rc == 0) {
+		rc = resync_file(L, slot, &fi, j, k, n, st);
+	}
+	pthread_rwlock_unlock(lk);
+	return rc;
+}
+
+static void set_state(struct lay *L, unsigned s, enum osdfs_layout_dev_state state)
+{
+	pthread_mutex_lock(&L->mu);
+	L->dev[s].state = state;
+	L->table.ent[s].state = (uint8_t)state;
+	pthread_mutex_unlock(&L->mu);
+}
+
+static int check_resync(struct lay *L, unsigned s)
+{
+	int rc;
+
+	if (L->readonly)
+		return -EROFS;
+	if (s >= L->table.ndev || !L->formatted)
+		return -EINVAL;
+	pthread_mutex_lock(&L->mu);
+	rc = L->dev[s].state == OSDFS_LAYOUT_DEV_UP ? -EINVAL : !L->dev[s].be ? -ENODEV : 0;
+	pthread_mutex_unlock(&L->mu);
+	if (rc == 0 && !lay_dirty_covers(L, s))
+		rc = -ESTALE;
+	return rc;
+}
+
+/* Replay the entries, one object at a time; counts what could not be done. */
+static int replay(struct lay *L, unsigned s, const struct lay_dkey *k, size_t n,
+		  struct osdfs_layout_resync_stats *st, uint64_t *failed)
+{
+	for (size_t i = 0; i < n;) {
+		size_t e = i + 1;
+		int r;
+
+		while (e < n && k[e].oid == k[i].oid)
+			e++;
+		r = resync_object(L, s, k[i].oid, k + i, e - i, st);
+		st->entries += e - i;
+		if (r < 0 && !lay_writable(L, s))
+			return r; /* the device failed again */
+		*failed += r < 0;
+		i = e;
+	}
+	return 0;
+}
+
+int lay_resync(struct lay *L, unsigned s, struct osdfs_layout_resync_stats *st)
+{
+	struct osdfs_layout_resync_stats local = { 0 };
+	struct lay_dkey *k = NULL;
+	uint64_t failed = 0;
+	size_t n = 0;
+	int rc = check_resync(L, s);
+
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	if (rc == 0)
+		rc = lay_dirty_snapshot(L, &k, &n);
+	if (rc < 0)
+		return rc;
+	/* rebuilding while it runs: written to, not read from, not logged */
+	set_state(L, s, OSDFS_LAYOUT_DEV_REBUILDING);
+	lay_table_store(L);
+	lay_event(L, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)s, 0, 0,
+		  "device %s: resyncing %zu dirty regions", L->table.ent[s].address, n);
+	rc = replay(L, s, k, n, st, &failed);
+	if (rc == 0 && failed)
+		rc = -EIO;
+	if (rc == 0) {
+		set_state(L, s, OSDFS_LAYOUT_DEV_UP);
+		rc = lay_dirty_resynced(L, s, k, n);
+		/* counts first: a long address is what the reason's limit cuts */
+		lay_event(L, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)s, 0, 0,
+			  "%llu regions, %llu objects, %llu bytes resynced; up: device %s",
+			  (unsigned long long)st->regions, (unsigned long long)st->objects,
+			  (unsigned long long)st->bytes, L->table.ent[s].address);
+	} else {
+		/* the log still names everything: a later resync starts over */
+		set_state(L, s, OSDFS_LAYOUT_DEV_DOWN);
+	}
+	free(k);
+	lay_table_store(L);
+	lay_health_sync(L);
+	return rc;
+}
+
+OSD_EXTERN int osdfs_layout_resync(osdfs_backend *be, unsigned slot,
+				   struct osdfs_layout_resync_stats *st)
+{
+	struct lay *L = lay_of(be);
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	return L ? lay_resync(L, slot, st) : -EINVAL;
 }

@@ -14,4 +14,5 @@ list(APPEND OSDFS_SOURCES
   ${_osdfs_lay}/rebuild.c
   ${_osdfs_lay}/relayout.c
   ${_osdfs_lay}/health.c
+  ${_osdfs_lay}/dirty.c
   ${_osdfs_lay}/scrub.c)

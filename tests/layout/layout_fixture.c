@@ -18,6 +18,9 @@ struct fault {
 	atomic_int dead;
 	/* a medium error: reads of [boff, boff + blen) of object boid fail
 	 * with -EIO until a write covers the range (fx_bad_range) */
+	atomic_ulong *writes, *wbytes; /* the store's counters (struct fx) */
+	atomic_ulong *oid_writes, *oid_bytes;
+	const uint64_t *count_oid;
 	pthread_mutex_t mu;
 	int bad, bad_writes;
 	uint64_t boid, boff, blen;
@@ -72,6 +75,12 @@ static ssize_t f_write(void *x, uint64_t oid, uint64_t off, const struct iovec *
 
 	if (DEAD(x))
 		return -EIO;
+	atomic_fetch_add(f->writes, 1);
+	atomic_fetch_add(f->wbytes, len);
+	if (oid == *f->count_oid) {
+		atomic_fetch_add(f->oid_writes, 1);
+		atomic_fetch_add(f->oid_bytes, len);
+	}
 	pthread_mutex_lock(&f->mu);
 	if (hits_bad(f, oid, off, len) && f->bad_writes) {
 		pthread_mutex_unlock(&f->mu);
@@ -172,6 +181,11 @@ osdfs_backend *fx_device(struct fx *f, unsigned i)
 	ck_assert_int_eq(osdfs_backend_mem_attach(&x->inner, f->store[i]), 0);
 	x->ops = osdfs_backend_ops_of(x->inner);
 	x->impl = osdfs_backend_impl(x->inner);
+	x->writes = &f->writes[i];
+	x->wbytes = &f->wbytes[i];
+	x->oid_writes = &f->oid_writes[i];
+	x->oid_bytes = &f->oid_bytes[i];
+	x->count_oid = &f->count_oid;
 	ck_assert_int_eq(osdfs_backend_new(&be, &fault_ops, x, "fault"), 0);
 	f->fault[i] = x;
 	return be;

@@ -6,6 +6,7 @@
 #ifndef LAYOUT_FIXTURE_H
 #define LAYOUT_FIXTURE_H
 
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #include <osdfs/backends.h>
@@ -20,6 +21,10 @@ struct fx {
 	unsigned n;
 	osdfs_mem_store *store[FX_MAX + 2];
 	struct fault *fault[FX_MAX + 2]; /* of the last open; valid while it lives */
+	atomic_ulong writes[FX_MAX + 2];  /* data writes that reached store i, any open */
+	atomic_ulong wbytes[FX_MAX + 2];  /* and their bytes */
+	uint64_t count_oid;               /* writes to this object are also counted in */
+	atomic_ulong oid_writes[FX_MAX + 2], oid_bytes[FX_MAX + 2];
 	osdfs_backend *be;
 };
 

@@ -359,8 +359,9 @@ static void on_event(const struct osdfs_layout_event *e, void *payload)
 	seen.last_severity = e->severity;
 }
 
-/* Device events over opens: missing (down), present again (returned, once),
- * failing while open (down, to the handler too), rebuilt (up). */
+/* Device events over opens: missing (down), present again (returned and
+ * resynced, once), failing while open (down, to the handler too), replaced
+ * and rebuilt (up). */
 START_TEST(test_device_events)
 {
 	const int without2[NDEV] = { 0, 1, -1, 3 };
@@ -372,13 +373,21 @@ START_TEST(test_device_events)
 	ck_assert_int_eq(fx_open(&f, without2, NDEV, NULL), 0);
 	ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_DOWN, 2), 1);
 	fx_close(&f);
+	/* back: returned, resynced (started, finished), up; once */
 	for (int k = 0; k < 2; k++) {
 		ck_assert_int_eq(fx_open_all(&f, NULL), 0);
-		ck_assert_int_eq(dev(&f, 2).state, OSDFS_LAYOUT_DEV_DOWN);
+		ck_assert_int_eq(dev(&f, 2).state, OSDFS_LAYOUT_DEV_UP);
 		ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_RETURNED, 2), 1);
+		ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_RESYNC_STARTED, 2), 1);
+		ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_RESYNC_FINISHED, 2), 1);
 		fx_close(&f);
 	}
-	ck_assert_int_eq(fx_open_all(&f, NULL), 0);
+	ck_assert_str_eq(osdfs_layout_event_name(OSDFS_LAYOUT_EV_RESYNC_FINISHED),
+			 "resync-finished");
+	/* a new device in its place: rebuilt, up */
+	ck_assert_int_eq(fx_open(&f, without2, NDEV, NULL), 0);
+	fx_close(&f);
+	ck_assert_int_eq(fx_open(&f, (const int[]){ 0, 1, -1, 3, 4 }, NDEV + 1, NULL), 0);
 	ck_assert_int_eq(osdfs_layout_replace(f.be, 2, NULL, NULL), 0);
 	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 2, &rs, NULL, NULL), 0);
 	ck_assert_int_eq(count_events(&f, OSDFS_LAYOUT_EV_UP, 2), 1);
@@ -578,6 +587,88 @@ START_TEST(test_health_record)
 }
 END_TEST
 
+/* Write @p len bytes of @p byte at @p off of @p oid through layout @p be. */
+static void put_bytes(osdfs_backend *be, uint64_t oid, uint64_t off, uint8_t byte, size_t len)
+{
+	uint8_t *b = malloc(len);
+	struct iovec iov = { b, len };
+
+	ck_assert_ptr_nonnull(b);
+	memset(b, byte, len);
+	ck_assert_int_eq(osdfs_backend_ops_of(be)->write(osdfs_backend_impl(be), oid, off, &iov,
+							 1, NULL, 0), (ssize_t)len);
+	free(b);
+}
+
+/*
+ * Rebuild and mount agree (issue 22 item 6): handle A (a mount) loses slot 2
+ * and goes on writing; meanwhile handle B (a rebuild run elsewhere) puts
+ * spare store 4 in slot 2 and rebuilds it. When A next stores the device
+ * table it merges B's instead of undoing it: slot 2 is store 4's device,
+ * REBUILDING (A wrote without it), never back to the old one down. A rebuild
+ * then finishes it and every byte, A's write included, reads back right
+ * with another device gone.
+ */
+START_TEST(test_table_merge_after_foreign_rebuild)
+{
+	static const int all[] = { 0, 1, 2, 3 }, with_spare[] = { 0, 1, -1, 3, 4 },
+			 after[] = { 0, 1, 4, 3 };
+	uint8_t *want = malloc(FSIZE), *got = malloc(FSIZE);
+	struct iovec iov = { got, FSIZE };
+	struct osdfs_stat st;
+	osdfs_backend *a;
+	osdfs_file *fh;
+	struct fx f;
+	uint64_t oid;
+	osdfs *fs;
+
+	ck_assert(want && got);
+	pattern(want, FSIZE);
+	fx_init(&f, NDEV + 1);
+	ck_assert_int_eq(fx_open(&f, all, NDEV, "raid5,su=8K"), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs = fx_mount(f.be);
+	ck_assert_int_eq(osdfs_create(fs, OSDFS_ROOT_INO, "f", 0644, O_RDWR, NULL, &st, &fh), 0);
+	ck_assert_int_eq(osdfs_write(fs, fh, want, FSIZE, 0), (ssize_t)FSIZE);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_close(&f);
+	oid = OSDFS__OID_BASE + st.ino;
+
+	ck_assert_int_eq(fx_open(&f, all, NDEV, NULL), 0); /* A */
+	a = f.be;
+	f.be = NULL;
+	fx_kill(&f, 2);
+	put_bytes(a, oid, 0, 0xAB, SU); /* slot 2 fails: down in A, not yet stored */
+	memset(want, 0xAB, SU);
+
+	ck_assert_int_eq(fx_open(&f, with_spare, NDEV + 1, NULL), 0); /* B */
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 2, NULL, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 2, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(dev(&f, 2).state, OSDFS_LAYOUT_DEV_UP);
+	fx_close(&f);
+
+	put_bytes(a, oid, SU, 0xCD, SU); /* A writes on without the new device */
+	memset(want + SU, 0xCD, SU);
+	f.be = a;
+	fx_close(&f); /* stores A's table */
+
+	ck_assert_int_eq(fx_open(&f, after, NDEV, NULL), 0);
+	ck_assert_int_eq(dev(&f, 2).state, OSDFS_LAYOUT_DEV_REBUILDING);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 2, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(dev(&f, 2).state, OSDFS_LAYOUT_DEV_UP);
+	fx_close(&f);
+	ck_assert_int_eq(fx_open(&f, (const int[]){ -1, 1, 4, 3 }, NDEV, NULL), 0);
+	ck_assert_int_eq(osdfs_backend_ops_of(f.be)->read(osdfs_backend_impl(f.be), oid, 0, &iov,
+							  1), (ssize_t)FSIZE);
+	ck_assert(memcmp(got, want, FSIZE) == 0);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+	free(got);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("layout_heal");
@@ -600,6 +691,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_scrub_shapes);
 	tcase_add_test(tc, test_repeated_event_once);
 	tcase_add_test(tc, test_health_record);
+	tcase_add_test(tc, test_table_merge_after_foreign_rebuild);
 	suite_add_tcase(s, tc);
 	return s;
 }

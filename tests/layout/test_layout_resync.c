@@ -1,0 +1,394 @@
+/*
+ * Resync, not rebuild (docs/layout.md, "Dirty-region log and resync"): RAID 5
+ * over 4 and RAID 1 over 2 mem devices hold an 8 MiB file; a device goes
+ * away, a few writes touch two regions of it (one in two places), and a new
+ * file is created. When the device comes back, the open resyncs it: exactly
+ * the two regions' units (counted at the store: writes and bytes) and the
+ * new file are written to it, nothing else; it is up with resync events, the
+ * log is empty, every byte reads back right with another device gone, and a
+ * scrub is clean. Also: the log is durable before the write (a reopen
+ * without the device finds the keys), a device that fails during a write
+ * has that write's region logged before the write returns, a slot the log
+ * does not cover (down
+ * from before, or after an overflow) is refused with -ESTALE, and the
+ * figure: the bytes a resync writes follow the data written during the
+ * outage (one region), not the file or device size.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <osdfs/osdfs.h>
+
+#include "core/format.h"
+#include "layout/layout_int.h"
+#include "layout_fixture.h"
+
+#define BIG (8u << 20)
+#define SU (64u << 10)
+#define REGION OSDFS_LAYOUT_REGION_BYTES
+
+struct shape {
+	const char *map;
+	unsigned ndev, gone, other; /* devices; the one away; one killed at the end */
+	uint64_t region_logical;    /* logical bytes of one region: Wd * REGION */
+};
+
+static const struct shape shapes[] = {
+	{ "raid5,su=64K", 4, 2, 0, 3ull * REGION },
+	{ "raid1,su=64K", 2, 1, 0, 1ull * REGION },
+};
+
+static void pattern(uint8_t *p, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 7 + i / 4093 + seed);
+}
+
+static uint64_t make_file(osdfs *fs, const char *name, const uint8_t *data, size_t len)
+{
+	struct osdfs_stat st;
+	osdfs_file *fh;
+
+	ck_assert_int_eq(osdfs_create(fs, OSDFS_ROOT_INO, name, 0644, O_RDWR, NULL, &st, &fh), 0);
+	ck_assert_int_eq(osdfs_write(fs, fh, data, len, 0), (ssize_t)len);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+	return OSDFS__OID_BASE + st.ino;
+}
+
+static void put(osdfs_backend *be, uint64_t oid, uint64_t off, const uint8_t *p, size_t len)
+{
+	struct iovec iov = { (void *)p, len };
+
+	ck_assert_int_eq(osdfs_backend_ops_of(be)->write(osdfs_backend_impl(be), oid, off, &iov, 1,
+							 NULL, 0), (ssize_t)len);
+}
+
+static void same(osdfs_backend *be, uint64_t oid, const uint8_t *want, size_t len)
+{
+	uint8_t *got = malloc(len);
+	struct iovec iov = { got, len };
+
+	ck_assert_ptr_nonnull(got);
+	ck_assert_int_eq(osdfs_backend_ops_of(be)->read(osdfs_backend_impl(be), oid, 0, &iov, 1),
+			 (ssize_t)len);
+	ck_assert(memcmp(got, want, len) == 0);
+	free(got);
+}
+
+static int count_events(osdfs_backend *be, enum osdfs_layout_event_kind kind, int slot)
+{
+	struct osdfs_layout_event ev[64];
+	int n = osdfs_layout_events(be, ev, 64), k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += ev[i].kind == kind && ev[i].slot == slot;
+	return k;
+}
+
+/* Open with store @p gone absent (-1) or every store present (@p gone < 0). */
+static void open_without(struct fx *f, const struct shape *sh, int gone)
+{
+	int order[FX_MAX];
+
+	for (unsigned i = 0; i < sh->ndev; i++)
+		order[i] = (int)i == gone ? -1 : (int)i;
+	ck_assert_int_eq(fx_open(f, order, sh->ndev, NULL), 0);
+}
+
+START_TEST(test_resync_copies_only_dirty_regions)
+{
+	const struct shape *sh = &shapes[_i];
+	uint8_t *want = malloc(BIG), *small = malloc(5000), patch[4096];
+	struct osdfs_layout_device d;
+	struct osdfs_layout_scrub_stats ss = { 0 };
+	uint64_t oid, oid2, entries, covered;
+	unsigned long w0, b0;
+	struct fx f;
+	osdfs *fs;
+
+	ck_assert(want && small);
+	pattern(want, BIG, 1);
+	pattern(small, 5000, 9);
+	pattern(patch, sizeof(patch), 77);
+	fx_init(&f, sh->ndev);
+	ck_assert_int_eq(fx_open_all(&f, sh->map), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs = fx_mount(f.be);
+	oid = make_file(fs, "big", want, BIG);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_close(&f);
+
+	/* away: writes in region 0 and in region 1 (twice), a new object */
+	open_without(&f, sh, (int)sh->gone);
+	ck_assert_int_eq(osdfs_layout_device(f.be, sh->gone, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_DOWN);
+	put(f.be, oid, 100, patch, sizeof(patch));
+	memcpy(want + 100, patch, sizeof(patch));
+	put(f.be, oid, sh->region_logical + 5, patch, 1000);
+	memcpy(want + sh->region_logical + 5, patch, 1000);
+	put(f.be, oid, sh->region_logical + 9000, patch, sizeof(patch));
+	memcpy(want + sh->region_logical + 9000, patch, sizeof(patch));
+	fs = fx_mount(f.be);
+	oid2 = make_file(fs, "new", small, 5000);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 0);
+	ck_assert_uint_eq(covered, 1ull << sh->gone);
+	fx_close(&f);
+
+	/* durable: a reopen, still without it, finds the two regions of the file */
+	open_without(&f, sh, (int)sh->gone);
+	{
+		struct lay *L = osdfs_backend_impl(f.be);
+		size_t nfile = 0;
+
+		pthread_mutex_lock(&L->dirty.mu);
+		for (size_t i = 0; i < L->dirty.n; i++)
+			if (L->dirty.k[i].oid == oid) {
+				ck_assert(L->dirty.k[i].region == nfile);
+				nfile++;
+			}
+		pthread_mutex_unlock(&L->dirty.mu);
+		ck_assert_uint_eq(nfile, 2);
+	}
+	fx_close(&f);
+
+	/* back: the open resyncs it */
+	f.count_oid = oid;
+	w0 = atomic_load(&f.oid_writes[sh->gone]);
+	b0 = atomic_load(&f.oid_bytes[sh->gone]);
+	open_without(&f, sh, -1);
+	ck_assert_int_eq(osdfs_layout_device(f.be, sh->gone, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_UP);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 1);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)sh->gone), 1);
+	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 0);
+	ck_assert_uint_eq(entries, 0);
+	ck_assert_uint_eq(covered, 0);
+	/* the file: exactly its two regions, in full units (REGION bytes each:
+	 * REGION / SU writes of one unit), nothing else of its 8 MiB */
+	ck_assert_uint_eq(atomic_load(&f.oid_writes[sh->gone]) - w0, 2 * (REGION / SU));
+	ck_assert_uint_eq(atomic_load(&f.oid_bytes[sh->gone]) - b0, 2ull * REGION);
+	ck_assert_int_eq(osdfs_layout_scrub(f.be, OSDFS_LAYOUT_SCRUB_DRY_RUN, &ss, NULL, NULL), 0);
+	ck_assert_uint_eq(ss.mismatches, 0);
+	ck_assert_uint_eq(ss.unrepaired, 0);
+	fx_close(&f);
+
+	/* its data is right: read with another device gone */
+	open_without(&f, sh, (int)sh->other);
+	same(f.be, oid, want, BIG);
+	same(f.be, oid2, small, 5000);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+	free(small);
+}
+END_TEST
+
+/* The figure: a 64 MiB file, one region written while the device was away;
+ * the resync writes one region (1 MiB), not the 64 MiB file's share. */
+START_TEST(test_resync_follows_outage_writes)
+{
+	static const size_t sizes[] = { 16u << 20, 64u << 20 };
+	const struct shape *sh = &shapes[0];
+	uint8_t patch[4096];
+
+	pattern(patch, sizeof(patch), 3);
+	for (size_t z = 0; z < 2; z++) {
+		uint8_t *data = calloc(1, sizes[z]);
+		struct osdfs_layout_rebuild_stats rs = { 0 };
+		unsigned long b0, resynced;
+		uint64_t oid;
+		struct fx f;
+		osdfs *fs;
+
+		ck_assert_ptr_nonnull(data);
+		pattern(data, sizes[z], 5);
+		fx_init(&f, sh->ndev);
+		ck_assert_int_eq(fx_open_all(&f, sh->map), 0);
+		ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+		fs = fx_mount(f.be);
+		oid = make_file(fs, "f", data, sizes[z]);
+		ck_assert_int_eq(osdfs_unmount(fs), 0);
+		fx_close(&f);
+		open_without(&f, sh, (int)sh->gone);
+		put(f.be, oid, sizes[z] / 2, patch, sizeof(patch));
+		fx_close(&f);
+		b0 = atomic_load(&f.wbytes[sh->gone]);
+		open_without(&f, sh, -1);
+		/* one region of the slot's component, whatever the size, plus the
+		 * superblock's attributes (no data) */
+		resynced = atomic_load(&f.wbytes[sh->gone]) - b0;
+		ck_assert_uint_eq(resynced, REGION);
+		fx_close(&f);
+		/* what a rebuild of the same slot writes: the whole share */
+		open_without(&f, sh, (int)sh->gone);
+		fx_close(&f);
+		{
+			int order[] = { 0, 1, -1, 3, 4 }; /* empty store 4: a spare */
+
+			ck_assert_int_eq(fx_open(&f, order, 5, NULL), 0);
+			ck_assert_int_eq(osdfs_layout_replace(f.be, sh->gone, NULL, NULL), 0);
+			ck_assert_int_eq(osdfs_layout_rebuild(f.be, sh->gone, &rs, NULL, NULL), 0);
+			ck_assert_uint_ge(rs.bytes, sizes[z] / 3 - REGION);
+			fx_close(&f);
+		}
+		printf("figure: RAID 5 4 devices, su 64K, %zu MiB file, 4 KiB written while a "
+		       "device was away: resync wrote %lu bytes to it, a rebuild %llu\n",
+		       sizes[z] >> 20, resynced, (unsigned long long)rs.bytes);
+		fx_fini(&f);
+		free(data);
+	}
+}
+END_TEST
+
+/* A device that fails during a write: the write's regions are logged after
+ * it, before it returns, and the device comes back by resync with them. */
+START_TEST(test_resync_after_failure_during_write)
+{
+	const struct shape *sh = &shapes[0];
+	uint8_t *want = malloc(BIG), patch[8192];
+	uint64_t oid, entries, covered;
+	unsigned long b0;
+	struct fx f;
+	osdfs *fs;
+
+	ck_assert_ptr_nonnull(want);
+	pattern(want, BIG, 4);
+	pattern(patch, sizeof(patch), 99);
+	fx_init(&f, sh->ndev);
+	ck_assert_int_eq(fx_open_all(&f, sh->map), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs = fx_mount(f.be);
+	oid = make_file(fs, "f", want, BIG);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_kill(&f, sh->gone); /* fails from now on, while open */
+	put(f.be, oid, sh->region_logical + 77, patch, sizeof(patch));
+	memcpy(want + sh->region_logical + 77, patch, sizeof(patch));
+	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 0);
+	ck_assert_uint_eq(entries, 1);
+	ck_assert_uint_eq(covered, 1ull << sh->gone);
+	fx_close(&f);
+	b0 = atomic_load(&f.wbytes[sh->gone]);
+	open_without(&f, sh, -1); /* back (a new, working connection) */
+	ck_assert_uint_eq(atomic_load(&f.wbytes[sh->gone]) - b0, REGION);
+	fx_close(&f);
+	open_without(&f, sh, (int)sh->other);
+	same(f.be, oid, want, BIG);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+}
+END_TEST
+
+/* Not covered: down since before the log (no covering bit), or overflowed. */
+START_TEST(test_resync_refused_when_not_covered)
+{
+	const struct shape *sh = &shapes[0];
+	uint8_t *data = malloc(BIG), b[512];
+	uint64_t oid, entries, covered;
+	struct fx f;
+	struct lay *L;
+	osdfs *fs;
+
+	ck_assert_ptr_nonnull(data);
+	pattern(data, BIG, 2);
+	memset(b, 0x11, sizeof(b));
+	fx_init(&f, sh->ndev);
+	ck_assert_int_eq(fx_open_all(&f, sh->map), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs = fx_mount(f.be);
+	oid = make_file(fs, "f", data, BIG);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	ck_assert_int_eq(osdfs_layout_resync(f.be, sh->gone, NULL), -EINVAL); /* up */
+	fx_close(&f);
+
+	/* overflow: more distinct regions than the log holds */
+	open_without(&f, sh, (int)sh->gone);
+	L = osdfs_backend_impl(f.be);
+	for (uint64_t k = 0; k <= OSDFS_LAYOUT_DIRTY_MAX; k++)
+		ck_assert_int_eq(lay_dirty_note(L, oid + 1 + k, 0, 0), 0);
+	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 1);
+	ck_assert_uint_eq(entries, 0);
+	ck_assert_uint_eq(covered, 0);
+	put(f.be, oid, 0, b, sizeof(b));
+	memset(data, 0x11, sizeof(b));
+	fx_close(&f);
+	/* back, but not covered: stays down (a rebuild is needed), data right */
+	open_without(&f, sh, -1);
+	{
+		struct osdfs_layout_device d;
+
+		ck_assert_int_eq(osdfs_layout_device(f.be, sh->gone, &d), 0);
+		ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_DOWN);
+	}
+	ck_assert_int_eq(osdfs_layout_resync(f.be, sh->gone, NULL), -ESTALE);
+	same(f.be, oid, data, BIG);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, sh->gone, NULL, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, sh->gone, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 0); /* cleared */
+	fx_close(&f);
+	open_without(&f, sh, (int)sh->other);
+	same(f.be, oid, data, BIG);
+	fx_close(&f);
+	fx_fini(&f);
+	free(data);
+}
+END_TEST
+
+/* The log's byte image: header, sorted keys, CRC32C; bad input refused. */
+START_TEST(test_dirty_log_format)
+{
+	struct lay_dkey k[2] = { { 0x10001, 0 }, { 0x10001, LAY_DIRTY_ALL } };
+	struct lay_dirty d = { .generation = 7, .covered = 4, .n = 2, .k = k }, back = { 0 };
+	uint8_t img[LAY_DIRTY_HDR + 2 * LAY_DIRTY_ENT + 4];
+	static const uint8_t hdr[LAY_DIRTY_HDR] = {
+		'O', 'S', 'D', 'F', 'S', 'D', 'L', 0, 1, 0, 40, 0, 2, 0, 0, 0,
+		4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0,
+		7, 0, 0, 0, 0, 0, 0, 0,
+	};
+
+	ck_assert_uint_eq(lay_dirty_len(2), sizeof(img));
+	lay_dirty_encode(img, &d);
+	ck_assert(memcmp(img, hdr, sizeof(hdr)) == 0);
+	ck_assert_int_eq(lay_dirty_decode(&back, img, sizeof(img), NULL, 0), 0);
+	ck_assert_uint_eq(back.n, 2);
+	ck_assert_uint_eq(back.covered, 4);
+	ck_assert_uint_eq(back.generation, 7);
+	ck_assert(back.k[1].region == LAY_DIRTY_ALL);
+	free(back.k);
+	img[LAY_DIRTY_HDR + 3] ^= 1; /* a flipped bit: checksum */
+	ck_assert_int_eq(lay_dirty_decode(&back, img, sizeof(img), NULL, 0), -EINVAL);
+	ck_assert_int_eq(lay_dirty_decode(&back, img, 20, NULL, 0), -EINVAL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("layout_resync");
+	TCase *tc = tcase_create("resync");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_resync_copies_only_dirty_regions, 0,
+			    (int)(sizeof(shapes) / sizeof(shapes[0])));
+	tcase_add_test(tc, test_resync_follows_outage_writes);
+	tcase_add_test(tc, test_resync_after_failure_during_write);
+	tcase_add_test(tc, test_resync_refused_when_not_covered);
+	tcase_add_test(tc, test_dirty_log_format);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
