@@ -170,20 +170,32 @@ FOLD_TARGET static inline __m512i fold512(__m512i x, __m512i k, __m512i next)
  * The initial ~0 goes into the first 32 bits; the last 128-bit lane, as the
  * message's remainder, is finished with the crc32 instruction.
  */
-FOLD_TARGET static uint32_t crc_fold(const uint8_t *p, size_t len)
+/* Four 512-bit accumulators of one block being folded. */
+struct fold_acc {
+	__m512i a0, a1, a2, a3;
+};
+
+FOLD_TARGET static inline void fold_start(struct fold_acc *s, const uint8_t *p)
 {
-	__m512i kd = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)crc_fold_k[0]));
+	s->a0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0,
+						0, 0, 0, 0, 0, 0, 0, -1));
+	s->a1 = _mm512_loadu_si512(p + 64);
+	s->a2 = _mm512_loadu_si512(p + 128);
+	s->a3 = _mm512_loadu_si512(p + 192);
+}
+
+FOLD_TARGET static inline void fold_step(struct fold_acc *s, __m512i kd, const uint8_t *p)
+{
+	s->a0 = fold512(s->a0, kd, _mm512_loadu_si512(p));
+	s->a1 = fold512(s->a1, kd, _mm512_loadu_si512(p + 64));
+	s->a2 = fold512(s->a2, kd, _mm512_loadu_si512(p + 128));
+	s->a3 = fold512(s->a3, kd, _mm512_loadu_si512(p + 192));
+}
+
+FOLD_TARGET static uint32_t fold_finish(const struct fold_acc *s)
+{
 	__m512i k512 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)crc_fold_k[1]));
-	__m512i a0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_set_epi32(0, 0, 0, 0, 0, 0,
-						0, 0, 0, 0, 0, 0, 0, 0, 0, -1));
-	__m512i a1 = _mm512_loadu_si512(p + 64), a2 = _mm512_loadu_si512(p + 128),
-		a3 = _mm512_loadu_si512(p + 192);
-	for (size_t o = 256; o < len; o += 256) {
-		a0 = fold512(a0, kd, _mm512_loadu_si512(p + o));
-		a1 = fold512(a1, kd, _mm512_loadu_si512(p + o + 64));
-		a2 = fold512(a2, kd, _mm512_loadu_si512(p + o + 128));
-		a3 = fold512(a3, kd, _mm512_loadu_si512(p + o + 192));
-	}
+	__m512i a0 = s->a0, a1 = s->a1, a2 = s->a2, a3 = s->a3;
 	a1 = fold512(a0, k512, a1);
 	a2 = fold512(a1, k512, a2);
 	a3 = fold512(a2, k512, a3);
@@ -198,6 +210,70 @@ FOLD_TARGET static uint32_t crc_fold(const uint8_t *p, size_t len)
 	c = _mm_crc32_u64(c, (uint64_t)_mm_extract_epi64(l3, 1));
 	return ~(uint32_t)c;
 }
+
+FOLD_TARGET static uint32_t crc_fold(const uint8_t *p, size_t len)
+{
+	__m512i kd = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)crc_fold_k[0]));
+	struct fold_acc s;
+	fold_start(&s, p);
+	for (size_t o = 256; o < len; o += 256)
+		fold_step(&s, kd, p + o);
+	return fold_finish(&s);
+}
+
+/* Bytes each crc32 stream takes per 256-byte fold step (crc_fold_mixed). */
+#define MIX_STEP 48
+
+/*
+ * Blocks f[0..nf) folded while three more, s[0..3), go through the crc32
+ * instruction in the same loop: the carry-less multiplier (two VPCLMULQDQ
+ * per 64 bytes) is the folding's limit, and the crc32 unit is a different
+ * one, so the three streams run beside it. With nf = 6 and 4 KiB blocks
+ * each stream is done within the 90 fold steps (MIX_STEP bytes a step):
+ * 9 blocks in about the time of 6 (measured: 61 -> 85 GB/s on 1 MiB, AMD
+ * EPYC; 40 and 56 bytes a step were slower).
+ */
+FOLD_TARGET static void crc_fold_mixed(const uint8_t *f, size_t nf, const uint8_t *const s[3],
+				       size_t bs, uint32_t *fout, uint32_t sout[3])
+{
+	__m512i kd = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)crc_fold_k[0]));
+	uint64_t x = 0xFFFFFFFFu, y = 0xFFFFFFFFu, z = 0xFFFFFFFFu;
+	size_t sp = 0;
+	for (size_t j = 0; j < nf; j++) {
+		const uint8_t *p = f + j * bs;
+		struct fold_acc a;
+		fold_start(&a, p);
+		for (size_t o = 256; o < bs; o += 256) {
+			fold_step(&a, kd, p + o);
+			if (sp + MIX_STEP > bs)
+				continue;
+			for (size_t k = 0; k < MIX_STEP; k += 8) {
+				uint64_t va, vb, vc;
+				memcpy(&va, s[0] + sp + k, 8);
+				memcpy(&vb, s[1] + sp + k, 8);
+				memcpy(&vc, s[2] + sp + k, 8);
+				x = _mm_crc32_u64(x, va);
+				y = _mm_crc32_u64(y, vb);
+				z = _mm_crc32_u64(z, vc);
+			}
+			sp += MIX_STEP;
+		}
+		fout[j] = fold_finish(&a);
+	}
+	for (; sp + 8 <= bs; sp += 8) {
+		uint64_t va, vb, vc;
+		memcpy(&va, s[0] + sp, 8);
+		memcpy(&vb, s[1] + sp, 8);
+		memcpy(&vc, s[2] + sp, 8);
+		x = _mm_crc32_u64(x, va);
+		y = _mm_crc32_u64(y, vb);
+		z = _mm_crc32_u64(z, vc);
+	}
+	/* bs is a multiple of 256: no bytes are left */
+	sout[0] = ~(uint32_t)x;
+	sout[1] = ~(uint32_t)y;
+	sout[2] = ~(uint32_t)z;
+}
 #endif
 
 void osd__crc32c_blocks(const void *buf, size_t bs, size_t n, uint32_t *out)
@@ -207,6 +283,11 @@ void osd__crc32c_blocks(const void *buf, size_t bs, size_t n, uint32_t *out)
 	pthread_once(&crc_once, crc_init);
 #ifdef CRC_X86
 	if (crc_have_fold && bs && bs % 256 == 0) {
+		/* groups of 9: 6 folded, 3 through crc32 beside them */
+		for (; i + 9 <= n; i += 9) {
+			const uint8_t *s[3] = { p + (i + 6) * bs, p + (i + 7) * bs, p + (i + 8) * bs };
+			crc_fold_mixed(p + i * bs, 6, s, bs, out + i, out + i + 6);
+		}
 		for (; i < n; i++)
 			out[i] = crc_fold(p + i * bs, bs);
 		return;

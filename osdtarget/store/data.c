@@ -896,9 +896,11 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 			r = osd__sum_put(sfd, off / OSD__SUM_BLOCK, ent,
 					 (size_t)((off + total - 1) / OSD__SUM_BLOCK -
 						  off / OSD__SUM_BLOCK + 1));
-		else if (ent) /* what reached the file, old or new, is what counts */
+		else if (ent) { /* what reached the file, old or new, is what counts */
 			(void)osd__sum_recompute(fd, sfd, off + total, off / OSD__SUM_BLOCK,
 						 (off + total - 1) / OSD__SUM_BLOCK + 1);
+			o->sum_alloc = 0; /* it may punch holes in the sidecar */
+		}
 		if (!r)
 			start_writeback(fd, off, total);
 		osd__store_space(st, r, "data");

@@ -63,6 +63,8 @@ struct osd__obj {
 	int has_sums;              /* a sidecar exists */
 	int sums_bad;              /* sidecar missing or damaged: data I/O fails with EIO */
 	uint64_t dlo, dhi;         /* dirty block range the sidecar header records (wmu) */
+	uint64_t sum_alloc;        /* sidecar bytes [0, sum_alloc) reserved, no hole: entries
+				      written there need no fallocate (wmu) */
 	_Atomic uint64_t wseq;     /* data changes so far (a flush marks clean only if none raced) */
 	uint64_t armed_seq, armed_gen; /* wseq and st->flush_gen at the flush that left the
 				      range open (wmu) */

@@ -160,6 +160,7 @@ int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd
 			return r;
 		}
 		o->has_sums = 1;
+		o->sum_alloc = 0;
 	}
 	*sfd = fd;
 	return 0;
@@ -378,10 +379,17 @@ int osd__sum_prepare_write(struct osd__obj *o, int fd, int sfd,
 	}
 	/* Room for the entries before the data changes: a full filesystem then
 	 * fails the write with nothing changed, never with new data whose
-	 * checksums could not be written (holes read as 0: still right). */
-	if (!r && fallocate(sfd, 0, (off_t)ent_off(first), (off_t)(4 * n)) != 0 &&
-	    errno != EOPNOTSUPP)
-		r = -errno;
+	 * checksums could not be written (holes read as 0: still right).
+	 * Entries below sum_alloc have room already (an overwrite). */
+	if (!r && ent_off(first) + 4 * n > o->sum_alloc) {
+		if (fallocate(sfd, 0, (off_t)ent_off(first), (off_t)(4 * n)) == 0) {
+			/* the header is always written: [0, OSD__SUM_HDR) has room */
+			if (ent_off(first) <= o->sum_alloc || first == 0)
+				o->sum_alloc = ent_off(first) + 4 * n;
+		} else if (errno != EOPNOTSUPP) {
+			r = -errno;
+		}
+	}
 	if (!r)
 		r = osd__sum_mark(o, sfd, len, first, last + 1);
 	if (r) {
@@ -419,6 +427,8 @@ int osd__sum_truncate(struct osd__obj *o, int fd, int sfd,
 		r = -errno;
 	if (!r && newlen < oldlen && ftruncate(sfd, (off_t)ent_off(keep)) != 0)
 		r = -errno;
+	if (o->sum_alloc > ent_off(keep))
+		o->sum_alloc = ent_off(keep);
 	if (!r && tail)
 		r = pwrite_all(sfd, e, 4, ent_off(newlen / BLK));
 	return r;
@@ -454,6 +464,8 @@ int osd__sum_punch(struct osd__obj *o, int fd, int sfd, uint64_t len,
 		r = -errno;
 	/* Whole blocks read as zeros now: their entries become 0 (a hole). */
 	uint64_t ff = first + has_head, lf = last + 1 - has_tail;
+	if (lf > ff && o->sum_alloc > ent_off(ff))
+		o->sum_alloc = ent_off(ff);
 	if (!r && lf > ff &&
 	    fallocate(sfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)ent_off(ff),
 		      (off_t)(4 * (lf - ff))) != 0)

@@ -141,6 +141,26 @@ START_TEST(t_sidecar_bytes)
 END_TEST
 
 /* Every kind of data change keeps the checksums right: reads match a copy. */
+/* Entries below the object's sum_alloc are overwritten without a
+ * fallocate, so that part of the sidecar must never hold a hole (a punch
+ * or truncate has to lower it): otherwise a full filesystem could fail an
+ * entry write after its data was written. */
+static void check_sum_alloc(void)
+{
+	char path[512];
+	struct osd__obj *o = osd__ns_get(st, P1, O1);
+	ck_assert_ptr_nonnull(o);
+	obj_path(path, sizeof(path), o->gen, 1);
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	off_t hole = lseek(fd, 0, SEEK_HOLE);
+	ck_assert_int_ge(hole, 0);
+	ck_assert_msg((uint64_t)hole >= o->sum_alloc, "hole at %lld below sum_alloc %llu",
+		      (long long)hole, (unsigned long long)o->sum_alloc);
+	close(fd);
+	osd__obj_put(st, o);
+}
+
 START_TEST(t_ops_match_copy)
 {
 	enum { MAXLEN = 40000 };
@@ -196,10 +216,51 @@ START_TEST(t_ops_match_copy)
 		ck_assert_int_eq(rd(O1, 0, buf, sizeof(buf), &got), 0);
 		ck_assert_uint_eq(got, len);
 		ck_assert_mem_eq(buf, ref, len);
+		if (len)
+			check_sum_alloc();
 	}
 	uint64_t bytes, bad;
 	ck_assert_int_eq(osd_store_verify(st, P1, O1, &bytes, &bad), 0);
 	ck_assert_uint_le(bytes, len);
+}
+END_TEST
+
+/* Punch and truncate leave holes in the sidecar (a sidecar page holds the
+ * entries of 1024 blocks); what is written after them, and what is read,
+ * stays right and sum_alloc never covers a hole. */
+START_TEST(t_sum_alloc)
+{
+	enum { NB = 2100 };
+	static uint8_t data[NB * BLK], buf[NB * BLK];
+	size_t got;
+
+	th_fill(data, sizeof(data), 5, 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(wr(O1, 0, data, sizeof(data)), 0);
+	check_sum_alloc();
+	/* blocks 1000-2049: sidecar bytes 4064-8264, the page at 4096 a hole */
+	ck_assert_int_eq(osd_store_punch(st, P1, O1, 1000ull * BLK, 1050ull * BLK, 0), 0);
+	memset(data + 1000 * BLK, 0, 1050 * BLK);
+	check_sum_alloc();
+	ck_assert_int_eq(wr(O1, 1500ull * BLK, data + 7, BLK), 0);
+	memcpy(data + 1500 * BLK, data + 7, BLK);
+	check_sum_alloc();
+	ck_assert_int_eq(wr(O1, 0, data, 1000 * BLK), 0); /* below the hole */
+	check_sum_alloc();
+	ck_assert_int_eq(rd(O1, 0, buf, sizeof(buf), &got), 0);
+	ck_assert_uint_eq(got, sizeof(buf));
+	ck_assert_mem_eq(buf, data, sizeof(buf));
+	/* cut to 100 blocks, then a block far on: entries between are a hole */
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 100ull * BLK, 0), 0);
+	check_sum_alloc();
+	ck_assert_int_eq(wr(O1, 2090ull * BLK, data, BLK), 0);
+	check_sum_alloc();
+	ck_assert_int_eq(wr(O1, 100ull * BLK, data + 100 * BLK, 10 * BLK), 0);
+	check_sum_alloc();
+	ck_assert_int_eq(rd(O1, 2090ull * BLK, buf, BLK, &got), 0);
+	ck_assert_mem_eq(buf, data, BLK);
+	ck_assert_int_eq(rd(O1, 0, buf, 110 * BLK, &got), 0);
+	ck_assert_mem_eq(buf, data, 110 * BLK);
 }
 END_TEST
 
@@ -461,6 +522,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, t_sidecar_bytes);
 	tcase_add_test(tc, t_ops_match_copy);
+	tcase_add_test(tc, t_sum_alloc);
 	tcase_add_test(tc, t_flip_named);
 	tcase_add_test(tc, t_sparse);
 	tcase_add_test(tc, t_dirty_recomputed);
