@@ -63,7 +63,7 @@ function(osd_add_library)
 
   # Relocatable .pc: the prefix is found relative to the file itself.
   file(RELATIVE_PATH PC_PREFIX_FROM_PCDIR
-    /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
+    /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
   string(REGEX REPLACE "/$" "" PC_PREFIX_FROM_PCDIR "${PC_PREFIX_FROM_PCDIR}")
   set(PC_NAME lib${n})
   set(PC_LIB ${n})
@@ -93,7 +93,7 @@ function(osd_install_program t)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${dir}")
     set(rpath "${CMAKE_INSTALL_FULL_LIBDIR}")
   else()
-    file(RELATIVE_PATH rel /root/${dir} /root/${CMAKE_INSTALL_LIBDIR})
+    file(RELATIVE_PATH rel /prefix/${dir} /prefix/${CMAKE_INSTALL_LIBDIR})
     set(rpath "\$ORIGIN/${rel}")
   endif()
   set_target_properties(${t} PROPERTIES INSTALL_RPATH "${rpath}")
