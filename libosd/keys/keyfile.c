@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <osd/keyring.h>
+#include "iscsi/pdu.h"
 #include "keys.h"
 
 void osd__keys_error(char *error, size_t size, const char *fmt, ...)
@@ -59,22 +60,11 @@ static int open_private(const char *path, const char *what, FILE **out, char *er
 	return 0;
 }
 
-static int hex_digit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int parse_hex(const uint8_t *hex, size_t nbytes, uint8_t *out)
 {
 	for (size_t i = 0; i < nbytes; i++) {
-		int hi = hex_digit(hex[2 * i]);
-		int lo = hi < 0 ? -1 : hex_digit(hex[2 * i + 1]);
+		int hi = osd__iscsi_hexval((char)hex[2 * i]);
+		int lo = hi < 0 ? -1 : osd__iscsi_hexval((char)hex[2 * i + 1]);
 
 		if (lo < 0)
 			return -EINVAL;
