@@ -813,7 +813,7 @@ static int data_commit(struct osd_store *st, struct osd__obj *o, unsigned flags)
 	return r ? r : osd__store_commit(st, UINT64_MAX, OSD_STORE_FUA);
 }
 
-static int pwrite_all(int fd, const struct iovec *iov, int iovcnt, uint64_t off)
+int osd__pwrite_all(int fd, const struct iovec *iov, int iovcnt, uint64_t off)
 {
 	for (int i = 0; i < iovcnt; i++) {
 		const uint8_t *p = iov[i].iov_base;
@@ -891,7 +891,7 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 	if (have && st->sums)
 		r = osd__sum_prepare_write(o, fd, sfd, len, off, iov, iovcnt, total, &ent, bad);
 	if (!r) {
-		r = pwrite_all(fd, iov, iovcnt, off);
+		r = osd__pwrite_all(fd, iov, iovcnt, off);
 		if (ent && !r)
 			r = osd__sum_put(sfd, off / OSD__SUM_BLOCK, ent,
 					 (size_t)((off + total - 1) / OSD__SUM_BLOCK -

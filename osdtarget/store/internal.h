@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "store/log.h"
 #include "store/store.h"
@@ -216,6 +217,8 @@ void osd__data_close_fd(struct osd_store *st, struct osd__obj *obj);
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj);
 int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all);
 int osd__data_sync_dirs(struct osd_store *st);
+/* pwrite() every byte of @p iov at @p off (retrying short writes and EINTR). */
+int osd__pwrite_all(int fd, const struct iovec *iov, int iovcnt, uint64_t off);
 /* Write clean the sidecar headers of objects a flush left with an open dirty
  * range and that no change touched since a flush before generation @p gen
  * (UINT64_MAX: all of them, dropping the list: close and FORMAT). */

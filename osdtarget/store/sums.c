@@ -90,20 +90,12 @@ static int pread_zero(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* One buffer through the store's write-everything helper (data.c). */
 static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
-	const uint8_t *p = buf;
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	struct iovec v = { (void *)buf, len };
+
+	return osd__pwrite_all(fd, &v, 1, off);
 }
 
 /* ---- sidecar header ---------------------------------------------------------------- */
