@@ -335,11 +335,20 @@ int osd__sum_prepare_write(struct osd__obj *o, int fd, int sfd,
 			   uint64_t len, uint64_t off, const struct iovec *iov, int iovcnt,
 			   uint64_t total, uint8_t **entp, uint64_t *bad)
 {
-	uint64_t first = off / BLK, last = (off + total - 1) / BLK, n = last - first + 1;
-	uint8_t *ent = malloc((size_t)(n * 4)), scratch[BLK];
+	uint64_t first, last, n;
+	uint8_t *ent, scratch[BLK];
 	struct cursor c = { iov, iovcnt, 0, 0 };
 	uint32_t crcs[CHUNK_BLOCKS];
-	int r = ent ? 0 : -ENOMEM;
+	int r;
+
+	*entp = NULL;
+	if (!total) /* an empty WRITE or APPEND changes no block */
+		return 0;
+	first = off / BLK;
+	last = (off + total - 1) / BLK;
+	n = last - first + 1;
+	ent = malloc((size_t)(n * 4));
+	r = ent ? 0 : -ENOMEM;
 	for (uint64_t b = first; !r && b <= last; b++) {
 		uint64_t bs = b * BLK, be = bs + BLK;
 		uint64_t from = bs > off ? bs : off, to = be < off + total ? be : off + total;

@@ -330,6 +330,34 @@ START_TEST(t_sparse)
 }
 END_TEST
 
+/* Empty WRITEs and APPENDs (at 0 and at a block boundary) change no
+ * block: no checksum is computed for them (an empty range once wrapped to
+ * 2^52 blocks), and the object reads as before. */
+START_TEST(t_empty_writes)
+{
+	uint8_t buf[BLK];
+	struct iovec none = { buf, 0 };
+	uint64_t where;
+	size_t got;
+
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(wr(O1, 0, buf, 0), 0);
+	ck_assert_int_eq(osd_store_append(st, P1, O1, &none, 1, 0, &where), 0);
+	ck_assert_uint_eq(where, 0);
+	memset(buf, 0x5a, sizeof(buf));
+	ck_assert_int_eq(wr(O1, 0, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(wr(O1, BLK, buf, 0), 0);
+	ck_assert_int_eq(osd_store_append(st, P1, O1, &none, 1, 0, &where), 0);
+	ck_assert_uint_eq(where, BLK);
+	reopen();
+	memset(buf, 0, sizeof(buf));
+	ck_assert_int_eq(rd(O1, 0, buf, sizeof(buf), &got), 0);
+	ck_assert_uint_eq(got, sizeof(buf));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		ck_assert_uint_eq(buf[i], 0x5a);
+}
+END_TEST
+
 /* A crash after data reached the file but before its checksums: the
  * block was in the dirty range, so the next open recomputes it. A clean
  * object changed the same way is damage. */
@@ -525,6 +553,7 @@ int main(void)
 	tcase_add_test(tc, t_sum_alloc);
 	tcase_add_test(tc, t_flip_named);
 	tcase_add_test(tc, t_sparse);
+	tcase_add_test(tc, t_empty_writes);
 	tcase_add_test(tc, t_dirty_recomputed);
 	tcase_add_test(tc, t_upgrade_v1);
 	tcase_add_test(tc, t_newer_refused);
