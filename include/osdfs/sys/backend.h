@@ -155,7 +155,7 @@ struct osdfs_backend_ops {
 	void (*destroy)(void *impl);
 	/** Optional (version 2): get every attribute a create, write or
 	 *  set_attrs put on @p oid, not values the backend computes (OSD:
-	 *  GET ATTRIBUTES of all pages, osd2r05 §5.2.2.3, less the pages the
+	 *  GET ATTRIBUTES of every page, osd2r01 §4.7.3, less the pages the
 	 *  target maintains). Fills up to @p max entries of @p attrs, with the
 	 *  values copied into @p buf (@p buflen bytes). Returns the number of
 	 *  attributes, -ENOSPC if they do not fit (nothing is partial), -ENOENT.
