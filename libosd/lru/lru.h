@@ -1,6 +1,7 @@
 /*
  * The one hash table with an LRU list that every bounded cache uses
- * (osdfs directory blocks and inodes, the target's capability keys).
+ * (osdfs directory blocks and inodes, the target's capability keys and
+ * its store's open descriptors, libosd's credentials).
  * Intrusive: a cached object embeds a struct osd__lru_node and the cache
  * keeps its own hash function, key comparison, lock and bound. A node can
  * be in the table but off the list ("pinned": in use, never the oldest).

@@ -31,7 +31,8 @@ OSD_EXTERN int osdfs_backend_new(osdfs_backend **out, const struct osdfs_backend
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!ops || !name || ops->version != OSDFS_BACKEND_VERSION || !ops_complete(ops))
+	if (!ops || !name || !ops_complete(ops) ||
+	    (ops->version != OSDFS_BACKEND_VERSION && ops->version != OSDFS_BACKEND_VERSION_1))
 		return -EINVAL;
 	be = calloc(1, sizeof(*be));
 	if (!be)
@@ -41,7 +42,10 @@ OSD_EXTERN int osdfs_backend_new(osdfs_backend **out, const struct osdfs_backend
 		free(be);
 		return -ENOMEM;
 	}
-	be->ops = *ops;
+	if (ops->version == OSDFS_BACKEND_VERSION_1) /* a shorter table: up to destroy */
+		memcpy(&be->ops, ops, offsetof(struct osdfs_backend_ops, get_all_attrs));
+	else
+		be->ops = *ops;
 	be->impl = impl;
 	*out = be;
 	return 0;

@@ -259,6 +259,24 @@ static int mem_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, int
 	return rc;
 }
 
+static int mem_get_all_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, int max,
+			     void *buf, size_t buflen)
+{
+	struct osdfs_mem_store *s = impl;
+	const struct mem_object *obj;
+	int rc = check_oid(oid);
+
+	if (rc)
+		return rc;
+	if (max < 0 || (max > 0 && !attrs) || (buflen && !buf))
+		return -EINVAL;
+	pthread_rwlock_rdlock(&s->lock);
+	obj = object_find(s, oid);
+	rc = obj ? osdfs__mem_attrs_get_all(obj, attrs, max, buf, buflen) : -ENOENT;
+	pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
 static int mem_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
 {
 	struct osdfs_mem_store *s = impl;
@@ -475,6 +493,7 @@ static const struct osdfs_backend_ops mem_ops = {
 	.submit = mem_submit,
 	.poll = NULL,
 	.destroy = mem_destroy,
+	.get_all_attrs = mem_get_all_attrs,
 };
 
 OSD_EXTERN int osdfs_mem_store_new(osdfs_mem_store **out, uint64_t capacity)

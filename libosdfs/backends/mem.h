@@ -104,6 +104,9 @@ void osdfs__mem_plan_commit(struct osdfs__mem_plan *p, struct osdfs_mem_store *s
 			    struct mem_object *obj, const struct osdfs_attr *attrs, int n);
 /* Fill get entries (see struct osdfs_attr). */
 int osdfs__mem_attrs_get(const struct mem_object *obj, struct osdfs_attr *attrs, int n);
+/* Every stored attribute, values copied into @p buf; -ENOSPC if they do not fit. */
+int osdfs__mem_attrs_get_all(const struct mem_object *obj, struct osdfs_attr *attrs, int max,
+			     void *buf, size_t buflen);
 /* Free every attribute of @obj (no accounting). */
 void osdfs__mem_attrs_free(struct mem_object *obj);
 

@@ -195,6 +195,25 @@ int osdfs__mem_attrs_get(const struct mem_object *obj, struct osdfs_attr *attrs,
 	return 0;
 }
 
+int osdfs__mem_attrs_get_all(const struct mem_object *obj, struct osdfs_attr *attrs, int max,
+			     void *buf, size_t buflen)
+{
+	size_t used = 0;
+
+	if (obj->nattrs > (size_t)(max < 0 ? 0 : max))
+		return -ENOSPC;
+	for (size_t i = 0; i < obj->nattrs; i++) {
+		const struct mem_attr *m = &obj->attrs[i];
+
+		if (m->len > buflen - used)
+			return -ENOSPC;
+		attrs[i] = (struct osdfs_attr){ m->page, m->number, (uint8_t *)buf + used, m->len };
+		memcpy(attrs[i].value, m->value, m->len);
+		used += m->len;
+	}
+	return (int)obj->nattrs;
+}
+
 void osdfs__mem_attrs_free(struct mem_object *obj)
 {
 	for (size_t i = 0; i < obj->nattrs; i++)

@@ -536,6 +536,66 @@ static int osdbe_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, i
 	return (int)op_run(impl, &op);
 }
 
+/* Application-client pages of a user object (osd2r01 §4.7.3), number 0
+ * (page identification, §4.7.4) aside:
+ * what a client set; the target's own pages are left out. */
+static bool client_page(uint32_t page)
+{
+	return page >= OSD_APAGE_APP_FIRST && page <= 0x1FFFFFFFu;
+}
+
+/* Copy the client's attributes of a completed all-pages retrieval. */
+static int collect_all(osd_req *req, struct osdfs_attr *attrs, int max, uint8_t *buf,
+		       size_t buflen)
+{
+	struct osd_attr a;
+	size_t used = 0;
+	int n = 0, rc;
+
+	if (osd_req_attrs_truncated(req))
+		return -ENOSPC;
+	while ((rc = osd_req_next_attr(req, &a)) == 1) {
+		if (!client_page(a.page) || a.number == 0 || (a.length == 0 && !a.value))
+			continue;
+		if (n == max || a.length > buflen - used)
+			return -ENOSPC;
+		attrs[n] = (struct osdfs_attr){ a.page, a.number, buf + used, a.length };
+		memcpy(buf + used, a.value, a.length);
+		used += a.length;
+		n++;
+	}
+	return rc == -ENODATA ? n : rc < 0 ? rc : n;
+}
+
+/* GET ATTRIBUTES with "all pages, all attributes" in list mode
+ * (osd2r01 §4.7.3, §4.7.4: FFFFFFFFh for both), room for @p buflen value bytes. */
+static int osdbe_get_all_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, int max,
+			       void *buf, size_t buflen)
+{
+	struct osdbe *b = impl;
+	struct osd_obj_id obj = user_obj(b, oid);
+	size_t room = buflen + 65536u + (size_t)(max > 0 ? max : 0) * 24u;
+	osd_req *req;
+	int rc;
+
+	if (oid < OSD_FIRST_ID)
+		return -EINVAL;
+	if (max < 0 || (max > 0 && !attrs) || (buflen && !buf))
+		return -EINVAL;
+	rc = osd_req_get_attributes(&req, b->dev, &obj);
+	if (rc)
+		return rc;
+	rc = osd_req_add_get_attr(req, OSD_APAGE_ALL, OSD_ATTR_ALL);
+	if (rc == 0)
+		rc = osd_req_set_get_alloc(req, room > UINT32_MAX ? UINT32_MAX : (uint32_t)room);
+	if (rc == 0)
+		rc = osd_req_execute(req);
+	if (rc == 0)
+		rc = collect_all(req, attrs, max, buf, buflen);
+	osd_req_free(req);
+	return rc;
+}
+
 static int osdbe_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
 {
 	struct osdfs_op op = { .size = sizeof(op), .kind = OSDFS_OP_SET_ATTRS, .oid = oid,
@@ -974,6 +1034,7 @@ static const struct osdfs_backend_ops osd_ops = {
 	.submit = osdbe_submit,
 	.poll = osdbe_poll,
 	.destroy = osdbe_destroy,
+	.get_all_attrs = osdbe_get_all_attrs,
 };
 
 OSD_EXTERN int osdfs_backend_osd_new(osdfs_backend **out, struct osd_dev *dev,

@@ -4,6 +4,22 @@
  * copy, with P/Q recomputed per row (a partial row by read-modify-write or
  * reconstruct-write, whichever reads less). The caller holds the object's
  * lock (shared for reads, exclusive for changes).
+ *
+ * Glossary (the members of struct lay_map and the names used below):
+ *   su    stripe unit: bytes of one unit, the piece of a row on one device
+ *   W     group width: positions in a row; Wd data units plus P parity units
+ *   Wd    data units per row; P parity units per row (0, 1 = P, 2 = P and Q)
+ *   M     copies of each position (mirroring); G groups; D rows per group
+ *   R     logical row: bytes [R * Wd * su, (R + 1) * Wd * su) of the file
+ *   g     group a logical row lives in; row: its row on the group's
+ *         components, at component offset row * su (struct lay_row)
+ *   pos   position in a row, 0..W-1, rotating between data and parity
+ *   k     data index in a row, 0..Wd-1 (lay_data_pos() maps it to pos)
+ *   j     parity index, 0..P-1 (lay_parity_pos() maps it to pos)
+ *   m     copy, 0..M-1; c: component, lay_comp(g, pos, m); nc of them
+ *   s     slot: the device holding component c of an object (lay_slot())
+ *   a     byte offset inside a unit
+ *   skip  a slot not to read from (UINT32_MAX: none)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +32,16 @@
 
 #define CHUNK_MAX (16u << 20) /* bytes of one write batch */
 
+/* Bytes [a, a + len) of unit (g, row, pos): a stripe coordinate, as ORE's
+ * struct ore_striping_info is. */
+struct unit_span {
+	unsigned g;   /* group */
+	uint64_t row; /* row on the group's components */
+	unsigned pos; /* position in the row */
+	uint64_t a;   /* byte offset in the unit */
+	size_t len;   /* bytes, a + len <= su */
+};
+
 struct rng {
 	uint64_t off;
 	size_t len;
@@ -23,19 +49,17 @@ struct rng {
 };
 
 struct piece {
-	unsigned g, pos;
-	uint64_t row, a; /* component row and offset in the unit */
-	size_t len;
+	struct unit_span u;
 	uint8_t *dst;
 	long op;         /* index in the batch, -1 = no readable copy */
 };
 
-/* The first readable copy of position @p pos (rotating with the row), not @p skip. */
-static int pick_copy(struct lay *L, const struct lay_map *lm, uint64_t oid, unsigned g,
-		     unsigned pos, uint64_t row, unsigned skip, unsigned *comp)
+/* The first readable copy of unit @p u (rotating with the row), not @p skip. */
+static int pick_copy(struct lay *L, const struct lay_map *lm, uint64_t oid,
+		     const struct unit_span *u, unsigned skip, unsigned *comp)
 {
 	for (unsigned i = 0; i < lm->M; i++) {
-		unsigned c = lay_comp(lm, g, pos, (unsigned)((row + i) % lm->M));
+		unsigned c = lay_comp(lm, u->g, u->pos, (unsigned)((u->row + i) % lm->M));
 		unsigned s = lay_slot(lm, oid, c);
 
 		if (s != skip && lay_readable(L, s)) {
@@ -46,12 +70,14 @@ static int pick_copy(struct lay *L, const struct lay_map *lm, uint64_t oid, unsi
 	return -EIO;
 }
 
-/* Add @p len bytes at component offset @p coff of component @p c to the batch,
+/* Add @p io at component offset @p coff of component @p c to the batch,
  * extending the component's last op when contiguous; returns its index. */
 static long add_io(struct lay_copv *v, long *last, enum lay_op_kind kind, const struct lay_map *lm,
-		   uint64_t oid, unsigned c, uint64_t coff, void *p, size_t len)
+		   uint64_t oid, unsigned c, uint64_t coff, struct iovec io)
 {
 	struct lay_cop *op;
+	void *p = io.iov_base;
+	size_t len = io.iov_len;
 
 	if (last && last[c] >= 0) {
 		op = &v->v[last[c]];
@@ -82,11 +108,13 @@ static unsigned unit_index(const struct lay_map *lm, uint64_t row, unsigned pos)
 	return 0;
 }
 
-/* Bytes [a, a+len) of unit @p pos of a row, from the other units and parity. */
+/* Bytes of unit span @p us, from the other units of its row and parity. */
 static int unit_from_parity(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
-			    unsigned g, uint64_t row, unsigned pos, uint64_t a, size_t len,
-			    unsigned skip, int heal, uint8_t *out)
+			    const struct unit_span *us, unsigned skip, int heal, uint8_t *out)
 {
+	uint64_t row = us->row, a = us->a;
+	unsigned pos = us->pos;
+	size_t len = us->len;
 	uint8_t *buf = calloc(lm->W, len), *u[OSDFS_LAYOUT_MAX_DEVICES];
 	unsigned lost[3], nlost = 0, idx[OSDFS_LAYOUT_MAX_DEVICES];
 	struct lay_copv v = { 0 };
@@ -97,12 +125,14 @@ static int unit_from_parity(struct lay *L, const struct lay_info *fi, const stru
 	for (unsigned p = 0; p < lm->W && rc == 0; p++) {
 		unsigned c;
 
+		struct unit_span other = { us->g, row, p, a, len };
+
 		idx[p] = unit_index(lm, row, p);
 		u[idx[p]] = buf + (size_t)p * len;
-		if (p == pos || pick_copy(L, lm, fi->oid, g, p, row, skip, &c) < 0)
+		if (p == pos || pick_copy(L, lm, fi->oid, &other, skip, &c) < 0)
 			lost[nlost < 3 ? nlost++ : 2] = idx[p];
-		else if (add_io(&v, NULL, LAY_READ, lm, fi->oid, c, row * lm->su + a, u[idx[p]],
-				len) < 0)
+		else if (add_io(&v, NULL, LAY_READ, lm, fi->oid, c, row * lm->su + a,
+				(struct iovec){ u[idx[p]], len }) < 0)
 			rc = -ENOMEM;
 	}
 	if (rc == 0)
@@ -134,9 +164,11 @@ static int unit_from_parity(struct lay *L, const struct lay_info *fi, const stru
  * With @p heal (a whole unit, a = 0), copies and units that failed with a
  * medium error on the way are rewritten from the result. */
 static int unit_degraded(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
-			 unsigned g, uint64_t row, unsigned pos, uint64_t a, size_t len,
-			 unsigned skip, int heal, uint8_t *out)
+			 const struct unit_span *us, unsigned skip, int heal, uint8_t *out)
 {
+	unsigned g = us->g, pos = us->pos;
+	uint64_t row = us->row, a = us->a;
+	size_t len = us->len;
 	unsigned bad[OSDFS_LAYOUT_MAX_DEVICES], nbad = 0;
 	int rc = -EIO;
 
@@ -162,7 +194,7 @@ static int unit_degraded(struct lay *L, const struct lay_info *fi, const struct 
 			return rc;
 	}
 	if (rc < 0 && lm->P)
-		rc = unit_from_parity(L, fi, lm, g, row, pos, a, len, skip, heal, out);
+		rc = unit_from_parity(L, fi, lm, us, skip, heal, out);
 	for (unsigned i = 0; rc == 0 && heal && a == 0 && i < nbad; i++)
 		lay_heal_write(L, fi, lm, bad[i], row, out, len);
 	return rc;
@@ -228,18 +260,20 @@ int lay_heal_write(struct lay *L, const struct lay_info *fi, const struct lay_ma
 static int heal_piece(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
 		      const struct piece *p, const struct lay_cop *failed)
 {
-	size_t ext = lay_row_extent(lm, p->g, p->row, fi->size);
+	const struct unit_span *us = &p->u;
+	size_t ext = lay_row_extent(lm, us->g, us->row, fi->size);
+	struct unit_span whole = { us->g, us->row, us->pos, 0, ext };
 	uint8_t *u;
 	int rc;
 
-	if (failed->len > p->len) {
+	if (failed->len > us->len) {
 		struct lay_copv v = { 0 };
 		struct lay_cop *op = lay_copv_add(&v, LAY_READ, failed->slot, fi->oid);
 
-		rc = op ? lay_cop_iov(op, p->dst, p->len) : -ENOMEM;
+		rc = op ? lay_cop_iov(op, p->dst, us->len) : -ENOMEM;
 		if (rc == 0) {
 			op->comp = failed->comp;
-			op->off = p->row * lm->su + p->a;
+			op->off = us->row * lm->su + us->a;
 			op->recheck = 1; /* the failure was counted once */
 			lay_copv_run(L, &v);
 			rc = op->rc >= 0 ? 0 : op->medium ? -EIO : (int)op->rc;
@@ -251,10 +285,10 @@ static int heal_piece(struct lay *L, const struct lay_info *fi, const struct lay
 	u = malloc(ext ? ext : 1);
 	if (!u)
 		return -ENOMEM;
-	rc = unit_degraded(L, fi, lm, p->g, p->row, p->pos, 0, ext, failed->slot, 1, u);
+	rc = unit_degraded(L, fi, lm, &whole, failed->slot, 1, u);
 	if (rc == 0) {
-		memcpy(p->dst, u + p->a, p->len);
-		lay_heal_write(L, fi, lm, failed->comp, p->row, u, ext);
+		memcpy(p->dst, u + us->a, us->len);
+		lay_heal_write(L, fi, lm, failed->comp, us->row, u, ext);
 	}
 	free(u);
 	return rc;
@@ -264,16 +298,25 @@ int lay_unit_rebuild(struct lay *L, const struct lay_info *fi, unsigned g, uint6
 		     unsigned pos, unsigned skip, uint8_t *out)
 {
 	struct lay_map lm;
+	struct unit_span us = { g, row, pos, 0, 0 };
 
 	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
 		return -EUCLEAN;
-	return unit_degraded(L, fi, &lm, g, row, pos, 0, lm.su, skip, 0, out);
+	us.len = lm.su;
+	return unit_degraded(L, fi, &lm, &us, skip, 0, out);
 }
+
+/* The reads of some logical ranges: their unit pieces and the batch. */
+struct read_plan {
+	struct piece *pc;
+	size_t n;
+	struct lay_copv v;
+	long *last; /* per component: its last op in v, -1 = none */
+};
 
 /* Split the ranges into unit pieces, one readable copy each. */
 static int plan_reads(struct lay *L, const struct lay_map *lm, uint64_t oid,
-		      const struct rng *r, size_t nr, struct piece **out, size_t *np,
-		      struct lay_copv *v, long *last)
+		      const struct rng *r, size_t nr, struct read_plan *rp)
 {
 	uint64_t rowlen = lm->Wd * lm->su;
 	struct piece *pc = NULL;
@@ -295,11 +338,12 @@ static int plan_reads(struct lay *L, const struct lay_map *lm, uint64_t oid,
 				}
 				pc = np2;
 			}
-			pc[n] = (struct piece){ lr.g, lay_data_pos(lm, lr.row, (unsigned)(in / lm->su)),
-						lr.row, a, len, r[i].dst + (off - r[i].off), -1 };
-			if (pick_copy(L, lm, oid, lr.g, pc[n].pos, lr.row, UINT32_MAX, &c) == 0) {
-				pc[n].op = add_io(v, last, LAY_READ, lm, oid, c, lr.row * lm->su + a,
-						  pc[n].dst, len);
+			pc[n] = (struct piece){
+				{ lr.g, lr.row, lay_data_pos(lm, lr.row, (unsigned)(in / lm->su)), a, len },
+				r[i].dst + (off - r[i].off), -1 };
+			if (pick_copy(L, lm, oid, &pc[n].u, UINT32_MAX, &c) == 0) {
+				pc[n].op = add_io(&rp->v, rp->last, LAY_READ, lm, oid, c, lr.row * lm->su + a,
+						  (struct iovec){ pc[n].dst, len });
 				if (pc[n].op < 0) {
 					free(pc);
 					return -ENOMEM;
@@ -309,8 +353,8 @@ static int plan_reads(struct lay *L, const struct lay_map *lm, uint64_t oid,
 			off += len;
 		}
 	}
-	*out = pc;
-	*np = n;
+	rp->pc = pc;
+	rp->n = n;
 	return 0;
 }
 
@@ -318,40 +362,38 @@ static int plan_reads(struct lay *L, const struct lay_map *lm, uint64_t oid,
 static int read_ranges(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
 		       const struct rng *r, size_t nr)
 {
-	struct lay_copv v = { 0 };
-	struct piece *pc = NULL;
-	long *last = malloc(lm->nc * sizeof(*last));
-	size_t np = 0;
+	struct read_plan rp = { .last = malloc(lm->nc * sizeof(long)) };
+	struct lay_copv *v = &rp.v;
 	int rc;
 
-	if (!last)
+	if (!rp.last)
 		return -ENOMEM;
 	for (unsigned c = 0; c < lm->nc; c++)
-		last[c] = -1;
-	rc = plan_reads(L, lm, fi->oid, r, nr, &pc, &np, &v, last);
+		rp.last[c] = -1;
+	rc = plan_reads(L, lm, fi->oid, r, nr, &rp);
 	if (rc == 0)
-		lay_copv_run(L, &v);
-	for (size_t i = 0; rc == 0 && i < np; i++) {
-		long orc = pc[i].op >= 0 ? v.v[pc[i].op].rc : -EIO;
+		lay_copv_run(L, v);
+	for (size_t i = 0; rc == 0 && i < rp.n; i++) {
+		struct piece *pc = rp.pc;
+		long orc = pc[i].op >= 0 ? v->v[pc[i].op].rc : -EIO;
 
 		if (orc >= 0)
 			continue;
 		if (!lay_is_dev_error(orc))
 			rc = (int)orc;
-		else if (pc[i].op >= 0 && v.v[pc[i].op].medium)
-			rc = heal_piece(L, fi, lm, &pc[i], &v.v[pc[i].op]);
+		else if (pc[i].op >= 0 && v->v[pc[i].op].medium)
+			rc = heal_piece(L, fi, lm, &pc[i], &v->v[pc[i].op]);
 		else
-			rc = unit_degraded(L, fi, lm, pc[i].g, pc[i].row, pc[i].pos, pc[i].a,
-					   pc[i].len, UINT32_MAX, 0, pc[i].dst);
+			rc = unit_degraded(L, fi, lm, &pc[i].u, UINT32_MAX, 0, pc[i].dst);
 		if (rc == -EIO)
 			lay_event(L, OSDFS_LAYOUT_EV_UNRECOVERABLE, -1, fi->oid,
-				  lay_row_logical(lm, pc[i].g, pc[i].row) * lm->Wd * lm->su,
+				  lay_row_logical(lm, pc[i].u.g, pc[i].u.row) * lm->Wd * lm->su,
 				  "a unit of row %llu can be read from no device nor rebuilt",
-				  (unsigned long long)lay_row_logical(lm, pc[i].g, pc[i].row));
+				  (unsigned long long)lay_row_logical(lm, pc[i].u.g, pc[i].u.row));
 	}
-	lay_copv_free(&v);
-	free(pc);
-	free(last);
+	lay_copv_free(v);
+	free(rp.pc);
+	free(rp.last);
 	return rc;
 }
 
@@ -443,17 +485,17 @@ static int rows_writable(struct lay *L, const struct lay_map *lm, uint64_t oid, 
 	return 1;
 }
 
-/* Add a write of @p len bytes at unit offset @p a of position @p pos to every live copy. */
+/* Add a write of @p p to unit span @p us on every live copy. */
 static int add_unit_write(struct lay *L, struct lay_copv *v, long *last, const struct lay_map *lm,
-			  uint64_t oid, unsigned g, uint64_t row, unsigned pos, uint64_t a,
-			  const uint8_t *p, size_t len)
+			  uint64_t oid, const struct unit_span *us, const uint8_t *p)
 {
 	for (unsigned m = 0; m < lm->M; m++) {
-		unsigned c = lay_comp(lm, g, pos, m);
+		unsigned c = lay_comp(lm, us->g, us->pos, m);
 
 		if (!lay_writable(L, lay_slot(lm, oid, c)))
 			continue;
-		if (add_io(v, last, LAY_WRITE, lm, oid, c, row * lm->su + a, (void *)p, len) < 0)
+		if (add_io(v, last, LAY_WRITE, lm, oid, c, us->row * lm->su + us->a,
+			   (struct iovec){ (void *)p, us->len }) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -466,6 +508,13 @@ struct prow {
 	int rmw;          /* parity from old parity and the data's change */
 	uint8_t *scratch; /* partial rows: Wd units of b - a bytes (rmw: the changes) */
 	uint8_t *oldpar;  /* rmw: the old P (and Q) over [a, b) */
+};
+
+/* The rows of one parity write and the buffer of their parity units. */
+struct prows {
+	struct prow *pr;
+	unsigned n;
+	uint8_t *pbuf; /* P units (and Q after each) of every row */
 };
 
 static void prow_span(struct prow *pr, const struct lay_map *lm, uint64_t off, uint64_t end)
@@ -504,10 +553,12 @@ static int choose_rmw(struct lay *L, const struct lay_map *lm, uint64_t oid,
 		t += (unsigned)touched(lm, pr, k, off, end);
 	if (t + lm->P >= lm->Wd - t)
 		return 0;
-	for (unsigned j = 0; j < lm->P; j++)
-		if (pick_copy(L, lm, oid, lr.g, lay_parity_pos(lm, lr.row, j), lr.row, UINT32_MAX,
-			      &c) < 0)
+	for (unsigned j = 0; j < lm->P; j++) {
+		struct unit_span par = { lr.g, lr.row, lay_parity_pos(lm, lr.row, j), 0, 0 };
+
+		if (pick_copy(L, lm, oid, &par, UINT32_MAX, &c) < 0)
 			return 0;
+	}
 	return 1;
 }
 
@@ -580,18 +631,23 @@ static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_
 		if (!pr[i].partial)
 			continue;
 		prow_overlay(lm, &pr[i], off, buf, len);
-		for (unsigned j = 0; pr[i].rmw && rc == 0 && j < lm->P; j++)
-			rc = unit_degraded(L, fi, lm, lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
-					   pr[i].a, w, UINT32_MAX, 0, pr[i].oldpar + j * w);
+		for (unsigned j = 0; pr[i].rmw && rc == 0 && j < lm->P; j++) {
+			struct unit_span par = { lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
+						 pr[i].a, w };
+
+			rc = unit_degraded(L, fi, lm, &par, UINT32_MAX, 0, pr[i].oldpar + j * w);
+		}
 	}
 	return rc;
 }
 
 /* Compute and queue the parity units of each row. */
 static int queue_parity(struct lay *L, struct lay_copv *v, const struct lay_map *lm,
-			uint64_t oid, struct prow *pr, unsigned npr, uint64_t off,
-			const uint8_t *buf, uint8_t *pbuf)
+			uint64_t oid, const struct prows *rows, uint64_t off, const uint8_t *buf)
 {
+	struct prow *pr = rows->pr;
+	unsigned npr = rows->n;
+	uint8_t *pbuf = rows->pbuf;
 	uint64_t rowlen = lm->Wd * lm->su;
 	const uint8_t *d[OSDFS_LAYOUT_MAX_DEVICES];
 
@@ -610,10 +666,13 @@ static int queue_parity(struct lay *L, struct lay_copv *v, const struct lay_map 
 			if (q)
 				q[x] ^= pr[i].oldpar[w + x];
 		}
-		for (unsigned j = 0; j < lm->P; j++)
-			if (add_unit_write(L, v, NULL, lm, oid, lr.g, lr.row,
-					   lay_parity_pos(lm, lr.row, j), pr[i].a, j ? q : p, w) < 0)
+		for (unsigned j = 0; j < lm->P; j++) {
+			struct unit_span par = { lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
+						 pr[i].a, w };
+
+			if (add_unit_write(L, v, NULL, lm, oid, &par, j ? q : p) < 0)
 				return -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -628,10 +687,10 @@ static int queue_data(struct lay *L, struct lay_copv *v, long *last, const struc
 		uint64_t R = o / rowlen, in = o % rowlen, a = in % lm->su;
 		struct lay_row lr = lay_row_of(lm, R);
 		size_t n = (size_t)(lm->su - a < end - o ? lm->su - a : end - o);
+		struct unit_span us = { lr.g, lr.row, lay_data_pos(lm, lr.row, (unsigned)(in / lm->su)),
+					a, n };
 
-		if (add_unit_write(L, v, last, lm, oid, lr.g, lr.row,
-				   lay_data_pos(lm, lr.row, (unsigned)(in / lm->su)), a, buf + (o - off),
-				   n) < 0)
+		if (add_unit_write(L, v, last, lm, oid, &us, buf + (o - off)) < 0)
 			return -ENOMEM;
 		o += n;
 	}
@@ -714,7 +773,7 @@ static struct osdfs_attr *attrs_with_size(const struct osdfs_attr *attrs, int na
 
 static int parity_rows(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
 		       struct lay_copv *v, uint64_t off, const uint8_t *buf, size_t len,
-		       struct prow **prp, uint8_t **pbufp)
+		       struct prows *rows)
 {
 	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
 	unsigned npr = (unsigned)(R1 - R0 + 1);
@@ -722,8 +781,7 @@ static int parity_rows(struct lay *L, const struct lay_info *fi, const struct la
 	uint8_t *pbuf = malloc((size_t)npr * lm->P * lm->su);
 	int rc = pr && pbuf ? 0 : -ENOMEM;
 
-	*prp = pr;
-	*pbufp = pbuf;
+	*rows = (struct prows){ pr, npr, pbuf };
 	for (unsigned i = 0; rc == 0 && i < npr; i++) {
 		pr[i].R = R0 + i;
 		prow_span(&pr[i], lm, off, off + len);
@@ -731,18 +789,18 @@ static int parity_rows(struct lay *L, const struct lay_info *fi, const struct la
 	if (rc == 0)
 		rc = prow_fill(L, fi, lm, pr, npr, off, buf, len);
 	if (rc == 0)
-		rc = queue_parity(L, v, lm, fi->oid, pr, npr, off, buf, pbuf);
+		rc = queue_parity(L, v, lm, fi->oid, rows, off, buf);
 	return rc;
 }
 
-static void free_prows(struct prow *pr, size_t n, uint8_t *pbuf)
+static void free_prows(struct prows *rows)
 {
-	for (size_t i = 0; pr && i < n; i++) {
-		free(pr[i].scratch);
-		free(pr[i].oldpar);
+	for (unsigned i = 0; rows->pr && i < rows->n; i++) {
+		free(rows->pr[i].scratch);
+		free(rows->pr[i].oldpar);
 	}
-	free(pr);
-	free(pbuf);
+	free(rows->pr);
+	free(rows->pbuf);
 }
 
 /* One batch: data, parity and attributes of [off, off + len). */
@@ -753,8 +811,8 @@ static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map 
 	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
 	uint64_t newsize = off + len > fi->size ? off + len : fi->size;
 	struct lay_copv v = { 0 };
-	struct prow *pr = NULL;
-	uint8_t *pbuf = NULL, sbuf[8];
+	struct prows rows = { NULL, 0, NULL };
+	uint8_t sbuf[8];
 	long *last = malloc(lm->nc * sizeof(*last));
 	struct osdfs_attr *all;
 	int rc = 0, nall = 0;
@@ -769,7 +827,7 @@ static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map 
 	if (rc == 0)
 		rc = queue_data(L, &v, last, lm, fi->oid, off, buf, len);
 	if (rc == 0 && lm->P)
-		rc = parity_rows(L, fi, lm, &v, off, buf, len, &pr, &pbuf);
+		rc = parity_rows(L, fi, lm, &v, off, buf, len, &rows);
 	if (rc == 0)
 		rc = queue_attrs(L, &v, lm, fi->oid, all, nall);
 	if (rc == 0) {
@@ -780,7 +838,7 @@ static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map 
 		fi->size = newsize;
 		lay_info_put(L, fi);
 	}
-	free_prows(pr, (size_t)(R1 - R0 + 1), pbuf);
+	free_prows(&rows);
 	lay_copv_free(&v);
 	free(all);
 	free(last);
@@ -856,10 +914,12 @@ static int truncate_parity(struct lay *L, struct lay_copv *v, const struct lay_m
 	for (unsigned k = 0; k < lm->Wd; k++)
 		d[k] = row + (size_t)k * lm->su;
 	lay_gf_gen(d, lm->Wd, w, pbuf, lm->P == 2 ? pbuf + w : NULL);
-	for (unsigned j = 0; j < lm->P; j++)
-		if (add_unit_write(L, v, NULL, lm, oid, lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
-				   0, pbuf + j * w, w) < 0)
+	for (unsigned j = 0; j < lm->P; j++) {
+		struct unit_span par = { lr.g, lr.row, lay_parity_pos(lm, lr.row, j), 0, w };
+
+		if (add_unit_write(L, v, NULL, lm, oid, &par, pbuf + j * w) < 0)
 			return -ENOMEM;
+	}
 	return 0;
 }
 

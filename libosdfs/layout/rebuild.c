@@ -159,6 +159,34 @@ static int add_dir_chunks(struct lay *L, unsigned s, uint64_t oid, struct lay_at
 	return get_from(L, s, oid, &as->a[NFIXED], as->n - NFIXED);
 }
 
+/* The layout's own attributes of one device (its identity, counters and
+ * dirty log): never copied from another device. */
+static int per_device(const struct osdfs_attr *a)
+{
+	return a->page == OSDFS__PAGE_LAYOUT &&
+	       (a->number == LAY_ATTR_SELF || a->number == LAY_ATTR_HEALTH ||
+		a->number == LAY_ATTR_DIRTY);
+}
+
+/* Every attribute of @p oid on slot @p s, whatever the filesystem keeps
+ * there, less the per-device ones; the last entry and buffer stay free
+ * for add_self(). */
+static int get_all_from(struct lay *L, unsigned s, uint64_t oid, struct lay_attrset *as)
+{
+	int n = L->dev[s].ops->get_all_attrs(L->dev[s].impl, oid, as->a, MAX_ATTRS - 1, as->buf,
+					     (size_t)(MAX_ATTRS - 1) * ATTR_BUF);
+	int k = 0;
+
+	lay_dev_failed(L, s, n < 0 ? n : 0);
+	if (n < 0)
+		return n == -ENOSPC ? -EUCLEAN : n;
+	for (int i = 0; i < n; i++)
+		if (!per_device(&as->a[i]))
+			as->a[k++] = as->a[i];
+	as->n = k;
+	return 0;
+}
+
 /* Drop undefined attributes (length 0) so the create sets only real ones. */
 static void compact(struct lay_attrset *as)
 {
@@ -183,6 +211,12 @@ int lay_attrs_read(struct lay *L, unsigned first, unsigned count, unsigned skip,
 
 		if (s == skip || !lay_readable(L, s))
 			continue;
+		if (L->dev[s].ops->get_all_attrs) {
+			rc = get_all_from(L, s, oid, as);
+			if (rc < 0 && !lay_is_dev_error(rc))
+				return rc;
+			continue;
+		}
 		as->n = NFIXED;
 		for (int i = 0; i < NFIXED; i++)
 			as->a[i] = (struct osdfs_attr){ fixed_attrs[i][0], fixed_attrs[i][1],

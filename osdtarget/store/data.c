@@ -58,28 +58,15 @@ int osd__data_open_dir(struct osd_store *st, unsigned dir)
 
 /* ---- descriptor cache -------------------------------------------------------- */
 
-static void lru_unlink(struct osd_store *st, struct osd__obj *o)
+/* The descriptor cache is a libosd/lru keyed by the object's address. */
+static uint64_t fd_key(const struct osd__obj *o)
 {
-	if (o->lru_prev)
-		o->lru_prev->lru_next = o->lru_next;
-	else
-		st->lru_head = o->lru_next;
-	if (o->lru_next)
-		o->lru_next->lru_prev = o->lru_prev;
-	else
-		st->lru_tail = o->lru_prev;
-	o->lru_prev = o->lru_next = NULL;
+	return (uint64_t)(uintptr_t)o;
 }
 
-static void lru_push(struct osd_store *st, struct osd__obj *o)
+static struct osd__obj *fd_obj(struct osd__lru_node *n)
 {
-	o->lru_prev = NULL;
-	o->lru_next = st->lru_head;
-	if (st->lru_head)
-		st->lru_head->lru_prev = o;
-	else
-		st->lru_tail = o;
-	st->lru_head = o;
+	return n ? OSD__LRU_ENTRY(n, struct osd__obj, fd_node) : NULL;
 }
 
 /* Close an idle cached fd. obj->mu held. @return 1 if the LRU reference must be dropped. */
@@ -93,8 +80,7 @@ static int fd_close_locked(struct osd_store *st, struct osd__obj *o)
 		close(o->sfd);
 	o->sfd = -1;
 	pthread_mutex_lock(&st->lru_mu);
-	lru_unlink(st, o);
-	st->nfds--;
+	osd__lru_remove(&st->fds, &o->fd_node);
 	pthread_mutex_unlock(&st->lru_mu);
 	return 1;
 }
@@ -117,11 +103,10 @@ static void fd_evict_to(struct osd_store *st, int keep)
 	struct osd__obj *victims[64];
 	size_t n = 0;
 	pthread_mutex_lock(&st->lru_mu);
-	if (keep < 0)
-		keep = st->nfds / 2;
-	struct osd__obj *o = st->lru_tail;
-	while (st->nfds > keep && o && n < 64) {
-		struct osd__obj *prev = o->lru_prev;
+	size_t want = keep < 0 ? st->fds.count / 2 : (size_t)keep;
+	struct osd__obj *o = fd_obj(osd__lru_oldest(&st->fds));
+	while (st->fds.count > want && o && n < 64) {
+		struct osd__obj *next = fd_obj(o->fd_node.lnext);
 		/* trylock: the usual order is obj->mu before lru_mu */
 		if (pthread_mutex_trylock(&o->mu) == 0) {
 			if (o->fd >= 0 && !o->fd_users) {
@@ -130,13 +115,12 @@ static void fd_evict_to(struct osd_store *st, int keep)
 				if (o->sfd >= 0)
 					close(o->sfd);
 				o->sfd = -1;
-				lru_unlink(st, o);
-				st->nfds--;
+				osd__lru_remove(&st->fds, &o->fd_node);
 				victims[n++] = o;
 			}
 			pthread_mutex_unlock(&o->mu);
 		}
-		o = prev;
+		o = next;
 	}
 	pthread_mutex_unlock(&st->lru_mu);
 	for (size_t i = 0; i < n; i++)
@@ -210,15 +194,12 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 		o->fd = f;
 		atomic_fetch_add(&o->refs, 1); /* held by the LRU while the fd is open */
 		pthread_mutex_lock(&st->lru_mu);
-		lru_push(st, o);
-		*need_evict = ++st->nfds > st->max_fds;
+		osd__lru_insert(&st->fds, &o->fd_node, fd_key(o), 0);
+		*need_evict = st->fds.count > (size_t)st->max_fds;
 		pthread_mutex_unlock(&st->lru_mu);
 	} else {
 		pthread_mutex_lock(&st->lru_mu);
-		if (st->lru_head != o) {
-			lru_unlink(st, o);
-			lru_push(st, o);
-		}
+		osd__lru_touch(&st->fds, &o->fd_node);
 		pthread_mutex_unlock(&st->lru_mu);
 	}
 	o->fd_users++;

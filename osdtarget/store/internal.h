@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "lru/lru.h"
 #include "store/log.h"
 #include "store/store.h"
 
@@ -51,7 +52,7 @@ struct osd__obj {
 	int removed;
 	int fd;                    /* cached data fd or -1 */
 	int fd_users;              /* I/O in progress on fd */
-	struct osd__obj *lru_prev, *lru_next; /* fd LRU (st->lru_mu) */
+	struct osd__lru_node fd_node; /* in st->fds while fd is open (st->lru_mu) */
 	atomic_int dirty;          /* unflushed data: on st->dirty list */
 	atomic_int dir_dirty;      /* data file created, directory not yet fsynced */
 	struct osd__obj *dirty_next; /* st->dirty list (st->dirty_mu) */
@@ -117,8 +118,8 @@ struct osd_store {
 	struct osd__log log;
 
 	pthread_mutex_t lru_mu;
-	struct osd__obj *lru_head, *lru_tail;
-	int nfds, max_fds;
+	struct osd__lru fds;       /* objects with a cached fd, keyed by address */
+	int max_fds;
 
 	pthread_mutex_t dirty_mu;
 	struct osd__obj *dirty;

@@ -474,7 +474,9 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	pthread_mutex_init(&st->pool_mu, NULL);
 	pthread_mutex_init(&st->open_mu, NULL);
 	pthread_mutex_init(&st->msg_mu, NULL);
-	return st->path ? osd__ns_init(st) : -ENOMEM;
+	if (!st->path || osd__lru_init(&st->fds, (size_t)st->max_fds) < 0)
+		return -ENOMEM;
+	return osd__ns_init(st);
 }
 
 /* ---- permissions ------------------------------------------------------------------ */
@@ -675,9 +677,10 @@ static void close_all_fds(struct osd_store *st)
 {
 	for (;;) {
 		pthread_mutex_lock(&st->lru_mu);
-		struct osd__obj *o = st->lru_tail;
-		while (o && o->fd_users)
-			o = o->lru_prev;
+		struct osd__lru_node *n = st->fds.tail; /* most recently used first */
+		while (n && OSD__LRU_ENTRY(n, struct osd__obj, fd_node)->fd_users)
+			n = n->lprev;
+		struct osd__obj *o = n ? OSD__LRU_ENTRY(n, struct osd__obj, fd_node) : NULL;
 		if (o)
 			atomic_fetch_add(&o->refs, 1);
 		pthread_mutex_unlock(&st->lru_mu);
@@ -719,6 +722,7 @@ void osd_store_close(struct osd_store *st)
 	if (st->dirfd >= 0)
 		close(st->dirfd);
 	pthread_rwlock_destroy(&st->ns);
+	osd__lru_destroy(&st->fds);
 	pthread_mutex_destroy(&st->lru_mu);
 	pthread_mutex_destroy(&st->dirty_mu);
 	pthread_mutex_destroy(&st->unlink_mu);

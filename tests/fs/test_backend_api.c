@@ -155,6 +155,27 @@ START_TEST(test_bad_version)
 }
 END_TEST
 
+/* A backend built against version 1 hands a table that ends at destroy:
+ * accepted, read no further (ASan sees an over-read of the exact-size
+ * block), and without get_all_attrs. */
+START_TEST(test_version1_table)
+{
+	size_t v1 = offsetof(struct osdfs_backend_ops, get_all_attrs);
+	struct osdfs_backend_ops tmp = full;
+	void *blk = malloc(v1);
+	osdfs_backend *be;
+
+	ck_assert_ptr_nonnull(blk);
+	tmp.version = OSDFS_BACKEND_VERSION_1;
+	memcpy(blk, &tmp, v1);
+	ck_assert_int_eq(osdfs_backend_new(&be, blk, NULL, "x"), 0);
+	free(blk);
+	ck_assert_ptr_eq(osdfs_backend_ops_of(be)->destroy, f_destroy);
+	ck_assert_ptr_null(osdfs_backend_ops_of(be)->get_all_attrs);
+	osdfs_backend_free(be);
+}
+END_TEST
+
 /* Each required member, by offset. */
 static const size_t required[] = {
 	offsetof(struct osdfs_backend_ops, create),
@@ -207,6 +228,7 @@ int main(void)
 	tcase_add_test(tc, test_new_free);
 	tcase_add_test(tc, test_ops_copied);
 	tcase_add_test(tc, test_bad_version);
+	tcase_add_test(tc, test_version1_table);
 	tcase_add_loop_test(tc, test_missing_member, 0, (int)(sizeof(required) / sizeof(required[0])));
 	tcase_add_test(tc, test_bad_arguments);
 	suite_add_tcase(s, tc);

@@ -370,6 +370,38 @@ START_TEST(test_attr_set_get)
 }
 END_TEST
 
+/* get_all_attrs (optional): exactly what was set, none of the backend's own. */
+START_TEST(test_attr_get_all)
+{
+	char v1[] = "first value", v2[] = "second, longer value", buf[256];
+	struct osdfs_attr set[2] = {
+		{ APP_PAGE, 1, v1, sizeof(v1) },
+		{ APP_PAGE + 1, 7, v2, sizeof(v2) },
+	};
+	struct osdfs_attr all[8];
+	int n, seen = 0;
+
+	if (!ops->get_all_attrs)
+		return; /* optional member: this backend copies by known attributes */
+	ck_assert_int_eq(ops->create(impl, OID(1), set, 2), 0);
+	ck_assert_int_eq(write_buf(OID(1), 0, "data", 4), 4);
+	n = ops->get_all_attrs(impl, OID(1), all, 8, buf, sizeof(buf));
+	ck_assert_int_eq(n, 2);
+	for (int i = 0; i < n; i++) {
+		const struct osdfs_attr *want = all[i].page == APP_PAGE ? &set[0] : &set[1];
+
+		ck_assert_uint_eq(all[i].number, want->number);
+		ck_assert_uint_eq(all[i].len, want->len);
+		ck_assert_mem_eq(all[i].value, want->value, want->len);
+		seen |= all[i].page == APP_PAGE ? 1 : 2;
+	}
+	ck_assert_int_eq(seen, 3);
+	ck_assert_int_eq(ops->get_all_attrs(impl, OID(1), all, 1, buf, sizeof(buf)), -ENOSPC);
+	ck_assert_int_eq(ops->get_all_attrs(impl, OID(1), all, 8, buf, 16), -ENOSPC);
+	ck_assert_int_eq(ops->get_all_attrs(impl, OID(2), all, 8, buf, sizeof(buf)), -ENOENT);
+}
+END_TEST
+
 START_TEST(test_attr_overwrite_delete)
 {
 	char buf[32];
@@ -934,6 +966,7 @@ static Suite *conformance_suite(void)
 		{ "data", test_truncate },
 		{ "data", test_punch },
 		{ "attrs", test_attr_set_get },
+		{ "attrs", test_attr_get_all },
 		{ "attrs", test_attr_overwrite_delete },
 		{ "attrs", test_attr_longer_than_buffer },
 		{ "attrs", test_attr_piggyback },

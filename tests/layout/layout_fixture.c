@@ -110,6 +110,12 @@ static int f_get_attrs(void *x, uint64_t oid, struct osdfs_attr *a, int n)
 	return DEAD(x) ? -EIO : IMPL(x)->ops->get_attrs(IMPL(x)->impl, oid, a, n);
 }
 
+static int f_get_all_attrs(void *x, uint64_t oid, struct osdfs_attr *a, int max, void *buf,
+			   size_t len)
+{
+	return DEAD(x) ? -EIO : IMPL(x)->ops->get_all_attrs(IMPL(x)->impl, oid, a, max, buf, len);
+}
+
 static int f_set_attrs(void *x, uint64_t oid, const struct osdfs_attr *a, int n)
 {
 	return DEAD(x) ? -EIO : IMPL(x)->ops->set_attrs(IMPL(x)->impl, oid, a, n);
@@ -152,6 +158,7 @@ static const struct osdfs_backend_ops fault_ops = {
 	.read = f_read, .write = f_write, .truncate = f_truncate, .punch = f_punch,
 	.get_attrs = f_get_attrs, .set_attrs = f_set_attrs, .size = f_size, .list = f_list,
 	.flush = f_flush, .format = f_format, .statfs = f_statfs, .destroy = f_destroy,
+	.get_all_attrs = f_get_all_attrs,
 };
 
 unsigned fx_scaled(unsigned n)

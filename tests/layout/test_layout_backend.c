@@ -354,6 +354,56 @@ START_TEST(test_rebuild_in_use)
 }
 END_TEST
 
+/* An attribute no part of osdfs or the layout knows survives a rebuild of
+ * an attribute holder: rebuild copies every attribute, not a known list. */
+START_TEST(test_rebuild_copies_unknown_attrs)
+{
+	static const uint8_t val[5] = { 'n', 'e', 'w', 0, 0xA5 };
+	struct osdfs_attr set[2] = { { 0x7FEE0001u, 42, (void *)val, sizeof(val) },
+				     { OSDFS__PAGE_INODE, 0xBEEF, (void *)val, 3 } };
+	struct osdfs_attr all[64];
+	struct osdfs_layout_rebuild_stats st;
+	unsigned victim = (unsigned)(OID % 4);
+	uint8_t got[16], buf[4096];
+	struct osdfs_attr a = { 0x7FEE0001u, 42, got, sizeof(got) };
+	osdfs_backend *fresh;
+	struct fx f;
+	int n, seen = 0;
+
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=4K"), 0);
+	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS__SUPER_OID, NULL, 0), 0);
+	create_file(f.be, OID);
+	ck_assert_int_eq(O(f.be)->set_attrs(I(f.be), OID, set, 2), 0);
+	fx_kill(&f, victim);
+	/* a write finds the device gone and marks it down */
+	ck_assert_int_eq(O(f.be)->set_attrs(I(f.be), OID, set, 1), 0);
+	fresh = fx_device(&f, FX_MAX);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, victim, fresh, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, victim, &st, NULL, NULL), 0);
+	ck_assert_uint_eq(st.unrecoverable, 0);
+	/* on the rebuilt device itself, byte for byte */
+	ck_assert_int_eq(O(fresh)->get_attrs(I(fresh), OID, &a, 1), 0);
+	ck_assert_uint_eq(a.len, sizeof(val));
+	ck_assert(memcmp(got, val, sizeof(val)) == 0);
+	n = O(fresh)->get_all_attrs(I(fresh), OID, all, 64, buf, sizeof(buf));
+	ck_assert_int_ge(n, 3); /* inode, data map and the two set above at least */
+	for (int i = 0; i < n; i++)
+		seen += all[i].page == OSDFS__PAGE_INODE && all[i].number == 0xBEEF &&
+			all[i].len == 3 && memcmp(all[i].value, val, 3) == 0;
+	ck_assert_int_eq(seen, 1);
+	/* too little room: refused whole, nothing partial */
+	ck_assert_int_eq(O(fresh)->get_all_attrs(I(fresh), OID, all, 1, buf, sizeof(buf)),
+			 -ENOSPC);
+	ck_assert_int_eq(O(fresh)->get_all_attrs(I(fresh), OID, all, 64, buf, 4),
+			 -ENOSPC);
+	ck_assert_int_eq(O(fresh)->get_all_attrs(I(fresh), OID + 1, all, 64, buf,
+						 sizeof(buf)), -ENOENT);
+	fx_fini(&f);
+}
+END_TEST
+
 static void fs_add(osdfs *fs, const char *name, const char *payload, size_t len)
 {
 	osdfs_file *fh;
@@ -528,6 +578,7 @@ static Suite *suite(void)
 	tcase_add_test(tcase(s, "failures"), test_too_many_failures);
 	tcase_add_test(tcase(s, "concurrent"), test_concurrent_rmw);
 	tcase_add_test(tcase(s, "concurrent"), test_rebuild_in_use);
+	tcase_add_test(tcase(s, "attrs"), test_rebuild_copies_unknown_attrs);
 	tcase_add_test(tcase(s, "osdfs"), test_osdfs_on_layout);
 	tcase_add_test(tcase(s, "foreign"), test_foreign_device);
 	return s;

@@ -153,9 +153,19 @@ struct osdfs_backend_ops {
 	int (*poll)(void *impl);
 	/** Release the backend. */
 	void (*destroy)(void *impl);
+	/** Optional (version 2): get every attribute a create, write or
+	 *  set_attrs put on @p oid, not values the backend computes (OSD:
+	 *  GET ATTRIBUTES of every page, osd2r01 §4.7.3, less the pages the
+	 *  target maintains). Fills up to @p max entries of @p attrs, with the
+	 *  values copied into @p buf (@p buflen bytes). Returns the number of
+	 *  attributes, -ENOSPC if they do not fit (nothing is partial), -ENOENT.
+	 *  NULL: callers that must copy an object ask for known attributes. */
+	int (*get_all_attrs)(void *impl, uint64_t oid, struct osdfs_attr *attrs, int max,
+			     void *buf, size_t buflen);
 };
 
-#define OSDFS_BACKEND_VERSION 1 /**< current struct osdfs_backend_ops version */
+#define OSDFS_BACKEND_VERSION 2 /**< current struct osdfs_backend_ops version */
+#define OSDFS_BACKEND_VERSION_1 1 /**< version without get_all_attrs (still accepted) */
 
 /** A backend instance: operations plus state (opaque handle). */
 typedef struct osdfs_backend osdfs_backend;
