@@ -64,7 +64,11 @@ echo "ok: $SPEC over 4 daemons through FUSE: cp -a, diff -r identical"
 victim=$(find "$WORK/store.${DEV_ID[1]}/data" -type f ! -name '*.sum' -printf '%s %p\n' |
 	sort -n | tail -1 | cut -d' ' -f2)
 [ -n "$victim" ] || fail "no data file in slot 1's store"
-printf 'Z' | dd of="$victim" bs=1 seek=1000 conv=notrunc status=none || fail "flip a byte"
+# flip bit 6 of byte 1000, so the byte changes whatever it was
+b=$(dd if="$victim" bs=1 skip=1000 count=1 status=none | od -An -tu1 | tr -d ' \n')
+[ -n "$b" ] || fail "read byte 1000 of $victim"
+printf "\\$(printf '%03o' $((b ^ 64)))" | dd of="$victim" bs=1 seek=1000 conv=notrunc status=none ||
+	fail "flip a byte"
 echo 3 >/proc/sys/vm/drop_caches
 check_tree a "a byte flipped on slot 1"
 grep -q "^osdfs-mount: warning: layout: repaired, slot 1, object 0x" "$WORK/osdfs.log" ||
