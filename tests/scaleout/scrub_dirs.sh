@@ -88,7 +88,9 @@ rm -rf p && mkdir -m 700 p
 "$OSDFS" --target p mkfs >/dev/null 2>err || fail "mkfs p"
 "$OSDFS" --target p put big /big 2>err || fail "put p"
 victim=$(find p/data -type f ! -name '*.sum' -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2)
-printf 'Z' | dd of="$victim" bs=1 seek=5000 conv=notrunc status=none
+old=$(od -An -tu1 -j 5000 -N1 "$victim" | tr -d ' ')
+printf "\\$(printf '%03o' $(((old + 1) % 256)))" |
+	dd of="$victim" bs=1 seek=5000 conv=notrunc status=none || fail "flip p"
 "$OSDFS" --target p fsck --verify-data >out 2>err
 rc=$?
 [ $rc -eq 4 ] || fail "plain fsck --verify-data: exit $rc, want 4: $(cat out)"
