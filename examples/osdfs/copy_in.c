@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -145,14 +146,33 @@ static int copy_data(struct cin *c, int fd, osdfs_file *fh, uint64_t size)
 	return 0;
 }
 
+/* Waits until @p fd is readable or a signal was caught. A signal that lands
+ * after the last check and before read() would leave read() blocked on an
+ * idle pipe for good; a bounded poll looks at the flag again. */
+static int wait_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	while (!tool_interrupted()) {
+		int n = poll(&p, 1, 200);
+
+		if (n > 0 || (n < 0 && errno != EINTR))
+			return 0; /* data, end, or an error read() reports */
+	}
+	return -EINTR;
+}
+
 /* Reads a pipe, terminal or device to its end (no size known ahead). */
 static int copy_stream(struct cin *c, int fd, osdfs_file *fh, uint64_t *size)
 {
 	*size = 0;
 	for (;;) {
-		ssize_t n = read(fd, c->buf, CHUNK);
+		ssize_t n;
 		int rc;
 
+		if (wait_readable(fd) < 0)
+			return -EINTR;
+		n = read(fd, c->buf, CHUNK);
 		if (tool_interrupted())
 			return -EINTR;
 		if (n < 0 && errno == EINTR)
