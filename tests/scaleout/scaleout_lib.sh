@@ -109,3 +109,22 @@ make_tree() {
 	ln -s ../f4096 "$dir/d1/link"
 	ln "$dir/f65537" "$dir/d1/hard"
 }
+
+# data_unit_file STOREDATA SRCDIR SU: the largest store data file whose
+# first 64 bytes are those of a source file at a multiple of SU (a data
+# unit of row 0, not parity), at least 2 KiB long; empty if none
+data_unit_file() {
+	local data=$1 src=$2 su=$3 f off sig
+	declare -A unit=()
+	while read -r f; do
+		for ((off = 0; off + 2048 <= $(stat -c %s "$f"); off += su)); do
+			sig=$(od -An -tx1 -j "$off" -N 64 "$f" | tr -d ' \n')
+			[[ $sig =~ ^0+$ ]] || unit[$sig]=1
+		done
+	done < <(find "$src" -type f)
+	find "$data" -type f ! -name '*.sum' -size +2k -printf '%s %p\n' | sort -rn |
+		while read -r _ f; do
+			sig=$(od -An -tx1 -N 64 "$f" | tr -d ' \n')
+			[ -n "${unit[$sig]:-}" ] && { echo "$f"; break; }
+		done
+}

@@ -58,12 +58,12 @@ sync -f "$MNT/a"
 echo 3 >/proc/sys/vm/drop_caches
 check_tree a "after the copy"
 echo "ok: $SPEC over 4 daemons through FUSE: cp -a, diff -r identical"
-# a flipped byte in slot 1's largest data file: the store's checksum makes
+# a flipped byte in a data file of slot 1: the store's checksum makes
 # the read a medium error; the mount reads the right bytes from redundancy,
-# rewrites the unit and logs the repair
-victim=$(find "$WORK/store.${DEV_ID[1]}/data" -type f ! -name '*.sum' -printf '%s %p\n' |
-	sort -n | tail -1 | cut -d' ' -f2)
-[ -n "$victim" ] || fail "no data file in slot 1's store"
+# rewrites the unit and logs the repair. The victim must hold a data unit
+# at its start: a parity unit is not read while the stripe is whole.
+victim=$(data_unit_file "$WORK/store.${DEV_ID[1]}/data" "$WORK/src" 65536)
+[ -n "$victim" ] || fail "no data unit of the tree at the start of a file in slot 1's store"
 # flip bit 6 of byte 1000, so the byte changes whatever it was
 b=$(dd if="$victim" bs=1 skip=1000 count=1 status=none | od -An -tu1 | tr -d ' \n')
 [ -n "$b" ] || fail "read byte 1000 of $victim"
