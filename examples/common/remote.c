@@ -67,10 +67,7 @@ void tc__iscsi_cause(const struct osd_transport *tp, int rc, char *buf, size_t l
 	struct osd_transport t;
 
 	buf[0] = 0;
-	/* not -ETIMEDOUT: the request's own timeout, the last transport error
-	 * may be an older one the session recovered from */
-	if (!tp || !tp->ops || (rc != -EPROTO && rc != -EIO && rc != -ENOTCONN && rc != -ENOBUFS &&
-				rc != -ENODEV))
+	if (!tp || !tp->ops || !osd_iscsi_error_is_transport(rc))
 		return;
 	t = *tp;
 	if (osd_iscsi_transport_error(&t, text, sizeof(text)) > 0)

@@ -200,6 +200,16 @@ OSD_EXTERN int osd_iscsi_task_mgmt(struct osd_transport *tp, enum osd_iscsi_tmf 
  */
 OSD_EXTERN int osd_iscsi_transport_error(struct osd_transport *tp, char *buf, size_t len);
 
+/**
+ * Whether a command's return value is one that osd_iscsi_transport_error()
+ * explains: -EPROTO, -EIO, -ENOTCONN, -ENOBUFS or -ENODEV. Not -ETIMEDOUT:
+ * that is the request's own timeout, and the last transport error may be
+ * an older one the session recovered from.
+ * @param rc a value returned by a libosd call
+ * @return 1 if it is, else 0
+ */
+OSD_EXTERN int osd_iscsi_error_is_transport(int rc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -212,8 +212,7 @@ static void add_transport_cause(struct osd_transport *tp, int rc,
 	char text[256];
 	size_t n;
 
-	if (!o->error || !o->error_size || (rc != -EPROTO && rc != -EIO && rc != -ENOTCONN &&
-					    rc != -ENOBUFS && rc != -ENODEV))
+	if (!o->error || !o->error_size || !osd_iscsi_error_is_transport(rc))
 		return;
 	if (osd_iscsi_transport_error(tp, text, sizeof(text)) <= 0)
 		return;

@@ -324,6 +324,11 @@ int osd_iscsi_task_mgmt(struct osd_transport *tp, enum osd_iscsi_tmf fn, struct 
 	return rc;
 }
 
+int osd_iscsi_error_is_transport(int rc)
+{
+	return rc == -EPROTO || rc == -EIO || rc == -ENOTCONN || rc == -ENOBUFS || rc == -ENODEV;
+}
+
 int osd_iscsi_transport_error(struct osd_transport *tp, char *buf, size_t len)
 {
 	struct osd__iscsi_sess *s;

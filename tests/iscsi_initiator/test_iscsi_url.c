@@ -187,6 +187,24 @@ START_TEST(task_mgmt_bad)
 }
 END_TEST
 
+/* Which errors the transport's last error explains, and bad arguments of
+ * osd_iscsi_transport_error(). */
+START_TEST(transport_error_class)
+{
+	static const int yes[] = { -EPROTO, -EIO, -ENOTCONN, -ENOBUFS, -ENODEV };
+	static const int no[] = { 0, -ETIMEDOUT, -EACCES, -ENOENT, -EINVAL, -ENOMEM, EIO };
+	struct osd_transport tp = { NULL, NULL };
+	char buf[8];
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_int_eq(osd_iscsi_error_is_transport(yes[i]), 1);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_int_eq(osd_iscsi_error_is_transport(no[i]), 0);
+	ck_assert_int_eq(osd_iscsi_transport_error(NULL, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(osd_iscsi_transport_error(&tp, buf, sizeof(buf)), -EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("iscsi_url");
@@ -198,6 +216,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, options_bad);
 	tcase_add_test(tc, connect_refused);
 	tcase_add_test(tc, task_mgmt_bad);
+	tcase_add_test(tc, transport_error_class);
 	suite_add_tcase(s, tc);
 	return s;
 }
