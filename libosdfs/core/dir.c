@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core/fs.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 
 #define HBITS OSDFS__HASH_BITS
 #define HLIMIT (1ULL << HBITS)

@@ -15,7 +15,7 @@
 
 #include "checksum/crc32c.h"
 #include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 #include "layout/layout_int.h"
 
 #define BAD(...) lay_errf(err, errlen, -EINVAL, __VA_ARGS__)

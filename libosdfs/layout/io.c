@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 #include "layout/layout_int.h"
 
 #define CHUNK_MAX (16u << 20) /* bytes of one write batch */
