@@ -360,9 +360,9 @@ OSD_EXTERN int osdfs_layout_default_map(const osdfs_backend *be, struct osdfs_da
  * @param fresh the new device's backend (owned by @p be on success), or NULL
  * @param address its address for the table (copied), or NULL to keep the spare's
  * @return 0, -EINVAL, -EBUSY (the slot is up), -ENODEV (no spare), -EROFS (a
- *         read-only layout), -EOPNOTSUPP (a device of the layout, a spare or
- *         @p fresh has a backend without get_all_attrs, so objects could not
- *         be copied with all their attributes; nothing was changed and
+ *         read-only layout), -EOPNOTSUPP (a device of the layout, or the
+ *         new one, has a backend without get_all_attrs, so objects could
+ *         not be copied with all their attributes; nothing was changed and
  *         @p fresh is still the caller's), or an error writing the table.
  */
 OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_backend *fresh,

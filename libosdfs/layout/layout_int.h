@@ -356,8 +356,8 @@ struct lay_attrset {
 };
 int lay_attrs_read(struct lay *L, unsigned first, unsigned count, unsigned skip, uint64_t oid,
 		   struct lay_attrset *as);
-/* Whether every device of the layout (its slots, spares, and @p fresh if
- * not NULL) can list an object's attributes (get_all_attrs), as copying
+/* Whether every device of the layout (its slots, and @p fresh if not
+ * NULL) can list an object's attributes (get_all_attrs), as copying
  * objects needs: the layout keeps no list of what a filesystem stores, and
  * a copy by such a list would drop what is not on it. 0 or -EOPNOTSUPP. */
 int lay_attrs_listable(struct lay *L, const osdfs_backend *fresh);

@@ -84,17 +84,17 @@ OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_back
 		return -EINVAL;
 	if (L->readonly)
 		return -EROFS;
-	rc = lay_attrs_listable(L, fresh);
-	if (rc < 0)
-		return rc; /* refused before anything changes */
 	rc = pick_device(L, slot, &fresh, addr, &from);
 	if (rc < 0)
 		return rc;
+	/* refused before the device is emptied */
+	rc = lay_attrs_listable(L, fresh);
 	/* the same capacity as the others */
-	for (unsigned s = 0; s < L->table.ndev; s++)
+	for (unsigned s = 0; rc == 0 && s < L->table.ndev; s++)
 		if (lay_readable(L, s) && L->dev[s].ops->statfs(L->dev[s].impl, &st) == 0)
 			break;
-	rc = lay_random(uuid, 16);
+	if (rc == 0)
+		rc = lay_random(uuid, 16);
 	if (rc == 0)
 		rc = osdfs_backend_ops_of(fresh)->format(osdfs_backend_impl(fresh), st.capacity);
 	if (rc < 0 && from == FROM_SPARE) {
@@ -119,9 +119,6 @@ int lay_attrs_listable(struct lay *L, const osdfs_backend *fresh)
 	pthread_mutex_lock(&L->mu);
 	for (unsigned s = 0; rc == 0 && s < L->table.ndev; s++)
 		if (L->dev[s].be && !L->dev[s].ops->get_all_attrs)
-			rc = -EOPNOTSUPP;
-	for (unsigned i = 0; rc == 0 && i < L->nspares; i++)
-		if (!osdfs_backend_ops_of(L->spares[i])->get_all_attrs)
 			rc = -EOPNOTSUPP;
 	pthread_mutex_unlock(&L->mu);
 	return rc;
