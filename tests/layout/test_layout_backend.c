@@ -561,7 +561,7 @@ START_TEST(test_rebuild_needs_attr_listing)
 {
 	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
 	struct osdfs_layout_device d;
-	osdfs_backend *old, *dev[2];
+	osdfs_backend *old, *dev[2], *spare[3];
 	uint8_t data[5000], got[5000];
 	struct iovec iov = { data, sizeof(data) }, giov = { got, sizeof(got) };
 	char err[256];
@@ -593,6 +593,22 @@ START_TEST(test_rebuild_needs_attr_listing)
 	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, NULL, NULL), -EOPNOTSUPP);
 	ck_assert_int_eq(osdfs_layout_device(f.be, 0, &d), 0);
 	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(O(f.be)->read(I(f.be), OID, 0, &giov, 1), (ssize_t)sizeof(got));
+	ck_assert(memcmp(got, data, sizeof(data)) == 0);
+	fx_close(&f);
+	/* a spare of the old kind is refused and kept; a new device is rebuilt */
+	spare[0] = NULL;
+	spare[1] = fx_device(&f, 1);
+	spare[2] = fx_device_v1(&f, FX_MAX);
+	cfg.ndevices = 3;
+	cfg.devices = spare;
+	ck_assert_int_eq(osdfs_backend_layout_new(&f.be, &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, NULL, NULL), -EOPNOTSUPP);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, NULL, NULL), -EOPNOTSUPP); /* still there */
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, fx_device(&f, FX_MAX + 1), NULL), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 0, NULL, NULL, NULL), 0);
+	fx_kill(&f, 1);
+	memset(got, 0, sizeof(got));
 	ck_assert_int_eq(O(f.be)->read(I(f.be), OID, 0, &giov, 1), (ssize_t)sizeof(got));
 	ck_assert(memcmp(got, data, sizeof(data)) == 0);
 	fx_fini(&f);

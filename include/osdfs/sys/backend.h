@@ -175,7 +175,8 @@ struct osdfs_backend_ops {
 	 *  target maintains). Fills up to @p max entries of @p attrs, with the
 	 *  values copied into @p buf (@p buflen bytes). Returns the number of
 	 *  attributes, -ENOSPC if they do not fit (nothing is partial), -ENOENT.
-	 *  NULL: callers that must copy an object ask for known attributes. */
+	 *  NULL: an object cannot be copied whole; the layout backend refuses
+	 *  to rebuild or resync with such a device (-EOPNOTSUPP). */
 	int (*get_all_attrs)(void *impl, uint64_t oid, struct osdfs_attr *attrs, int max,
 			     void *buf, size_t buflen);
 	/** Optional (version 3): create() with a hint of what @p oid will hold
