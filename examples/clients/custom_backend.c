@@ -63,6 +63,20 @@ static int trace_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs
 	return t->ops->create(t->impl, oid, attrs, n);
 }
 
+/* A wrapper passes the creator's class hint on (a layout underneath
+ * stripes OSDFS_OBJ_DATA objects and mirrors the rest); an inner backend
+ * without create_class is told nothing. */
+static int trace_create_class(void *impl, uint64_t oid, enum osdfs_obj_class cls,
+			      const struct osdfs_attr *attrs, int n)
+{
+	struct trace *t = impl;
+
+	COUNT(t, T_CREATE);
+	if (t->ops->create_class)
+		return t->ops->create_class(t->impl, oid, cls, attrs, n);
+	return t->ops->create(t->impl, oid, attrs, n);
+}
+
 static int trace_remove(void *impl, uint64_t oid)
 {
 	struct trace *t = impl;
@@ -188,6 +202,7 @@ static const struct osdfs_backend_ops trace_ops = {
 	.format = trace_format,
 	.statfs = trace_statfs,
 	.destroy = trace_destroy,
+	.create_class = trace_create_class,
 };
 
 /*

@@ -60,6 +60,28 @@ enum osdfs_raid {
 #define OSDFS_LAYOUT_MAX_DEVICES 64u
 
 /**
+ * The object on which the layout keeps its device table (and each device's
+ * identity, health record and dirty-region log): stored whole on every
+ * device. A filesystem on a layout creates it first after format(), and the
+ * layout writes the table then; osdfs keeps its superblock there.
+ */
+#define OSDFS_LAYOUT_TABLE_OID 0x10000ULL
+
+/** Attribute page of the device table on OSDFS_LAYOUT_TABLE_OID. */
+#define OSDFS_LAYOUT_TABLE_PAGE 0x10000u
+
+/** Attribute number of the device table in OSDFS_LAYOUT_TABLE_PAGE. */
+#define OSDFS_LAYOUT_TABLE_NUMBER 5u
+
+/**
+ * The attribute page the layout keeps its own attributes in, on every
+ * object (data maps, file lengths, per-device records): not the
+ * filesystem's to use. A create may carry number 1, a data map image
+ * (docs/layout.md), to choose a new file's map.
+ */
+#define OSDFS_LAYOUT_PAGE 0x10004u
+
+/**
  * A data map (RFC 5664 section 5.1). Components of an object: group_width
  * times (mirror_cnt + 1) per group, in as many groups as @ref num_comps says.
  */
@@ -338,7 +360,10 @@ OSD_EXTERN int osdfs_layout_default_map(const osdfs_backend *be, struct osdfs_da
  * @param fresh the new device's backend (owned by @p be on success), or NULL
  * @param address its address for the table (copied), or NULL to keep the spare's
  * @return 0, -EINVAL, -EBUSY (the slot is up), -ENODEV (no spare), -EROFS (a
- *         read-only layout), or an error writing the table.
+ *         read-only layout), -EOPNOTSUPP (a device of the layout, or the
+ *         new one, has a backend without get_all_attrs, so objects could
+ *         not be copied with all their attributes; nothing was changed and
+ *         @p fresh is still the caller's), or an error writing the table.
  */
 OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_backend *fresh,
 				    const char *address);
@@ -360,8 +385,9 @@ struct osdfs_layout_rebuild_stats {
  * @param[out] st if not NULL, receives the counters
  * @param progress if not NULL, called after each object with the counters so far
  * @param payload passed to @p progress
- * @return 0, -EINVAL, -EROFS (a read-only layout), -EIO if some object was
- *         unrecoverable (counted in @p st), or a device error.
+ * @return 0, -EINVAL, -EROFS (a read-only layout), -EOPNOTSUPP (a device's
+ *         backend has no get_all_attrs: see osdfs_layout_replace()), -EIO if
+ *         some object was unrecoverable (counted in @p st), or a device error.
  */
 OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
 				    struct osdfs_layout_rebuild_stats *st,
@@ -408,6 +434,7 @@ struct osdfs_layout_resync_stats {
  * @return 0; -EINVAL (not a layout, no such slot, or the slot is up);
  *         -ENODEV (its device is not present); -ESTALE (the log does not
  *         cover this outage, or overflowed: rebuild it); -EROFS (read-only);
+ *         -EOPNOTSUPP (a device's backend has no get_all_attrs);
  *         -EIO if some entry could not be reconstructed; a device error.
  */
 OSD_EXTERN int osdfs_layout_resync(osdfs_backend *be, unsigned slot,
@@ -449,7 +476,8 @@ OSD_EXTERN int osdfs_layout_file_map(osdfs_backend *be, uint64_t oid,
  * @return 0; -EINVAL (not a layout backend, not a regular file, or a map the
  *         devices cannot hold); -EROFS (a read-only layout); -EBUSY (the
  *         file's length is not 0); -EIO (a device either map uses is not up);
- *         -ENOENT; or a device error.
+ *         -ENOENT; -EOPNOTSUPP (a device's backend has no get_all_attrs, so
+ *         the holders' attributes cannot be moved); or a device error.
  */
 OSD_EXTERN int osdfs_layout_set_file_map(osdfs_backend *be, uint64_t oid,
 					 const struct osdfs_data_map *map,

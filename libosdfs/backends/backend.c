@@ -32,7 +32,8 @@ OSD_EXTERN int osdfs_backend_new(osdfs_backend **out, const struct osdfs_backend
 		return -EINVAL;
 	*out = NULL;
 	if (!ops || !name || !ops_complete(ops) ||
-	    (ops->version != OSDFS_BACKEND_VERSION && ops->version != OSDFS_BACKEND_VERSION_1))
+	    (ops->version != OSDFS_BACKEND_VERSION && ops->version != OSDFS_BACKEND_VERSION_2 &&
+	     ops->version != OSDFS_BACKEND_VERSION_1))
 		return -EINVAL;
 	be = calloc(1, sizeof(*be));
 	if (!be)
@@ -42,8 +43,11 @@ OSD_EXTERN int osdfs_backend_new(osdfs_backend **out, const struct osdfs_backend
 		free(be);
 		return -ENOMEM;
 	}
-	if (ops->version == OSDFS_BACKEND_VERSION_1) /* a shorter table: up to destroy */
+	/* an older, shorter table: only the members it has; the rest stay NULL */
+	if (ops->version == OSDFS_BACKEND_VERSION_1)
 		memcpy(&be->ops, ops, offsetof(struct osdfs_backend_ops, get_all_attrs));
+	else if (ops->version == OSDFS_BACKEND_VERSION_2)
+		memcpy(&be->ops, ops, offsetof(struct osdfs_backend_ops, create_class));
 	else
 		be->ops = *ops;
 	be->impl = impl;

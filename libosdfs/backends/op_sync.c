@@ -1,6 +1,7 @@
 /* See op_sync.h. */
 #include <errno.h>
 
+#include "backends/create.h"
 #include "backends/op_sync.h"
 
 static ssize_t run(const struct osdfs_backend_ops *ops, void *impl, struct osdfs_op *op)
@@ -24,7 +25,9 @@ static ssize_t run(const struct osdfs_backend_ops *ops, void *impl, struct osdfs
 	case OSDFS_OP_SET_ATTRS:
 		return ops->set_attrs(impl, op->oid, op->attrs, op->nattrs);
 	case OSDFS_OP_CREATE:
-		return ops->create(impl, op->oid, op->attrs, op->nattrs);
+		return osdfs__create(ops, impl, op->oid,
+				     OSDFS_OP_HAS(op, obj_class) ? op->obj_class : OSDFS_OBJ_UNKNOWN,
+				     op->attrs, op->nattrs);
 	case OSDFS_OP_REMOVE:
 		return ops->remove(impl, op->oid);
 	case OSDFS_OP_FLUSH:

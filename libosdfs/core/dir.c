@@ -17,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/create.h"
 #include "core/fs.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 
 #define HBITS OSDFS__HASH_BITS
 #define HLIMIT (1ULL << HBITS)
@@ -264,7 +265,7 @@ int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp)
 	dirhdr_attr(dp, &a[0], hbuf);
 	osdfs__inode_attr(dp, &a[1], ibuf);
 	a[2] = (struct osdfs_attr){ OSDFS__PAGE_DIR, osdfs__dirtab_attr(0, 0), tbuf, sizeof(tbuf) };
-	rc = fs->ops->create(fs->impl, OSDFS__OID_BASE + dp->ino, a, 3);
+	rc = osdfs__create(fs->ops, fs->impl, OSDFS__OID_BASE + dp->ino, OSDFS_OBJ_META, a, 3);
 	if (rc == 0) {
 		blk_init(fs, dp, buf);
 		rc = blk_write(fs, dp, 0, buf);

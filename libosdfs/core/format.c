@@ -12,7 +12,7 @@
 #include <dirent.h>
 
 #include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 
 static void put_ts(uint8_t *sec, uint8_t *nsec, const struct osdfs__ts *ts)
 {

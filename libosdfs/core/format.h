@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <osdfs/layout.h>
+
 /* Object ids: inode number N lives in object OSDFS__OID_BASE + N. */
 #define OSDFS__OID_BASE 0x10000ULL
 #define OSDFS__SUPER_OID OSDFS__OID_BASE   /* "inode 0" is the superblock */
@@ -21,7 +23,7 @@
 #define OSDFS__ATTR_MOUNT 2u
 #define OSDFS__ATTR_COUNTERS 3u
 #define OSDFS__ATTR_ORPHANS 4u
-#define OSDFS__ATTR_DEVTABLE 5u    /* layout backend: device table (docs/layout.md) */
+/* 5 is the layout backend's device table (OSDFS_LAYOUT_TABLE_NUMBER). */
 #define OSDFS__PAGE_INODE 0x10001u
 #define OSDFS__ATTR_INODE 1u
 #define OSDFS__PAGE_DIR 0x10002u
@@ -29,8 +31,13 @@
 #define OSDFS__ATTR_DIRTAB0 2u     /* table chunk i is attribute 2 + i */
 #define OSDFS__PAGE_XATTR 0x10003u
 #define OSDFS__ATTR_XATTR 1u
-/* Layout backend (docs/layout.md): number 1 = a file's encoded data map. */
-#define OSDFS__PAGE_LAYOUT 0x10004u
+/* Page 0x10004 is the layout backend's on every object (OSDFS_LAYOUT_PAGE). */
+
+/* On a layout, the superblock is the object that carries the device table:
+ * mkfs creating it is what writes the table (osdfs/layout.h). */
+_Static_assert(OSDFS__SUPER_OID == OSDFS_LAYOUT_TABLE_OID &&
+	       OSDFS__PAGE_SUPER == OSDFS_LAYOUT_TABLE_PAGE,
+	       "the layout's device table lives on the superblock");
 
 #define OSDFS__FORMAT_VERSION 1u
 #define OSDFS__MAGIC "OSDFS\x1a\n"   /* 8 bytes with the NUL */

@@ -28,6 +28,7 @@
 
 #include <osdfs/fsck.h>
 
+#include "backends/create.h"
 #include "core/fs.h"
 
 #define DEFAULT_CACHE 4096u
@@ -198,7 +199,7 @@ static int mkfs_super(osdfs *fs, const struct osdfs_mkfs_options *o, bool punch_
 		snprintf(sb->label, sizeof(sb->label), "%s", o->label);
 	osdfs__super_encode(sbuf, sb);
 	osdfs__counters_encode(cbuf, &c);
-	return fs->ops->create(fs->impl, OSDFS__SUPER_OID, a, 2);
+	return osdfs__create(fs->ops, fs->impl, OSDFS__SUPER_OID, OSDFS_OBJ_META, a, 2);
 }
 
 static int mkfs_root(osdfs *fs, const struct osdfs_mkfs_options *o)

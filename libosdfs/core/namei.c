@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "backends/create.h"
 #include "core/fs.h"
 
 #define LINK_MAX_COUNT 0xFFFFFF00u
@@ -121,7 +122,8 @@ static int object_create(osdfs *fs, struct osdfs__inode *ip, const struct node_s
 	if (S_ISDIR(ns->mode))
 		return osdfs__dir_create(fs, ip);
 	osdfs__inode_attr(ip, &a, ibuf);
-	rc = fs->ops->create(fs->impl, OSDFS__OID_BASE + ip->ino, &a, 1);
+	rc = osdfs__create(fs->ops, fs->impl, OSDFS__OID_BASE + ip->ino,
+			   S_ISREG(ns->mode) ? OSDFS_OBJ_DATA : OSDFS_OBJ_META, &a, 1);
 	if (rc == 0 && S_ISLNK(ns->mode) && ip->d.inline_len == 0) {
 		struct iovec iov = { (void *)ns->target, ns->target_len };
 		ssize_t n = fs->ops->write(fs->impl, OSDFS__OID_BASE + ip->ino, 0, &iov, 1, NULL, 0);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/fs.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 
 #define ORPHAN_HDR 16u
 #define ORPHAN_MAX ((0xFFFEu - ORPHAN_HDR) / 8u)

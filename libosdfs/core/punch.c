@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/create.h"
 #include "core/fs.h"
 
 #define ZERO_CHUNK (64u << 10) /* bytes of the shared zero buffer */
@@ -106,7 +107,8 @@ int osdfs__punch_probe(osdfs *fs, uint64_t scratch_oid)
 
 	if (!buf)
 		return -ENOMEM;
-	rc = fs->ops->create(fs->impl, scratch_oid, NULL, 0);
+	/* file data is what gets punched */
+	rc = osdfs__create(fs->ops, fs->impl, scratch_oid, OSDFS_OBJ_DATA, NULL, 0);
 	if (rc == 0) {
 		rc = probe_on(fs, scratch_oid, buf);
 		r = fs->ops->remove(fs->impl, scratch_oid);

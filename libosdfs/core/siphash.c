@@ -5,7 +5,7 @@
  * specifies, so hashes are identical on every host.
  */
 #include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 

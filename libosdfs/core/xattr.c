@@ -18,7 +18,7 @@
 #include <osdfs/layout.h>
 
 #include "core/fs.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 
 #define XBUF_MAX OSDFS_XATTR_TOTAL_MAX
 

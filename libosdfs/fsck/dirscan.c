@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/lebytes.h"
+#include "lebytes.h"
 #include "fsck/fsck_state.h"
 
 #define HBITS OSDFS__HASH_BITS

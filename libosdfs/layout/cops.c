@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/create.h"
 #include "layout/layout_int.h"
 
 static void zero_tail(struct iovec *iov, int iovcnt, size_t from)
@@ -39,7 +40,7 @@ static long exec_one(struct lay_cop *c, const struct osdfs_backend_ops *ops, voi
 	case LAY_GETATTR:
 		return ops->get_attrs(impl, c->oid, c->gattrs, c->nattrs);
 	case LAY_CREATE:
-		return ops->create(impl, c->oid, c->attrs, c->nattrs);
+		return osdfs__create(ops, impl, c->oid, c->cls, c->attrs, c->nattrs);
 	case LAY_REMOVE:
 		return ops->remove(impl, c->oid);
 	case LAY_TRUNC:

@@ -13,8 +13,7 @@
 #include <string.h>
 
 #include "checksum/crc32c.h"
-#include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 #include "layout/layout_int.h"
 
 #define BAD(...) lay_errf(err, errlen, -EINVAL, __VA_ARGS__)
@@ -135,7 +134,7 @@ static void absorb(struct lay_dirty *d)
 static int store_locked(struct lay *L)
 {
 	struct lay_dirty *d = &L->dirty;
-	struct osdfs_attr a = { OSDFS__PAGE_LAYOUT, LAY_ATTR_DIRTY, NULL, 0 };
+	struct osdfs_attr a = { OSDFS_LAYOUT_PAGE, LAY_ATTR_DIRTY, NULL, 0 };
 	struct lay_copv v = { 0 };
 	uint8_t *buf;
 	int rc = 0, ok = 0;
@@ -153,7 +152,7 @@ static int store_locked(struct lay *L)
 
 			if (!lay_readable(L, s))
 				continue;
-			c = lay_copv_add(&v, pass ? LAY_FLUSH : LAY_SETATTR, s, OSDFS__SUPER_OID);
+			c = lay_copv_add(&v, pass ? LAY_FLUSH : LAY_SETATTR, s, OSDFS_LAYOUT_TABLE_OID);
 			if (!c) {
 				rc = -ENOMEM;
 				break;

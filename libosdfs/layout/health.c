@@ -14,8 +14,7 @@
 #include <time.h>
 
 #include "checksum/crc32c.h"
-#include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 #include "layout/layout_int.h"
 
 #define BAD(...) lay_errf(err, errlen, -EINVAL, __VA_ARGS__)
@@ -247,7 +246,7 @@ static uint8_t *snapshot(struct lay *L, uint32_t *len)
 
 void lay_health_sync(struct lay *L)
 {
-	struct osdfs_attr a = { OSDFS__PAGE_LAYOUT, LAY_ATTR_HEALTH, NULL, 0 };
+	struct osdfs_attr a = { OSDFS_LAYOUT_PAGE, LAY_ATTR_HEALTH, NULL, 0 };
 	struct lay_copv v = { 0 };
 	uint8_t *buf;
 	if (!atomic_load_explicit(&L->health_dirty, memory_order_relaxed))
@@ -260,7 +259,7 @@ void lay_health_sync(struct lay *L)
 
 		if (!lay_readable(L, s))
 			continue;
-		c = lay_copv_add(&v, LAY_SETATTR, s, OSDFS__SUPER_OID);
+		c = lay_copv_add(&v, LAY_SETATTR, s, OSDFS_LAYOUT_TABLE_OID);
 		if (!c)
 			break;
 		c->attrs = &a;

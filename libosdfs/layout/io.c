@@ -26,8 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 #include "layout/layout_int.h"
 
 #define CHUNK_MAX (16u << 20) /* bytes of one write batch */
@@ -401,7 +400,7 @@ static int read_ranges(struct lay *L, const struct lay_info *fi, const struct la
 static int file_size(struct lay *L, struct lay_info *fi, const struct lay_map *lm)
 {
 	uint8_t buf[8];
-	struct osdfs_attr a = { OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE, buf, sizeof(buf) };
+	struct osdfs_attr a = { OSDFS_LAYOUT_PAGE, LAY_ATTR_SIZE, buf, sizeof(buf) };
 
 	if (fi->size_known)
 		return 0;
@@ -766,7 +765,7 @@ static struct osdfs_attr *attrs_with_size(const struct osdfs_attr *attrs, int na
 	*n = nattrs;
 	if (with_size) {
 		osdfs__put_le64(sbuf, size);
-		a[(*n)++] = (struct osdfs_attr){ OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE, sbuf, 8 };
+		a[(*n)++] = (struct osdfs_attr){ OSDFS_LAYOUT_PAGE, LAY_ATTR_SIZE, sbuf, 8 };
 	}
 	return a;
 }
@@ -954,7 +953,7 @@ int lay_file_truncate(struct lay *L, struct lay_info *fi, uint64_t size)
 	struct lay_copv v = { 0 };
 	uint64_t rowlen, R;
 	uint8_t *row = NULL, *pbuf = NULL, sbuf[8];
-	struct osdfs_attr a = { OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE, sbuf, 8 };
+	struct osdfs_attr a = { OSDFS_LAYOUT_PAGE, LAY_ATTR_SIZE, sbuf, 8 };
 	int rc, fix;
 
 	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "core/format.h"
 #include <osdfs/osdfs.h>
 
 #include "layout/layout_int.h"
@@ -173,7 +172,7 @@ static void table_reconcile(struct lay *L)
 int lay_table_store(struct lay *L)
 {
 	struct lay_copv v = { 0 };
-	struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, NULL, 0 };
+	struct osdfs_attr a = { OSDFS_LAYOUT_TABLE_PAGE, OSDFS_LAYOUT_TABLE_NUMBER, NULL, 0 };
 	uint8_t *buf;
 	int rc = 0, ok = 0;
 
@@ -197,7 +196,7 @@ int lay_table_store(struct lay *L)
 
 		if (!lay_readable(L, s))
 			continue;
-		c = lay_copv_add(&v, LAY_SETATTR, s, OSDFS__SUPER_OID);
+		c = lay_copv_add(&v, LAY_SETATTR, s, OSDFS_LAYOUT_TABLE_OID);
 		if (!c)
 			rc = -ENOMEM;
 		else {
@@ -236,10 +235,10 @@ static int read_table(osdfs_backend *be, struct probe *pr, char *err, size_t err
 	uint8_t *tbuf = malloc(65536), *hbuf = malloc(8192), *dbuf = malloc(65536),
 		sbuf[LAY_SELF_LEN + 8];
 	struct osdfs_attr a[4] = {
-		{ OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, tbuf, 65536 },
-		{ OSDFS__PAGE_LAYOUT, LAY_ATTR_SELF, sbuf, sizeof(sbuf) },
-		{ OSDFS__PAGE_LAYOUT, LAY_ATTR_HEALTH, hbuf, 8192 },
-		{ OSDFS__PAGE_LAYOUT, LAY_ATTR_DIRTY, dbuf, 65536 },
+		{ OSDFS_LAYOUT_TABLE_PAGE, OSDFS_LAYOUT_TABLE_NUMBER, tbuf, 65536 },
+		{ OSDFS_LAYOUT_PAGE, LAY_ATTR_SELF, sbuf, sizeof(sbuf) },
+		{ OSDFS_LAYOUT_PAGE, LAY_ATTR_HEALTH, hbuf, 8192 },
+		{ OSDFS_LAYOUT_PAGE, LAY_ATTR_DIRTY, dbuf, 65536 },
 	};
 	struct lay_table *t = &pr->t;
 	struct lay_self *self = &pr->self;
@@ -252,7 +251,7 @@ static int read_table(osdfs_backend *be, struct probe *pr, char *err, size_t err
 		free(dbuf);
 		return -ENOMEM;
 	}
-	rc = ops->get_attrs(osdfs_backend_impl(be), OSDFS__SUPER_OID, a, 4);
+	rc = ops->get_attrs(osdfs_backend_impl(be), OSDFS_LAYOUT_TABLE_OID, a, 4);
 	if (rc == 0 && a[2].len && a[2].len <= 8192 &&
 	    lay_health_decode(&pr->health, hbuf, a[2].len, NULL, 0) < 0)
 		memset(&pr->health, 0, sizeof(pr->health)); /* damaged: counters restart */

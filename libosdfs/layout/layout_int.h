@@ -15,7 +15,7 @@
 
 #include <osdfs/layout.h>
 
-/* Attribute numbers of page OSDFS__PAGE_LAYOUT (core/format.h). */
+/* Attribute numbers of page OSDFS_LAYOUT_PAGE (osdfs/layout.h). */
 #define LAY_ATTR_MAP 1u   /* every component of a file: its encoded data map */
 #define LAY_ATTR_SELF 2u  /* superblock on each device: that device's identity */
 #define LAY_ATTR_SIZE 3u  /* attribute holders of a file: logical length, le64 */
@@ -345,9 +345,9 @@ size_t lay_row_extent(const struct lay_map *lm, unsigned g, uint64_t row, uint64
 int lay_heal_write(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
 		   unsigned c, uint64_t row, const uint8_t *unit, size_t ext);
 
-/* rebuild.c: the attributes osdfs keeps on an object, read from the first
- * readable of @p count slots from @p first (never @p skip); undefined ones
- * dropped. The caller frees as->buf. */
+/* rebuild.c: every attribute of an object (get_all_attrs), less the
+ * per-device ones, read from the first readable of @p count slots from
+ * @p first (never @p skip). The caller frees as->buf. */
 #define LAY_MAX_ATTRS 64
 struct lay_attrset {
 	struct osdfs_attr a[LAY_MAX_ATTRS];
@@ -356,6 +356,11 @@ struct lay_attrset {
 };
 int lay_attrs_read(struct lay *L, unsigned first, unsigned count, unsigned skip, uint64_t oid,
 		   struct lay_attrset *as);
+/* Whether every device of the layout (its slots, and @p fresh if not
+ * NULL) can list an object's attributes (get_all_attrs), as copying
+ * objects needs: the layout keeps no list of what a filesystem stores, and
+ * a copy by such a list would drop what is not on it. 0 or -EOPNOTSUPP. */
+int lay_attrs_listable(struct lay *L, const osdfs_backend *fresh);
 
 /* A job running one child operation. */
 enum lay_op_kind { LAY_READ, LAY_WRITE, LAY_SETATTR, LAY_GETATTR, LAY_CREATE, LAY_REMOVE,
@@ -373,6 +378,7 @@ struct lay_cop {
 	struct osdfs_attr *gattrs;
 	int nattrs;
 	long rc;
+	enum osdfs_obj_class cls; /* LAY_CREATE: the class hint for the device */
 	int medium;     /* a read's -EIO from a device that still answers */
 	int recheck;    /* a read again of what failed: its medium error is not counted */
 };

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/lebytes.h"
+#include "lebytes.h"
 #include "layout/layout_int.h"
 
 /* -EINVAL with the reason in the caller's err/errlen. */

@@ -6,17 +6,16 @@
  */
 #include <errno.h>
 #include <osdfs/layout.h>
-#include "core/format.h"
 
 int osdfs_layout_is_member(osdfs_backend *child)
 {
 	uint8_t buf[8];
-	struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, buf, sizeof(buf) };
+	struct osdfs_attr a = { OSDFS_LAYOUT_TABLE_PAGE, OSDFS_LAYOUT_TABLE_NUMBER, buf, sizeof(buf) };
 	int rc;
 
 	if (!child)
 		return -EINVAL;
-	rc = osdfs_backend_ops_of(child)->get_attrs(osdfs_backend_impl(child), OSDFS__SUPER_OID,
+	rc = osdfs_backend_ops_of(child)->get_attrs(osdfs_backend_impl(child), OSDFS_LAYOUT_TABLE_OID,
 						     &a, 1);
 	if (rc == -ENOENT)
 		return 0;
@@ -25,11 +24,11 @@ int osdfs_layout_is_member(osdfs_backend *child)
 
 int osdfs_layout_forget_member(osdfs_backend *child)
 {
-	struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, NULL, 0 };
+	struct osdfs_attr a = { OSDFS_LAYOUT_TABLE_PAGE, OSDFS_LAYOUT_TABLE_NUMBER, NULL, 0 };
 	int rc = osdfs_layout_is_member(child);
 
 	if (rc <= 0)
 		return rc;
-	return osdfs_backend_ops_of(child)->set_attrs(osdfs_backend_impl(child), OSDFS__SUPER_OID,
+	return osdfs_backend_ops_of(child)->set_attrs(osdfs_backend_impl(child), OSDFS_LAYOUT_TABLE_OID,
 						       &a, 1);
 }

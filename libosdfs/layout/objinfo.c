@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/format.h"
 #include "layout/layout_int.h"
 
 static struct lay_info *slot_of(struct lay *L, uint64_t oid)
@@ -36,7 +35,7 @@ unsigned lay_meta_copies(const struct lay *L, uint64_t oid)
 {
 	unsigned n = L->defmap.tol + 1;
 
-	if (oid == OSDFS__SUPER_OID || n > L->table.ndev)
+	if (oid == OSDFS_LAYOUT_TABLE_OID || n > L->table.ndev)
 		return L->table.ndev;
 	return n;
 }
@@ -50,7 +49,7 @@ unsigned lay_holders(const struct lay_map *lm)
 static int probe_slot(struct lay *L, unsigned s, uint64_t oid, struct lay_info *out)
 {
 	uint8_t buf[LAY_MAP_LEN + 8];
-	struct osdfs_attr a = { OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP, buf, sizeof(buf) };
+	struct osdfs_attr a = { OSDFS_LAYOUT_PAGE, LAY_ATTR_MAP, buf, sizeof(buf) };
 	int rc = L->dev[s].ops->get_attrs(L->dev[s].impl, oid, &a, 1);
 
 	if (rc < 0) {

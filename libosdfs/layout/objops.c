@@ -1,17 +1,15 @@
 /*
  * The layout backend's object operations. Every object's components or
  * copies sit on consecutive slots from oid % ndevices: metadata on
- * lay_meta_copies() of them (all for the superblock), a file's components
+ * lay_meta_copies() of them (all for the table object), a file's components
  * on num_comps of them with its attributes on the first lay_holders().
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "backends/op_sync.h"
-#include "core/format.h"
 #include "layout/layout_int.h"
 
 #define PUNCH_CHUNK (1u << 20)
@@ -83,6 +81,7 @@ static int queue_all(struct lay *L, struct lay_copv *v, struct span sp, uint64_t
 		op->len = tmpl->iovcnt ? 0 : tmpl->len; /* lay_cop_iov() counts the data */
 		op->attrs = tmpl->attrs;
 		op->nattrs = tmpl->nattrs;
+		op->cls = tmpl->cls;
 		for (int i = 0; i < tmpl->iovcnt; i++)
 			if (lay_cop_iov(op, tmpl->iov[i].iov_base, tmpl->iov[i].iov_len) < 0)
 				return -ENOMEM;
@@ -133,12 +132,23 @@ static const struct osdfs_attr *find_attr(const struct osdfs_attr *a, int n, uin
 	return NULL;
 }
 
-static int is_regular(const struct osdfs_attr *attrs, int nattrs)
+/* Whether a create makes a striped file (1) or mirrored metadata (0): the
+ * caller's class hint, and without one whether it gives a data map. The
+ * layout reads nothing else of the caller's attributes: what a file is
+ * afterwards is its map attribute (lay_info_get()). -EINVAL: a data map
+ * on an object said to be metadata. */
+static int creates_file(enum osdfs_obj_class cls, const struct osdfs_attr *attrs, int nattrs)
 {
-	const struct osdfs_attr *ia = find_attr(attrs, nattrs, OSDFS__PAGE_INODE, OSDFS__ATTR_INODE);
-	struct osdfs__dinode di;
+	int has_map = find_attr(attrs, nattrs, OSDFS_LAYOUT_PAGE, LAY_ATTR_MAP) != NULL;
 
-	return ia && osdfs__inode_decode(&di, ia->value, ia->len) == 0 && S_ISREG(di.mode);
+	switch (cls) {
+	case OSDFS_OBJ_DATA:
+		return 1;
+	case OSDFS_OBJ_META:
+		return has_map ? -EINVAL : 0;
+	default: /* unknown, or a class newer than this code */
+		return has_map;
+	}
 }
 
 /* Remove what a failed create made. */
@@ -162,7 +172,7 @@ static int finish_create(struct lay *L, struct lay_copv *v)
 	return rc;
 }
 
-/* The caller's attributes without page OSDFS__PAGE_LAYOUT, plus @p extra. */
+/* The caller's attributes without page OSDFS_LAYOUT_PAGE, plus @p extra. */
 static struct osdfs_attr *merge_attrs(const struct osdfs_attr *attrs, int nattrs,
 				      const struct osdfs_attr *extra, int nextra, int *n)
 {
@@ -172,7 +182,7 @@ static struct osdfs_attr *merge_attrs(const struct osdfs_attr *attrs, int nattrs
 	if (!a)
 		return NULL;
 	for (int i = 0; i < nattrs; i++)
-		if (attrs[i].page != OSDFS__PAGE_LAYOUT)
+		if (attrs[i].page != OSDFS_LAYOUT_PAGE)
 			a[(*n)++] = attrs[i];
 	for (int i = 0; i < nextra; i++)
 		a[(*n)++] = extra[i];
@@ -192,8 +202,8 @@ static int create_super(struct lay *L, const struct osdfs_attr *attrs, int nattr
 	for (unsigned s = 0; rc == 0 && s < L->table.ndev; s++) {
 		struct lay_self self = { .slot = s };
 		struct osdfs_attr extra[2] = {
-			{ OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE, tbuf, (uint32_t)tlen },
-			{ OSDFS__PAGE_LAYOUT, LAY_ATTR_SELF, sbuf[s], LAY_SELF_LEN },
+			{ OSDFS_LAYOUT_TABLE_PAGE, OSDFS_LAYOUT_TABLE_NUMBER, tbuf, (uint32_t)tlen },
+			{ OSDFS_LAYOUT_PAGE, LAY_ATTR_SELF, sbuf[s], LAY_SELF_LEN },
 		};
 		struct lay_cop *op;
 
@@ -203,12 +213,13 @@ static int create_super(struct lay *L, const struct osdfs_attr *attrs, int nattr
 		memcpy(self.dev_uuid, L->table.ent[s].uuid, 16);
 		lay_self_encode(sbuf[s], &self);
 		all[s] = merge_attrs(attrs, nattrs, extra, 2, &n);
-		op = all[s] ? lay_copv_add(&v, LAY_CREATE, s, OSDFS__SUPER_OID) : NULL;
+		op = all[s] ? lay_copv_add(&v, LAY_CREATE, s, OSDFS_LAYOUT_TABLE_OID) : NULL;
 		if (!op)
 			rc = -ENOMEM;
 		else {
 			op->attrs = all[s];
 			op->nattrs = n;
+			op->cls = OSDFS_OBJ_META;
 		}
 	}
 	if (rc == 0)
@@ -225,7 +236,7 @@ static int create_super(struct lay *L, const struct osdfs_attr *attrs, int nattr
 static int new_file_map(struct lay *L, const struct osdfs_attr *attrs, int nattrs,
 			struct lay_map *lm)
 {
-	const struct osdfs_attr *la = find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP);
+	const struct osdfs_attr *la = find_attr(attrs, nattrs, OSDFS_LAYOUT_PAGE, LAY_ATTR_MAP);
 	struct osdfs_data_map m;
 
 	if (!la) {
@@ -242,8 +253,8 @@ static int create_file(struct lay *L, uint64_t oid, const struct osdfs_attr *att
 		       struct lay_info *fi)
 {
 	uint8_t mbuf[LAY_MAP_LEN], zero[8] = { 0 };
-	struct osdfs_attr extra[2] = { { OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP, mbuf, LAY_MAP_LEN },
-				       { OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE, zero, 8 } };
+	struct osdfs_attr extra[2] = { { OSDFS_LAYOUT_PAGE, LAY_ATTR_MAP, mbuf, LAY_MAP_LEN },
+				       { OSDFS_LAYOUT_PAGE, LAY_ATTR_SIZE, zero, 8 } };
 	struct lay_copv v = { 0 };
 	struct lay_map lm;
 	struct osdfs_attr *hold;
@@ -265,6 +276,7 @@ static int create_file(struct lay *L, uint64_t oid, const struct osdfs_attr *att
 		}
 		op->attrs = c < lay_holders(&lm) ? hold : extra;
 		op->nattrs = c < lay_holders(&lm) ? n : 1;
+		op->cls = OSDFS_OBJ_DATA;
 	}
 	if (!hold)
 		rc = -ENOMEM;
@@ -297,24 +309,27 @@ static int note_whole(struct lay *L, uint64_t oid)
 			(rc) = note_whole(L, oid); \
 	} while (0)
 
-static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
+static int lay_create_class(void *impl, uint64_t oid, enum osdfs_obj_class cls,
+			    const struct osdfs_attr *attrs, int nattrs)
 {
 	struct lay *L = impl;
 	struct lay_info fi = { .oid = oid };
-	struct lay_cop tmpl = { .attrs = attrs, .nattrs = nattrs };
+	struct lay_cop tmpl = { .attrs = attrs, .nattrs = nattrs, .cls = OSDFS_OBJ_META };
 	pthread_rwlock_t *lk = lay_lock_of(L, oid);
-	int rc;
+	int rc, file = creates_file(cls, attrs, nattrs);
 
 	if (!L->formatted)
 		return -ENODEV;
 	if (L->readonly)
 		return -EROFS;
+	if (file < 0)
+		return file;
 	pthread_rwlock_rdlock(&L->count_gate);
 	pthread_rwlock_wrlock(lk);
 	lay_info_drop(L, oid);
-	if (oid == OSDFS__SUPER_OID)
+	if (oid == OSDFS_LAYOUT_TABLE_OID)
 		LOGGED(L, oid, rc, create_super(L, attrs, nattrs));
-	else if (is_regular(attrs, nattrs))
+	else if (file)
 		LOGGED(L, oid, rc, create_file(L, oid, attrs, nattrs, &fi));
 	else
 		LOGGED(L, oid, rc, run_all(L, meta_span(L, oid), oid, LAY_CREATE, &tmpl));
@@ -328,6 +343,11 @@ static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, 
 	pthread_rwlock_unlock(&L->count_gate);
 	lay_table_sync(L);
 	return rc;
+}
+
+static int lay_create(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
+{
+	return lay_create_class(impl, oid, OSDFS_OBJ_UNKNOWN, attrs, nattrs);
 }
 
 int lay_obj_enter(struct lay *L, uint64_t oid, int excl, struct lay_info *fi)
@@ -657,6 +677,85 @@ static int lay_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, int
 	return lay_obj_leave(L, oid, rc);
 }
 
+/* Room, beyond the caller's, for the layout's own attributes of one object
+ * (a file's map and length; on the table object the table, identity,
+ * health record and dirty log), each at most an OSD attribute value. */
+#define OWN_MAX 8
+#define OWN_BYTES (OWN_MAX * 65536u)
+
+struct gall_arg {
+	uint64_t oid;
+	struct osdfs_attr *attrs;
+	int max;
+	uint8_t *buf;
+	size_t buflen;
+};
+
+static long get_all_fn(const struct osdfs_backend_ops *ops, void *impl, void *arg)
+{
+	struct gall_arg *a = arg;
+
+	if (!ops->get_all_attrs)
+		return -EOPNOTSUPP;
+	return ops->get_all_attrs(impl, a->oid, a->attrs, a->max, a->buf, a->buflen);
+}
+
+/* The layout's own attributes, which get_all_attrs does not report: its
+ * page on every object, and the device table. */
+static int layout_own(uint64_t oid, const struct osdfs_attr *a)
+{
+	return a->page == OSDFS_LAYOUT_PAGE ||
+	       (oid == OSDFS_LAYOUT_TABLE_OID && a->page == OSDFS_LAYOUT_TABLE_PAGE &&
+		a->number == OSDFS_LAYOUT_TABLE_NUMBER);
+}
+
+/* The caller's attributes of @p got[0..n) into @p out (values in @p buf). */
+static int keep_callers(uint64_t oid, const struct osdfs_attr *got, int n,
+			struct osdfs_attr *out, int max, uint8_t *buf, size_t buflen)
+{
+	size_t used = 0;
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (layout_own(oid, &got[i]))
+			continue;
+		if (k == max || got[i].len > buflen - used)
+			return -ENOSPC;
+		out[k] = got[i];
+		out[k].value = buf + used;
+		if (got[i].len)
+			memcpy(out[k].value, got[i].value, got[i].len);
+		used += got[i].len;
+		k++;
+	}
+	return k;
+}
+
+/* Every attribute the caller put on @p oid, from the copy get_attrs reads
+ * (the first readable metadata copy or attribute holder). */
+static int lay_get_all_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, int max,
+			     void *buf, size_t buflen)
+{
+	struct lay *L = impl;
+	struct lay_info fi;
+	struct gall_arg a = { oid, NULL, max + OWN_MAX, NULL, buflen + OWN_BYTES };
+	struct span sp;
+	int rc = max < 0 || (!buf && buflen) ? -EINVAL : lay_obj_enter(L, oid, 0, &fi);
+
+	if (rc < 0)
+		return rc;
+	a.attrs = calloc((size_t)a.max, sizeof(*a.attrs));
+	a.buf = malloc(a.buflen);
+	rc = a.attrs && a.buf ? obj_span(L, &fi, 1, &sp) : -ENOMEM;
+	if (rc == 0)
+		rc = (int)first_ok(L, sp, get_all_fn, &a);
+	if (rc >= 0)
+		rc = keep_callers(oid, a.attrs, rc, attrs, max, buf, buflen);
+	free(a.attrs);
+	free(a.buf);
+	return lay_obj_leave(L, oid, rc);
+}
+
 static int lay_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attrs, int nattrs)
 {
 	struct lay *L = impl;
@@ -664,8 +763,8 @@ static int lay_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *attr
 	struct lay_cop tmpl = { .attrs = attrs, .nattrs = nattrs };
 	int rc;
 
-	if (find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP) ||
-	    find_attr(attrs, nattrs, OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE))
+	if (find_attr(attrs, nattrs, OSDFS_LAYOUT_PAGE, LAY_ATTR_MAP) ||
+	    find_attr(attrs, nattrs, OSDFS_LAYOUT_PAGE, LAY_ATTR_SIZE))
 		return -EINVAL; /* the layout's own attributes are not the caller's to set */
 	if (L->readonly)
 		return -EROFS;
@@ -730,4 +829,6 @@ const struct osdfs_backend_ops lay_ops = {
 	.statfs = lay_be_statfs,
 	.submit = lay_submit,
 	.destroy = lay_be_destroy,
+	.get_all_attrs = lay_get_all_attrs,
+	.create_class = lay_create_class,
 };

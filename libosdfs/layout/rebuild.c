@@ -1,19 +1,19 @@
 /*
  * Restoring redundancy: osdfs_layout_replace() puts a fresh device in a
  * down slot, osdfs_layout_rebuild() recreates every component or copy that
- * belongs on it from the live devices (copies, or parity), with the
- * attributes osdfs stores, then marks the slot up.
+ * belongs on it from the live devices (copies, or parity), with every
+ * attribute a live copy holds (get_all_attrs: the layout knows nothing of
+ * what the filesystem stores), then marks the slot up.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/format.h"
+#include "backends/create.h"
 #include "layout/layout_int.h"
 
 #define ATTR_BUF 65536u /* room for any attribute value */
-#define ATTR_ASK 20480u /* first request: the device table, index chunks, inodes */
 #define COPY_CHUNK (1u << 20)
 #define MAX_ATTRS LAY_MAX_ATTRS
 
@@ -87,11 +87,14 @@ OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_back
 	rc = pick_device(L, slot, &fresh, addr, &from);
 	if (rc < 0)
 		return rc;
+	/* refused before the device is emptied */
+	rc = lay_attrs_listable(L, fresh);
 	/* the same capacity as the others */
-	for (unsigned s = 0; s < L->table.ndev; s++)
+	for (unsigned s = 0; rc == 0 && s < L->table.ndev; s++)
 		if (lay_readable(L, s) && L->dev[s].ops->statfs(L->dev[s].impl, &st) == 0)
 			break;
-	rc = lay_random(uuid, 16);
+	if (rc == 0)
+		rc = lay_random(uuid, 16);
 	if (rc == 0)
 		rc = osdfs_backend_ops_of(fresh)->format(osdfs_backend_impl(fresh), st.capacity);
 	if (rc < 0 && from == FROM_SPARE) {
@@ -109,61 +112,23 @@ OSD_EXTERN int osdfs_layout_replace(osdfs_backend *be, unsigned slot, osdfs_back
 }
 
 
-static const uint32_t fixed_attrs[][2] = {
-	{ OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER }, { OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT },
-	{ OSDFS__PAGE_SUPER, OSDFS__ATTR_COUNTERS }, { OSDFS__PAGE_SUPER, OSDFS__ATTR_ORPHANS },
-	{ OSDFS__PAGE_SUPER, OSDFS__ATTR_DEVTABLE }, { OSDFS__PAGE_INODE, OSDFS__ATTR_INODE },
-	{ OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR }, { OSDFS__PAGE_XATTR, OSDFS__ATTR_XATTR },
-	{ OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP }, { OSDFS__PAGE_LAYOUT, LAY_ATTR_SIZE },
-};
-#define NFIXED (int)(sizeof(fixed_attrs) / sizeof(fixed_attrs[0]))
-
-/* Get @p n attributes asking for ATTR_ASK bytes each (what osdfs values
- * need, save big xattr lists), then again for each longer one. */
-static int get_from(struct lay *L, unsigned s, uint64_t oid, struct osdfs_attr *a, int n)
+int lay_attrs_listable(struct lay *L, const osdfs_backend *fresh)
 {
-	int rc;
+	int rc = fresh && !osdfs_backend_ops_of(fresh)->get_all_attrs ? -EOPNOTSUPP : 0;
 
-	for (int i = 0; i < n; i++)
-		a[i].len = ATTR_ASK;
-	rc = L->dev[s].ops->get_attrs(L->dev[s].impl, oid, a, n);
-	for (int i = 0; rc == 0 && i < n; i++) {
-		if (a[i].len <= ATTR_ASK)
-			continue;
-		a[i].len = ATTR_BUF;
-		rc = L->dev[s].ops->get_attrs(L->dev[s].impl, oid, &a[i], 1);
-	}
-	lay_dev_failed(L, s, rc);
+	pthread_mutex_lock(&L->mu);
+	for (unsigned s = 0; rc == 0 && s < L->table.ndev; s++)
+		if (L->dev[s].be && !L->dev[s].ops->get_all_attrs)
+			rc = -EOPNOTSUPP;
+	pthread_mutex_unlock(&L->mu);
 	return rc;
-}
-
-/* The directory index chunks of the current depth, read after the header. */
-static int add_dir_chunks(struct lay *L, unsigned s, uint64_t oid, struct lay_attrset *as)
-{
-	const struct osdfs_attr *h = &as->a[6];
-	struct osdfs__dirhdr dh;
-	uint32_t nchunks;
-
-	if (h->len == 0 || osdfs__dirhdr_decode(&dh, h->value, h->len) < 0)
-		return 0;
-	nchunks = (uint32_t)((((size_t)1 << dh.depth) + OSDFS__DIRTAB_CHUNK - 1) /
-			     OSDFS__DIRTAB_CHUNK);
-	if (NFIXED + nchunks > MAX_ATTRS - 1)
-		return -EUCLEAN;
-	for (uint32_t c = 0; c < nchunks; c++) {
-		struct osdfs_attr *a = &as->a[as->n++];
-
-		*a = (struct osdfs_attr){ OSDFS__PAGE_DIR, osdfs__dirtab_attr(dh.depth, c),
-					  as->buf + (size_t)(as->n - 1) * ATTR_BUF, ATTR_BUF };
-	}
-	return get_from(L, s, oid, &as->a[NFIXED], as->n - NFIXED);
 }
 
 /* The layout's own attributes of one device (its identity, counters and
  * dirty log): never copied from another device. */
 static int per_device(const struct osdfs_attr *a)
 {
-	return a->page == OSDFS__PAGE_LAYOUT &&
+	return a->page == OSDFS_LAYOUT_PAGE &&
 	       (a->number == LAY_ATTR_SELF || a->number == LAY_ATTR_HEALTH ||
 		a->number == LAY_ATTR_DIRTY);
 }
@@ -211,19 +176,9 @@ int lay_attrs_read(struct lay *L, unsigned first, unsigned count, unsigned skip,
 
 		if (s == skip || !lay_readable(L, s))
 			continue;
-		if (L->dev[s].ops->get_all_attrs) {
-			rc = get_all_from(L, s, oid, as);
-			if (rc < 0 && !lay_is_dev_error(rc))
-				return rc;
-			continue;
-		}
-		as->n = NFIXED;
-		for (int i = 0; i < NFIXED; i++)
-			as->a[i] = (struct osdfs_attr){ fixed_attrs[i][0], fixed_attrs[i][1],
-							as->buf + (size_t)i * ATTR_BUF, ATTR_BUF };
-		rc = get_from(L, s, oid, as->a, NFIXED);
-		if (rc == 0)
-			rc = add_dir_chunks(L, s, oid, as);
+		if (!L->dev[s].ops->get_all_attrs)
+			return -EOPNOTSUPP; /* lay_attrs_listable() said so first */
+		rc = get_all_from(L, s, oid, as);
 		if (rc < 0 && !lay_is_dev_error(rc))
 			return rc;
 	}
@@ -257,14 +212,14 @@ static int put_data(struct lay_dev *d, uint64_t oid, uint64_t off, uint8_t *p, s
 }
 
 /* Recreate the object on the new slot with @p as; removes a stale one first. */
-static int recreate(struct lay_dev *d, uint64_t oid, struct osdfs_attr *a, int n,
-		    struct osdfs_layout_rebuild_stats *st)
+static int recreate(struct lay_dev *d, uint64_t oid, enum osdfs_obj_class cls,
+		    struct osdfs_attr *a, int n, struct osdfs_layout_rebuild_stats *st)
 {
 	int rc = d->ops->remove(d->impl, oid);
 
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
-	rc = d->ops->create(d->impl, oid, a, n);
+	rc = osdfs__create(d->ops, d->impl, oid, cls, a, n);
 	if (rc == 0)
 		st->components++;
 	return rc;
@@ -279,7 +234,7 @@ static void add_self(struct lay *L, unsigned slot, struct lay_attrset *as)
 	memcpy(me.fs_uuid, L->table.fs_uuid, 16);
 	memcpy(me.dev_uuid, L->table.ent[slot].uuid, 16);
 	lay_self_encode(v, &me);
-	as->a[as->n++] = (struct osdfs_attr){ OSDFS__PAGE_LAYOUT, LAY_ATTR_SELF, v, LAY_SELF_LEN };
+	as->a[as->n++] = (struct osdfs_attr){ OSDFS_LAYOUT_PAGE, LAY_ATTR_SELF, v, LAY_SELF_LEN };
 }
 
 /* Read [off, off + iov len) of metadata object @p oid from a live copy. */
@@ -315,10 +270,10 @@ static int copy_meta(struct lay *L, unsigned slot, uint64_t oid,
 			break;
 		}
 	}
-	if (rc == 0 && oid == OSDFS__SUPER_OID)
+	if (rc == 0 && oid == OSDFS_LAYOUT_TABLE_OID)
 		add_self(L, slot, &as);
 	if (rc == 0)
-		rc = recreate(d, oid, as.a, as.n, st);
+		rc = recreate(d, oid, OSDFS_OBJ_META, as.a, as.n, st);
 	buf = rc == 0 ? malloc(COPY_CHUNK) : NULL;
 	if (rc == 0 && !buf)
 		rc = -ENOMEM;
@@ -357,12 +312,12 @@ static int copy_comp(struct lay *L, unsigned slot, struct lay_info *fi, unsigned
 	if (rc == 0 && c >= lay_holders(&lm)) {
 		/* not a holder: only the map */
 		for (int i = 0; i < as.n; i++)
-			if (as.a[i].page == OSDFS__PAGE_LAYOUT && as.a[i].number == LAY_ATTR_MAP)
+			if (as.a[i].page == OSDFS_LAYOUT_PAGE && as.a[i].number == LAY_ATTR_MAP)
 				as.a[0] = as.a[i];
 		as.n = 1;
 	}
 	if (rc == 0)
-		rc = recreate(d, fi->oid, as.a, as.n, st);
+		rc = recreate(d, fi->oid, OSDFS_OBJ_DATA, as.a, as.n, st);
 	len = lay_comp_len(&lm, c, size);
 	buf = rc == 0 ? malloc(lm.su) : NULL;
 	if (rc == 0 && !buf)
@@ -446,7 +401,9 @@ OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
 		return -EROFS;
 	if (L->dev[slot].state != OSDFS_LAYOUT_DEV_REBUILDING)
 		return -EINVAL;
-	rc = rebuild_all(L, slot, st, progress, payload);
+	rc = lay_attrs_listable(L, NULL);
+	if (rc == 0)
+		rc = rebuild_all(L, slot, st, progress, payload);
 	if (rc == 0 && st->unrecoverable)
 		rc = -EIO;
 	if (rc < 0)
@@ -504,7 +461,38 @@ static int resync_band(struct lay *L, unsigned slot, const struct lay_info *fi,
 	return rc;
 }
 
-/* The attributes of a holder component on the slot, from a live holder. */
+static int has_attr(const struct lay_attrset *as, const struct osdfs_attr *a)
+{
+	for (int i = 0; i < as->n; i++)
+		if (as->a[i].page == a->page && as->a[i].number == a->number)
+			return 1;
+	return 0;
+}
+
+/* Delete from the stale holder on @p slot what the live ones no longer
+ * have (@p live): attributes removed while the device was away. */
+static int drop_removed(struct lay *L, unsigned slot, uint64_t oid,
+			const struct lay_attrset *live)
+{
+	struct lay_attrset old = { .n = 0 };
+	struct osdfs_attr del[LAY_MAX_ATTRS];
+	int rc, n = 0;
+
+	old.buf = malloc((size_t)MAX_ATTRS * ATTR_BUF);
+	if (!old.buf)
+		return -ENOMEM;
+	rc = get_all_from(L, slot, oid, &old);
+	for (int i = 0; rc == 0 && i < old.n; i++)
+		if (!has_attr(live, &old.a[i]))
+			del[n++] = (struct osdfs_attr){ old.a[i].page, old.a[i].number, NULL, 0 };
+	if (rc == 0 && n)
+		rc = L->dev[slot].ops->set_attrs(L->dev[slot].impl, oid, del, n);
+	free(old.buf);
+	return rc;
+}
+
+/* The attributes of a holder component on the slot, from a live holder:
+ * set, and those removed meanwhile deleted. */
 static int resync_attrs(struct lay *L, unsigned slot, const struct lay_info *fi,
 			const struct lay_map *lm, struct osdfs_layout_resync_stats *st)
 {
@@ -512,6 +500,8 @@ static int resync_attrs(struct lay *L, unsigned slot, const struct lay_info *fi,
 	int rc = lay_attrs_read(L, (unsigned)(fi->oid % L->table.ndev), lay_holders(lm), slot,
 				fi->oid, &as);
 
+	if (rc == 0)
+		rc = drop_removed(L, slot, fi->oid, &as);
 	if (rc == 0)
 		rc = L->dev[slot].ops->set_attrs(L->dev[slot].impl, fi->oid, as.a, as.n);
 	if (rc == 0)
@@ -603,6 +593,8 @@ static int check_resync(struct lay *L, unsigned s)
 	pthread_mutex_unlock(&L->mu);
 	if (rc == 0 && !lay_dirty_covers(L, s))
 		rc = -ESTALE;
+	if (rc == 0)
+		rc = lay_attrs_listable(L, NULL);
 	return rc;
 }
 

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/format.h"
 #include "layout/layout_int.h"
 
 static struct lay *lay_of_be(const osdfs_backend *be)
@@ -66,7 +65,7 @@ static int new_holder_attrs(struct lay_attrset *as, const struct osdfs_attr *ext
 		as->n += k == as->n;
 	}
 	for (int k = 0; k < as->n; k++)
-		if (as->a[k].page == OSDFS__PAGE_LAYOUT && as->a[k].number == LAY_ATTR_MAP)
+		if (as->a[k].page == OSDFS_LAYOUT_PAGE && as->a[k].number == LAY_ATTR_MAP)
 			as->a[k].value = mbuf;
 	return 0;
 }
@@ -91,6 +90,7 @@ static int queue_comp(struct lay_copv *v, const struct lay_map *nm, const struct
 	if (!op)
 		return -ENOMEM;
 	op->comp = c;
+	op->cls = OSDFS_OBJ_DATA;
 	op->attrs = c < lay_holders(nm) ? hold->a : map_only;
 	op->nattrs = c < lay_holders(nm) ? hold->n : 1;
 	return 0;
@@ -139,8 +139,8 @@ static int relayout(struct lay *L, struct lay_info *fi, const struct lay_map *nm
 		    const struct osdfs_attr *extra, int nextra)
 {
 	uint8_t nbuf[LAY_MAP_LEN], obuf[LAY_MAP_LEN];
-	struct osdfs_attr map_only = { OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP, nbuf, LAY_MAP_LEN };
-	struct osdfs_attr old_map = { OSDFS__PAGE_LAYOUT, LAY_ATTR_MAP, obuf, LAY_MAP_LEN };
+	struct osdfs_attr map_only = { OSDFS_LAYOUT_PAGE, LAY_ATTR_MAP, nbuf, LAY_MAP_LEN };
+	struct osdfs_attr old_map = { OSDFS_LAYOUT_PAGE, LAY_ATTR_MAP, obuf, LAY_MAP_LEN };
 	struct lay_attrset hold = { .n = 0 };
 	struct lay_copv v = { 0 }, v0 = { 0 };
 	struct lay_map om;
@@ -188,7 +188,7 @@ OSD_EXTERN int osdfs_layout_set_file_map(osdfs_backend *be, uint64_t oid,
 	if (!L || !map || nattrs < 0 || (nattrs && !attrs) || nattrs > LAY_MAX_ATTRS / 2)
 		return -EINVAL;
 	for (int i = 0; i < nattrs; i++)
-		if (attrs[i].page == OSDFS__PAGE_LAYOUT)
+		if (attrs[i].page == OSDFS_LAYOUT_PAGE)
 			return -EINVAL;
 	if (lay_map_resolve(&nm, map, L->table.ndev) < 0)
 		return -EINVAL;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "checksum/crc32c.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 #include "layout/layout_int.h"
 
 /* -EINVAL with the reason in the caller's err/errlen. */

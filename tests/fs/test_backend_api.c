@@ -54,6 +54,12 @@ static int f_get(void *i, uint64_t o, struct osdfs_attr *a, int n)
 	return -ENOSYS;
 }
 
+static int f_get_all(void *i, uint64_t o, struct osdfs_attr *a, int max, void *buf, size_t len)
+{
+	(void)i; (void)o; (void)a; (void)max; (void)buf; (void)len;
+	return -ENOSYS;
+}
+
 static int f_set(void *i, uint64_t o, const struct osdfs_attr *a, int n)
 {
 	(void)i; (void)o; (void)a; (void)n;
@@ -176,6 +182,28 @@ START_TEST(test_version1_table)
 }
 END_TEST
 
+/* A backend built against version 2 hands a table that ends at
+ * get_all_attrs: accepted, read no further, get_all_attrs kept and without
+ * create_class. */
+START_TEST(test_version2_table)
+{
+	size_t v2 = offsetof(struct osdfs_backend_ops, create_class);
+	struct osdfs_backend_ops tmp = full;
+	void *blk = malloc(v2);
+	osdfs_backend *be;
+
+	ck_assert_ptr_nonnull(blk);
+	tmp.version = OSDFS_BACKEND_VERSION_2;
+	tmp.get_all_attrs = f_get_all;
+	memcpy(blk, &tmp, v2);
+	ck_assert_int_eq(osdfs_backend_new(&be, blk, NULL, "x"), 0);
+	free(blk);
+	ck_assert_ptr_eq(osdfs_backend_ops_of(be)->get_all_attrs, f_get_all);
+	ck_assert_ptr_null(osdfs_backend_ops_of(be)->create_class);
+	osdfs_backend_free(be);
+}
+END_TEST
+
 /* Each required member, by offset. */
 static const size_t required[] = {
 	offsetof(struct osdfs_backend_ops, create),
@@ -229,6 +257,7 @@ int main(void)
 	tcase_add_test(tc, test_ops_copied);
 	tcase_add_test(tc, test_bad_version);
 	tcase_add_test(tc, test_version1_table);
+	tcase_add_test(tc, test_version2_table);
 	tcase_add_loop_test(tc, test_missing_member, 0, (int)(sizeof(required) / sizeof(required[0])));
 	tcase_add_test(tc, test_bad_arguments);
 	suite_add_tcase(s, tc);

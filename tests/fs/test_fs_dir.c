@@ -14,7 +14,7 @@
 
 #include "fs_fixture.h"
 #include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 
 #define ROOT OSDFS_ROOT_INO
 

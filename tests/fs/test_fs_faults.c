@@ -47,6 +47,17 @@ static int f_create(void *impl, uint64_t oid, const struct osdfs_attr *a, int n)
 	return tick(F) ? -EIO : F->ops->create(F->impl, oid, a, n);
 }
 
+/* The class hint goes on, so files on a layout underneath stay striped. */
+static int f_create_class(void *impl, uint64_t oid, enum osdfs_obj_class cls,
+			  const struct osdfs_attr *a, int n)
+{
+	if (tick(F))
+		return -EIO;
+	if (F->ops->create_class)
+		return F->ops->create_class(F->impl, oid, cls, a, n);
+	return F->ops->create(F->impl, oid, a, n);
+}
+
 static int f_remove(void *impl, uint64_t oid)
 {
 	return tick(F) ? -EIO : F->ops->remove(F->impl, oid);
@@ -120,6 +131,7 @@ static const struct osdfs_backend_ops fault_ops = {
 	.truncate = f_truncate, .punch = f_punch, .get_attrs = f_get_attrs,
 	.set_attrs = f_set_attrs, .size = f_size, .list = f_list, .flush = f_flush,
 	.format = f_format, .statfs = f_statfs, .destroy = f_destroy,
+	.create_class = f_create_class,
 };
 
 static void setup(void)

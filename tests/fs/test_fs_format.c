@@ -11,7 +11,7 @@
 
 #include "fs_fixture.h"
 #include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 
 static void setup(void)
 {

@@ -17,7 +17,7 @@
 
 #include "fs_fixture.h"
 #include "core/format.h"
-#include "core/lebytes.h"
+#include "lebytes.h"
 
 #define BOUND_SEC 15 /* the longest any condition below is waited for */
 

@@ -178,7 +178,16 @@ void fx_init(struct fx *f, unsigned n)
 		ck_assert_int_eq(osdfs_mem_store_new(&f->store[i], 0), 0);
 }
 
-osdfs_backend *fx_device(struct fx *f, unsigned i)
+/* The same wrapper as a backend built against version 1 of the ops: no
+ * get_all_attrs, no create_class. */
+static const struct osdfs_backend_ops fault_ops_v1 = {
+	.version = OSDFS_BACKEND_VERSION_1, .create = f_create, .remove = f_remove,
+	.read = f_read, .write = f_write, .truncate = f_truncate, .punch = f_punch,
+	.get_attrs = f_get_attrs, .set_attrs = f_set_attrs, .size = f_size, .list = f_list,
+	.flush = f_flush, .format = f_format, .statfs = f_statfs, .destroy = f_destroy,
+};
+
+static osdfs_backend *device_with(struct fx *f, unsigned i, const struct osdfs_backend_ops *ops)
 {
 	struct fault *x = calloc(1, sizeof(*x));
 	osdfs_backend *be;
@@ -193,9 +202,19 @@ osdfs_backend *fx_device(struct fx *f, unsigned i)
 	x->oid_writes = &f->oid_writes[i];
 	x->oid_bytes = &f->oid_bytes[i];
 	x->count_oid = &f->count_oid;
-	ck_assert_int_eq(osdfs_backend_new(&be, &fault_ops, x, "fault"), 0);
+	ck_assert_int_eq(osdfs_backend_new(&be, ops, x, "fault"), 0);
 	f->fault[i] = x;
 	return be;
+}
+
+osdfs_backend *fx_device(struct fx *f, unsigned i)
+{
+	return device_with(f, i, &fault_ops);
+}
+
+osdfs_backend *fx_device_v1(struct fx *f, unsigned i)
+{
+	return device_with(f, i, &fault_ops_v1);
 }
 
 int fx_open(struct fx *f, const int *order, unsigned cnt, const char *map)

@@ -37,6 +37,8 @@ int fx_open(struct fx *f, const int *order, unsigned cnt, const char *map);
 int fx_open_all(struct fx *f, const char *map);
 /* A fault-wrapped device on store @p i (for osdfs_layout_replace). */
 osdfs_backend *fx_device(struct fx *f, unsigned i);
+/* The same, as a backend built against ops version 1 (no get_all_attrs). */
+osdfs_backend *fx_device_v1(struct fx *f, unsigned i);
 /* Fail every call of the device on store @p i from now on. */
 void fx_kill(struct fx *f, unsigned i);
 /* A medium error on the device of store @p i: its bytes [off, off + len) of

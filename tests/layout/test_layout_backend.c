@@ -45,7 +45,7 @@ static void create_file(osdfs_backend *be, uint64_t oid)
 	struct osdfs_attr a = { OSDFS__PAGE_INODE, OSDFS__ATTR_INODE, buf, 0 };
 
 	a.len = (uint32_t)osdfs__inode_encode(buf, &di);
-	ck_assert_int_eq(O(be)->create(I(be), oid, &a, 1), 0);
+	ck_assert_int_eq(O(be)->create_class(I(be), oid, OSDFS_OBJ_DATA, &a, 1), 0);
 }
 
 static unsigned rnd(struct model *m, unsigned n)
@@ -151,7 +151,7 @@ START_TEST(test_roundtrip)
 	model_init(&m, 1234 + (unsigned)_i);
 	workload(f.be, &m, fx_scaled(400));
 	/* reopened in reverse order: slots are matched by uuid; the map and size persist */
-	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS__SUPER_OID, NULL, 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS_LAYOUT_TABLE_OID, NULL, 0), 0);
 	fx_close(&f);
 	{
 		int order[FX_MAX];
@@ -182,7 +182,7 @@ START_TEST(test_degraded_rebuild)
 	fx_init(&f, c->ndev);
 	ck_assert_int_eq(fx_open_all(&f, c->map), 0);
 	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
-	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS__SUPER_OID, NULL, 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS_LAYOUT_TABLE_OID, NULL, 0), 0);
 	create_file(f.be, OID);
 	model_init(&m, 99 + (unsigned)_i);
 	workload(f.be, &m, fx_scaled(150));
@@ -335,7 +335,7 @@ START_TEST(test_rebuild_in_use)
 	fx_init(&f, 4);
 	ck_assert_int_eq(fx_open_all(&f, "raid5,su=4K"), 0);
 	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
-	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS__SUPER_OID, NULL, 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS_LAYOUT_TABLE_OID, NULL, 0), 0);
 	create_file(f.be, OID);
 	model_init(&m, 4242);
 	workload(f.be, &m, fx_scaled(100));
@@ -373,7 +373,7 @@ START_TEST(test_rebuild_copies_unknown_attrs)
 	fx_init(&f, 4);
 	ck_assert_int_eq(fx_open_all(&f, "raid5,su=4K"), 0);
 	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
-	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS__SUPER_OID, NULL, 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS_LAYOUT_TABLE_OID, NULL, 0), 0);
 	create_file(f.be, OID);
 	ck_assert_int_eq(O(f.be)->set_attrs(I(f.be), OID, set, 2), 0);
 	fx_kill(&f, victim);
@@ -400,6 +400,280 @@ START_TEST(test_rebuild_copies_unknown_attrs)
 			 -ENOSPC);
 	ck_assert_int_eq(O(fresh)->get_all_attrs(I(fresh), OID + 1, all, 64, buf,
 						 sizeof(buf)), -ENOENT);
+	fx_fini(&f);
+}
+END_TEST
+
+static void fs_check(osdfs *fs, const char *path, const char *payload, size_t len);
+
+/* Length of the layout's data map attribute of @p oid: 32 for a striped
+ * file, 0 for mirrored metadata. */
+static uint32_t map_len(osdfs_backend *be, uint64_t oid)
+{
+	uint8_t m[64];
+	struct osdfs_attr a = { OSDFS_LAYOUT_PAGE, 1, m, sizeof(m) };
+
+	ck_assert_int_eq(O(be)->get_attrs(I(be), oid, &a, 1), 0);
+	return a.len;
+}
+
+static void op_done(struct osdfs_op *op)
+{
+	(void)op;
+}
+
+/* What an object is comes from the caller's class hint at create, never
+ * from decoding its attributes, and persists as the layout's own map
+ * attribute (so it survives a reopen, as on filesystems made before hints). */
+START_TEST(test_create_class)
+{
+	struct osdfs__dinode di = { .mode = S_IFREG | 0644, .nlink = 1, .generation = 1 };
+	uint8_t ibuf[OSDFS__INODE_MAX_LEN], mbuf[64], data[20000], got[20000];
+	struct osdfs_attr inode = { OSDFS__PAGE_INODE, OSDFS__ATTR_INODE, ibuf, 0 };
+	struct osdfs_attr map = { OSDFS_LAYOUT_PAGE, 1, mbuf, sizeof(mbuf) };
+	struct iovec iov = { data, sizeof(data) }, giov = { got, sizeof(got) };
+	uint64_t size;
+	struct fx f;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + i / 251);
+	inode.len = (uint32_t)osdfs__inode_encode(ibuf, &di);
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=4K"), 0);
+	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS_LAYOUT_TABLE_OID, NULL, 0), 0);
+	ck_assert_int_eq(O(f.be)->create_class(I(f.be), OID, OSDFS_OBJ_DATA, NULL, 0), 0);
+	/* a regular file's inode on an object said to be metadata: mirrored */
+	ck_assert_int_eq(O(f.be)->create_class(I(f.be), OID + 1, OSDFS_OBJ_META, &inode, 1), 0);
+	/* no hint (create()): the inode is not decoded... */
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OID + 2, &inode, 1), 0);
+	/* ...but a data map in the create makes a file */
+	ck_assert_int_eq(O(f.be)->get_attrs(I(f.be), OID, &map, 1), 0);
+	ck_assert_uint_eq(map.len, 32);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OID + 3, &map, 1), 0);
+	/* a data map on metadata is refused, and nothing is created */
+	ck_assert_int_eq(O(f.be)->create_class(I(f.be), OID + 4, OSDFS_OBJ_META, &map, 1),
+			 -EINVAL);
+	ck_assert_int_eq(O(f.be)->size(I(f.be), OID + 4, &size), -ENOENT);
+	/* a class this layout does not know counts as no hint */
+	ck_assert_int_eq(O(f.be)->create_class(I(f.be), OID + 5, (enum osdfs_obj_class)77, NULL,
+					       0), 0);
+	/* through submit(): the op's class, and none from an older, shorter op */
+	{
+		struct osdfs_op op;
+
+		osdfs_op_init(&op);
+		op.kind = OSDFS_OP_CREATE;
+		op.oid = OID + 6;
+		op.obj_class = OSDFS_OBJ_DATA;
+		op.done = op_done;
+		ck_assert_int_eq(O(f.be)->submit(I(f.be), &op), 0);
+		ck_assert_int_eq(op.result, 0);
+		op.oid = OID + 7;
+		op.size = OSDFS_OP_BASE_SIZE;
+		ck_assert_int_eq(O(f.be)->submit(I(f.be), &op), 0);
+		ck_assert_int_eq(op.result, 0);
+		ck_assert_uint_eq(map_len(f.be, OID + 6), 32);
+		ck_assert_uint_eq(map_len(f.be, OID + 7), 0);
+	}
+	ck_assert_uint_eq(map_len(f.be, OID), 32);
+	ck_assert_uint_eq(map_len(f.be, OID + 1), 0);
+	ck_assert_uint_eq(map_len(f.be, OID + 2), 0);
+	ck_assert_uint_eq(map_len(f.be, OID + 3), 32);
+	ck_assert_uint_eq(map_len(f.be, OID + 5), 0);
+	ck_assert_int_eq(O(f.be)->write(I(f.be), OID, 0, &iov, 1, NULL, 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(O(f.be)->write(I(f.be), OID + 1, 0, &iov, 1, NULL, 0),
+			 (ssize_t)sizeof(data));
+	/* on the devices: the metadata whole on each of its two copies, the
+	 * file striped (its first component holds two 4 KiB units) */
+	for (unsigned j = 0; j < 2; j++)
+		ck_assert_int_eq(fx_raw_read(&f, (unsigned)((OID + 1 + j) % 4), OID + 1, 0, got,
+					     sizeof(got)), (ssize_t)sizeof(data));
+	ck_assert_int_eq(fx_raw_read(&f, (unsigned)(OID % 4), OID, 0, got, sizeof(got)), 8192);
+	fx_close(&f);
+	ck_assert_int_eq(fx_open_all(&f, NULL), 0);
+	ck_assert_uint_eq(map_len(f.be, OID), 32);
+	ck_assert_uint_eq(map_len(f.be, OID + 1), 0);
+	for (uint64_t oid = OID; oid <= OID + 1; oid++) {
+		memset(got, 0, sizeof(got));
+		ck_assert_int_eq(O(f.be)->read(I(f.be), oid, 0, &giov, 1), (ssize_t)sizeof(data));
+		ck_assert(memcmp(got, data, sizeof(data)) == 0);
+	}
+	fx_fini(&f);
+}
+END_TEST
+
+/* get_all_attrs of the layout: exactly the caller's attributes, from the
+ * copy get_attrs reads, none of the layout's own (map, length, device
+ * table, per-device records); from the next copy when the first is gone. */
+static void expect_attrs(osdfs_backend *be, uint64_t oid, const struct osdfs_attr *want, int n)
+{
+	struct osdfs_attr all[8];
+	uint8_t buf[256];
+	int got = O(be)->get_all_attrs(I(be), oid, all, 8, buf, sizeof(buf)), seen = 0;
+
+	ck_assert_int_eq(got, n);
+	for (int i = 0; i < got; i++)
+		for (int k = 0; k < n; k++)
+			if (all[i].page == want[k].page && all[i].number == want[k].number) {
+				ck_assert_uint_eq(all[i].len, want[k].len);
+				ck_assert_mem_eq(all[i].value, want[k].value, want[k].len);
+				seen |= 1 << k;
+			}
+	ck_assert_int_eq(seen, (1 << n) - 1);
+}
+
+START_TEST(test_get_all_attrs)
+{
+	static const uint8_t v1[7] = "seven!", v2[3] = { 0, 1, 2 };
+	struct osdfs_attr set[2] = { { 0x7FEE0001u, 42, (void *)v1, sizeof(v1) },
+				     { 0x7FEE0002u, 1, (void *)v2, sizeof(v2) } };
+	struct osdfs_attr all[8];
+	uint8_t buf[256];
+	struct fx f;
+
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=4K"), 0);
+	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS_LAYOUT_TABLE_OID, set, 1), 0);
+	ck_assert_int_eq(O(f.be)->create_class(I(f.be), OID, OSDFS_OBJ_DATA, set, 1), 0);
+	ck_assert_int_eq(O(f.be)->set_attrs(I(f.be), OID, &set[1], 1), 0);
+	/* metadata on the same first slot as the file */
+	ck_assert_int_eq(O(f.be)->create_class(I(f.be), OID + 4, OSDFS_OBJ_META, set, 2), 0);
+	expect_attrs(f.be, OSDFS_LAYOUT_TABLE_OID, set, 1);
+	expect_attrs(f.be, OID, set, 2);
+	expect_attrs(f.be, OID + 4, set, 2);
+	ck_assert_int_eq(O(f.be)->get_all_attrs(I(f.be), OID, all, 1, buf, sizeof(buf)), -ENOSPC);
+	ck_assert_int_eq(O(f.be)->get_all_attrs(I(f.be), OID, all, 8, buf, 9), -ENOSPC);
+	ck_assert_int_eq(O(f.be)->get_all_attrs(I(f.be), OID + 9, all, 8, buf, sizeof(buf)),
+			 -ENOENT);
+	fx_kill(&f, (unsigned)(OID % 4));
+	expect_attrs(f.be, OID, set, 2);
+	expect_attrs(f.be, OID + 4, set, 2);
+	fx_fini(&f);
+}
+END_TEST
+
+/* Copying objects needs every device to list attributes: a device whose
+ * backend cannot (ops version 1) is refused with -EOPNOTSUPP before
+ * anything changes, rather than rebuilt by a list that would drop some. */
+START_TEST(test_rebuild_needs_attr_listing)
+{
+	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
+	struct osdfs_layout_device d;
+	osdfs_backend *old, *dev[2], *spare[3];
+	uint8_t data[5000], got[5000];
+	struct iovec iov = { data, sizeof(data) }, giov = { got, sizeof(got) };
+	char err[256];
+	struct fx f;
+
+	memset(data, 0x5A, sizeof(data));
+	fx_init(&f, 2);
+	ck_assert_int_eq(fx_open_all(&f, "raid1"), 0);
+	ck_assert_int_eq(O(f.be)->format(I(f.be), 0), 0);
+	ck_assert_int_eq(O(f.be)->create(I(f.be), OSDFS_LAYOUT_TABLE_OID, NULL, 0), 0);
+	ck_assert_int_eq(O(f.be)->create_class(I(f.be), OID, OSDFS_OBJ_DATA, NULL, 0), 0);
+	fx_kill(&f, 0);
+	ck_assert_int_eq(O(f.be)->write(I(f.be), OID, 0, &iov, 1, NULL, 0), (ssize_t)sizeof(data));
+	old = fx_device_v1(&f, FX_MAX);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, old, NULL), -EOPNOTSUPP);
+	osdfs_backend_free(old); /* still the caller's */
+	ck_assert_int_eq(osdfs_layout_device(f.be, 0, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_DOWN);
+	fx_close(&f);
+	/* the device in service is the old kind: no resync at open, no rebuild */
+	dev[0] = fx_device(&f, 0);
+	dev[1] = fx_device_v1(&f, 1);
+	cfg.ndevices = 2;
+	cfg.devices = dev;
+	ck_assert_int_eq(osdfs_backend_layout_new(&f.be, &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(osdfs_layout_device(f.be, 0, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(osdfs_layout_resync(f.be, 0, NULL), -EOPNOTSUPP);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, NULL, NULL), -EOPNOTSUPP);
+	ck_assert_int_eq(osdfs_layout_device(f.be, 0, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(O(f.be)->read(I(f.be), OID, 0, &giov, 1), (ssize_t)sizeof(got));
+	ck_assert(memcmp(got, data, sizeof(data)) == 0);
+	fx_close(&f);
+	/* a spare of the old kind is refused and kept; a new device is rebuilt */
+	spare[0] = NULL;
+	spare[1] = fx_device(&f, 1);
+	spare[2] = fx_device_v1(&f, FX_MAX);
+	cfg.ndevices = 3;
+	cfg.devices = spare;
+	ck_assert_int_eq(osdfs_backend_layout_new(&f.be, &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, NULL, NULL), -EOPNOTSUPP);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, NULL, NULL), -EOPNOTSUPP); /* still there */
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, fx_device(&f, FX_MAX + 1), NULL), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 0, NULL, NULL, NULL), 0);
+	fx_kill(&f, 1);
+	memset(got, 0, sizeof(got));
+	ck_assert_int_eq(O(f.be)->read(I(f.be), OID, 0, &giov, 1), (ssize_t)sizeof(got));
+	ck_assert(memcmp(got, data, sizeof(data)) == 0);
+	fx_fini(&f);
+}
+END_TEST
+
+/* osdfs on a layout: an attribute osdfs never uses (set through the backend
+ * API) on a file and on a directory survives a rebuild with exact bytes,
+ * read back on the rebuilt device and, with the other device gone, through
+ * the layout. */
+START_TEST(test_rebuild_keeps_new_attrs_of_fs)
+{
+	static const uint8_t fv[6] = { 'f', 'i', 'l', 'e', 0, 0xC3 }, dv[4] = { 'd', 0xFF, 0, 'r' };
+	struct osdfs_layout_rebuild_stats st;
+	struct osdfs_stat fst, dst;
+	uint64_t foid, doid;
+	osdfs_backend *fresh;
+	osdfs_file *fh;
+	uint8_t got[16];
+	struct fx f;
+	osdfs *fs;
+
+	fx_init(&f, 2);
+	ck_assert_int_eq(fx_open_all(&f, "raid1"), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs = fx_mount(f.be);
+	ck_assert_int_eq(osdfs_mkdir(fs, OSDFS_ROOT_INO, "d", 0755, NULL, &dst), 0);
+	ck_assert_int_eq(osdfs_create(fs, dst.ino, "f", 0644, O_RDWR, NULL, &fst, &fh), 0);
+	ck_assert_int_eq(osdfs_write(fs, fh, "payload", 7, 0), 7);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	foid = OSDFS__OID_BASE + fst.ino;
+	doid = OSDFS__OID_BASE + dst.ino;
+	/* osdfs said which is which at create: the file striped, the directory mirrored */
+	ck_assert_uint_eq(map_len(f.be, foid), 32);
+	ck_assert_uint_eq(map_len(f.be, doid), 0);
+	{
+		struct osdfs_attr a = { 0x7FEE0001u, 42, (void *)fv, sizeof(fv) };
+
+		ck_assert_int_eq(O(f.be)->set_attrs(I(f.be), foid, &a, 1), 0);
+		a = (struct osdfs_attr){ 0x7FEE0001u, 42, (void *)dv, sizeof(dv) };
+		ck_assert_int_eq(O(f.be)->set_attrs(I(f.be), doid, &a, 1), 0);
+	}
+	fx_kill(&f, 0);
+	ck_assert_int_eq(O(f.be)->flush(I(f.be), 0), 0); /* finds it gone */
+	fresh = fx_device(&f, FX_MAX);
+	ck_assert_int_eq(osdfs_layout_replace(f.be, 0, fresh, NULL), 0);
+	ck_assert_int_eq(osdfs_layout_rebuild(f.be, 0, &st, NULL, NULL), 0);
+	ck_assert_uint_eq(st.unrecoverable, 0);
+	for (int pass = 0; pass < 2; pass++) {
+		osdfs_backend *be = pass ? f.be : fresh;
+		struct osdfs_attr a = { 0x7FEE0001u, 42, got, sizeof(got) };
+
+		ck_assert_int_eq(O(be)->get_attrs(I(be), foid, &a, 1), 0);
+		ck_assert_uint_eq(a.len, sizeof(fv));
+		ck_assert_mem_eq(got, fv, sizeof(fv));
+		a = (struct osdfs_attr){ 0x7FEE0001u, 42, got, sizeof(got) };
+		ck_assert_int_eq(O(be)->get_attrs(I(be), doid, &a, 1), 0);
+		ck_assert_uint_eq(a.len, sizeof(dv));
+		ck_assert_mem_eq(got, dv, sizeof(dv));
+		fx_kill(&f, 1); /* second pass: only the rebuilt device is left */
+	}
+	fs = fx_mount(f.be);
+	fs_check(fs, "/d/f", "payload", 7);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
 	fx_fini(&f);
 }
 END_TEST
@@ -579,6 +853,10 @@ static Suite *suite(void)
 	tcase_add_test(tcase(s, "concurrent"), test_concurrent_rmw);
 	tcase_add_test(tcase(s, "concurrent"), test_rebuild_in_use);
 	tcase_add_test(tcase(s, "attrs"), test_rebuild_copies_unknown_attrs);
+	tcase_add_test(tcase(s, "attrs"), test_create_class);
+	tcase_add_test(tcase(s, "attrs"), test_get_all_attrs);
+	tcase_add_test(tcase(s, "attrs"), test_rebuild_needs_attr_listing);
+	tcase_add_test(tcase(s, "attrs"), test_rebuild_keeps_new_attrs_of_fs);
 	tcase_add_test(tcase(s, "osdfs"), test_osdfs_on_layout);
 	tcase_add_test(tcase(s, "foreign"), test_foreign_device);
 	return s;

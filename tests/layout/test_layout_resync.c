@@ -245,6 +245,77 @@ START_TEST(test_resync_follows_outage_writes)
 }
 END_TEST
 
+static void attr_is(osdfs_backend *be, uint64_t oid, uint32_t number, const uint8_t *want,
+		    uint32_t len)
+{
+	uint8_t got[64];
+	struct osdfs_attr a = { 0x7FEE0001u, number, got, sizeof(got) };
+
+	ck_assert_int_eq(osdfs_backend_ops_of(be)->get_attrs(osdfs_backend_impl(be), oid, &a, 1),
+			 0);
+	ck_assert_uint_eq(a.len, len);
+	if (len)
+		ck_assert_mem_eq(got, want, len);
+}
+
+/* Attributes osdfs never uses, set through the backend API on a file and a
+ * directory while a device is away, reach it at the resync byte for byte;
+ * one deleted meanwhile is gone from it too. */
+START_TEST(test_resync_copies_new_attrs)
+{
+	static const uint8_t fv[5] = { 'f', 0, 1, 2, 0xEE }, dv[3] = { 'd', 'i', 'r' };
+	const struct shape *sh = &shapes[1]; /* RAID 1: every object on the returning device */
+	struct osdfs_attr set[3] = { { 0x7FEE0001u, 42, (void *)fv, sizeof(fv) },
+				     { 0x7FEE0001u, 42, (void *)dv, sizeof(dv) },
+				     { 0x7FEE0001u, 43, (void *)fv, 2 } };
+	struct osdfs_layout_device d;
+	struct osdfs_stat dst;
+	uint8_t small[100];
+	uint64_t foid, doid;
+	osdfs_backend *raw;
+	struct fx f;
+	osdfs *fs;
+
+	pattern(small, sizeof(small), 4);
+	fx_init(&f, sh->ndev);
+	ck_assert_int_eq(fx_open_all(&f, sh->map), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs = fx_mount(f.be);
+	ck_assert_int_eq(osdfs_mkdir(fs, OSDFS_ROOT_INO, "d", 0755, NULL, &dst), 0);
+	foid = make_file(fs, "f", small, sizeof(small));
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	doid = OSDFS__OID_BASE + dst.ino;
+	/* on both devices: the one to delete while a device is away */
+	ck_assert_int_eq(osdfs_backend_ops_of(f.be)->set_attrs(osdfs_backend_impl(f.be), foid,
+							       &set[2], 1), 0);
+	fx_close(&f);
+	open_without(&f, sh, (int)sh->gone);
+	ck_assert_int_eq(osdfs_backend_ops_of(f.be)->set_attrs(osdfs_backend_impl(f.be), foid,
+							       &set[0], 1), 0);
+	ck_assert_int_eq(osdfs_backend_ops_of(f.be)->set_attrs(osdfs_backend_impl(f.be), doid,
+							       &set[1], 1), 0);
+	set[2].len = 0;
+	ck_assert_int_eq(osdfs_backend_ops_of(f.be)->set_attrs(osdfs_backend_impl(f.be), foid,
+							       &set[2], 1), 0);
+	fx_close(&f);
+	open_without(&f, sh, -1); /* resynced at open */
+	ck_assert_int_eq(osdfs_layout_device(f.be, sh->gone, &d), 0);
+	ck_assert_int_eq(d.state, OSDFS_LAYOUT_DEV_UP);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)sh->gone), 1);
+	raw = fx_device(&f, sh->gone); /* the returned device itself */
+	attr_is(raw, foid, 42, fv, sizeof(fv));
+	attr_is(raw, foid, 43, NULL, 0);
+	attr_is(raw, doid, 42, dv, sizeof(dv));
+	osdfs_backend_free(raw);
+	/* and through the layout with only that device left */
+	fx_kill(&f, sh->other);
+	attr_is(f.be, foid, 42, fv, sizeof(fv));
+	attr_is(f.be, doid, 42, dv, sizeof(dv));
+	same(f.be, foid, small, sizeof(small));
+	fx_fini(&f);
+}
+END_TEST
+
 /* A device that fails during a write: the write's regions are logged after
  * it, before it returns, and the device comes back by resync with them. */
 START_TEST(test_resync_after_failure_during_write)
@@ -376,6 +447,7 @@ static Suite *suite(void)
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
 	tcase_add_test(tc, test_resync_follows_outage_writes);
 	tcase_add_test(tc, test_resync_after_failure_during_write);
+	tcase_add_test(tc, test_resync_copies_new_attrs);
 	tcase_add_test(tc, test_resync_refused_when_not_covered);
 	tcase_add_test(tc, test_dirty_log_format);
 	suite_add_tcase(s, tc);

@@ -57,6 +57,20 @@ enum osdfs_op_kind {
 };
 
 /**
+ * What a new object will hold, as its creator says at create: a hint that
+ * lets a backend place objects of each class differently (the layout
+ * backend stripes data objects under their data map and mirrors the
+ * others whole); a backend may ignore it. Values never change meaning; a
+ * backend treats a value it does not know as OSDFS_OBJ_UNKNOWN.
+ */
+enum osdfs_obj_class {
+	OSDFS_OBJ_UNKNOWN = 0, /**< not said (create(), or an op without the member) */
+	OSDFS_OBJ_DATA = 1,    /**< bulk bytes read and written by extent: a regular file */
+	OSDFS_OBJ_META = 2     /**< small records rewritten in place or whole: a superblock,
+				    directory, symlink or device node */
+};
+
+/**
  * An asynchronous operation; the submitter owns it until @ref done runs.
  *
  * Extension rule: the struct only grows at its end, and @ref size says how
@@ -83,6 +97,8 @@ struct osdfs_op {
 	void (*done)(struct osdfs_op *op); /**< completion; may run on any thread,
 						 possibly inside submit() */
 	void *priv;                /**< for the submitter */
+	enum osdfs_obj_class obj_class; /**< CREATE: what the object will hold
+					     (default OSDFS_OBJ_UNKNOWN) */
 };
 
 /** The size of struct osdfs_op through @ref osdfs_op::priv, the first layout. */
@@ -159,13 +175,20 @@ struct osdfs_backend_ops {
 	 *  target maintains). Fills up to @p max entries of @p attrs, with the
 	 *  values copied into @p buf (@p buflen bytes). Returns the number of
 	 *  attributes, -ENOSPC if they do not fit (nothing is partial), -ENOENT.
-	 *  NULL: callers that must copy an object ask for known attributes. */
+	 *  NULL: an object cannot be copied whole; the layout backend refuses
+	 *  to rebuild or resync with such a device (-EOPNOTSUPP). */
 	int (*get_all_attrs)(void *impl, uint64_t oid, struct osdfs_attr *attrs, int max,
 			     void *buf, size_t buflen);
+	/** Optional (version 3): create() with a hint of what @p oid will hold
+	 *  (@p cls, enum osdfs_obj_class), for a backend that places objects
+	 *  by class. NULL: callers use create() and the backend is told nothing. */
+	int (*create_class)(void *impl, uint64_t oid, enum osdfs_obj_class cls,
+			    const struct osdfs_attr *attrs, int nattrs);
 };
 
-#define OSDFS_BACKEND_VERSION 2 /**< current struct osdfs_backend_ops version */
+#define OSDFS_BACKEND_VERSION 3 /**< current struct osdfs_backend_ops version */
 #define OSDFS_BACKEND_VERSION_1 1 /**< version without get_all_attrs (still accepted) */
+#define OSDFS_BACKEND_VERSION_2 2 /**< version without create_class (still accepted) */
 
 /** A backend instance: operations plus state (opaque handle). */
 typedef struct osdfs_backend osdfs_backend;

@@ -1,12 +1,14 @@
 /*
- * Little-endian integer helpers for the osdfs on-object format.
+ * Little-endian integer helpers for what libosdfs stores on objects.
  *
- * Every multi-byte field osdfs stores is little-endian at a fixed byte
- * offset; these byte-wise accessors are the only way the core reads or
- * writes them (never struct overlays), so the format is host-independent.
+ * Every multi-byte field the filesystem (core, fsck) and the layout backend
+ * store is little-endian at a fixed byte offset; these byte-wise accessors
+ * are the only way any part of libosdfs reads or writes them (never struct
+ * overlays), so the formats are host-independent. Shared here, outside any
+ * one part, because the layout must not depend on the filesystem's core.
  */
-#ifndef OSDFS_CORE_LEBYTES_H
-#define OSDFS_CORE_LEBYTES_H
+#ifndef OSDFS_LEBYTES_H
+#define OSDFS_LEBYTES_H
 
 #include <stdint.h>
 
