@@ -637,12 +637,19 @@ int lay_resync(struct lay *L, unsigned s, struct osdfs_layout_resync_stats *st)
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	if (rc == 0)
-		rc = lay_dirty_snapshot(L, &k, &n);
 	if (rc < 0)
 		return rc;
-	/* rebuilding while it runs: written to, not read from, not logged */
+	/* rebuilding while it runs: written to, not read from, not logged.
+	 * Before the snapshot: a write that logged a key while the slot was
+	 * down did so before it wrote (io.c), so the snapshot has its key; one
+	 * that logs none from here on writes to the slot itself (a mounted
+	 * filesystem keeps writing during the resync, watch.c) */
 	set_state(L, s, OSDFS_LAYOUT_DEV_REBUILDING);
+	rc = lay_dirty_snapshot(L, &k, &n);
+	if (rc < 0) {
+		set_state(L, s, OSDFS_LAYOUT_DEV_DOWN);
+		return rc;
+	}
 	lay_table_store(L);
 	lay_event(L, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)s, 0, 0,
 		  "device %s: resyncing %zu dirty regions", L->table.ent[s].address, n);
