@@ -129,7 +129,8 @@ static void say_once(struct lay *L, struct lay_watch *W, unsigned s, enum said w
 	if (W->said[s] == what)
 		return;
 	W->said[s] = (uint8_t)what;
-	lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0, "device %s is back %s", addr, text);
+	/* the text first: a long address is what the reason's limit cuts */
+	lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0, "back %s: device %s", text, addr);
 }
 
 /* One down slot (pass_mu held): 1 if brought up. */
@@ -149,13 +150,13 @@ static int watch_slot(struct lay *L, struct lay_watch *W, const struct osdfs_lay
 	}
 	if (rc > 0 || !same_device(L, s, &me))
 		say_once(L, W, s, SAID_FOREIGN, addr,
-			 "but is another device (wiped or replaced): down until rebuilt");
+			 "but another device (wiped or replaced): down until rebuilt");
 	else if (L->readonly || w->report_only)
-		say_once(L, W, s, SAID_REPORTED, addr, L->readonly ? "(read-only: not resynced)"
-			 : "(left down: resync it by command)");
+		say_once(L, W, s, SAID_REPORTED, addr, L->readonly ? "(read-only mount: not resynced)"
+			 : "(auto-resync off: left down)");
 	else if (!lay_dirty_covers(L, s))
-		say_once(L, W, s, SAID_STALE, addr, "but stale (the dirty-region log does not "
-			 "cover its outage): down until rebuilt");
+		say_once(L, W, s, SAID_STALE, addr, "but stale (the log does not cover its outage): "
+			 "down until rebuilt");
 	else if (W->said[s] != SAID_FAILED)
 		rc = 2;
 	if (rc != 2) {
@@ -164,14 +165,14 @@ static int watch_slot(struct lay *L, struct lay_watch *W, const struct osdfs_lay
 	}
 	if (nb)
 		swap_in(L, W, s, nb);
-	lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0, "device %s is back: resyncing the "
-		  "regions written while it was away", addr);
+	lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0, "back: resyncing what was written "
+		  "while it was away: device %s", addr);
 	rc = lay_resync(L, s, &st);
 	if (rc < 0) {
 		/* down again; tried again once it has been away and is back */
 		W->said[s] = SAID_FAILED;
-		lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0, "resync of device %s failed: %s",
-			  addr, strerror(-rc));
+		lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0, "resync failed (%s), down again: "
+			  "device %s", strerror(-rc), addr);
 		return 0;
 	}
 	W->said[s] = SAID_NOTHING;

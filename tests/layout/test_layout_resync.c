@@ -390,6 +390,17 @@ static int reopen_store(unsigned slot, const char *address, osdfs_backend **out,
 	return 0;
 }
 
+/* Whether an event of @p kind for @p slot says @p text. */
+static int said(osdfs_backend *be, enum osdfs_layout_event_kind kind, int slot, const char *text)
+{
+	struct osdfs_layout_event ev[64];
+	int n = osdfs_layout_events(be, ev, 64), found = 0;
+
+	for (int i = 0; i < n; i++)
+		found |= ev[i].kind == kind && ev[i].slot == slot && strstr(ev[i].reason, text);
+	return found;
+}
+
 static enum osdfs_layout_dev_state state_of(osdfs_backend *be, unsigned slot)
 {
 	struct osdfs_layout_device d;
@@ -488,9 +499,7 @@ START_TEST(test_watch_leaves_foreign_device_down)
 	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
 	uint8_t *want = malloc(BIG), *small = malloc(5000);
 	struct reopen_ctx rc = { .store = -1 };
-	struct osdfs_layout_event ev[64];
 	uint64_t oid, oid2;
-	int n, found = 0;
 	struct fx f;
 
 	ck_assert(want && small);
@@ -505,12 +514,54 @@ START_TEST(test_watch_leaves_foreign_device_down)
 	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
 	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 1);
 	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 0);
-	n = osdfs_layout_events(f.be, ev, 64);
-	for (int i = 0; i < n; i++)
-		found |= ev[i].kind == OSDFS_LAYOUT_EV_RETURNED &&
-			 strstr(ev[i].reason, "another device") != NULL;
-	ck_assert(found);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone, "another device"));
 	ck_assert_uint_eq(atomic_load(&f.writes[sh->ndev]), 0);
+	same(f.be, oid, want, BIG);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+	free(small);
+}
+END_TEST
+
+/* The same device back, but with auto-resync off it is only reported; and
+ * when the log does not cover its outage (overflowed) it stays down for a
+ * rebuild, reported once. */
+START_TEST(test_watch_report_only_and_uncovered)
+{
+	const struct shape *sh = &shapes[0];
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	uint8_t *want = malloc(BIG), *small = malloc(5000);
+	struct reopen_ctx rc = { .store = -1 };
+	uint64_t oid, oid2;
+	unsigned long w0;
+	struct fx f;
+
+	ck_assert(want && small);
+	outage(&f, sh, want, small, sh->ndev, &oid, &oid2);
+	rc.f = &f;
+	rc.store = (int)sh->gone;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	w.report_only = 1;
+	w0 = atomic_load(&f.writes[sh->gone]);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 1);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone, "auto-resync off"));
+	ck_assert_uint_eq(atomic_load(&f.writes[sh->gone]), w0);
+
+	for (uint64_t k = 0; k <= OSDFS_LAYOUT_DIRTY_MAX; k++)
+		ck_assert_int_eq(lay_dirty_note(osdfs_backend_impl(f.be), oid + 1 + k, 0, 0), 0);
+	w.report_only = 0;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone, "stale"));
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 2);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 0);
+	ck_assert_uint_eq(atomic_load(&f.writes[sh->gone]), w0);
 	same(f.be, oid, want, BIG);
 	fx_close(&f);
 	fx_fini(&f);
@@ -554,6 +605,7 @@ START_TEST(test_watch_readonly_only_reports)
 	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
 	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 1);
 	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 0);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone, "read-only"));
 	same(f.be, oid2, small, 5000);
 	fx_close(&f);
 	for (unsigned i = 0; i < sh->ndev; i++)
@@ -669,6 +721,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_watch_resyncs_returned_device, 0,
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
 	tcase_add_test(tc, test_watch_leaves_foreign_device_down);
+	tcase_add_test(tc, test_watch_report_only_and_uncovered);
 	tcase_add_test(tc, test_watch_readonly_only_reports);
 	tcase_add_loop_test(tc, test_watch_resync_keeps_concurrent_writes, 0,
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
