@@ -232,9 +232,12 @@ enum osdfs_layout_event_kind {
 	OSDFS_LAYOUT_EV_MISMATCH,       /**< copies or parity disagree and the bad
 					     unit cannot be told (scrub) */
 	OSDFS_LAYOUT_EV_RETURNED,       /**< a device marked down is present again
-					     at open; its data is stale: resynced if
-					     the dirty-region log covers its outage,
-					     else down until rebuilt */
+					     at open or to the return watch
+					     (osdfs_layout_watch_start()); its data
+					     is stale: resynced if the dirty-region
+					     log covers its outage, else down until
+					     rebuilt (another device at its address
+					     is only reported) */
 	OSDFS_LAYOUT_EV_RESYNC_STARTED, /**< a returned device is being resynced:
 					     the regions written while it was away */
 	OSDFS_LAYOUT_EV_RESYNC_FINISHED /**< a resync finished: the device is up */
@@ -254,7 +257,8 @@ struct osdfs_layout_event {
 };
 
 /** Name of an event kind ("down", "up", "repaired", "repair-failed",
- *  "unrecoverable", "mismatch", "returned"), or "?". */
+ *  "unrecoverable", "mismatch", "returned", "resync-started",
+ *  "resync-finished"), or "?". */
 OSD_EXTERN const char *osdfs_layout_event_name(enum osdfs_layout_event_kind kind);
 
 /**
