@@ -57,8 +57,10 @@ static struct lay_watch *watch_of(struct lay *L)
 	return W;
 }
 
-/* The identity on a device: 0 (in @p me), 1 (it answers without one: an
- * empty or wiped store), or its error. */
+/* The identity on a device: 0 (in @p me), 1 (it answers without one: no
+ * superblock, or none of ours: an empty or wiped store), or its error (any
+ * other refusal, e.g. a target still becoming ready, is not taken for an
+ * answer: the next probe asks again). */
 static int read_self(const struct osdfs_backend_ops *ops, void *impl, struct lay_self *me)
 {
 	uint8_t buf[LAY_SELF_LEN + 8];
@@ -66,7 +68,7 @@ static int read_self(const struct osdfs_backend_ops *ops, void *impl, struct lay
 	int rc = ops->get_attrs(impl, OSDFS__SUPER_OID, &a, 1);
 
 	if (rc < 0)
-		return lay_is_dev_error(rc) ? rc : 1;
+		return rc == -ENOENT ? 1 : rc;
 	return lay_self_decode(me, buf, a.len) < 0 ? 1 : 0;
 }
 
@@ -85,7 +87,7 @@ static int probe(struct lay *L, struct lay_watch *W, const struct osdfs_layout_w
 	pthread_mutex_unlock(&L->mu);
 	if (ops)
 		rc = read_self(ops, impl, me);
-	if (rc >= 0 || !w->reopen || W->nretired == RETIRED_MAX)
+	if (rc >= 0 || !lay_is_dev_error(rc) || !w->reopen || W->nretired == RETIRED_MAX)
 		return rc;
 	if (w->reopen(s, addr, nb, w->payload) < 0 || !*nb) {
 		*nb = NULL;

@@ -12,7 +12,10 @@
 # through the osdfs tool give every byte: the returned device holds the new
 # data. fsck is clean and 'osdfs devices' lists the events. Needs root and
 # /dev/fuse (exit 77).
-#   resync_mounted.sh OSDFS_MOUNT OSDFS OSD_TARGETD SPEC NDEV AWAY OTHER kill|stop
+# With wipe, the daemon comes back on an empty store at the same address: the
+# mount reports another device there once, never resyncs it, and the slot
+# stays down (diff -r, fsck clean, the report in 'osdfs devices').
+#   resync_mounted.sh OSDFS_MOUNT OSDFS OSD_TARGETD SPEC NDEV AWAY OTHER kill|stop|wipe
 set -u
 MOUNT_BIN=$1 OSDFS=$2 TARGETD=$3 SPEC=$4 NDEVS=$5 AWAY=$6 OTHER=$7 MODE=$8
 BIG=$((24 << 20)) REGION=$((1 << 20))
@@ -39,12 +42,12 @@ SECONDS=0
 fs() { "$OSDFS" $(target_args) "$@"; }
 logged() { grep -c "^osdfs-mount: [a-z]*: layout: $1, slot $2: " "$WORK/osdfs.log"; }
 
-# restart_slot SLOT: osd-targetd again on SLOT's store, at the same port
+# restart_slot SLOT [--create]: osd-targetd again on SLOT's store, at the same port
 restart_slot() {
 	local slot=$1 id=${DEV_ID[$1]} port=${URL[$1]#iscsi://127.0.0.1:}
 	port=${port%%/*}
 	rm -f "$WORK/port.$id"
-	"$TARGETD" --listen "127.0.0.1:$port" --port-file "$WORK/port.$id" \
+	"$TARGETD" --listen "127.0.0.1:$port" --port-file "$WORK/port.$id" ${2:-} \
 		--iqn "iqn.2026-12.org.osd:scaleout$id" "$WORK/store.$id" \
 		>>"$WORK/targetd.$id.log" 2>&1 &
 	PID[$slot]=$!
@@ -91,8 +94,36 @@ echo "ok: $SPEC mounted over $NDEVS daemons; slot $AWAY away ($MODE): written, l
 if [ "$MODE" = stop ]; then
 	kill -CONT "$STOPPED"
 	STOPPED=
+elif [ "$MODE" = wipe ]; then
+	rm -rf "$WORK/store.${DEV_ID[$AWAY]}"
+	restart_slot "$AWAY" --create
 else
 	restart_slot "$AWAY"
+fi
+if [ "$MODE" = wipe ]; then
+	# another (empty) device at the address: reported, never resynced
+	wait_for "the mount to report slot $AWAY back as another device" 60 \
+		"grep -q 'layout: returned, slot $AWAY: back but another device' '$WORK/osdfs.log'"
+	echo 3 >/proc/sys/vm/drop_caches
+	diff -r "$WORK/src" "$MNT/a" >"$WORK/diff.log" 2>&1 ||
+		fail "slot $AWAY wiped: $MNT/a differs: $(head -5 "$WORK/diff.log")"
+	unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
+	wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
+	wait "$MPID" || fail "osdfs-mount exited $? after the unmount"
+	MPID=
+	[ "$(logged resync-started "$AWAY")" = 0 ] || fail "a wiped device was resynced"
+	[ "$(logged returned "$AWAY")" = 1 ] || fail "the wiped device was not reported once"
+	fs --json devices >"$WORK/devices.log" 2>/dev/null
+	grep -q "\"slot\":$AWAY,\"state\":\"down\"" "$WORK/devices.log" ||
+		fail "slot $AWAY is not down: $(cat "$WORK/devices.log")"
+	grep -q "\"kind\":\"returned\",\"slot\":$AWAY,.*another device" "$WORK/devices.log" ||
+		fail "osdfs devices shows no report of another device: $(cat "$WORK/devices.log")"
+	fs fsck >"$WORK/fsck.log" 2>&1 && grep -q '^clean' "$WORK/fsck.log" ||
+		fail "fsck: $(cat "$WORK/fsck.log")"
+	echo "ok: slot $AWAY back on a wiped store: reported once as another device, left" \
+	     "down, never resynced; diff -r identical, fsck clean (${SECONDS}s)"
+	grep "layout:" "$WORK/osdfs.log"
+	exit 0
 fi
 wait_for "the mount to resync slot $AWAY" 60 "[ \$(logged resync-finished $AWAY) -ge 1 ]"
 [ "$(logged returned "$AWAY")" -ge 1 ] && [ "$(logged resync-started "$AWAY")" -ge 1 ] ||
