@@ -678,6 +678,16 @@ START_TEST(test_watch_resync_keeps_concurrent_writes)
 	wr.oid = oid;
 	wr.want = want;
 	wr.slot = sh->gone;
+	{
+		struct osdfs_layout_watch bad = w;
+
+		bad.interval_ms = 99; /* below the floor */
+		ck_assert_int_eq(osdfs_layout_watch_start(f.be, &bad), -EINVAL);
+		bad = w;
+		bad.version = 2;
+		ck_assert_int_eq(osdfs_layout_watch_start(f.be, &bad), -EINVAL);
+		ck_assert_int_eq(osdfs_layout_watch_once(NULL, &w), -EINVAL);
+	}
 	ck_assert_int_eq(pthread_create(&th, NULL, writer_main, &wr), 0);
 	ck_assert_int_eq(osdfs_layout_watch_start(f.be, &w), 0);
 	ck_assert_int_eq(osdfs_layout_watch_start(f.be, &w), -EBUSY);
