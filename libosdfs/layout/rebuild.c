@@ -590,6 +590,22 @@ static void set_state(struct lay *L, unsigned s, enum osdfs_layout_dev_state sta
 	pthread_mutex_unlock(&L->mu);
 }
 
+/* Rebuilding -> up, unless the device failed meanwhile (a write of the
+ * mounted filesystem marked it down and logged its regions): 0 or -EIO. */
+static int promote(struct lay *L, unsigned s)
+{
+	int rc = -EIO;
+
+	pthread_mutex_lock(&L->mu);
+	if (L->dev[s].state == OSDFS_LAYOUT_DEV_REBUILDING) {
+		L->dev[s].state = OSDFS_LAYOUT_DEV_UP;
+		L->table.ent[s].state = OSDFS_LAYOUT_DEV_UP;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&L->mu);
+	return rc;
+}
+
 static int check_resync(struct lay *L, unsigned s)
 {
 	int rc;
@@ -656,8 +672,9 @@ int lay_resync(struct lay *L, unsigned s, struct osdfs_layout_resync_stats *st)
 	rc = replay(L, s, k, n, st, &failed);
 	if (rc == 0 && failed)
 		rc = -EIO;
+	if (rc == 0)
+		rc = promote(L, s);
 	if (rc == 0) {
-		set_state(L, s, OSDFS_LAYOUT_DEV_UP);
 		rc = lay_dirty_resynced(L, s, k, n);
 		/* counts first: a long address is what the reason's limit cuts */
 		lay_event(L, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)s, 0, 0,

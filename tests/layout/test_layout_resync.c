@@ -375,6 +375,7 @@ struct reopen_ctx {
 	struct fx *f;
 	int store;
 	atomic_int calls;
+	uint64_t bad_oid, bad_off; /* bad_oid: the new device fails writes there */
 };
 
 static int reopen_store(unsigned slot, const char *address, osdfs_backend **out, void *payload)
@@ -387,6 +388,8 @@ static int reopen_store(unsigned slot, const char *address, osdfs_backend **out,
 	if (c->store < 0)
 		return -ECONNREFUSED;
 	*out = fx_device(c->f, (unsigned)c->store);
+	if (c->bad_oid)
+		fx_bad_range(c->f, (unsigned)c->store, c->bad_oid, c->bad_off, 100, 1);
 	return 0;
 }
 
@@ -570,6 +573,57 @@ START_TEST(test_watch_report_only_and_uncovered)
 }
 END_TEST
 
+/* A resync that fails (the returned device refuses a write of the replay):
+ * the slot is down again with a "resync failed" down event and the log
+ * intact; the device is not tried again while it keeps answering, but once
+ * it has been away and comes back (a working connection) it is resynced and
+ * every byte reads back with another device gone. */
+START_TEST(test_watch_failed_resync_retried_after_return)
+{
+	const struct shape *sh = &shapes[0];
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	uint8_t *want = malloc(BIG), *small = malloc(5000);
+	struct reopen_ctx rc = { .store = -1 };
+	uint64_t oid, oid2, entries, covered;
+	struct fx f;
+
+	ck_assert(want && small);
+	outage(&f, sh, want, small, sh->ndev, &oid, &oid2);
+	rc.f = &f;
+	rc.store = (int)sh->gone;
+	rc.bad_oid = oid; /* in the band the log names: component row 16, region 1 */
+	rc.bad_off = REGION + 100;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 1);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)sh->gone), 0);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_DOWN, (int)sh->gone, "resync failed"));
+	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 0);
+	ck_assert_uint_gt(entries, 0);
+	ck_assert_uint_eq(covered, 1ull << sh->gone);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0); /* not again while it answers */
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 1);
+
+	fx_kill(&f, sh->gone); /* away */
+	rc.store = -1;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	rc.store = (int)sh->gone; /* back, working */
+	rc.bad_oid = 0;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_UP);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)sh->gone), 1);
+	fx_kill(&f, sh->other);
+	same(f.be, oid, want, BIG);
+	same(f.be, oid2, small, 5000);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+	free(small);
+}
+END_TEST
+
 /* Read-only: the device back is reported, not resynced; nothing written. */
 START_TEST(test_watch_readonly_only_reports)
 {
@@ -732,6 +786,7 @@ static Suite *suite(void)
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
 	tcase_add_test(tc, test_watch_leaves_foreign_device_down);
 	tcase_add_test(tc, test_watch_report_only_and_uncovered);
+	tcase_add_test(tc, test_watch_failed_resync_retried_after_return);
 	tcase_add_test(tc, test_watch_readonly_only_reports);
 	tcase_add_loop_test(tc, test_watch_resync_keeps_concurrent_writes, 0,
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
