@@ -404,7 +404,10 @@ struct osdfs_layout_resync_stats {
  * objects created, truncated or removed meanwhile), then the slot is up and
  * the log entries no other down slot needs are cleared. Records
  * OSDFS_LAYOUT_EV_RESYNC_STARTED and _FINISHED events. A layout opened
- * read-write resyncs each returned device this way at open.
+ * read-write resyncs each returned device this way at open, and its return
+ * watch (osdfs_layout_watch_start()) one that comes back while it is open.
+ * Safe while the filesystem is in use: the slot is rebuilding (written to)
+ * before the log is read, and goes up only if it did not fail meanwhile.
  * @param be the layout backend
  * @param slot the slot to resync (state down, or rebuilding after an
  *        interrupted resync)
