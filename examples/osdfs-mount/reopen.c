@@ -25,8 +25,7 @@ static struct {
 	unsigned n;
 } reopened = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-/* Whether this process has the store at @p address open (mu held): an
- * embedded store's open here would find it busy, or take it twice. */
+/* Whether this process has the store at @p address open (mu held). */
 static int have_store(const char *address)
 {
 	const struct tc_devset *s = reopened.set;
@@ -50,9 +49,11 @@ static int reopen(unsigned slot, const char *address, osdfs_backend **out, void 
 	(void)payload;
 	pthread_mutex_lock(&reopened.mu);
 	rc = reopened.n == REOPEN_MAX ? -ENOSPC : 0;
-	if (rc == 0 && !tc_target_is_url(address) && have_store(address))
+	/* an embedded store this process has open would be busy or taken twice;
+	 * one opened by a read-only mount could replay its own log */
+	if (rc == 0 && !tc_target_is_url(address) && (have_store(address) || reopened.o->readonly))
 		rc = -EBUSY;
-	d = &reopened.dev[reopened.n];
+	d = rc == 0 ? &reopened.dev[reopened.n] : NULL;
 	if (rc == 0) {
 		one = tc_targets_opts(&reopened.o->dev, address);
 		one.quiet = 1;
