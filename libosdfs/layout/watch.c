@@ -150,23 +150,26 @@ static int watch_slot(struct lay *L, struct lay_watch *W, const struct osdfs_lay
 		osdfs_backend_free(nb);
 		return 0;
 	}
-	if (rc > 0 || !same_device(L, s, &me))
+	if (rc > 0 || !same_device(L, s, &me)) {
 		say_once(L, W, s, SAID_FOREIGN, addr,
 			 "but another device (wiped or replaced): down until rebuilt");
-	else if (L->readonly || w->report_only)
-		say_once(L, W, s, SAID_REPORTED, addr, L->readonly ? "(read-only mount: not resynced)"
-			 : "(auto-resync off: left down)");
-	else if (!lay_dirty_covers(L, s))
-		say_once(L, W, s, SAID_STALE, addr, "but stale (the log does not cover its outage): "
-			 "down until rebuilt");
-	else if (W->said[s] != SAID_FAILED)
-		rc = 2;
-	if (rc != 2) {
-		osdfs_backend_free(nb);
+		osdfs_backend_free(nb); /* never kept: replace() would format it */
 		return 0;
 	}
-	if (nb)
+	if (nb) /* the slot's own device: later probes go through it */
 		swap_in(L, W, s, nb);
+	if (L->readonly || w->report_only) {
+		say_once(L, W, s, SAID_REPORTED, addr, L->readonly ? "(read-only mount: not resynced)"
+			 : "(auto-resync off: left down)");
+		return 0;
+	}
+	if (!lay_dirty_covers(L, s)) {
+		say_once(L, W, s, SAID_STALE, addr, "but stale (the log does not cover its outage): "
+			 "down until rebuilt");
+		return 0;
+	}
+	if (W->said[s] == SAID_FAILED)
+		return 0;
 	lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0, "back: resyncing what was written "
 		  "while it was away: device %s", addr);
 	rc = lay_resync(L, s, &st);
