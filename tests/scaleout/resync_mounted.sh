@@ -15,7 +15,9 @@
 # With wipe, the daemon comes back on an empty store at the same address: the
 # mount reports another device there once, never resyncs it, and the slot
 # stays down (diff -r, fsck clean, the report in 'osdfs devices').
-#   resync_mounted.sh OSDFS_MOUNT OSDFS OSD_TARGETD SPEC NDEV AWAY OTHER kill|stop|wipe
+# With ro, the filesystem is mounted read-only with the daemon away and it
+# comes back: reported once, never resynced.
+#   resync_mounted.sh OSDFS_MOUNT OSDFS OSD_TARGETD SPEC NDEV AWAY OTHER kill|stop|wipe|ro
 set -u
 MOUNT_BIN=$1 OSDFS=$2 TARGETD=$3 SPEC=$4 NDEVS=$5 AWAY=$6 OTHER=$7 MODE=$8
 BIG=$((24 << 20)) REGION=$((1 << 20))
@@ -72,6 +74,37 @@ if ! is_mounted; then
 fi
 cp -a "$WORK/src" "$MNT/a" || fail "cp -a into the mount"
 sync -f "$MNT/a"
+
+if [ "$MODE" = ro ]; then
+	# a read-only mount with slot AWAY away at mount: the device back is
+	# reported once, never resynced (item 1: read-only writes nothing)
+	unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
+	wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
+	wait "$MPID" || fail "osdfs-mount exited $? after the unmount"
+	MPID=
+	kill_slots "$AWAY"
+	env --default-signal=INT "$MOUNT_BIN" -f -o "ro,probe_interval=0.2" "${urls[@]}" "$MNT" \
+		>"$WORK/osdfs.log" 2>&1 &
+	MPID=$!
+	wait_for "the read-only mount" 30 "is_mounted || ! kill -0 $MPID 2>/dev/null"
+	is_mounted || fail "the read-only mount exited: $(cat "$WORK/osdfs.log")"
+	restart_slot "$AWAY"
+	wait_for "the read-only mount to report slot $AWAY back" 60 \
+		"grep -q 'layout: returned, slot $AWAY: back (read-only mount: not resynced)' '$WORK/osdfs.log'"
+	echo 3 >/proc/sys/vm/drop_caches
+	diff -r "$WORK/src" "$MNT/a" >"$WORK/diff.log" 2>&1 ||
+		fail "read-only, slot $AWAY back: $MNT/a differs: $(head -5 "$WORK/diff.log")"
+	unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
+	wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
+	wait "$MPID" || fail "osdfs-mount exited $? after the unmount"
+	MPID=
+	[ "$(logged resync-started "$AWAY")" = 0 ] || fail "the read-only mount resynced"
+	[ "$(logged returned "$AWAY")" = 1 ] || fail "the device back was not reported once"
+	echo "ok: read-only mount: slot $AWAY back reported once, not resynced; diff -r" \
+	     "identical (${SECONDS}s)"
+	grep "layout:" "$WORK/osdfs.log"
+	exit 0
+fi
 
 # away: new files, and a patch in the middle of the big one
 if [ "$MODE" = stop ]; then
