@@ -147,7 +147,7 @@ static int open_embedded(struct tc_device *d, const struct tc_device_opts *o, in
 	to.create = create;
 	to.log_event = store_event;
 	while ((rc = osd_target_open_dev(&d->tgt, &d->dev, o->target_dir, &to, dopt)) == -EBUSY &&
-	       waited < STORE_BUSY_WAIT_MS) {
+	       !o->quiet && waited < STORE_BUSY_WAIT_MS) {
 		if (waited == 0)
 			fprintf(stderr, "%s: %s: the store is in use by another process; waiting up "
 				"to %d s for it to close\n", tc_prog(), o->target_dir,
@@ -197,6 +197,10 @@ int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int crea
 		return rc;
 	dopt.secmgr = d->mgr;
 	rc = o->remote ? tc__device_open_remote(d, o, &dopt) : open_embedded(d, o, create, &dopt);
+	if (rc < 0 && o->quiet) {
+		tc_device_close(d);
+		return rc;
+	}
 	if (rc < 0) {
 		/* a secret file's message names the file, not the target */
 		if (names_file(err, o->key_file) || names_file(err, o->chap_secret_file) ||
@@ -211,7 +215,7 @@ int tc_device_open(struct tc_device *d, const struct tc_device_opts *o, int crea
 	d->tp = *osd_dev_transport(d->dev);
 	/* right after the open the device's message is what version detection
 	 * found out: a target that refuses the version its INQUIRY claims */
-	if (*osd_dev_error(d->dev))
+	if (*osd_dev_error(d->dev) && !o->quiet)
 		fprintf(stderr, "%s: %s: note: %s\n", tc_prog(), o->target_dir,
 			osd_dev_error(d->dev));
 	tc_info("%s: opened %s (OSD-%d, security %s%s%s%s)", o->target_dir,

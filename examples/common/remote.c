@@ -83,6 +83,8 @@ int tc__device_open_remote(struct tc_device *d, const struct tc_device_opts *o,
 	io.header_digest = o->header_digest;
 	io.data_digest = o->data_digest;
 	io.chap_user = o->chap_user;
+	if (o->connect_timeout_ms)
+		io.connect_timeout_ms = o->connect_timeout_ms;
 	dopt->iscsi = &io;
 	dopt->chap_secret_file = o->chap_secret_file;
 	return osd_dev_open_url(&d->dev, o->target_dir, dopt);

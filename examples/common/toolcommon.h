@@ -70,10 +70,14 @@ struct tc_device_opts {
 	const char *secmgr_cert;              /* --cert */
 	const char *secmgr_key;               /* --key */
 	const char *secmgr_ca;                /* --ca */
+	int quiet;                            /* tc_device_open() prints nothing and does not
+						 wait for a busy store (a probe that
+						 fails until a device is back) */
+	unsigned connect_timeout_ms;          /* iSCSI connect + login limit (0: libosd's) */
 };
 #define TC_DEVICE_OPTS_INIT { NULL, OSD_VERSION_AUTO, OSD_SEC_NOSEC, NULL, NULL, 0, NULL, \
 			      OSD_ISCSI_DIGEST_PREFER_NONE, OSD_ISCSI_DIGEST_PREFER_NONE, \
-			      NULL, NULL, 0, NULL, NULL, NULL, NULL }
+			      NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0 }
 
 /* Help text of the device options, for a tool's --help. */
 extern const char tc_device_help[];

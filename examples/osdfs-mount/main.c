@@ -192,6 +192,10 @@ static int open_fs(struct run *r)
 			tc_err("%s", r->hint);
 		return TC_EXIT_FAILED;
 	}
+	r->ctx.be = be;
+	rc = mnt_watch_start(be, &r->o, &r->set);
+	if (rc < 0) /* the mount works without it: devices back wait for a remount */
+		tc_err_rc(rc, "warning: devices that come back are not looked for");
 	return 0;
 }
 
@@ -254,6 +258,7 @@ static int shutdown_all(struct run *r, int status)
 		status = TC_EXIT_FAILED;
 	}
 	tc_devset_close(&r->set);
+	mnt_watch_close(); /* after the layout that used them */
 	mnt_lookups_free(r->ctx.lookups);
 	pthread_mutex_destroy(&r->ctx.files_lock);
 	for (unsigned i = 0; i < TC_MAX_TARGETS; i++)

@@ -21,6 +21,7 @@
 #define MNT_INODE_CACHE 65536u
 
 /* ---- command line (options.c) ---- */
+#define MNT_PROBE_MS 5000u /* probe_interval= default: looks for devices back */
 struct mnt_options {
 	const char *target;       /* TARGET argument (the first of several) */
 	const char *mountpoint;   /* MOUNTPOINT argument */
@@ -32,6 +33,9 @@ struct mnt_options {
 	int force;                /* force: take over a stale mount record */
 	uint64_t capacity;        /* format= (0: backend default) */
 	int readonly;             /* ro */
+	unsigned probe_ms;        /* probe_interval= (ms; 0: devices that come back
+				     are not looked for while mounted) */
+	int no_auto_resync;       /* no_auto_resync: report a device back, leave it down */
 	int writeback;            /* writeback_cache */
 	double attr_timeout;      /* attr_timeout= seconds */
 	double entry_timeout;     /* entry_timeout= seconds */
@@ -87,6 +91,7 @@ struct mnt_ctx {
 	int writeback;                /* writeback cache granted by the kernel */
 	int unmount_rc;               /* osdfs_unmount() result at destroy */
 	int unmounted;
+	osdfs_backend *be;            /* the filesystem's backend (owned by fs) */
 };
 
 /* The FUSE operations (ops_*.c gathered in ops.c). */
@@ -126,6 +131,15 @@ static inline struct mnt_file *mnt_file_of(const struct fuse_file_info *fi)
  * the foreground, else to syslog; first the resyncs its open did (events
  * since @p opened), then which slots are not up now. */
 void mnt_events_attach(osdfs_backend *be, int foreground, int64_t opened);
+
+/* ---- devices that come back while mounted (reopen.c) ---- */
+/* Start the layout's return watch on @p be (nothing for a plain backend or
+ * probe_interval=0), reopening a down slot's device at its table address
+ * with @p o's device options; @p set lists the devices this process has
+ * open. Returns 0 or the watch's error. */
+int mnt_watch_start(osdfs_backend *be, const struct mnt_options *o, const struct tc_devset *set);
+/* Close the devices the watch opened again (once the layout is freed). */
+void mnt_watch_close(void);
 
 /* ---- running in the background (daemon.c) ---- */
 /* Forks; the parent waits for mnt_daemon_ready() or the child's exit and

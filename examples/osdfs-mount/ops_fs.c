@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
+#include <osdfs/layout.h>
+
 #include "mount.h"
 #include "caps.h"
 #include "ops.h"
@@ -30,6 +32,8 @@ void mnt_op_destroy(void *userdata)
 	if (c->unmounted)
 		return;
 	mnt_file_release_all(c);
+	/* no resync starts or runs once the unmount lets the filesystem go */
+	osdfs_layout_watch_stop(c->be);
 	c->unmount_rc = osdfs_unmount(c->fs);
 	c->fs = NULL;
 	c->unmounted = 1;

@@ -21,7 +21,7 @@ enum {
 	KEY_PID, KEY_MKFS, KEY_LAYOUT, KEY_FORCE, KEY_FORMAT, KEY_RO, KEY_WRITEBACK, KEY_ATTR_TIMEOUT,
 	KEY_ENTRY_TIMEOUT, KEY_SECURITY, KEY_KEYFILE, KEY_OSD_VERSION, KEY_ISCSI,
 	KEY_MAX_THREADS, KEY_CLONE_FD, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_HELP, KEY_VERSION,
-	KEY_VERBOSE,
+	KEY_VERBOSE, KEY_PROBE, KEY_NO_AUTO_RESYNC,
 };
 
 static const struct fuse_opt spec[] = {
@@ -32,6 +32,8 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("--force", KEY_FORCE),
 	FUSE_OPT_KEY("format=", KEY_FORMAT),
 	FUSE_OPT_KEY("ro", KEY_RO),
+	FUSE_OPT_KEY("probe_interval=", KEY_PROBE),
+	FUSE_OPT_KEY("no_auto_resync", KEY_NO_AUTO_RESYNC),
 	FUSE_OPT_KEY("writeback_cache", KEY_WRITEBACK),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
 	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
@@ -238,6 +240,17 @@ static int on_key(void *data, const char *arg, int key, struct fuse_args *out)
 	case KEY_WRITEBACK:
 		o->writeback = 1;
 		return 0;
+	case KEY_PROBE: {
+		double sec;
+
+		if (parse_timeout(v, &sec) < 0 || (sec > 0 && sec < 0.1) || sec > 86400)
+			return bad_value(s, arg, "not 0 or a number of seconds from 0.1 to 86400");
+		o->probe_ms = (unsigned)(sec * 1000 + 0.5);
+		return 0;
+	}
+	case KEY_NO_AUTO_RESYNC:
+		o->no_auto_resync = 1;
+		return 0;
 	case KEY_ATTR_TIMEOUT:
 	case KEY_ENTRY_TIMEOUT:
 		if (parse_timeout(v, key == KEY_ATTR_TIMEOUT ? &o->attr_timeout :
@@ -347,6 +360,7 @@ int mnt_parse_args(struct mnt_options *o, int argc, char **argv)
 	o->partition = OSD_FIRST_ID;
 	o->attr_timeout = 1.0;
 	o->entry_timeout = 1.0;
+	o->probe_ms = MNT_PROBE_MS;
 	o->map = ((struct osdfs_layout_config)OSDFS_LAYOUT_CONFIG_INIT).map;
 	o->fuse = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_opt_parse(&o->fuse, &s, spec, on_key) != 0) {
@@ -407,6 +421,10 @@ void mnt_print_help(const char *prog)
 	       "  -o attr_timeout=S      seconds the kernel caches attributes (default 1.0)\n"
 	       "  -o entry_timeout=S     seconds the kernel caches names (default 1.0)\n"
 	       "  -o writeback_cache     let the kernel cache writes (see the manual)\n"
+	       "  -o probe_interval=S    seconds between two looks at the devices that are\n"
+	       "                         down: one back is resynced (the regions written\n"
+	       "                         while it was away) and up again (default 5; 0: off)\n"
+	       "  -o no_auto_resync      report a device that comes back, leave it down\n"
 	       "  -o security=M          nosec, capkey, cmdrsp or alldata (default nosec)\n"
 	       "  -o keyfile=PATH        root key file (20 bytes or 40 hex digits)\n"
 	       "  -o osd_version=V       OSD version to speak: 1, 2 or auto (default auto)\n\n"

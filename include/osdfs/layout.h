@@ -254,9 +254,12 @@ enum osdfs_layout_event_kind {
 	OSDFS_LAYOUT_EV_MISMATCH,       /**< copies or parity disagree and the bad
 					     unit cannot be told (scrub) */
 	OSDFS_LAYOUT_EV_RETURNED,       /**< a device marked down is present again
-					     at open; its data is stale: resynced if
-					     the dirty-region log covers its outage,
-					     else down until rebuilt */
+					     at open or to the return watch
+					     (osdfs_layout_watch_start()); its data
+					     is stale: resynced if the dirty-region
+					     log covers its outage, else down until
+					     rebuilt (another device at its address
+					     is only reported) */
 	OSDFS_LAYOUT_EV_RESYNC_STARTED, /**< a returned device is being resynced:
 					     the regions written while it was away */
 	OSDFS_LAYOUT_EV_RESYNC_FINISHED /**< a resync finished: the device is up */
@@ -276,7 +279,8 @@ struct osdfs_layout_event {
 };
 
 /** Name of an event kind ("down", "up", "repaired", "repair-failed",
- *  "unrecoverable", "mismatch", "returned"), or "?". */
+ *  "unrecoverable", "mismatch", "returned", "resync-started",
+ *  "resync-finished"), or "?". */
 OSD_EXTERN const char *osdfs_layout_event_name(enum osdfs_layout_event_kind kind);
 
 /**
@@ -426,7 +430,10 @@ struct osdfs_layout_resync_stats {
  * objects created, truncated or removed meanwhile), then the slot is up and
  * the log entries no other down slot needs are cleared. Records
  * OSDFS_LAYOUT_EV_RESYNC_STARTED and _FINISHED events. A layout opened
- * read-write resyncs each returned device this way at open.
+ * read-write resyncs each returned device this way at open, and its return
+ * watch (osdfs_layout_watch_start()) one that comes back while it is open.
+ * Safe while the filesystem is in use: the slot is rebuilding (written to)
+ * before the log is read, and goes up only if it did not fail meanwhile.
  * @param be the layout backend
  * @param slot the slot to resync (state down, or rebuilding after an
  *        interrupted resync)
@@ -450,6 +457,82 @@ OSD_EXTERN int osdfs_layout_resync(osdfs_backend *be, unsigned slot,
  */
 OSD_EXTERN int osdfs_layout_dirty_log(const osdfs_backend *be, uint64_t *entries,
 				      uint64_t *covered);
+
+/**
+ * Opens the device of slot @p slot again, at @p address (the address the
+ * device table records for it), for the return watch
+ * (osdfs_layout_watch_start()). Called from the watch's thread; it should
+ * give up within a few seconds (the watch is stopped, and the layout
+ * destroyed, only once it returns).
+ * @param slot the slot whose device is down
+ * @param address its address in the table (target directory or iSCSI URL)
+ * @param[out] out the new backend on that device, owned by the layout from
+ *             then on (freed at its destruction)
+ * @param payload @ref osdfs_layout_watch.payload
+ * @return 0, or a negative errno (the device is still away).
+ */
+typedef int (*osdfs_layout_reopen_fn)(unsigned slot, const char *address, osdfs_backend **out,
+				      void *payload);
+
+/** Version of struct osdfs_layout_watch. */
+#define OSDFS_LAYOUT_WATCH_VERSION 1
+
+/** How osdfs_layout_watch_start() looks for devices that come back. */
+struct osdfs_layout_watch {
+	int version;                  /**< OSDFS_LAYOUT_WATCH_VERSION */
+	unsigned interval_ms;         /**< between two probes of the down slots
+					   (at least 100; 0 = 5000) */
+	int report_only;              /**< non-zero: record that a device is back
+					   but leave it down (no resync) */
+	osdfs_layout_reopen_fn reopen;/**< opens a down slot's device again when
+					   its own backend no longer answers (a
+					   dead session); NULL: only the backend
+					   the slot has is probed */
+	void *payload;                /**< passed to @ref reopen */
+};
+
+/** Initialiser of struct osdfs_layout_watch (5 s, resync, no reopen). */
+#define OSDFS_LAYOUT_WATCH_INIT { OSDFS_LAYOUT_WATCH_VERSION, 5000, 0, NULL, NULL }
+
+/**
+ * Look at the slots that are down once, now (what the watch thread does
+ * every interval): for each, a cheap probe of its device (one attribute
+ * read of the superblock: the device's identity), through its backend, else
+ * through @p w's reopen function. A device that answers and carries this
+ * slot's identity (filesystem and device uuid) is back: an
+ * OSDFS_LAYOUT_EV_RETURNED event, then, when the dirty-region log covers
+ * its outage and the layout is read-write, a resync of the regions written
+ * while it was away (osdfs_layout_resync(): the filesystem stays in use;
+ * writes during the resync go to the device too), which brings it up. A
+ * device that answers with another identity (wiped, or another device at
+ * that address), or that the log does not cover, is reported once and stays
+ * down (it needs osdfs_layout_replace() and a rebuild). A read-only layout
+ * only reports. A failed resync leaves the slot down, recorded as an
+ * OSDFS_LAYOUT_EV_DOWN event; the next return tries again.
+ * @param be the layout backend
+ * @param w how to probe (NULL: OSDFS_LAYOUT_WATCH_INIT)
+ * @return the number of slots brought up, or -EINVAL (not a layout backend).
+ */
+OSD_EXTERN int osdfs_layout_watch_once(osdfs_backend *be, const struct osdfs_layout_watch *w);
+
+/**
+ * Start a thread that calls osdfs_layout_watch_once() every
+ * @ref osdfs_layout_watch.interval_ms while the layout lives (a mounted
+ * filesystem: a device that returns is resynced without a remount). It is
+ * stopped by osdfs_layout_watch_stop() or when the layout is destroyed.
+ * @param be the layout backend
+ * @param w how to probe (copied; NULL: OSDFS_LAYOUT_WATCH_INIT)
+ * @return 0, -EINVAL (not a layout backend, a bad version or interval),
+ *         -EBUSY (a watch runs already), or the error of pthread_create().
+ */
+OSD_EXTERN int osdfs_layout_watch_start(osdfs_backend *be, const struct osdfs_layout_watch *w);
+
+/**
+ * Stop the watch thread, waiting for a probe or resync under way to end.
+ * Nothing to do when none runs.
+ * @param be the layout backend
+ */
+OSD_EXTERN void osdfs_layout_watch_stop(osdfs_backend *be);
 
 /**
  * The data map of regular file @p oid (what its components carry).

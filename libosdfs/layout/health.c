@@ -145,13 +145,13 @@ OSD_EXTERN const char *osdfs_layout_event_name(enum osdfs_layout_event_kind kind
 		       ? names[kind] : names[0];
 }
 
-/* Whether @p e says again what @p last said (same kind, device and object)
- * within a minute. */
+/* Whether @p e says again what @p last said (same kind, device, object and
+ * reason) within a minute. */
 static int repeats(const struct osdfs_layout_event *last, const struct osdfs_layout_event *e)
 {
 	return last->kind == e->kind && last->slot == e->slot && last->oid == e->oid &&
 	       last->offset == e->offset && e->time - last->time < 60 &&
-	       e->time >= last->time;
+	       e->time >= last->time && strcmp(last->reason, e->reason) == 0;
 }
 
 void lay_event(struct lay *L, enum osdfs_layout_event_kind kind, int slot, uint64_t oid,

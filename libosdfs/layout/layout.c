@@ -438,6 +438,7 @@ void lay_be_destroy(void *impl)
 
 	if (!L)
 		return;
+	lay_watch_destroy(L); /* its thread uses the pool and the devices */
 	table_reconcile(L);
 	lay_pool_free(L->pool);
 	for (unsigned s = 0; s < OSDFS_LAYOUT_MAX_DEVICES; s++) {

@@ -237,6 +237,7 @@ struct lay {
 	void (*on_event)(const struct osdfs_layout_event *ev, void *payload);
 	void *on_event_payload;
 	struct lay_dirty dirty;  /* the dirty-region log */
+	struct lay_watch *watch; /* the return watch (watch.c), once started or run */
 };
 
 /* dirty.c. Take over @p d's keys as the handle's log (at open). */
@@ -262,6 +263,10 @@ int lay_dirty_resynced(struct lay *L, unsigned s, const struct lay_dkey *done, s
 int lay_resync(struct lay *L, unsigned s, struct osdfs_layout_resync_stats *st);
 /* Every slot is up (after a rebuild): empty the log, overflow included. */
 void lay_dirty_clear_if_clean(struct lay *L);
+
+/* watch.c: stop the return watch and free what it holds (at destroy). */
+struct lay_watch;
+void lay_watch_destroy(struct lay *L);
 
 /* layout.c: the layout behind @p be, or NULL if it is another backend. */
 struct lay *lay_of(const osdfs_backend *be);

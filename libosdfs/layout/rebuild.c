@@ -580,6 +580,22 @@ static void set_state(struct lay *L, unsigned s, enum osdfs_layout_dev_state sta
 	pthread_mutex_unlock(&L->mu);
 }
 
+/* Rebuilding -> up, unless the device failed meanwhile (a write of the
+ * mounted filesystem marked it down and logged its regions): 0 or -EIO. */
+static int promote(struct lay *L, unsigned s)
+{
+	int rc = -EIO;
+
+	pthread_mutex_lock(&L->mu);
+	if (L->dev[s].state == OSDFS_LAYOUT_DEV_REBUILDING) {
+		L->dev[s].state = OSDFS_LAYOUT_DEV_UP;
+		L->table.ent[s].state = OSDFS_LAYOUT_DEV_UP;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&L->mu);
+	return rc;
+}
+
 static int check_resync(struct lay *L, unsigned s)
 {
 	int rc;
@@ -629,20 +645,28 @@ int lay_resync(struct lay *L, unsigned s, struct osdfs_layout_resync_stats *st)
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	if (rc == 0)
-		rc = lay_dirty_snapshot(L, &k, &n);
 	if (rc < 0)
 		return rc;
-	/* rebuilding while it runs: written to, not read from, not logged */
+	/* rebuilding while it runs: written to, not read from, not logged.
+	 * Before the snapshot: a write that logged a key while the slot was
+	 * down did so before it wrote (io.c), so the snapshot has its key; one
+	 * that logs none from here on writes to the slot itself (a mounted
+	 * filesystem keeps writing during the resync, watch.c) */
 	set_state(L, s, OSDFS_LAYOUT_DEV_REBUILDING);
+	rc = lay_dirty_snapshot(L, &k, &n);
+	if (rc < 0) {
+		set_state(L, s, OSDFS_LAYOUT_DEV_DOWN);
+		return rc;
+	}
 	lay_table_store(L);
 	lay_event(L, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)s, 0, 0,
 		  "device %s: resyncing %zu dirty regions", L->table.ent[s].address, n);
 	rc = replay(L, s, k, n, st, &failed);
 	if (rc == 0 && failed)
 		rc = -EIO;
+	if (rc == 0)
+		rc = promote(L, s);
 	if (rc == 0) {
-		set_state(L, s, OSDFS_LAYOUT_DEV_UP);
 		rc = lay_dirty_resynced(L, s, k, n);
 		/* counts first: a long address is what the reason's limit cuts */
 		lay_event(L, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)s, 0, 0,

@@ -15,4 +15,5 @@ list(APPEND OSDFS_SOURCES
   ${_osdfs_lay}/relayout.c
   ${_osdfs_lay}/health.c
   ${_osdfs_lay}/dirty.c
+  ${_osdfs_lay}/watch.c
   ${_osdfs_lay}/scrub.c)

@@ -16,9 +16,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <check.h>
 #include <osdfs/osdfs.h>
@@ -437,6 +439,405 @@ START_TEST(test_dirty_log_format)
 }
 END_TEST
 
+/* ---- devices that come back while the layout is open (watch.c) ---- */
+
+/* The owner's reopen: a new connection to store @p store (-1: still away). */
+struct reopen_ctx {
+	struct fx *f;
+	int store;
+	atomic_int calls;
+	uint64_t bad_oid, bad_off; /* bad_oid: the new device fails writes there */
+};
+
+static int reopen_store(unsigned slot, const char *address, osdfs_backend **out, void *payload)
+{
+	struct reopen_ctx *c = payload;
+
+	(void)slot;
+	(void)address;
+	atomic_fetch_add(&c->calls, 1);
+	if (c->store < 0)
+		return -ECONNREFUSED;
+	*out = fx_device(c->f, (unsigned)c->store);
+	if (c->bad_oid)
+		fx_bad_range(c->f, (unsigned)c->store, c->bad_oid, c->bad_off, 100, 1);
+	return 0;
+}
+
+/* Whether an event of @p kind for @p slot says @p text. */
+static int said(osdfs_backend *be, enum osdfs_layout_event_kind kind, int slot, const char *text)
+{
+	struct osdfs_layout_event ev[64];
+	int n = osdfs_layout_events(be, ev, 64), found = 0;
+
+	for (int i = 0; i < n; i++)
+		found |= ev[i].kind == kind && ev[i].slot == slot && strstr(ev[i].reason, text);
+	return found;
+}
+
+static enum osdfs_layout_dev_state state_of(osdfs_backend *be, unsigned slot)
+{
+	struct osdfs_layout_device d;
+
+	ck_assert_int_eq(osdfs_layout_device(be, slot, &d), 0);
+	return d.state;
+}
+
+/* Formatted, an 8 MiB file; then the device of slot gone fails during a
+ * write (a region of the file logged) and a new file is made without it. */
+static void outage(struct fx *f, const struct shape *sh, uint8_t *want, uint8_t *small,
+		   unsigned nstores, uint64_t *oid, uint64_t *oid2)
+{
+	uint8_t patch[4096];
+	osdfs *fs;
+
+	pattern(want, BIG, 6);
+	pattern(small, 5000, 8);
+	pattern(patch, sizeof(patch), 21);
+	fx_init(f, nstores);
+	{
+		int order[FX_MAX];
+
+		for (unsigned i = 0; i < sh->ndev; i++)
+			order[i] = (int)i;
+		ck_assert_int_eq(fx_open(f, order, sh->ndev, sh->map), 0);
+	}
+	ck_assert_int_eq(osdfs_mkfs(f->be, NULL), 0);
+	fs = fx_mount(f->be);
+	*oid = make_file(fs, "big", want, BIG);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_kill(f, sh->gone);
+	put(f->be, *oid, sh->region_logical + 5, patch, sizeof(patch));
+	memcpy(want + sh->region_logical + 5, patch, sizeof(patch));
+	ck_assert_int_eq(state_of(f->be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	fs = fx_mount(f->be);
+	*oid2 = make_file(fs, "new", small, 5000);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+}
+
+/* Back while open: a probe that finds it away changes nothing; once it
+ * answers with its identity it is resynced (one region of the big file,
+ * counted at the store) and up, with returned / started / finished events;
+ * then every byte reads back with another device gone. */
+START_TEST(test_watch_resyncs_returned_device)
+{
+	const struct shape *sh = &shapes[_i];
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	uint8_t *want = malloc(BIG), *small = malloc(5000);
+	struct reopen_ctx rc = { .store = -1 };
+	uint64_t oid, oid2, entries, covered;
+	unsigned long b0;
+	struct fx f;
+
+	ck_assert(want && small);
+	outage(&f, sh, want, small, sh->ndev, &oid, &oid2);
+	rc.f = &f;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(atomic_load(&rc.calls), 1);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 0);
+
+	rc.store = (int)sh->gone;
+	f.count_oid = oid;
+	b0 = atomic_load(&f.oid_bytes[sh->gone]);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_UP);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 1);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 1);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)sh->gone), 1);
+	ck_assert_uint_eq(atomic_load(&f.oid_bytes[sh->gone]) - b0, REGION);
+	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 0);
+	ck_assert_uint_eq(entries, 0);
+	ck_assert_uint_eq(covered, 0);
+	/* nothing down: no probe at all */
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(atomic_load(&rc.calls), 2);
+
+	fx_kill(&f, sh->other);
+	same(f.be, oid, want, BIG);
+	same(f.be, oid2, small, 5000);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+	free(small);
+}
+END_TEST
+
+/* Another device answers at the address (an empty store: wiped, or a
+ * replacement): reported once, left down, never written. */
+START_TEST(test_watch_leaves_foreign_device_down)
+{
+	const struct shape *sh = &shapes[0];
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	uint8_t *want = malloc(BIG), *small = malloc(5000);
+	struct reopen_ctx rc = { .store = -1 };
+	uint64_t oid, oid2;
+	struct fx f;
+
+	ck_assert(want && small);
+	outage(&f, sh, want, small, sh->ndev + 1, &oid, &oid2);
+	rc.f = &f;
+	rc.store = (int)sh->ndev; /* never formatted */
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	for (int k = 0; k < 3; k++)
+		ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(atomic_load(&rc.calls), 3);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 1);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 0);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone, "another device"));
+	ck_assert_uint_eq(atomic_load(&f.writes[sh->ndev]), 0);
+	same(f.be, oid, want, BIG);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+	free(small);
+}
+END_TEST
+
+/* The same device back, but with auto-resync off it is only reported; and
+ * when the log does not cover its outage (overflowed) it stays down for a
+ * rebuild, reported once. */
+START_TEST(test_watch_report_only_and_uncovered)
+{
+	const struct shape *sh = &shapes[0];
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	uint8_t *want = malloc(BIG), *small = malloc(5000);
+	struct reopen_ctx rc = { .store = -1 };
+	uint64_t oid, oid2;
+	unsigned long w0;
+	struct fx f;
+
+	ck_assert(want && small);
+	outage(&f, sh, want, small, sh->ndev, &oid, &oid2);
+	rc.f = &f;
+	rc.store = (int)sh->gone;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	w.report_only = 1;
+	w0 = atomic_load(&f.writes[sh->gone]);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 1);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone, "auto-resync off"));
+	ck_assert_uint_eq(atomic_load(&f.writes[sh->gone]), w0);
+
+	for (uint64_t k = 0; k <= OSDFS_LAYOUT_DIRTY_MAX; k++)
+		ck_assert_int_eq(lay_dirty_note(osdfs_backend_impl(f.be), oid + 1 + k, 0, 0), 0);
+	w.report_only = 0;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone, "stale"));
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 2);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 0);
+	ck_assert_uint_eq(atomic_load(&f.writes[sh->gone]), w0);
+	same(f.be, oid, want, BIG);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+	free(small);
+}
+END_TEST
+
+/* A resync that fails (the returned device refuses a write of the replay):
+ * the slot is down again with a "resync failed" down event and the log
+ * intact; the device is not tried again while it keeps answering, but once
+ * it has been away and comes back (a working connection) it is resynced and
+ * every byte reads back with another device gone. */
+START_TEST(test_watch_failed_resync_retried_after_return)
+{
+	const struct shape *sh = &shapes[0];
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	uint8_t *want = malloc(BIG), *small = malloc(5000);
+	struct reopen_ctx rc = { .store = -1 };
+	uint64_t oid, oid2, entries, covered;
+	struct fx f;
+
+	ck_assert(want && small);
+	outage(&f, sh, want, small, sh->ndev, &oid, &oid2);
+	rc.f = &f;
+	rc.store = (int)sh->gone;
+	rc.bad_oid = oid; /* in the band the log names: component row 16, region 1 */
+	rc.bad_off = REGION + 100;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 1);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)sh->gone), 0);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_DOWN, (int)sh->gone, "resync failed"));
+	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 0);
+	ck_assert_uint_gt(entries, 0);
+	ck_assert_uint_eq(covered, 1ull << sh->gone);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0); /* not again while it answers */
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 1);
+
+	fx_kill(&f, sh->gone); /* away */
+	rc.store = -1;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	rc.store = (int)sh->gone; /* back, working */
+	rc.bad_oid = 0;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_UP);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)sh->gone), 1);
+	fx_kill(&f, sh->other);
+	same(f.be, oid, want, BIG);
+	same(f.be, oid2, small, 5000);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+	free(small);
+}
+END_TEST
+
+/* Read-only: the device back is reported, not resynced; nothing written. */
+START_TEST(test_watch_readonly_only_reports)
+{
+	const struct shape *sh = &shapes[0];
+	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	uint8_t *want = malloc(BIG), *small = malloc(5000);
+	struct reopen_ctx rc = { .store = -1 };
+	osdfs_backend *dev[FX_MAX];
+	unsigned long w0 = 0, w1 = 0;
+	uint64_t oid, oid2;
+	char err[256] = "";
+	struct fx f;
+
+	ck_assert(want && small);
+	outage(&f, sh, want, small, sh->ndev, &oid, &oid2);
+	fx_close(&f);
+	for (unsigned i = 0; i < sh->ndev; i++) {
+		dev[i] = i == sh->gone ? NULL : fx_device(&f, i);
+		w0 += atomic_load(&f.writes[i]);
+	}
+	cfg.version = OSDFS_LAYOUT_CONFIG_VERSION;
+	cfg.readonly = 1;
+	cfg.ndevices = sh->ndev;
+	cfg.devices = dev;
+	ck_assert_int_eq(osdfs_backend_layout_new(&f.be, &cfg, err, sizeof(err)), 0);
+	rc.f = &f;
+	rc.store = (int)sh->gone;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone), 1);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 0);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_RETURNED, (int)sh->gone, "read-only"));
+	same(f.be, oid2, small, 5000);
+	fx_close(&f);
+	for (unsigned i = 0; i < sh->ndev; i++)
+		w1 += atomic_load(&f.writes[i]);
+	ck_assert_uint_eq(w1, w0);
+	fx_fini(&f);
+	free(want);
+	free(small);
+}
+END_TEST
+
+/* Writes that go on during the background resync are not lost: a writer
+ * keeps patching the big file (its expected bytes kept alongside) while the
+ * watch thread brings the device back, and for a while after; then every
+ * byte reads back with another device gone. */
+struct writer {
+	osdfs_backend *be;
+	uint64_t oid;
+	uint8_t *want;
+	atomic_int stop;
+	unsigned writes, during; /* all, and those while the slot was rebuilding */
+	unsigned slot;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *wr = arg;
+	uint8_t patch[3000];
+	uint64_t x = 12345;
+
+	while (!atomic_load(&wr->stop) || wr->writes < 20) {
+		uint64_t off;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		off = (x >> 20) % (BIG - sizeof(patch));
+		pattern(patch, sizeof(patch), (unsigned)wr->writes);
+		wr->during += state_of(wr->be, wr->slot) == OSDFS_LAYOUT_DEV_REBUILDING;
+		put(wr->be, wr->oid, off, patch, sizeof(patch));
+		memcpy(wr->want + off, patch, sizeof(patch));
+		wr->writes++;
+	}
+	return NULL;
+}
+
+START_TEST(test_watch_resync_keeps_concurrent_writes)
+{
+	const struct shape *sh = &shapes[_i];
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	uint8_t *want = malloc(BIG), *small = malloc(5000), patch[512];
+	struct reopen_ctx rc = { .store = -1 };
+	struct writer wr = { 0 };
+	uint64_t oid, oid2;
+	pthread_t th;
+	struct fx f;
+
+	ck_assert(want && small);
+	outage(&f, sh, want, small, sh->ndev, &oid, &oid2);
+	/* dirty regions all over the file: the resync takes a while */
+	pattern(patch, sizeof(patch), 55);
+	for (uint64_t off = 0; off + sizeof(patch) < BIG; off += REGION / 2) {
+		put(f.be, oid, off, patch, sizeof(patch));
+		memcpy(want + off, patch, sizeof(patch));
+	}
+	rc.f = &f;
+	rc.store = (int)sh->gone;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	w.interval_ms = 100;
+	wr.be = f.be;
+	wr.oid = oid;
+	wr.want = want;
+	wr.slot = sh->gone;
+	{
+		struct osdfs_layout_watch bad = w;
+
+		bad.interval_ms = 99; /* below the floor */
+		ck_assert_int_eq(osdfs_layout_watch_start(f.be, &bad), -EINVAL);
+		bad = w;
+		bad.version = 2;
+		ck_assert_int_eq(osdfs_layout_watch_start(f.be, &bad), -EINVAL);
+		ck_assert_int_eq(osdfs_layout_watch_once(NULL, &w), -EINVAL);
+	}
+	ck_assert_int_eq(pthread_create(&th, NULL, writer_main, &wr), 0);
+	ck_assert_int_eq(osdfs_layout_watch_start(f.be, &w), 0);
+	ck_assert_int_eq(osdfs_layout_watch_start(f.be, &w), -EBUSY);
+	for (int k = 0; k < 6000 && state_of(f.be, sh->gone) != OSDFS_LAYOUT_DEV_UP; k++) {
+		struct timespec ts = { 0, 10000000 };
+
+		nanosleep(&ts, NULL); /* polled, bounded: 60 s */
+	}
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_UP);
+	atomic_store(&wr.stop, 1);
+	pthread_join(th, NULL);
+	osdfs_layout_watch_stop(f.be);
+	printf("watch: %s: %u writes beside the return, %u while resyncing\n", sh->map, wr.writes,
+	       wr.during);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_FINISHED, (int)sh->gone), 1);
+	fx_kill(&f, sh->other);
+	same(f.be, oid, want, BIG);
+	same(f.be, oid2, small, 5000);
+	fx_close(&f);
+	fx_fini(&f);
+	free(want);
+	free(small);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("layout_resync");
@@ -450,6 +851,17 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_resync_copies_new_attrs);
 	tcase_add_test(tc, test_resync_refused_when_not_covered);
 	tcase_add_test(tc, test_dirty_log_format);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("watch");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_watch_resyncs_returned_device, 0,
+			    (int)(sizeof(shapes) / sizeof(shapes[0])));
+	tcase_add_test(tc, test_watch_leaves_foreign_device_down);
+	tcase_add_test(tc, test_watch_report_only_and_uncovered);
+	tcase_add_test(tc, test_watch_failed_resync_retried_after_return);
+	tcase_add_test(tc, test_watch_readonly_only_reports);
+	tcase_add_loop_test(tc, test_watch_resync_keeps_concurrent_writes, 0,
+			    (int)(sizeof(shapes) / sizeof(shapes[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -128,6 +128,31 @@ START_TEST(timeouts)
 }
 END_TEST
 
+/* probe_interval= and no_auto_resync: the return watch of a layout mount */
+START_TEST(probe_interval)
+{
+	ck_assert_int_eq(PARSE("t", "m"), MNT_PARSE_RUN);
+	ck_assert_uint_eq(o.probe_ms, 5000);
+	ck_assert_int_eq(o.no_auto_resync, 0);
+	ck_assert_int_eq(PARSE("-o", "probe_interval=0.2,no_auto_resync", "t", "m"),
+			 MNT_PARSE_RUN);
+	ck_assert_uint_eq(o.probe_ms, 200);
+	ck_assert_int_eq(o.no_auto_resync, 1);
+	ck_assert(!fuse_has_opt("no_auto_resync")); /* ours, not the kernel's */
+	ck_assert_int_eq(PARSE("-o", "probe_interval=0", "t", "m"), MNT_PARSE_RUN);
+	ck_assert_uint_eq(o.probe_ms, 0);
+	ck_assert_int_eq(PARSE("-o", "probe_interval=86400", "t", "m"), MNT_PARSE_RUN);
+	ck_assert_uint_eq(o.probe_ms, 86400000u);
+	static const char *const bad[] = {
+		"probe_interval=0.05", "probe_interval=-1", "probe_interval=86401",
+		"probe_interval=", "probe_interval=5s", "probe_interval=nan",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(PARSE("-o", (char *)bad[i], "t", "m") == -TC_EXIT_USAGE,
+			      "%s accepted", bad[i]);
+}
+END_TEST
+
 START_TEST(mkfs_format_ro)
 {
 	ck_assert_int_eq(PARSE("-o", "mkfs,format=10G", "t", "m"), MNT_PARSE_RUN);
@@ -310,6 +335,7 @@ static Suite *mount_units_suite(void)
 	tcase_add_test(opts, pid_full_range);
 	tcase_add_test(opts, pid_rejected);
 	tcase_add_test(opts, timeouts);
+	tcase_add_test(opts, probe_interval);
 	tcase_add_test(opts, mkfs_format_ro);
 	tcase_add_test(opts, device_options);
 	tcase_add_test(opts, loop_and_flags);
