@@ -15,7 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/format.h"
 #include "layout/layout_int.h"
 
 #define RETIRED_MAX 64u  /* old backends of slots given a new one, freed at destroy */
@@ -64,8 +63,8 @@ static struct lay_watch *watch_of(struct lay *L)
 static int read_self(const struct osdfs_backend_ops *ops, void *impl, struct lay_self *me)
 {
 	uint8_t buf[LAY_SELF_LEN + 8];
-	struct osdfs_attr a = { OSDFS__PAGE_LAYOUT, LAY_ATTR_SELF, buf, sizeof(buf) };
-	int rc = ops->get_attrs(impl, OSDFS__SUPER_OID, &a, 1);
+	struct osdfs_attr a = { OSDFS_LAYOUT_PAGE, LAY_ATTR_SELF, buf, sizeof(buf) };
+	int rc = ops->get_attrs(impl, OSDFS_LAYOUT_TABLE_OID, &a, 1);
 
 	if (rc < 0)
 		return rc == -ENOENT ? 1 : rc;
