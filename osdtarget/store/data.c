@@ -1043,7 +1043,8 @@ struct read_trust {
 	int on;                  /* the store trusts verified blocks */
 	int hit;                 /* every block was trusted and came from its verified page */
 	uint64_t epoch;          /* of the copy: a grant must find it unchanged */
-	struct timespec c0;      /* the file's ctime before the copy */
+	struct timespec c0;      /* the file's ctime before the copy ... */
+	int has_c0;              /* ... when the store did not know it (!tvalid) */
 };
 
 /*
@@ -1061,11 +1062,13 @@ static int read_copy(struct osd_store *st, struct osd__obj *o, int fd, uint64_t 
 	if (!t->on || !want)
 		return read_iov(fd, offset, iov, iovcnt, want, gotp);
 	pthread_mutex_lock(&o->tmu);
-	int known = osd__trust_ctime(fd, &t->c0) == 0;
 	pthread_mutex_lock(&o->mu);
-	int all = known && osd__trust_covers(o, lo, hi);
+	int all = osd__trust_covers(o, lo, hi);
 	t->epoch = atomic_load(&o->tepoch);
+	/* the ctime before the copy is needed only to learn it (trust.c) */
+	t->has_c0 = !o->tvalid;
 	pthread_mutex_unlock(&o->mu);
+	int known = !t->has_c0 || osd__trust_ctime(fd, &t->c0) == 0;
 	int full = known ? read_nowait(fd, offset, iov, iovcnt, want, total) : 0;
 	if (full == -EOPNOTSUPP)
 		atomic_store(&st->trust_off, 1);
@@ -1074,7 +1077,7 @@ static int read_copy(struct osd_store *st, struct osd__obj *o, int fd, uint64_t 
 	if (full != 1)
 		t->epoch = osd__trust_fault(o, lo, hi); /* before our read from disk */
 	else if (all && osd__trust_ctime(fd, &now) == 0)
-		t->hit = osd__trust_read_ok(o, t->epoch, &t->c0, &now);
+		t->hit = osd__trust_read_ok(o, t->epoch, t->has_c0 ? &t->c0 : NULL, &now);
 	pthread_mutex_unlock(&o->mu);
 	pthread_mutex_unlock(&o->tmu);
 	if (full == 1) {
@@ -1104,7 +1107,7 @@ static void read_trust_after(struct osd_store *st, struct osd__obj *o, int fd, u
 	if (r)
 		(void)osd__trust_fault(o, lo, blk_hi(end));
 	else if (offset % OSD__SUM_BLOCK == 0 && osd__trust_ctime(fd, &now) == 0 &&
-		 osd__trust_read_ok(o, t->epoch, &t->c0, &now))
+		 osd__trust_read_ok(o, t->epoch, t->has_c0 ? &t->c0 : NULL, &now))
 		osd__trust_grant(o, t->epoch, lo, hi);
 	pthread_mutex_unlock(&o->mu);
 }

@@ -311,8 +311,9 @@ int osd__trust_ctime(int fd, struct timespec *ts);
 uint64_t osd__trust_change_begin(struct osd__obj *o, int fd, uint64_t lo, uint64_t hi);
 /* ... and ended, leaving the data file with @p ctime. */
 void osd__trust_change_end(struct osd__obj *o, const struct timespec *ctime);
-/* After a read that began at @p epoch with the file's ctime @p c0 and
- * ended with @p now: 1 if what it copied may be (or is) trusted. */
+/* After a read that began at @p epoch with the file's ctime @p c0 (NULL:
+ * tvalid was set, tctime) and ended with @p now: 1 if what it copied may be
+ * (or is) trusted. */
 int osd__trust_read_ok(struct osd__obj *o, uint64_t epoch, const struct timespec *c0,
 		       const struct timespec *now);
 /* Blocks READ verified and READ trusted so far (tests and benchmarks). */

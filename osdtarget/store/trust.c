@@ -156,6 +156,8 @@ int osd__trust_read_ok(struct osd__obj *o, uint64_t epoch, const struct timespec
 {
 	if (o->tchanging)
 		return 0;
+	if (!c0) /* tvalid when the read began: tctime is the file's ctime before it */
+		c0 = &o->tctime;
 	if (!ts_eq(c0, now)) { /* changed during the read */
 		external_check(o, now);
 		return 0;

@@ -11,6 +11,8 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +352,82 @@ START_TEST(t_changes_end_trust)
 }
 END_TEST
 
+/* Readers racing pages dropped and read back from disk (threads.) */
+#define READERS 4
+#define READS 150
+static atomic_int readers_left;
+static atomic_int wrong, odd;
+
+static void *reader(void *arg)
+{
+	uintptr_t id = (uintptr_t)arg;
+	uint8_t *buf = malloc(MIB);
+	ck_assert_ptr_nonnull(buf);
+	for (int i = 0; i < READS; i++) {
+		/* even readers cross the damaged block 5, odd ones read past it */
+		uint64_t off = id % 2 ? 8 * BLK : 0;
+		size_t len = MIB - (size_t)off, got = 0;
+		struct iovec iov = { buf, len };
+		int r = osd_store_read(st, P1, O1, off, &iov, 1, &got);
+		if (id % 2 == 0 && (r != -EIO || got != 5 * BLK))
+			atomic_fetch_add(&odd, 1);
+		if (id % 2 == 1 && (r != 0 || got != len))
+			atomic_fetch_add(&odd, 1);
+		if (memcmp(buf, data + off, got) != 0)
+			atomic_fetch_add(&wrong, 1);
+	}
+	free(buf);
+	atomic_fetch_sub(&readers_left, 1);
+	return NULL;
+}
+
+/*
+ * Block 5 damaged on disk behind trusted blocks (as in
+ * t_disk_damage_after_drop) while readers run and another thread drops the
+ * file's pages again and again: no read returns a wrong byte, every read of
+ * block 5 fails there, every other read succeeds.
+ */
+START_TEST(t_threads_drop_damage)
+{
+	char path[4200];
+	ck_assert_int_eq(wr(0, data, MIB), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	data_path(path, sizeof(path));
+	int fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	uint8_t b = data[5 * BLK + 7] ^ 0x10;
+	ck_assert_int_eq(pwrite(fd, &b, 1, 5 * BLK + 7), 1);
+	ck_assert_int_eq(fdatasync(fd), 0);
+	drop_pages();
+	struct osd__obj *o = obj();
+	struct timespec now;
+	pthread_mutex_lock(&o->mu);
+	ck_assert_int_eq(osd__trust_ctime(o->fd, &now), 0);
+	osd__trust_change_end(o, &now);
+	pthread_mutex_unlock(&o->mu);
+	osd__obj_put(st, o);
+	ck_assert(trusted_blocks(0, NBLK));
+
+	pthread_t th[READERS];
+	atomic_store(&readers_left, READERS);
+	atomic_store(&wrong, 0);
+	atomic_store(&odd, 0);
+	for (uintptr_t i = 0; i < READERS; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, reader, (void *)i), 0);
+	unsigned drops = 0;
+	while (atomic_load(&readers_left) > 0) {
+		ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+		drops++;
+	}
+	for (int i = 0; i < READERS; i++)
+		pthread_join(th[i], NULL);
+	close(fd);
+	ck_assert_int_eq(atomic_load(&wrong), 0);
+	ck_assert_int_eq(atomic_load(&odd), 0);
+	ck_assert_uint_gt(drops, 0);
+}
+END_TEST
+
 /* Scrub reads from the page cache too: it ends trust until it verified. */
 START_TEST(t_scrub_then_read)
 {
@@ -375,6 +453,7 @@ int main(void)
 	tcase_add_test(tc, t_other_writer);
 	tcase_add_test(tc, t_changes_end_trust);
 	tcase_add_test(tc, t_scrub_then_read);
+	tcase_add_test(tc, t_threads_drop_damage);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
