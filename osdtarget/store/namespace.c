@@ -77,7 +77,7 @@ static void obj_free(struct osd__obj *o)
 	pthread_mutex_destroy(&o->mu);
 	pthread_mutex_destroy(&o->wmu);
 	pthread_mutex_destroy(&o->tmu);
-	free(o->tbits);
+	osd__trust_drop(o);
 	free(o);
 }
 

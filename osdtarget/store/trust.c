@@ -33,11 +33,16 @@
 /* Folios of filesystems with blocks larger than a page are this large at
  * most (64 KiB blocks): a fault of one block may read its neighbours. */
 #define FAULT_ALIGN (65536u / OSD__SUM_BLOCK)
-/* Trust covers the first 32 GiB of an object (a 1 MiB bitmap at most). */
+/* Trust covers the first 32 GiB of an object (a 1 MiB bitmap at most) ... */
 #define TRUST_MAX_BLOCKS (1ull << 23)
+/* ... and the bitmaps of all stores of the process take at most 64 MiB (2 TiB
+ * of trusted blocks, more than a page cache holds): past that, reads verify. */
+#define TRUST_BUDGET (64u << 20)
+static _Atomic uint64_t trust_bytes;
 
 void osd__trust_drop(struct osd__obj *o)
 {
+	atomic_fetch_sub(&trust_bytes, o->tcap / 8);
 	free(o->tbits);
 	o->tbits = NULL;
 	o->tcap = 0;
@@ -92,9 +97,16 @@ void osd__trust_grant(struct osd__obj *o, uint64_t epoch, uint64_t lo, uint64_t 
 		uint64_t cap = o->tcap ? o->tcap : 4096;
 		while (cap < hi)
 			cap *= 2;
+		uint64_t more = (cap - o->tcap) / 8;
+		if (atomic_fetch_add(&trust_bytes, more) + more > TRUST_BUDGET) {
+			atomic_fetch_sub(&trust_bytes, more);
+			return; /* no more trust: reads verify */
+		}
 		uint64_t *nb = realloc(o->tbits, (size_t)(cap / WORD * 8));
-		if (!nb)
-			return; /* no trust: reads verify */
+		if (!nb) {
+			atomic_fetch_sub(&trust_bytes, more);
+			return;
+		}
 		memset(nb + o->tcap / WORD, 0, (size_t)((cap - o->tcap) / WORD * 8));
 		o->tbits = nb;
 		o->tcap = cap;
