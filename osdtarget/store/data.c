@@ -1049,9 +1049,9 @@ struct read_trust {
 
 /*
  * Copy [offset, offset + want) out of the data file. With read trust, the
- * copy is tried from the page cache alone (RWF_NOWAIT) under tmu, so that a
- * copy which found a page missing (and may have started its read from
- * disk) has bumped the epoch before any other copy can use that page.
+ * copy is tried from the page cache alone (RWF_NOWAIT), under a slot that
+ * tells other copies which blocks it may make the kernel read from disk
+ * until it has bumped the epoch (trust.c).
  */
 static int read_copy(struct osd_store *st, struct osd__obj *o, int fd, uint64_t offset,
 		     const struct iovec *iov, int iovcnt, uint64_t want, uint64_t total,
@@ -1061,25 +1061,29 @@ static int read_copy(struct osd_store *st, struct osd__obj *o, int fd, uint64_t 
 	t->hit = 0;
 	if (!t->on || !want)
 		return read_iov(fd, offset, iov, iovcnt, want, gotp);
-	pthread_mutex_lock(&o->tmu);
 	pthread_mutex_lock(&o->mu);
-	int all = osd__trust_covers(o, lo, hi);
-	t->epoch = atomic_load(&o->tepoch);
+	int slot = osd__trust_copy_begin(o, lo, hi);
+	int all = slot >= 0 && osd__trust_covers(o, lo, hi);
+	/* no slot: no RWF_NOWAIT try; the epoch moves before the read */
+	t->epoch = slot >= 0 ? atomic_load(&o->tepoch) : osd__trust_fault(o, lo, hi);
 	/* the ctime before the copy is needed only to learn it (trust.c) */
 	t->has_c0 = !o->tvalid;
 	pthread_mutex_unlock(&o->mu);
 	int known = !t->has_c0 || osd__trust_ctime(fd, &t->c0) == 0;
-	int full = known ? read_nowait(fd, offset, iov, iovcnt, want, total) : 0;
+	int full = known && slot >= 0 ? read_nowait(fd, offset, iov, iovcnt, want, total) : 0;
 	if (full == -EOPNOTSUPP)
 		atomic_store(&st->trust_off, 1);
 	struct timespec now;
-	pthread_mutex_lock(&o->mu);
-	if (full != 1)
-		t->epoch = osd__trust_fault(o, lo, hi); /* before our read from disk */
-	else if (all && osd__trust_ctime(fd, &now) == 0)
-		t->hit = osd__trust_read_ok(o, t->epoch, t->has_c0 ? &t->c0 : NULL, &now);
-	pthread_mutex_unlock(&o->mu);
-	pthread_mutex_unlock(&o->tmu);
+	if (slot >= 0) {
+		pthread_mutex_lock(&o->mu);
+		if (full != 1)
+			t->epoch = osd__trust_fault(o, lo, hi); /* before our read from disk */
+		else if (all && osd__trust_copy_alone(o, slot, lo, hi) &&
+			 osd__trust_ctime(fd, &now) == 0)
+			t->hit = osd__trust_read_ok(o, t->epoch, t->has_c0 ? &t->c0 : NULL, &now);
+		osd__trust_copy_end(o, slot);
+		pthread_mutex_unlock(&o->mu);
+	}
 	if (full == 1) {
 		*gotp = want;
 		return 0;

@@ -22,6 +22,9 @@
 #include "store/log.h"
 #include "store/store.h"
 
+/* Copies from the page cache of one object that read trust tracks at once. */
+#define OSD__TRUST_COPIES 4
+
 /* Data files live in data/<gen & 0xFF as 2 hex>/<gen as 16 hex>. */
 #define OSD__FANOUT 256
 
@@ -76,7 +79,6 @@ struct osd__obj {
 
 	/* Read trust (trust.c): blocks verified since their page came into
 	 * the page cache. Lives with the cached descriptor (obj->mu). */
-	pthread_mutex_t tmu;       /* a trusted copy and the epoch bump of a failed one */
 	uint64_t *tbits;           /* trusted blocks */
 	uint64_t tcap;             /* blocks tbits covers */
 	_Atomic uint64_t tepoch;   /* bumped before the store may make the kernel read a
@@ -84,6 +86,9 @@ struct osd__obj {
 	struct timespec tctime;    /* data file ctime after the store's last own change */
 	int tvalid;                /* tctime is known */
 	int tchanging;             /* an own change is in flight (under wmu) */
+	unsigned copies;           /* slots of copies from the page cache in flight: */
+	uint64_t copy_lo[OSD__TRUST_COPIES], copy_hi[OSD__TRUST_COPIES]; /* blocks they may
+				      make the kernel read from disk before they bump the epoch */
 };
 
 struct osd__id {
@@ -311,6 +316,12 @@ int osd__trust_ctime(int fd, struct timespec *ts);
 uint64_t osd__trust_change_begin(struct osd__obj *o, int fd, uint64_t lo, uint64_t hi);
 /* ... and ended, leaving the data file with @p ctime. */
 void osd__trust_change_end(struct osd__obj *o, const struct timespec *ctime);
+/* A copy of blocks [lo, hi) from the page cache begins: its slot, or -1 when
+ * all are taken (then it must not try one). */
+int osd__trust_copy_begin(struct osd__obj *o, uint64_t lo, uint64_t hi);
+/* 1 if no other copy in flight may have read a page of [lo, hi) from disk. */
+int osd__trust_copy_alone(const struct osd__obj *o, int slot, uint64_t lo, uint64_t hi);
+void osd__trust_copy_end(struct osd__obj *o, int slot);
 /* After a read that began at @p epoch with the file's ctime @p c0 (NULL:
  * tvalid was set, tctime) and ended with @p now: 1 if what it copied may be
  * (or is) trusted. */

@@ -76,7 +76,6 @@ static void obj_free(struct osd__obj *o)
 	osd__attr_free_all(o);
 	pthread_mutex_destroy(&o->mu);
 	pthread_mutex_destroy(&o->wmu);
-	pthread_mutex_destroy(&o->tmu);
 	osd__trust_drop(o);
 	free(o);
 }
@@ -102,7 +101,6 @@ static struct osd__obj *obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type ty
 	atomic_init(&o->refs, 1);
 	pthread_mutex_init(&o->mu, NULL);
 	pthread_mutex_init(&o->wmu, NULL);
-	pthread_mutex_init(&o->tmu, NULL);
 	return o;
 }
 

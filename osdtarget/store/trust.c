@@ -18,9 +18,11 @@
  * since the store's last own change drops all trust of the object.
  * Reasoning and the residual risk: docs/target-store.md, "Read trust".
  *
- * The bitmap and tctime are under obj->mu; tmu serialises the trusted
- * copies of one object with the epoch bump of a copy that found a page
- * missing (its RWF_NOWAIT read starts that page's I/O before it returns).
+ * All of it is under obj->mu. A copy that finds a page missing has started
+ * that page's read from disk before RWF_NOWAIT returns, and bumps the epoch
+ * only after: so each copy holds a slot naming the blocks it may read in
+ * until it has bumped, and a copy of trusted blocks counts as trusted only
+ * if no other copy in flight covers any of them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,10 +52,17 @@ void osd__trust_drop(struct osd__obj *o)
 	atomic_fetch_add(&o->tepoch, 1);
 }
 
+/* [lo, hi) widened to the folios a read of it may bring in. */
+static void fault_range(uint64_t *lo, uint64_t *hi)
+{
+	*lo -= *lo % FAULT_ALIGN;
+	*hi = *hi > UINT64_MAX - FAULT_ALIGN ? UINT64_MAX
+	      : (*hi + FAULT_ALIGN - 1) / FAULT_ALIGN * FAULT_ALIGN;
+}
+
 uint64_t osd__trust_fault(struct osd__obj *o, uint64_t lo, uint64_t hi)
 {
-	lo -= lo % FAULT_ALIGN;
-	hi = hi > UINT64_MAX - FAULT_ALIGN ? UINT64_MAX : (hi + FAULT_ALIGN - 1) / FAULT_ALIGN * FAULT_ALIGN;
+	fault_range(&lo, &hi);
 	if (hi > o->tcap)
 		hi = o->tcap;
 	for (uint64_t b = lo; b < hi;) {
@@ -182,4 +191,32 @@ int osd__trust_read_ok(struct osd__obj *o, uint64_t epoch, const struct timespec
 		o->tvalid = 1;
 	}
 	return o->tvalid && epoch == atomic_load(&o->tepoch);
+}
+
+int osd__trust_copy_begin(struct osd__obj *o, uint64_t lo, uint64_t hi)
+{
+	for (int i = 0; i < OSD__TRUST_COPIES; i++) {
+		if (!(o->copies & (1u << i))) {
+			fault_range(&lo, &hi);
+			o->copies |= 1u << i;
+			o->copy_lo[i] = lo;
+			o->copy_hi[i] = hi;
+			return i;
+		}
+	}
+	return -1;
+}
+
+int osd__trust_copy_alone(const struct osd__obj *o, int slot, uint64_t lo, uint64_t hi)
+{
+	for (int i = 0; i < OSD__TRUST_COPIES; i++)
+		if (i != slot && (o->copies & (1u << i)) && o->copy_lo[i] < hi && lo < o->copy_hi[i])
+			return 0;
+	return 1;
+}
+
+void osd__trust_copy_end(struct osd__obj *o, int slot)
+{
+	if (slot >= 0)
+		o->copies &= ~(1u << slot);
 }

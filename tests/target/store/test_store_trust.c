@@ -352,6 +352,51 @@ START_TEST(t_changes_end_trust)
 }
 END_TEST
 
+/* Copy slots: a copy is alone unless another in flight may bring in its
+ * blocks (widened to 64 KiB folios); four at most. */
+START_TEST(t_copy_slots)
+{
+	struct osd__obj *o = calloc(1, sizeof(*o));
+	ck_assert_ptr_nonnull(o);
+	int a = osd__trust_copy_begin(o, 0, 256);
+	int b = osd__trust_copy_begin(o, 300, 400);
+	ck_assert_int_ge(a, 0);
+	ck_assert_int_ge(b, 0);
+	ck_assert_int_ne(a, b);
+	ck_assert(osd__trust_copy_alone(o, a, 0, 256));
+	ck_assert(osd__trust_copy_alone(o, b, 300, 400));
+	int c = osd__trust_copy_begin(o, 257, 258); /* block 257: folio 256-271 */
+	ck_assert_int_ge(c, 0);
+	ck_assert(osd__trust_copy_alone(o, a, 0, 256));
+	ck_assert(!osd__trust_copy_alone(o, a, 0, 257));
+	ck_assert(!osd__trust_copy_alone(o, b, 270, 400));
+	ck_assert(osd__trust_copy_alone(o, b, 300, 400));
+	int d = osd__trust_copy_begin(o, 1000, 1001);
+	ck_assert_int_ge(d, 0);
+	ck_assert_int_eq(osd__trust_copy_begin(o, 5000, 5001), -1);
+	osd__trust_copy_end(o, c);
+	ck_assert(osd__trust_copy_alone(o, a, 0, 288)); /* b: 288-399 */
+	ck_assert_int_eq(osd__trust_copy_begin(o, 5000, 5001), c);
+	/* the epoch: every fault moves it, a grant needs it unmoved */
+	o->tvalid = 1;
+	uint64_t e = osd__trust_fault(o, 0, 1);
+	osd__trust_grant(o, e, 0, 100);
+	ck_assert(osd__trust_covers(o, 0, 100));
+	ck_assert(!osd__trust_covers(o, 0, 101));
+	uint64_t e2 = osd__trust_fault(o, 70, 71); /* clears its 64 KiB: 64-79 */
+	ck_assert_uint_eq(e2, e + 1);
+	ck_assert(osd__trust_covers(o, 0, 64));
+	ck_assert(!osd__trust_covers(o, 64, 65));
+	ck_assert(!osd__trust_covers(o, 79, 80));
+	ck_assert(osd__trust_covers(o, 80, 100));
+	osd__trust_grant(o, e, 64, 80); /* stale epoch: nothing */
+	ck_assert(!osd__trust_covers(o, 64, 80));
+	osd__trust_drop(o);
+	ck_assert(!osd__trust_covers(o, 0, 1));
+	free(o);
+}
+END_TEST
+
 /* Readers racing pages dropped and read back from disk (threads.) */
 #define READERS 4
 #define READS 150
@@ -454,6 +499,7 @@ int main(void)
 	tcase_add_test(tc, t_changes_end_trust);
 	tcase_add_test(tc, t_scrub_then_read);
 	tcase_add_test(tc, t_threads_drop_damage);
+	tcase_add_test(tc, t_copy_slots);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
