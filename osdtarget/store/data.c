@@ -1100,8 +1100,8 @@ static void read_trust_after(struct osd_store *st, struct osd__obj *o, int fd, u
 	/* blocks whose every byte the verification took from this copy (the
 	 * last block of the object ends at its length) */
 	uint64_t hi = end == len ? blk_hi(end) : end / OSD__SUM_BLOCK;
-	/* a last block read in part had its other bytes read for the check: that
-	 * may have read its folio (64 KiB at most) from disk */
+	/* a last block read in part had its other bytes read for the check
+	 * (read_once cleared its folio, 64 KiB at most) */
 	if (end != len && end % OSD__SUM_BLOCK)
 		hi -= hi % (65536u / OSD__SUM_BLOCK);
 	atomic_fetch_add(&st->blocks_verified, blk_hi(end) - lo);
@@ -1140,6 +1140,17 @@ static int read_once(struct osd_store *st, struct osd__obj *o, int fd, uint64_t 
 	if (t.hit) {
 		atomic_fetch_add(&st->blocks_trusted, blk_hi(offset + *gotp) - blk_lo(offset));
 		return 0;
+	}
+	uint64_t end = offset + *gotp;
+	if (t.on && (offset % OSD__SUM_BLOCK || (end % OSD__SUM_BLOCK && end < len))) {
+		/* the check reads the other bytes of a first or last block read in
+		 * part: that may bring its page in from disk */
+		pthread_mutex_lock(&o->mu);
+		if (offset % OSD__SUM_BLOCK)
+			t.epoch = osd__trust_fault(o, blk_lo(offset), blk_lo(offset) + 1);
+		if (end % OSD__SUM_BLOCK && end < len)
+			t.epoch = osd__trust_fault(o, blk_lo(end), blk_lo(end) + 1);
+		pthread_mutex_unlock(&o->mu);
 	}
 	r = osd__sum_verify(o, fd, sfd, offset, iov, iovcnt, *gotp, bad);
 	read_trust_after(st, o, fd, offset, *gotp, len, r, &t);

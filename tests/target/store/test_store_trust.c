@@ -191,9 +191,26 @@ END_TEST
 /* After a reopen nothing is trusted: the first READ verifies, the next trusts. */
 START_TEST(t_first_read_verifies)
 {
+	size_t got;
+	uint64_t v, t;
 	ck_assert_int_eq(wr(0, data, MIB), 0);
 	reopen(0);
 	ck_assert(!trusted_blocks(0, 1));
+	/* a READ from inside a block checks that block's other bytes, read
+	 * apart from the copy: it trusts nothing */
+	ck_assert_int_eq(rd(100, 3 * BLK, &got, &v, &t), 0);
+	ck_assert_mem_eq(back, data + 100, 3 * BLK);
+	ck_assert_uint_eq(v, 4);
+	ck_assert(!trusted_blocks(0, 1));
+	ck_assert(!trusted_blocks(1, 2));
+	/* one ending inside a block trusts none of that block's 64 KiB */
+	ck_assert_int_eq(rd(0, 20 * BLK + 10, &got, &v, &t), 0);
+	ck_assert_mem_eq(back, data, 20 * BLK + 10);
+	ck_assert_uint_eq(v, 21);
+	ck_assert(trusted_blocks(0, 16));
+	ck_assert(!trusted_blocks(16, 17));
+	ck_assert_int_eq(rd(0, 16 * BLK, &got, &v, &t), 0);
+	ck_assert_uint_eq(t, 16);
 	rd_mib(NBLK, 0);
 	ck_assert(trusted_blocks(0, NBLK));
 	rd_mib(0, NBLK);
