@@ -7,7 +7,9 @@
  * FLUSH OSD, included in its time; the baseline writes the same bytes with
  * pwrite() and one fdatasync() per run to a file in the same directory.
  * --checksum-cost runs the 1 MiB WRITE and READ also on a second store made
- * without data checksums, alternating run by run, and prints the cost. The
+ * without data checksums and the 1 MiB READ on a third one opened with
+ * verify_reads (every READ checked: no read trust), alternating run by run,
+ * and prints the cost. The
  * 1 MiB runs use an object of their own in each store, so both objects have
  * the same history (4 KiB writes leave small page-cache folios behind, which
  * slow later 1 MiB I/O of that range on filesystems with large folios).
@@ -38,6 +40,7 @@ struct bench {
 	int runs;
 	unsigned creates, getattrs, small_ops, big_mib;
 	int no_checksums;       /* the store keeps no data checksums */
+	int verify_reads;       /* the store verifies every READ */
 };
 
 static double secs(uint64_t t0)
@@ -172,6 +175,7 @@ static void setup(struct bench *b)
 	int rc;
 
 	to.no_checksums = b->no_checksums;
+	to.verify_reads = b->verify_reads;
 	rc = osd_target_open(&b->tgt, b->dir, &to);
 	if (rc == 0)
 		rc = osd_target_set_root_key(b->tgt, bench_root_key);
@@ -223,7 +227,10 @@ static void usage(FILE *f)
 		   "  --mib N     MiB written and read per 1 MiB run (default 128)\n"
 		   "  --quick     small counts (a smoke test)\n"
 		   "  --checksum-cost  also run the 1 MiB WRITE and READ on a store made\n"
-		   "              without data checksums, alternating runs, and print the cost\n");
+		   "              without data checksums, alternating runs, and print the cost\n"
+		   "              of checksums, for READ also with every READ verified\n"
+		   "              (--verify-reads; by default verified blocks are trusted\n"
+		   "              while their pages stay in the page cache)\n");
 }
 
 static void row(const char *what, double v, const char *unit, double goal)
@@ -249,8 +256,8 @@ int osd_bench_target(int argc, char **argv)
 	struct bench b = { .runs = 5, .creates = 20000, .getattrs = 50000, .small_ops = 20000,
 			   .big_mib = 128 };
 	const char *base = getenv("TMPDIR");
-	double v[7][MAX_RUNS], base_v[MAX_RUNS], off_v[2][MAX_RUNS];
-	struct bench off = { 0 };
+	double v[7][MAX_RUNS], base_v[MAX_RUNS], off_v[2][MAX_RUNS], par_v[MAX_RUNS];
+	struct bench off = { 0 }, par = { 0 };
 	int cost = 0;
 	uint8_t *small, *big;
 	unsigned n;
@@ -303,6 +310,11 @@ int osd_bench_target(int argc, char **argv)
 		if ((rc = bench_mkdtemp(base, "osd-bench", off.dir, sizeof(off.dir))))
 			bench_die(MODE, base, rc, NULL);
 		setup(&off);
+		par = b;
+		par.verify_reads = 1;
+		if ((rc = bench_mkdtemp(base, "osd-bench", par.dir, sizeof(par.dir))))
+			bench_die(MODE, base, rc, NULL);
+		setup(&par);
 	}
 
 	for (int r = 0; r < b.runs; r++) {
@@ -316,6 +328,8 @@ int osd_bench_target(int argc, char **argv)
 		if (cost) {
 			off_v[0][r] = run_big(&off, 1, big);
 			off_v[1][r] = run_big(&off, 0, big);
+			(void)run_big(&par, 1, big); /* the same history as the others */
+			par_v[r] = run_big(&par, 0, big);
 		}
 		base_v[r] = run_baseline(&b, base_fd, big);
 	}
@@ -327,6 +341,9 @@ int osd_bench_target(int argc, char **argv)
 		osd_dev_close(off.dev);
 		osd_target_close(off.tgt);
 		bench_rmtree(off.dir);
+		osd_dev_close(par.dev);
+		osd_target_close(par.tgt);
+		bench_rmtree(par.dir);
 	}
 
 	double bw = bench_median(v[5], b.runs), bbase = bench_median(base_v, b.runs);
@@ -345,16 +362,18 @@ int osd_bench_target(int argc, char **argv)
 	row("baseline pwrite+fdatasync (MiB/s)", bbase, "MiB/s", 0);
 	if (cost) {
 		double w = bench_median(off_v[0], b.runs), rd = bench_median(off_v[1], b.runs);
-		double rr = bench_median(v[6], b.runs);
+		double rr = bench_median(v[6], b.runs), rp = bench_median(par_v, b.runs);
 
 		printf("\n  data checksums (CRC32C per 4 KiB block), the same runs alternating\n"
 		       "  with a store made without them (--checksum-cost):\n");
 		row("1 MiB WRITE, checksums off (MiB/s)", w, "MiB/s", 0);
 		row("1 MiB READ, checksums off (MiB/s)", rd, "MiB/s", 0);
+		row("1 MiB READ, --verify-reads (MiB/s)", rp, "MiB/s", 0);
 		printf("  %-38s %11.1f %%  goal <= 10 %%     %s\n", "cost of checksums, WRITE",
 		       100.0 * (1.0 - bw / w), bw >= 0.9 * w ? "met" : "not met");
 		printf("  %-38s %11.1f %%  goal <= 10 %%     %s\n", "cost of checksums, READ",
 		       100.0 * (1.0 - rr / rd), rr >= 0.9 * rd ? "met" : "not met");
+		printf("  %-38s %11.1f %%\n", "  the same, --verify-reads", 100.0 * (1.0 - rp / rd));
 	}
 	printf("  %-38s %12.2f\n", "WRITE / baseline ratio", bbase > 0 ? bw / bbase : 0.0);
 	free(small);

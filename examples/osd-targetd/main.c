@@ -37,6 +37,7 @@ struct config {
 	const char *port_file;
 	int create;
 	int salvage;          /* --salvage: open damaged stores, keeping what is intact */
+	int verify_reads;     /* --verify-reads: check every READ against the checksums */
 	int insecure;         /* --insecure: serve a NOSEC root beyond loopback */
 	unsigned quirks;      /* --quirk: emulate another target (OSD_TARGET_QUIRK_*) */
 	int level;            /* log messages up to this syslog level (-v, -q) */
@@ -69,6 +70,9 @@ static void usage(FILE *f)
 		"                             damaged: keep every intact record, skip the damage,\n"
 		"                             move data files no record names to quarantine/,\n"
 		"                             recompute missing data checksums from the data\n"
+		"      --verify-reads         check every READ against the data checksums (by\n"
+		"                             default a block verified once is trusted while\n"
+		"                             its page stays in the page cache)\n"
 		"      --insecure             serve a store without a root key (a NOSEC root:\n"
 		"                             anyone reaching the port may FORMAT it) on an\n"
 		"                             address other than loopback\n"
@@ -233,7 +237,7 @@ static int parse_quirk(const char *s, unsigned *quirks)
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
 	enum { OPT_CHAP_USER = 256, OPT_CHAP_SECRET, OPT_PORT_FILE, OPT_ALLOW, OPT_LIMIT,
-	       OPT_INSECURE, OPT_SALVAGE, OPT_QUIRK, OPT_SYSLOG };
+	       OPT_INSECURE, OPT_SALVAGE, OPT_QUIRK, OPT_SYSLOG, OPT_VERIFY_READS };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "iqn", required_argument, NULL, 'n' },
@@ -244,6 +248,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "create", no_argument, NULL, 'c' },
 		{ "insecure", no_argument, NULL, OPT_INSECURE },
 		{ "salvage", no_argument, NULL, OPT_SALVAGE },
+		{ "verify-reads", no_argument, NULL, OPT_VERIFY_READS },
 		{ "quirk", required_argument, NULL, OPT_QUIRK },
 		{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -278,6 +283,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case 'c': cfg->create = 1; break;
 		case OPT_INSECURE: cfg->insecure = 1; break;
 		case OPT_SALVAGE: cfg->salvage = 1; break;
+		case OPT_VERIFY_READS: cfg->verify_reads = 1; break;
 		case OPT_QUIRK:
 			if (parse_quirk(optarg, &cfg->quirks))
 				return usage_error("unknown --quirk", optarg);
@@ -448,6 +454,7 @@ static int open_targets(const struct config *cfg, osd_target **luns)
 	struct osd_target_options topts = OSD_TARGET_OPTIONS_INIT;
 	topts.create = cfg->create;
 	topts.salvage = cfg->salvage;
+	topts.verify_reads = cfg->verify_reads;
 	topts.quirks = cfg->quirks;
 	topts.log_event = log_store_event;
 	for (int i = 0; i < cfg->ndirs; i++) {

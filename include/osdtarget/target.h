@@ -61,6 +61,15 @@ struct osd_target_options {
 	 * existing store keeps the mode it was made with.
 	 */
 	int no_checksums;
+	/**
+	 * Version 5: 1 = verify every READ against the data checksums (what
+	 * `osd-targetd --verify-reads` does). 0, the default: a block the store
+	 * verified once, or whose checksum it computed from the bytes it wrote,
+	 * is read without a check while its page stays in the host page cache;
+	 * a page the kernel read back from disk is verified again
+	 * (docs/target-store.md, "Read trust").
+	 */
+	int verify_reads;
 };
 
 /** @name Quirks (osd_target_options.quirks): emulation for testing initiators */
@@ -97,12 +106,13 @@ struct osd_target_options {
 #define OSD_TARGET_LOG_NOTICE 5  /**< a condition cleared, salvage found nothing */
 /** @} */
 
-#define OSD_TARGET_OPTIONS_VERSION 4 /**< current options version (1: without salvage
+#define OSD_TARGET_OPTIONS_VERSION 5 /**< current options version (1: without salvage
 					  and log_event; 2: without quirks;
-					  3: without no_checksums) */
+					  3: without no_checksums; 4: without
+					  verify_reads) */
 /** Default options: create if missing, FLUSH/FUA-level durability, no quirks,
  *  checksums. */
-#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0, 0 }
+#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0, 0, 0 }
 
 /**
  * Open (and with opts->create, create) the store in @p dir. Only one process

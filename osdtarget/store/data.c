@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,7 @@ static int fd_close_locked(struct osd_store *st, struct osd__obj *o)
 	if (o->sfd >= 0)
 		close(o->sfd);
 	o->sfd = -1;
+	osd__trust_drop(o); /* trust lives with the descriptor */
 	pthread_mutex_lock(&st->lru_mu);
 	osd__lru_remove(&st->fds, &o->fd_node);
 	pthread_mutex_unlock(&st->lru_mu);
@@ -115,6 +117,7 @@ static void fd_evict_to(struct osd_store *st, int keep)
 				if (o->sfd >= 0)
 					close(o->sfd);
 				o->sfd = -1;
+				osd__trust_drop(o);
 				osd__lru_remove(&st->fds, &o->fd_node);
 				victims[n++] = o;
 			}
@@ -186,6 +189,11 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 			return -e;
 		}
 		o->sfd = sfd;
+		/* The store's reads then bring in only the pages they ask for:
+		 * no readahead reads a trusted block back from disk unseen
+		 * (trust.c). Initiators read ahead themselves. */
+		if (st->sums && !st->verify_reads)
+			(void)posix_fadvise(f, 0, 0, POSIX_FADV_RANDOM);
 		if (!o->has_file) {
 			o->has_file = 1;
 			atomic_store(&o->dir_dirty, 1);
@@ -246,13 +254,39 @@ void osd__data_account(struct osd_store *st, struct osd__obj *obj, uint64_t used
 	atomic_fetch_add(&st->used, delta);
 }
 
+/* After a data change: length and usage from the file; the change's ctime
+ * is the store's own (read trust). */
 static void account_fd_locked(struct osd_store *st, struct osd__obj *o, int fd)
 {
 	struct stat sb;
-	if (fstat(fd, &sb) == 0) {
+	int ok = fstat(fd, &sb) == 0;
+	if (ok) {
 		o->length = (uint64_t)sb.st_size;
 		osd__data_account(st, o, (uint64_t)sb.st_blocks * 512);
 	}
+	if (o->tchanging && ok) {
+		osd__trust_change_end(o, &sb.st_ctim);
+	} else if (o->tchanging) {
+		osd__trust_drop(o);
+		o->tchanging = 0;
+	}
+}
+
+/* Reads may trust blocks verified once (trust.c). */
+static int trusting(struct osd_store *st)
+{
+	return st->sums && !st->verify_reads && !atomic_load(&st->trust_off);
+}
+
+/* Blocks [lo, hi) of byte range [off, end): every block it touches. */
+static uint64_t blk_lo(uint64_t off)
+{
+	return off / OSD__SUM_BLOCK;
+}
+
+static uint64_t blk_hi(uint64_t end)
+{
+	return end / OSD__SUM_BLOCK + (end % OSD__SUM_BLOCK != 0);
 }
 
 /*
@@ -865,6 +899,8 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 	if (!r)
 		r = fd_get_for_change(st, o, 1, &fd, &evict);
 	have = !r;
+	int trust = have && trusting(st);
+	uint64_t epoch = trust ? osd__trust_change_begin(o, fd, blk_lo(off), blk_hi(off + total)) : 0;
 	int sfd = o->sfd;
 	uint64_t len = o->length;
 	if (!hold)
@@ -891,6 +927,9 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 		if (!hold)
 			pthread_mutex_lock(&o->mu);
 		account_fd_locked(st, o, fd);
+		/* whole blocks hold exactly the bytes their checksums were computed from */
+		if (trust && !r)
+			osd__trust_grant(o, epoch, blk_hi(off), (off + total) / OSD__SUM_BLOCK);
 		pthread_mutex_unlock(&o->mu);
 		fd_put(st, o);
 		mark_dirty(st, o);
@@ -975,21 +1014,147 @@ static int read_iov(int fd, uint64_t offset, const struct iovec *iov, int iovcnt
 	return r;
 }
 
+/* preadv2(RWF_NOWAIT) of [offset, offset + want): 1 if every byte came from
+ * pages in the page cache, 0 if some page was missing (its read may have
+ * started) or any error, -EOPNOTSUPP if the filesystem cannot. */
+static int read_nowait(int fd, uint64_t offset, const struct iovec *iov, int iovcnt,
+		       uint64_t want, uint64_t total)
+{
+	uint64_t got = 0;
+	if (want == total && iovcnt <= IOV_MAX) {
+		ssize_t k = preadv2(fd, iov, iovcnt, (off_t)offset, RWF_NOWAIT);
+		return k < 0 && errno == EOPNOTSUPP ? -EOPNOTSUPP : k >= 0 && (uint64_t)k == want;
+	}
+	for (int i = 0; i < iovcnt && got < want; i++) {
+		size_t n = iov[i].iov_len < want - got ? iov[i].iov_len : (size_t)(want - got);
+		struct iovec one = { iov[i].iov_base, n };
+		ssize_t k = preadv2(fd, &one, 1, (off_t)(offset + got), RWF_NOWAIT);
+		if (k < 0 && errno == EOPNOTSUPP)
+			return -EOPNOTSUPP;
+		if (k < 0 || (size_t)k != n)
+			return 0;
+		got += n;
+	}
+	return 1;
+}
+
+/* What a read found out for read trust (read_copy). */
+struct read_trust {
+	int on;                  /* the store trusts verified blocks */
+	int hit;                 /* every block was trusted and came from its verified page */
+	uint64_t epoch;          /* of the copy: a grant must find it unchanged */
+	struct timespec c0;      /* the file's ctime before the copy ... */
+	int has_c0;              /* ... when the store did not know it (!tvalid) */
+};
+
+/*
+ * Copy [offset, offset + want) out of the data file. With read trust, the
+ * copy is tried from the page cache alone (RWF_NOWAIT), under a slot that
+ * tells other copies which blocks it may make the kernel read from disk
+ * until it has bumped the epoch (trust.c).
+ */
+static int read_copy(struct osd_store *st, struct osd__obj *o, int fd, uint64_t offset,
+		     const struct iovec *iov, int iovcnt, uint64_t want, uint64_t total,
+		     uint64_t *gotp, struct read_trust *t)
+{
+	uint64_t lo = blk_lo(offset), hi = blk_hi(offset + want);
+	t->hit = 0;
+	if (!t->on || !want)
+		return read_iov(fd, offset, iov, iovcnt, want, gotp);
+	pthread_mutex_lock(&o->mu);
+	int slot = osd__trust_copy_begin(o, lo, hi);
+	int all = slot >= 0 && osd__trust_covers(o, lo, hi);
+	/* no slot: no RWF_NOWAIT try; the epoch moves before the read */
+	t->epoch = slot >= 0 ? atomic_load(&o->tepoch) : osd__trust_fault(o, lo, hi);
+	/* the ctime before the copy is needed only to learn it (trust.c) */
+	t->has_c0 = !o->tvalid;
+	pthread_mutex_unlock(&o->mu);
+	int known = !t->has_c0 || osd__trust_ctime(fd, &t->c0) == 0;
+	int full = known && slot >= 0 ? read_nowait(fd, offset, iov, iovcnt, want, total) : 0;
+	if (full == -EOPNOTSUPP)
+		atomic_store(&st->trust_off, 1);
+	struct timespec now;
+	if (slot >= 0) {
+		pthread_mutex_lock(&o->mu);
+		if (full != 1)
+			t->epoch = osd__trust_fault(o, lo, hi); /* before our read from disk */
+		else if (all && osd__trust_copy_alone(o, slot, lo, hi) &&
+			 osd__trust_ctime(fd, &now) == 0)
+			t->hit = osd__trust_read_ok(o, t->epoch, t->has_c0 ? &t->c0 : NULL, &now);
+		osd__trust_copy_end(o, slot);
+		pthread_mutex_unlock(&o->mu);
+	}
+	if (full == 1) {
+		*gotp = want;
+		return 0;
+	}
+	return read_iov(fd, offset, iov, iovcnt, want, gotp);
+}
+
+/* After @p r of verifying [offset, offset + got) copied as @p t says. */
+static void read_trust_after(struct osd_store *st, struct osd__obj *o, int fd, uint64_t offset,
+			     uint64_t got, uint64_t len, int r, const struct read_trust *t)
+{
+	struct timespec now;
+	uint64_t lo = blk_lo(offset), end = offset + got;
+	/* blocks whose every byte the verification took from this copy (the
+	 * last block of the object ends at its length) */
+	uint64_t hi = end == len ? blk_hi(end) : end / OSD__SUM_BLOCK;
+	/* a last block read in part had its other bytes read for the check
+	 * (read_once cleared its folio, 64 KiB at most) */
+	if (end != len && end % OSD__SUM_BLOCK)
+		hi -= hi % (65536u / OSD__SUM_BLOCK);
+	atomic_fetch_add(&st->blocks_verified, blk_hi(end) - lo);
+	if (!t->on || !got)
+		return;
+	pthread_mutex_lock(&o->mu);
+	if (r)
+		(void)osd__trust_fault(o, lo, blk_hi(end));
+	else if (offset % OSD__SUM_BLOCK == 0 && osd__trust_ctime(fd, &now) == 0 &&
+		 osd__trust_read_ok(o, t->epoch, t->has_c0 ? &t->c0 : NULL, &now))
+		osd__trust_grant(o, t->epoch, lo, hi);
+	pthread_mutex_unlock(&o->mu);
+}
+
 static int read_once(struct osd_store *st, struct osd__obj *o, int fd, uint64_t offset,
 		     const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *gotp,
 		     uint64_t *bad)
 {
+	struct read_trust t = { .on = trusting(st) };
 	pthread_mutex_lock(&o->mu);
 	uint64_t len = o->length;
 	int sfd = o->sfd;
 	pthread_mutex_unlock(&o->mu);
 	uint64_t want = offset >= len ? 0 : len - offset < total ? len - offset : total;
-	int r = read_iov(fd, offset, iov, iovcnt, want, gotp);
+	int r = read_copy(st, o, fd, offset, iov, iovcnt, want, total, gotp, &t);
 	if (r == -EIO)
 		*bad = offset + *gotp; /* the host's own read error */
-	if (r || !st->sums)
+	if (r || !st->sums) {
+		if (r && t.on) {
+			pthread_mutex_lock(&o->mu);
+			(void)osd__trust_fault(o, blk_lo(offset), blk_hi(offset + want));
+			pthread_mutex_unlock(&o->mu);
+		}
 		return r;
-	return osd__sum_verify(o, fd, sfd, offset, iov, iovcnt, *gotp, bad);
+	}
+	if (t.hit) {
+		atomic_fetch_add(&st->blocks_trusted, blk_hi(offset + *gotp) - blk_lo(offset));
+		return 0;
+	}
+	uint64_t end = offset + *gotp;
+	if (t.on && (offset % OSD__SUM_BLOCK || (end % OSD__SUM_BLOCK && end < len))) {
+		/* the check reads the other bytes of a first or last block read in
+		 * part: that may bring its page in from disk */
+		pthread_mutex_lock(&o->mu);
+		if (offset % OSD__SUM_BLOCK)
+			t.epoch = osd__trust_fault(o, blk_lo(offset), blk_lo(offset) + 1);
+		if (end % OSD__SUM_BLOCK && end < len)
+			t.epoch = osd__trust_fault(o, blk_lo(end), blk_lo(end) + 1);
+		pthread_mutex_unlock(&o->mu);
+	}
+	r = osd__sum_verify(o, fd, sfd, offset, iov, iovcnt, *gotp, bad);
+	read_trust_after(st, o, fd, offset, *gotp, len, r, &t);
+	return r;
 }
 
 /*
@@ -1072,6 +1237,9 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 	if (!r && length != o->length)
 		r = fd_get_for_change(st, o, 1, &fd, &evict);
 	if (!r && fd >= 0) {
+		if (trusting(st))
+			(void)osd__trust_change_begin(o, fd, blk_lo(length < o->length ? length
+								    : o->length), UINT64_MAX);
 		if (st->sums)
 			r = osd__sum_truncate(o, fd, o->sfd, o->length, length, &bad);
 		else if (ftruncate(fd, (off_t)length) != 0)
@@ -1117,6 +1285,8 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 	else if (offset < o->length && len)
 		r = fd_get_for_change(st, o, 0, &fd, &evict);
 	if (!r && fd >= 0) {
+		if (trusting(st))
+			(void)osd__trust_change_begin(o, fd, blk_lo(offset), blk_hi(end));
 		if (st->sums)
 			r = osd__sum_punch(o, fd, o->sfd, o->length, offset, end, &bad);
 		else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,
@@ -1226,6 +1396,10 @@ int osd_store_verify(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t 
 		b = b < end ? next_checked(fd, sfd, b, end) : end;
 		uint64_t k = end - b < chunk ? end - b : chunk;
 		if (k) {
+			/* its reads may bring pages in from disk unverified by READ */
+			pthread_mutex_lock(&o->mu);
+			(void)osd__trust_fault(o, b, b + k);
+			pthread_mutex_unlock(&o->mu);
 			r = osd__sum_scrub_range(fd, sfd, len, b, k, buf, bad);
 			uint64_t upto = (b + k) * OSD__SUM_BLOCK < len ? (b + k) * OSD__SUM_BLOCK : len;
 			*bytes += upto - b * OSD__SUM_BLOCK;

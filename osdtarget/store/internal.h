@@ -16,10 +16,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "lru/lru.h"
 #include "store/log.h"
 #include "store/store.h"
+
+/* Copies from the page cache of one object that read trust tracks at once. */
+#define OSD__TRUST_COPIES 4
 
 /* Data files live in data/<gen & 0xFF as 2 hex>/<gen as 16 hex>. */
 #define OSD__FANOUT 256
@@ -72,6 +76,19 @@ struct osd__obj {
 				      range open (wmu) */
 	struct osd__obj *open_next; /* st->open list (st->open_mu) */
 	int on_open;               /* st->open_mu */
+
+	/* Read trust (trust.c): blocks verified since their page came into
+	 * the page cache. Lives with the cached descriptor (obj->mu). */
+	uint64_t *tbits;           /* trusted blocks */
+	uint64_t tcap;             /* blocks tbits covers */
+	_Atomic uint64_t tepoch;   /* bumped before the store may make the kernel read a
+				      page of the data file from disk, and on any loss */
+	struct timespec tctime;    /* data file ctime after the store's last own change */
+	int tvalid;                /* tctime is known */
+	int tchanging;             /* an own change is in flight (under wmu) */
+	unsigned copies;           /* slots of copies from the page cache in flight: */
+	uint64_t copy_lo[OSD__TRUST_COPIES], copy_hi[OSD__TRUST_COPIES]; /* blocks they may
+				      make the kernel read from disk before they bump the epoch */
 };
 
 struct osd__id {
@@ -147,6 +164,9 @@ struct osd_store {
 	struct osd__obj *open;
 	_Atomic uint64_t flush_gen; /* FLUSH OSDs so far */
 	int upgrading;             /* open only: a version 1 store gets its checksums */
+	int verify_reads;          /* osd_store_options.verify_reads: no read trust */
+	atomic_int trust_off;      /* RWF_NOWAIT refused: no read trust */
+	_Atomic uint64_t blocks_verified, blocks_trusted; /* READ blocks (tests, bench) */
 	size_t ngone, gone_cap;
 };
 
@@ -277,6 +297,38 @@ void osd__sum_report(struct osd_store *st, const struct osd__sum_scan *sc);
 int osd__sum_scrub_range(int fd, int sfd, uint64_t len, uint64_t b, uint64_t k,
 			 uint8_t *buf, uint64_t *bad);
 uint64_t osd__sum_chunk_blocks(void);
+
+/* trust.c: verify a data block once per stay in the page cache (obj->mu
+ * held for all but osd__trust_ctime). Blocks are OSD__SUM_BLOCK units. */
+/* Forget all trust (descriptor closed, file changed by someone else). */
+void osd__trust_drop(struct osd__obj *o);
+/* Before the store may make the kernel read blocks [lo, hi) from disk, or
+ * after they changed or failed: they are no longer trusted. @return the new
+ * epoch, which a grant for the same operation must pass. */
+uint64_t osd__trust_fault(struct osd__obj *o, uint64_t lo, uint64_t hi);
+/* 1 if every block of [lo, hi) is trusted. */
+int osd__trust_covers(const struct osd__obj *o, uint64_t lo, uint64_t hi);
+/* Trust blocks [lo, hi) if nothing moved the epoch since @p epoch. */
+void osd__trust_grant(struct osd__obj *o, uint64_t epoch, uint64_t lo, uint64_t hi);
+int osd__trust_ctime(int fd, struct timespec *ts);
+/* An own change of blocks [lo, hi) starts (wmu held): their trust ends and
+ * a ctime other than the last own change's drops all. @return the epoch. */
+uint64_t osd__trust_change_begin(struct osd__obj *o, int fd, uint64_t lo, uint64_t hi);
+/* ... and ended, leaving the data file with @p ctime. */
+void osd__trust_change_end(struct osd__obj *o, const struct timespec *ctime);
+/* A copy of blocks [lo, hi) from the page cache begins: its slot, or -1 when
+ * all are taken (then it must not try one). */
+int osd__trust_copy_begin(struct osd__obj *o, uint64_t lo, uint64_t hi);
+/* 1 if no other copy in flight may have read a page of [lo, hi) from disk. */
+int osd__trust_copy_alone(const struct osd__obj *o, int slot, uint64_t lo, uint64_t hi);
+void osd__trust_copy_end(struct osd__obj *o, int slot);
+/* After a read that began at @p epoch with the file's ctime @p c0 (NULL:
+ * tvalid was set, tctime) and ended with @p now: 1 if what it copied may be
+ * (or is) trusted. */
+int osd__trust_read_ok(struct osd__obj *o, uint64_t epoch, const struct timespec *c0,
+		       const struct timespec *now);
+/* Blocks READ verified and READ trusted so far (tests and benchmarks). */
+void osd__store_read_counts(struct osd_store *st, uint64_t *verified, uint64_t *trusted);
 
 /* pool.c */
 /* Make data/pool (@p create: a new store, whose caller fsyncs data/) or

@@ -76,6 +76,7 @@ static void obj_free(struct osd__obj *o)
 	osd__attr_free_all(o);
 	pthread_mutex_destroy(&o->mu);
 	pthread_mutex_destroy(&o->wmu);
+	osd__trust_drop(o);
 	free(o);
 }
 

@@ -7,7 +7,8 @@ set(OSD_STORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/pool.c
   ${CMAKE_CURRENT_LIST_DIR}/recover.c
   ${CMAKE_CURRENT_LIST_DIR}/store.c
-  ${CMAKE_CURRENT_LIST_DIR}/sums.c)
+  ${CMAKE_CURRENT_LIST_DIR}/sums.c
+  ${CMAKE_CURRENT_LIST_DIR}/trust.c)
 # The store uses libosd's big-endian helpers (proto/byteorder.h) and CRC32C
 # (checksum/crc32c.h).
 get_filename_component(OSD_STORE_LIBOSD_DIR ${CMAKE_CURRENT_LIST_DIR}/../../libosd ABSOLUTE)

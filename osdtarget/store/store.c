@@ -80,6 +80,12 @@ static void log_event(void *arg, int err)
 	osd__store_space(arg, err, "metadata log");
 }
 
+void osd__store_read_counts(struct osd_store *st, uint64_t *verified, uint64_t *trusted)
+{
+	*verified = atomic_load(&st->blocks_verified);
+	*trusted = atomic_load(&st->blocks_trusted);
+}
+
 const char *osd_store_error(struct osd_store *st)
 {
 	return st ? st->msg : "no store";
@@ -452,6 +458,7 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	st->path = strdup(dir);
 	st->sync_writes = o->sync_writes;
 	st->salvage = o->salvage;
+	st->verify_reads = o->verify_reads;
 	st->log_cb = o->log;
 	st->log_arg = o->log_arg;
 	st->opening = 1;

@@ -57,6 +57,10 @@ struct osd_store_options {
 	   benchmarks only: nothing then catches damaged data). Recorded in the
 	   superblock; an existing store keeps the mode it was made with. */
 	int no_checksums;
+	/* 1: verify every READ against the data checksums. By default a block
+	   verified once is trusted while its page stays in the host page cache
+	   (docs/target-store.md, "Read trust"). Not persisted. */
+	int verify_reads;
 };
 
 /** @name Levels of osd_store_options.log (the syslog values) */

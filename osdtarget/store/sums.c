@@ -589,6 +589,11 @@ int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 	int fd = have_data ? openat(dfd, dname, O_RDONLY | O_CLOEXEC) : -1;
 	if (have_data && fd < 0)
 		return -errno;
+	/* no readahead: it would leave readahead marks in the page cache, and
+	 * a later READ crossing one would read pages ahead unseen by read
+	 * trust (trust.c) */
+	if (fd >= 0)
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	int sfd = openat(dfd, base, O_RDWR | O_CLOEXEC);
 	uint64_t len = 0, lo = 0, hi = 0;
 	int r = sfd < 0 ? -errno : hdr_read(sfd, &len, &lo, &hi);

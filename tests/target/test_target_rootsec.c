@@ -454,7 +454,8 @@ START_TEST(store_repaired_on_open)
 }
 END_TEST
 
-/* Version 1 options (no salvage or log_event) are still accepted. */
+/* Version 1 options (no salvage or log_event) and version 4 (no verify_reads)
+ * are still accepted. */
 START_TEST(options_version_1)
 {
 	struct osd_target_options o = OSD_TARGET_OPTIONS_INIT;
@@ -463,6 +464,15 @@ START_TEST(options_version_1)
 
 	snprintf(store, sizeof(store), "%s/v1", ht.dir);
 	o.version = 1;
+	ck_assert_int_eq(osd_target_open(&t, store, &o), 0);
+	osd_target_close(t);
+	/* version 4 (no verify_reads) too: the field is not read */
+	o.version = 4;
+	o.verify_reads = 12345;
+	ck_assert_int_eq(osd_target_open(&t, store, &o), 0);
+	osd_target_close(t);
+	o.version = 5;
+	o.verify_reads = 1;
 	ck_assert_int_eq(osd_target_open(&t, store, &o), 0);
 	osd_target_close(t);
 	o.version = 99;
