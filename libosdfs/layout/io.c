@@ -515,6 +515,8 @@ struct prows {
 	struct prow *pr;
 	unsigned n;
 	uint8_t *pbuf; /* P units (and Q after each) of every row */
+	unsigned P;    /* parity units per row, and the unit: pbuf's size */
+	uint64_t su;
 };
 
 static void prow_span(struct prow *pr, const struct lay_map *lm, uint64_t off, uint64_t end)
@@ -641,58 +643,65 @@ static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_
 	return rc;
 }
 
-/* Compute and queue the parity units of each row. */
-static int queue_parity(struct lay *L, struct lay_copv *v, const struct lay_map *lm,
-			uint64_t oid, const struct prows *rows, uint64_t off, const uint8_t *buf)
+/* Compute the parity units of each row into rows->pbuf (P, then Q at P + w). */
+static void compute_parity(const struct lay_map *lm, const struct prows *rows, uint64_t off,
+			   const uint8_t *buf)
 {
 	struct prow *pr = rows->pr;
-	unsigned npr = rows->n;
-	uint8_t *pbuf = rows->pbuf;
 	uint64_t rowlen = lm->Wd * lm->su;
 	const uint8_t *d[OSDFS_LAYOUT_MAX_DEVICES];
 
-	for (unsigned i = 0; i < npr; i++) {
+	for (unsigned i = 0; i < rows->n; i++) {
 		size_t w = (size_t)(pr[i].b - pr[i].a);
-		uint8_t *p = pbuf + (size_t)i * lm->P * lm->su, *q = lm->P == 2 ? p + w : NULL;
-		struct lay_row lr = lay_row_of(lm, pr[i].R);
+		uint8_t *p = rows->pbuf + (size_t)i * lm->P * lm->su, *q = lm->P == 2 ? p + w : NULL;
 
 		for (unsigned k = 0; k < lm->Wd; k++)
 			d[k] = pr[i].partial ? pr[i].scratch + (size_t)k * w
 					     : buf + (pr[i].R * rowlen - off) + (uint64_t)k * lm->su;
 		lay_gf_gen(d, lm->Wd, w, p, q);
-		for (size_t x = 0; pr[i].rmw && x < w; x++) {
-			/* parity of the change, added to the old parity */
-			p[x] ^= pr[i].oldpar[x];
-			if (q)
-				q[x] ^= pr[i].oldpar[w + x];
-		}
-		for (unsigned j = 0; j < lm->P; j++) {
-			struct unit_span par = { lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
-						 pr[i].a, w };
-
-			if (add_unit_write(L, v, NULL, lm, oid, &par, j ? q : p) < 0)
-				return -ENOMEM;
-		}
+		if (pr[i].rmw) /* parity of the change, added to the old parity */
+			lay_gf_xor(p, pr[i].oldpar, (q ? 2 : 1) * w);
 	}
-	return 0;
 }
 
-/* Queue the data pieces of [off, off + len) on every live copy. */
-static int queue_data(struct lay *L, struct lay_copv *v, long *last, const struct lay_map *lm,
-		      uint64_t oid, uint64_t off, const uint8_t *buf, size_t len)
+/* Queue the data and parity of [off, off + len) on every live copy, row by
+ * row and position by position, so that what a component receives is one
+ * contiguous range (one operation with an iovec list) rather than its data
+ * and parity units as separate commands. */
+static int queue_rows(struct lay *L, struct lay_copv *v, long *last, const struct lay_map *lm,
+		      uint64_t oid, const struct prows *rows, uint64_t off, const uint8_t *buf,
+		      size_t len)
 {
-	uint64_t rowlen = lm->Wd * lm->su;
+	uint64_t rowlen = lm->Wd * lm->su, end = off + len, R0 = off / rowlen;
+	uint64_t R1 = (end - 1) / rowlen;
 
-	for (uint64_t o = off, end = off + len; o < end;) {
-		uint64_t R = o / rowlen, in = o % rowlen, a = in % lm->su;
+	for (uint64_t R = R0; R <= R1; R++) {
 		struct lay_row lr = lay_row_of(lm, R);
-		size_t n = (size_t)(lm->su - a < end - o ? lm->su - a : end - o);
-		struct unit_span us = { lr.g, lr.row, lay_data_pos(lm, lr.row, (unsigned)(in / lm->su)),
-					a, n };
+		const struct prow *pr = rows->pr ? &rows->pr[R - R0] : NULL;
 
-		if (add_unit_write(L, v, last, lm, oid, &us, buf + (o - off)) < 0)
-			return -ENOMEM;
-		o += n;
+		for (unsigned pos = 0; pos < lm->W; pos++) {
+			unsigned k = unit_index(lm, lr.row, pos);
+			uint64_t us = R * rowlen + (uint64_t)k * lm->su;
+			uint64_t s = us > off ? us : off, e = us + lm->su < end ? us + lm->su : end;
+			struct unit_span u = { lr.g, lr.row, pos, 0, 0 };
+			const uint8_t *src;
+
+			if (k >= lm->Wd) { /* parity j = k - Wd, over the row's span [a, b) */
+				size_t w = (size_t)(pr->b - pr->a);
+
+				u.a = pr->a;
+				u.len = w;
+				src = rows->pbuf + (size_t)(R - R0) * lm->P * lm->su + (k - lm->Wd) * w;
+			} else if (s < e) {
+				u.a = s - us;
+				u.len = (size_t)(e - s);
+				src = buf + (s - off);
+			} else {
+				continue;
+			}
+			if (add_unit_write(L, v, last, lm, oid, &u, src) < 0)
+				return -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -772,16 +781,16 @@ static struct osdfs_attr *attrs_with_size(const struct osdfs_attr *attrs, int na
 }
 
 static int parity_rows(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
-		       struct lay_copv *v, uint64_t off, const uint8_t *buf, size_t len,
+		       uint64_t off, const uint8_t *buf, size_t len,
 		       struct prows *rows)
 {
 	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
 	unsigned npr = (unsigned)(R1 - R0 + 1);
 	struct prow *pr = calloc(npr, sizeof(*pr));
-	uint8_t *pbuf = malloc((size_t)npr * lm->P * lm->su);
+	uint8_t *pbuf = lay_scratch_get((size_t)npr * lm->P * lm->su);
 	int rc = pr && pbuf ? 0 : -ENOMEM;
 
-	*rows = (struct prows){ pr, npr, pbuf };
+	*rows = (struct prows){ pr, npr, pbuf, lm->P, lm->su };
 	for (unsigned i = 0; rc == 0 && i < npr; i++) {
 		pr[i].R = R0 + i;
 		prow_span(&pr[i], lm, off, off + len);
@@ -789,7 +798,7 @@ static int parity_rows(struct lay *L, const struct lay_info *fi, const struct la
 	if (rc == 0)
 		rc = prow_fill(L, fi, lm, pr, npr, off, buf, len);
 	if (rc == 0)
-		rc = queue_parity(L, v, lm, fi->oid, rows, off, buf);
+		compute_parity(lm, rows, off, buf);
 	return rc;
 }
 
@@ -799,8 +808,8 @@ static void free_prows(struct prows *rows)
 		free(rows->pr[i].scratch);
 		free(rows->pr[i].oldpar);
 	}
+	lay_scratch_put(rows->pbuf, (size_t)rows->n * rows->P * rows->su);
 	free(rows->pr);
-	free(rows->pbuf);
 }
 
 /* One batch: data, parity and attributes of [off, off + len). */
@@ -811,7 +820,7 @@ static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map 
 	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
 	uint64_t newsize = off + len > fi->size ? off + len : fi->size;
 	struct lay_copv v = { 0 };
-	struct prows rows = { NULL, 0, NULL };
+	struct prows rows = { NULL, 0, NULL, 0, 0 };
 	uint8_t sbuf[8];
 	long *last = malloc(lm->nc * sizeof(*last));
 	struct osdfs_attr *all;
@@ -824,10 +833,10 @@ static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map 
 		rc = -EIO;
 	for (unsigned c = 0; rc == 0 && c < lm->nc; c++)
 		last[c] = -1;
-	if (rc == 0)
-		rc = queue_data(L, &v, last, lm, fi->oid, off, buf, len);
 	if (rc == 0 && lm->P)
-		rc = parity_rows(L, fi, lm, &v, off, buf, len, &rows);
+		rc = parity_rows(L, fi, lm, off, buf, len, &rows);
+	if (rc == 0)
+		rc = queue_rows(L, &v, last, lm, fi->oid, &rows, off, buf, len);
 	if (rc == 0)
 		rc = queue_attrs(L, &v, lm, fi->oid, all, nall);
 	if (rc == 0) {

@@ -84,6 +84,21 @@ void lay_gf_gen(const uint8_t *const *d, unsigned nd, size_t len, uint8_t *p, ui
  * overwritten. Returns 0 or -EIO (too many lost). */
 int lay_gf_recover(uint8_t *const *u, unsigned nd, unsigned np, size_t len,
 		   const unsigned *lost, unsigned nlost);
+/* The same, always with our portable code (ISA-L's SIMD code is used by the
+ * two above when the build has it; both give the same bytes). */
+void lay_gf_gen_portable(const uint8_t *const *d, unsigned nd, size_t len, uint8_t *p,
+			 uint8_t *q);
+int lay_gf_recover_portable(uint8_t *const *u, unsigned nd, unsigned np, size_t len,
+			    const unsigned *lost, unsigned nlost);
+/* 1 if lay_gf_gen()/lay_gf_recover() use ISA-L, 0 if portable code only. */
+int lay_gf_have_isal(void);
+/* dst ^= src over @p len bytes. */
+void lay_gf_xor(uint8_t *dst, const uint8_t *src, size_t len);
+
+/* A buffer of at least @p n bytes from this thread's cache (else malloc),
+ * and its return with the size asked for (scratch.c). */
+void *lay_scratch_get(size_t n);
+void lay_scratch_put(void *p, size_t n);
 
 /* The device table: the fs uuid, default map and every slot. */
 struct lay_table_ent {
