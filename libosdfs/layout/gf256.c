@@ -125,6 +125,12 @@ static void gen_words(const uint8_t *const *d, unsigned nd, size_t from, size_t 
 {
 	size_t i = from;
 
+	if (!q) { /* P alone: XOR only */
+		memcpy(p + from, d[0] + from, len - from);
+		for (unsigned k = 1; k < nd; k++)
+			lay_gf_xor(p + from, d[k] + from, len - from);
+		return;
+	}
 	for (; i + 8 <= len; i += 8) {
 		uint64_t wp = load64(d[nd - 1] + i), wq = wp;
 

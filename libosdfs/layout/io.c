@@ -437,12 +437,22 @@ int lay_file_size(struct lay *L, struct lay_info *fi, uint64_t *size)
 	return rc < 0 && rc != -EIO && rc != -ENOENT ? -EUCLEAN : rc;
 }
 
+int lay_file_length(struct lay *L, struct lay_info *fi, uint64_t *size)
+{
+	int rc = lay_file_size(L, fi, size);
+
+	if (rc == 0)
+		*size = lay_gather_size(L, fi->oid, *size);
+	return rc;
+}
+
 ssize_t lay_file_read(struct lay *L, const struct lay_info *cfi, uint64_t off, uint8_t *buf,
 		      size_t len)
 {
 	struct lay_info fi = *cfi;
 	struct lay_map lm;
 	struct rng r;
+	uint64_t size;
 	int rc;
 
 	if (lay_map_resolve(&lm, &fi.map, L->table.ndev) < 0)
@@ -450,12 +460,18 @@ ssize_t lay_file_read(struct lay *L, const struct lay_info *cfi, uint64_t off, u
 	rc = file_size(L, &fi, &lm);
 	if (rc < 0)
 		return rc;
-	if (off >= fi.size)
+	size = lay_gather_size(L, fi.oid, fi.size); /* with the bytes held back */
+	if (off >= size)
 		return 0;
-	if (len > fi.size - off)
-		len = (size_t)(fi.size - off);
-	r = (struct rng){ off, len, buf };
-	rc = read_ranges(L, &fi, &lm, &r, 1);
+	if (len > size - off)
+		len = (size_t)(size - off);
+	/* the devices hold [0, fi.size); held bytes are laid over what they return */
+	r = (struct rng){ off, off < fi.size ? (size_t)(fi.size - off < len ? fi.size - off : len) : 0,
+			  buf };
+	memset(buf + r.len, 0, len - r.len);
+	rc = r.len ? read_ranges(L, &fi, &lm, &r, 1) : 0;
+	if (rc == 0)
+		lay_gather_overlay(L, fi.oid, off, buf, len);
 	lay_health_sync(L); /* repairs and events of this read, if any */
 	return rc < 0 ? rc : (ssize_t)len;
 }
@@ -590,7 +606,7 @@ static int prow_plan(struct lay *L, const struct lay_info *fi, const struct lay_
 
 /* Overlay the new data on a partial row's units; with rmw, keep only the change. */
 static void prow_overlay(const struct lay_map *lm, struct prow *pr, uint64_t off,
-			 const uint8_t *buf, size_t len)
+			 const struct lay_wsrc *src, size_t len)
 {
 	uint64_t rowlen = lm->Wd * lm->su, end = off + len;
 	size_t w = (size_t)(pr->b - pr->a);
@@ -603,11 +619,10 @@ static void prow_overlay(const struct lay_map *lm, struct prow *pr, uint64_t off
 		if (s >= e)
 			continue;
 		if (!pr->rmw) {
-			memcpy(u + (s - ls), buf + (s - off), e - s);
+			memcpy(u + (s - ls), lay_src_at(src, s), e - s);
 			continue;
 		}
-		for (uint64_t x = s; x < e; x++)
-			u[x - ls] ^= buf[x - off];
+		lay_gf_xor(u + (s - ls), lay_src_at(src, s), e - s);
 		memset(u, 0, s - ls);
 		memset(u + (e - ls), 0, w - (e - ls));
 	}
@@ -615,7 +630,8 @@ static void prow_overlay(const struct lay_map *lm, struct prow *pr, uint64_t off
 
 /* Read what each partial row needs and merge in the new data. */
 static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
-		     struct prow *pr, unsigned npr, uint64_t off, const uint8_t *buf, size_t len)
+		     struct prow *pr, unsigned npr, uint64_t off, const struct lay_wsrc *src,
+		     size_t len)
 {
 	struct rng r[2 * OSDFS_LAYOUT_MAX_DEVICES] = { { 0, 0, NULL } };
 	size_t nr = 0;
@@ -632,7 +648,7 @@ static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_
 
 		if (!pr[i].partial)
 			continue;
-		prow_overlay(lm, &pr[i], off, buf, len);
+		prow_overlay(lm, &pr[i], off, src, len);
 		for (unsigned j = 0; pr[i].rmw && rc == 0 && j < lm->P; j++) {
 			struct unit_span par = { lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
 						 pr[i].a, w };
@@ -644,8 +660,8 @@ static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_
 }
 
 /* Compute the parity units of each row into rows->pbuf (P, then Q at P + w). */
-static void compute_parity(const struct lay_map *lm, const struct prows *rows, uint64_t off,
-			   const uint8_t *buf)
+static void compute_parity(const struct lay_map *lm, const struct prows *rows,
+			   const struct lay_wsrc *src)
 {
 	struct prow *pr = rows->pr;
 	uint64_t rowlen = lm->Wd * lm->su;
@@ -657,7 +673,7 @@ static void compute_parity(const struct lay_map *lm, const struct prows *rows, u
 
 		for (unsigned k = 0; k < lm->Wd; k++)
 			d[k] = pr[i].partial ? pr[i].scratch + (size_t)k * w
-					     : buf + (pr[i].R * rowlen - off) + (uint64_t)k * lm->su;
+					     : lay_src_at(src, pr[i].R * rowlen + (uint64_t)k * lm->su);
 		lay_gf_gen(d, lm->Wd, w, p, q);
 		if (pr[i].rmw) /* parity of the change, added to the old parity */
 			lay_gf_xor(p, pr[i].oldpar, (q ? 2 : 1) * w);
@@ -669,8 +685,8 @@ static void compute_parity(const struct lay_map *lm, const struct prows *rows, u
  * contiguous range (one operation with an iovec list) rather than its data
  * and parity units as separate commands. */
 static int queue_rows(struct lay *L, struct lay_copv *v, long *last, const struct lay_map *lm,
-		      uint64_t oid, const struct prows *rows, uint64_t off, const uint8_t *buf,
-		      size_t len)
+		      uint64_t oid, const struct prows *rows, uint64_t off,
+		      const struct lay_wsrc *wsrc, size_t len)
 {
 	uint64_t rowlen = lm->Wd * lm->su, end = off + len, R0 = off / rowlen;
 	uint64_t R1 = (end - 1) / rowlen;
@@ -695,7 +711,7 @@ static int queue_rows(struct lay *L, struct lay_copv *v, long *last, const struc
 			} else if (s < e) {
 				u.a = s - us;
 				u.len = (size_t)(e - s);
-				src = buf + (s - off);
+				src = lay_src_at(wsrc, s);
 			} else {
 				continue;
 			}
@@ -781,7 +797,7 @@ static struct osdfs_attr *attrs_with_size(const struct osdfs_attr *attrs, int na
 }
 
 static int parity_rows(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
-		       uint64_t off, const uint8_t *buf, size_t len,
+		       uint64_t off, const struct lay_wsrc *src, size_t len,
 		       struct prows *rows)
 {
 	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
@@ -796,9 +812,9 @@ static int parity_rows(struct lay *L, const struct lay_info *fi, const struct la
 		prow_span(&pr[i], lm, off, off + len);
 	}
 	if (rc == 0)
-		rc = prow_fill(L, fi, lm, pr, npr, off, buf, len);
+		rc = prow_fill(L, fi, lm, pr, npr, off, src, len);
 	if (rc == 0)
-		compute_parity(lm, rows, off, buf);
+		compute_parity(lm, rows, src);
 	return rc;
 }
 
@@ -814,7 +830,7 @@ static void free_prows(struct prows *rows)
 
 /* One batch: data, parity and attributes of [off, off + len). */
 static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map *lm,
-		       uint64_t off, const uint8_t *buf, size_t len,
+		       uint64_t off, const struct lay_wsrc *src, size_t len,
 		       const struct osdfs_attr *attrs, int nattrs)
 {
 	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
@@ -834,9 +850,9 @@ static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map 
 	for (unsigned c = 0; rc == 0 && c < lm->nc; c++)
 		last[c] = -1;
 	if (rc == 0 && lm->P)
-		rc = parity_rows(L, fi, lm, off, buf, len, &rows);
+		rc = parity_rows(L, fi, lm, off, src, len, &rows);
 	if (rc == 0)
-		rc = queue_rows(L, &v, last, lm, fi->oid, &rows, off, buf, len);
+		rc = queue_rows(L, &v, last, lm, fi->oid, &rows, off, src, len);
 	if (rc == 0)
 		rc = queue_attrs(L, &v, lm, fi->oid, all, nall);
 	if (rc == 0) {
@@ -854,12 +870,35 @@ static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map 
 	return rc;
 }
 
+int lay_write_range(struct lay *L, struct lay_info *fi, const struct lay_map *lm,
+		    const struct lay_wsrc *src, uint64_t off, size_t len,
+		    const struct osdfs_attr *attrs, int nattrs)
+{
+	uint64_t rowlen = lm->Wd * lm->su;
+	size_t done = 0;
+	int rc = lay_dirty_note_file(L, fi, off, len); /* logged before it is written */
+
+	while (done < len && rc == 0) {
+		uint64_t o = off + done;
+		size_t n = len - done, cap = CHUNK_MAX / rowlen * rowlen + rowlen - o % rowlen;
+
+		if (n > cap)
+			n = cap;
+		rc = write_chunk(L, fi, lm, o, src, n, done + n == len ? attrs : NULL,
+				 done + n == len ? nattrs : 0);
+		if (rc == 0)
+			done += n;
+	}
+	if (rc == 0) /* a slot that failed during the write: logged before the ack */
+		rc = lay_dirty_note_file(L, fi, off, len);
+	return rc;
+}
+
 ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const uint8_t *buf,
 		       size_t len, const struct osdfs_attr *attrs, int nattrs)
 {
+	struct lay_wsrc src = { off, UINT64_MAX, buf, NULL };
 	struct lay_map lm;
-	uint64_t rowlen;
-	size_t done = 0;
 	int rc;
 
 	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
@@ -869,22 +908,24 @@ ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const u
 		return rc;
 	if (len == 0)
 		return nattrs ? lay_file_setattrs(L, fi, attrs, nattrs) : 0;
-	rc = lay_dirty_note_file(L, fi, off, len); /* logged before it is written */
-	rowlen = lm.Wd * lm.su;
-	while (done < len && rc == 0) {
-		uint64_t o = off + done;
-		size_t n = len - done, cap = CHUNK_MAX / rowlen * rowlen + rowlen - o % rowlen;
-
-		if (n > cap)
-			n = cap;
-		rc = write_chunk(L, fi, &lm, o, buf + done, n, done + n == len ? attrs : NULL,
-				 done + n == len ? nattrs : 0);
-		if (rc == 0)
-			done += n;
-	}
-	if (rc == 0) /* a slot that failed during the write: logged before the ack */
-		rc = lay_dirty_note_file(L, fi, off, len);
+	if (lm.P) /* whole rows need no reads: gather sequential writes into them */
+		rc = lay_gather_write(L, fi, &lm, off, buf, len, attrs, nattrs);
+	else
+		rc = lay_write_range(L, fi, &lm, &src, off, len, attrs, nattrs);
 	return rc < 0 ? rc : (ssize_t)len;
+}
+
+int lay_file_write_held(struct lay *L, struct lay_info *fi, uint64_t off, const uint8_t *buf,
+			size_t len)
+{
+	struct lay_wsrc src = { off, UINT64_MAX, buf, NULL };
+	struct lay_map lm;
+	int rc;
+
+	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
+		return -EUCLEAN;
+	rc = file_size(L, fi, &lm);
+	return rc < 0 ? rc : lay_write_range(L, fi, &lm, &src, off, len, NULL, 0);
 }
 
 int lay_file_setattrs(struct lay *L, struct lay_info *fi, const struct osdfs_attr *attrs,
@@ -968,7 +1009,9 @@ int lay_file_truncate(struct lay *L, struct lay_info *fi, uint64_t size)
 
 	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
 		return -EUCLEAN;
-	rc = file_size(L, fi, &lm);
+	rc = lay_gather_flush_locked(L, fi); /* held bytes first: the new length cuts them */
+	if (rc == 0)
+		rc = file_size(L, fi, &lm);
 	if (rc < 0)
 		return rc;
 	rowlen = lm.Wd * lm.su;

@@ -567,7 +567,7 @@ static int punch_file(struct lay *L, struct lay_info *fi, uint64_t off, uint64_t
 {
 	uint8_t *z;
 	uint64_t size;
-	int rc = lay_file_size(L, fi, &size);
+	int rc = lay_file_length(L, fi, &size);
 
 	if (rc < 0 || off >= size)
 		return rc;
@@ -701,7 +701,7 @@ static int lay_size(void *impl, uint64_t oid, uint64_t *size)
 	if (rc < 0)
 		return rc;
 	if (fi.file)
-		rc = lay_file_size(L, &fi, size);
+		rc = lay_file_length(L, &fi, size);
 	else
 		rc = (int)first_ok(L, meta_span(L, oid), size_fn, &a);
 	return lay_obj_leave(L, oid, rc);

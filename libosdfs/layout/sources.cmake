@@ -4,6 +4,7 @@ list(APPEND OSDFS_SOURCES
   ${_osdfs_lay}/map.c
   ${_osdfs_lay}/gf256.c
   ${_osdfs_lay}/scratch.c
+  ${_osdfs_lay}/gather.c
   ${_osdfs_lay}/table.c
   ${_osdfs_lay}/fanout.c
   ${_osdfs_lay}/cops.c
