@@ -17,6 +17,13 @@
  * return, and size() counts it. Until written it is in memory only, as a
  * page cache's dirty page: the dirty-region log records it when it is
  * written, so what an fsync acknowledged is on the devices and logged.
+ *
+ * Space: a device that fills up must fail the write() that filled it, not a
+ * later fsync. As ext4 stops delaying allocation when free blocks run low,
+ * nothing is held back unless every device reported at least GATHER_ROOM
+ * bytes free at the last look, taken at most GATHER_LOOK_MS ago and before
+ * at most GATHER_LOOK_BYTES of writes through here: what this handle wrote
+ * since, plus all it can hold (GATHER_SLOTS rows), stays well under it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -29,6 +36,9 @@
 #define GATHER_SLOTS 16
 #define GATHER_ROW_MAX (4u << 20) /* larger rows are written as they come */
 #define GATHER_AGE_MS 200
+#define GATHER_ROOM (256ull << 20)
+#define GATHER_LOOK_MS 1000
+#define GATHER_LOOK_BYTES (64u << 20)
 
 struct gent {
 	uint64_t oid;  /* 0: free */
@@ -45,6 +55,9 @@ struct lay_gather {
 	pthread_t thread;
 	int started, stop;
 	struct gent e[GATHER_SLOTS];
+	uint64_t looked;  /* when the devices' free space was last asked */
+	uint64_t since_look; /* bytes written through here since */
+	int roomy;        /* every device had GATHER_ROOM free then */
 };
 
 static uint64_t now_ns(void)
@@ -218,12 +231,64 @@ void lay_gather_free(struct lay *L)
 	L->gather = NULL;
 }
 
+/* Bytes a device can still take: the least of its capacity left (if it has
+ * one) and the free space under it (if it says). */
+static uint64_t dev_room(const struct osdfs_backend_stat *st)
+{
+	uint64_t r = UINT64_MAX;
+
+	if (st->capacity)
+		r = st->capacity > st->used ? st->capacity - st->used : 0;
+	if (st->device_free && st->device_free < r)
+		r = st->device_free;
+	return r;
+}
+
+/* Whether every up device has GATHER_ROOM free (asked again when stale). */
+static int roomy(struct lay *L, size_t more)
+{
+	struct lay_gather *g = L->gather;
+	uint64_t t = now_ns();
+	int ok = 1;
+
+	pthread_mutex_lock(&g->mu);
+	g->since_look += more;
+	if (g->looked && t - g->looked < (uint64_t)GATHER_LOOK_MS * 1000000u &&
+	    g->since_look < GATHER_LOOK_BYTES) {
+		ok = g->roomy;
+		pthread_mutex_unlock(&g->mu);
+		return ok;
+	}
+	pthread_mutex_unlock(&g->mu);
+	for (unsigned s = 0; s < L->table.ndev && ok; s++) {
+		struct osdfs_backend_stat st = { 0 };
+		const struct osdfs_backend_ops *ops;
+		void *impl;
+
+		if (!lay_writable(L, s))
+			continue;
+		pthread_mutex_lock(&L->mu);
+		ops = L->dev[s].ops;
+		impl = L->dev[s].impl;
+		pthread_mutex_unlock(&L->mu);
+		ok = ops && ops->statfs(impl, &st) == 0 && dev_room(&st) >= GATHER_ROOM;
+	}
+	pthread_mutex_lock(&g->mu);
+	g->looked = t;
+	g->since_look = 0;
+	g->roomy = ok;
+	pthread_mutex_unlock(&g->mu);
+	return ok;
+}
+
 /* A free entry with room for a row (NULL: write without holding back). */
 static struct gent *take(struct lay *L, uint64_t oid, size_t rowlen)
 {
 	struct lay_gather *g = L->gather;
 	struct gent *e = NULL;
 
+	if (!roomy(L, 0))
+		return NULL;
 	pthread_mutex_lock(&g->mu);
 	if (!g->started && !g->stop)
 		g->started = pthread_create(&g->thread, NULL, ager, L) == 0;
@@ -280,6 +345,7 @@ int lay_gather_write(struct lay *L, struct lay_info *fi, const struct lay_map *l
 		return lay_write_range(L, fi, lm, &src, off, len, attrs, nattrs);
 	pthread_mutex_lock(&g->mu);
 	e = find(g, fi->oid);
+	g->since_look += len;
 	pthread_mutex_unlock(&g->mu);
 	if (e && e->off + e->len != off) { /* not a continuation: write it first */
 		rc = write_entry(L, fi, e);

@@ -733,6 +733,8 @@ int lay_be_statfs(void *impl, struct osdfs_backend_stat *st)
 	const struct lay_map *m = &L->defmap;
 	struct osdfs_backend_stat sum = { 0 }, d;
 
+	if (!L->readonly)
+		lay_gather_flush(L, 0); /* held writes count as used */
 	for (unsigned s = 0; s < L->table.ndev; s++) {
 		if (!lay_readable(L, s) || L->dev[s].ops->statfs(L->dev[s].impl, &d) < 0)
 			continue;

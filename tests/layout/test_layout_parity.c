@@ -188,19 +188,27 @@ struct pt {
 	uint64_t ino;
 };
 
-static void pt_open(struct pt *t)
+/* @p capacity: usable bytes given to mkfs, 0 for the devices' own. */
+static void pt_open_cap(struct pt *t, uint64_t capacity)
 {
+	struct osdfs_mkfs_options mo = OSDFS_MKFS_OPTIONS_INIT;
 	struct osdfs_stat st;
 
 	memset(t, 0, sizeof(*t));
 	fx_init(&t->f, 4);
 	ck_assert_int_eq(fx_open_all(&t->f, MAP), 0);
-	ck_assert_int_eq(osdfs_mkfs(t->f.be, NULL), 0);
+	mo.capacity = capacity;
+	ck_assert_int_eq(osdfs_mkfs(t->f.be, &mo), 0);
 	t->fs = fx_mount(t->f.be);
 	ck_assert_int_eq(osdfs_create(t->fs, OSDFS_ROOT_INO, "f", 0644, O_RDWR, NULL, &st, &t->fh),
 			 0);
 	t->ino = st.ino;
 	t->f.count_oid = OSDFS__OID_BASE + st.ino;
+}
+
+static void pt_open(struct pt *t)
+{
+	pt_open_cap(t, 0);
 }
 
 static struct lay *pt_lay(struct pt *t)
@@ -420,6 +428,26 @@ START_TEST(test_gather_fsync_failover_resync)
 }
 END_TEST
 
+/* Devices short of room: nothing is held back, so the write() that fills
+ * them is the one that fails (ENOSPC is not deferred to fsync). */
+START_TEST(test_gather_not_when_short_of_room)
+{
+	struct pt t;
+	uint8_t *data = malloc(ROW);
+	unsigned long w0;
+
+	fill(data, ROW, 19);
+	pt_open_cap(&t, 8u << 20);
+	w0 = writes(&t);
+	wr(&t, data, 1000, 0);
+	ck_assert_uint_eq(held(&t), 0);
+	ck_assert_uint_gt(writes(&t), w0);
+	same(&t, data, 1000);
+	pt_close(&t);
+	free(data);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("layout_parity");
@@ -434,6 +462,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_gather_small_pieces_and_gaps);
 	tcase_add_test(tc, test_gather_written_by_age_and_close);
 	tcase_add_test(tc, test_gather_fsync_failover_resync);
+	tcase_add_test(tc, test_gather_not_when_short_of_room);
 	suite_add_tcase(s, tc);
 	return s;
 }
