@@ -628,6 +628,53 @@ static void prow_overlay(const struct lay_map *lm, struct prow *pr, uint64_t off
 	}
 }
 
+/* The old P (and Q) over [a, b) of every read-modify-write row, all in one
+ * batch (not a round trip per parity unit); a unit whose read fails on a
+ * device comes from another copy or the rest of its row. */
+static int old_parity(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+		      struct prow *pr, unsigned npr)
+{
+	struct unit_span par[4]; /* 2 partial rows (the first and last) x P */
+	uint8_t *dst[4];
+	long op[4];
+	unsigned n = 0;
+	struct lay_copv v = { 0 };
+	int rc = 0;
+
+	for (unsigned i = 0; i < npr && rc == 0; i++) {
+		struct lay_row lr = lay_row_of(lm, pr[i].R);
+		size_t w = (size_t)(pr[i].b - pr[i].a);
+
+		for (unsigned j = 0; pr[i].rmw && j < lm->P && n < 4; j++, n++) {
+			unsigned c;
+
+			par[n] = (struct unit_span){ lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
+						     pr[i].a, w };
+			dst[n] = pr[i].oldpar + j * w;
+			op[n] = -1; /* no readable copy: from the rest of the row */
+			if (pick_copy(L, lm, fi->oid, &par[n], UINT32_MAX, &c) == 0) {
+				op[n] = add_io(&v, NULL, LAY_READ, lm, fi->oid, c,
+					       lr.row * lm->su + pr[i].a, (struct iovec){ dst[n], w });
+				rc = op[n] < 0 ? -ENOMEM : 0;
+			}
+		}
+	}
+	if (rc == 0)
+		lay_copv_run(L, &v);
+	for (unsigned k = 0; rc == 0 && k < n; k++) {
+		long orc = op[k] >= 0 ? v.v[op[k]].rc : -EIO;
+
+		if (orc >= 0)
+			continue;
+		if (!lay_is_dev_error(orc))
+			rc = (int)orc;
+		else
+			rc = unit_degraded(L, fi, lm, &par[k], UINT32_MAX, 0, dst[k]);
+	}
+	lay_copv_free(&v);
+	return rc;
+}
+
 /* Read what each partial row needs and merge in the new data. */
 static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
 		     struct prow *pr, unsigned npr, uint64_t off, const struct lay_wsrc *src,
@@ -642,20 +689,11 @@ static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_
 			rc = prow_plan(L, fi, lm, &pr[i], off, off + len, r, &nr);
 	if (rc == 0)
 		rc = read_ranges(L, fi, lm, r, nr);
-	for (unsigned i = 0; rc == 0 && i < npr; i++) {
-		struct lay_row lr = lay_row_of(lm, pr[i].R);
-		size_t w = (size_t)(pr[i].b - pr[i].a);
-
-		if (!pr[i].partial)
-			continue;
-		prow_overlay(lm, &pr[i], off, src, len);
-		for (unsigned j = 0; pr[i].rmw && rc == 0 && j < lm->P; j++) {
-			struct unit_span par = { lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
-						 pr[i].a, w };
-
-			rc = unit_degraded(L, fi, lm, &par, UINT32_MAX, 0, pr[i].oldpar + j * w);
-		}
-	}
+	if (rc == 0)
+		rc = old_parity(L, fi, lm, pr, npr);
+	for (unsigned i = 0; rc == 0 && i < npr; i++)
+		if (pr[i].partial)
+			prow_overlay(lm, &pr[i], off, src, len);
 	return rc;
 }
 
