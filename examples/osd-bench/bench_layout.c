@@ -12,7 +12,9 @@
  * are also given as ratios to the first map's (the same conditions, so the
  * ratios hold on a loaded machine where absolute figures drift). The daemons
  * share the machine's cores with osdfs and the initiator, which the output
- * notes.
+ * notes. The write phase's CPU time (this process's threads plus every
+ * daemon's, from /proc) per MiB is printed too: what the layout costs in
+ * work, which other load on the machine does not change.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <osd/osd.h>
@@ -68,6 +71,7 @@ struct bench {
 	unsigned ndev;
 	uint8_t *wbuf, *rbuf;
 	double write[MAX_LAYOUTS][NCONFIGS][MAX_RUNS], read[MAX_LAYOUTS][NCONFIGS][MAX_RUNS];
+	double wcpu[MAX_LAYOUTS][NCONFIGS][MAX_RUNS]; /* write phase CPU ms per MiB */
 	int fits[MAX_LAYOUTS][NCONFIGS];
 };
 
@@ -253,9 +257,40 @@ static void fs_check(osdfs *fs, ssize_t rc, const char *what)
 	exit(1);
 }
 
-/* Write (fsync'ed) then, after a remount, read the file: MiB/s of each. */
-static void one_run(struct bench *b, double *wrate, double *rrate)
+/* CPU seconds used so far by this process (every thread) and the daemons. */
+static double cpu_now(const struct bench *b)
 {
+	struct rusage ru;
+	double t = 0;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		t = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+		    ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+	for (unsigned i = 0; i < MAX_DEV; i++) {
+		char path[64], buf[1024], *p;
+		unsigned long ut = 0, st = 0;
+		FILE *f;
+
+		if (b->d[i].pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)b->d[i].pid);
+		f = fopen(path, "r");
+		p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		/* fields after the name: state ... utime (14th field) stime (15th) */
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+				&st) == 2)
+			t += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		if (f)
+			fclose(f);
+	}
+	return t;
+}
+
+/* Write (fsync'ed) then, after a remount, read the file: MiB/s of each. */
+static void one_run(struct bench *b, double *wrate, double *rrate, double *wcpu)
+{
+	double c0;
+
 	osdfs_backend *be = layout_over(b);
 	struct osdfs_stat st;
 	osdfs_file *fh;
@@ -269,11 +304,13 @@ static void one_run(struct bench *b, double *wrate, double *rrate)
 	fs = mount_layout(b);
 	fs_check(fs, osdfs_create(fs, OSDFS_ROOT_INO, "seq", 0644, O_RDWR | O_EXCL, NULL,
 				   &st, &fh), "create");
+	c0 = cpu_now(b);
 	t0 = bench_now_ns();
 	for (unsigned i = 0; i < b->p.mib; i++)
 		fs_check(fs, osdfs_write(fs, fh, b->wbuf, IO, (uint64_t)i * IO), "write");
 	fs_check(fs, osdfs_fsync(fs, st.ino, 0), "fsync");
 	*wrate = b->p.mib / ((double)(bench_now_ns() - t0) / 1e9);
+	*wcpu = (cpu_now(b) - c0) * 1e3 / b->p.mib;
 	fs_check(fs, osdfs_release(fs, fh), "release");
 	fs_check(fs, osdfs_unmount(fs), "unmount");
 	fs = mount_layout(b);
@@ -308,12 +345,13 @@ static void run_config(struct bench *b, unsigned c, const char *targetd)
 	for (int r = 0; r < b->p.runs; r++)
 		for (b->cur = 0; b->cur < b->p.nspec; b->cur++)
 			if (b->fits[b->cur][c])
-				one_run(b, &b->write[b->cur][c][r], &b->read[b->cur][c][r]);
+				one_run(b, &b->write[b->cur][c][r], &b->read[b->cur][c][r],
+					&b->wcpu[b->cur][c][r]);
 	disconnect_devices(b);
 	stop_daemons(b);
 }
 
-static void print_ratio(const struct bench *b, unsigned l, double med[NCONFIGS][2], unsigned c)
+static void print_ratio(const struct bench *b, unsigned l, double med[NCONFIGS][3], unsigned c)
 {
 	if (!b->fits[l][0] || !b->fits[l][c]) {
 		printf("scaling %u/1 devices:   n/a\n", config_devs[c]);
@@ -323,17 +361,20 @@ static void print_ratio(const struct bench *b, unsigned l, double med[NCONFIGS][
 	       med[c][0] / med[0][0], med[c][1] / med[0][1]);
 }
 
-static void print_layout(struct bench *b, unsigned l, double med[NCONFIGS][2])
+static void print_layout(struct bench *b, unsigned l, double med[NCONFIGS][3])
 {
-	printf("layout %s\n%-8s %14s %14s\n", b->p.spec[l], "devices", "write MiB/s", "read MiB/s");
+	printf("layout %s\n%-8s %14s %14s %16s\n", b->p.spec[l], "devices", "write MiB/s",
+	       "read MiB/s", "write CPU ms/MiB");
 	for (unsigned c = 0; c < NCONFIGS; c++) {
 		if (!b->fits[l][c]) {
-			printf("%-8u %14s %14s\n", config_devs[c], "n/a", "n/a");
+			printf("%-8u %14s %14s %16s\n", config_devs[c], "n/a", "n/a", "n/a");
 			continue;
 		}
 		med[c][0] = bench_median(b->write[l][c], b->p.runs);
 		med[c][1] = bench_median(b->read[l][c], b->p.runs);
-		printf("%-8u %14.1f %14.1f\n", config_devs[c], med[c][0], med[c][1]);
+		med[c][2] = bench_median(b->wcpu[l][c], b->p.runs);
+		printf("%-8u %14.1f %14.1f %16.2f\n", config_devs[c], med[c][0], med[c][1],
+		       med[c][2]);
 	}
 	printf("\n");
 	for (unsigned c = 1; c < NCONFIGS; c++)
@@ -342,20 +383,21 @@ static void print_layout(struct bench *b, unsigned l, double med[NCONFIGS][2])
 }
 
 /* Each map's figures over the first map's, device count by device count. */
-static void print_vs_first(struct bench *b, double med[MAX_LAYOUTS][NCONFIGS][2])
+static void print_vs_first(struct bench *b, double med[MAX_LAYOUTS][NCONFIGS][3])
 {
 	printf("ratio to %s (same run, same devices):\n", b->p.spec[0]);
-	printf("%-24s %-8s %8s %8s\n", "layout", "devices", "write", "read");
+	printf("%-24s %-8s %8s %8s %10s\n", "layout", "devices", "write", "read", "write CPU");
 	for (unsigned l = 1; l < b->p.nspec; l++)
 		for (unsigned c = 0; c < NCONFIGS; c++)
 			if (b->fits[0][c] && b->fits[l][c])
-				printf("%-24s %-8u %8.2f %8.2f\n", b->p.spec[l], config_devs[c],
-				       med[l][c][0] / med[0][c][0], med[l][c][1] / med[0][c][1]);
+				printf("%-24s %-8u %8.2f %8.2f %10.2f\n", b->p.spec[l],
+				       config_devs[c], med[l][c][0] / med[0][c][0],
+				       med[l][c][1] / med[0][c][1], med[l][c][2] / med[0][c][2]);
 }
 
 static void print_table(struct bench *b)
 {
-	double med[MAX_LAYOUTS][NCONFIGS][2];
+	double med[MAX_LAYOUTS][NCONFIGS][3];
 
 	printf("osd-bench --layout: osdfs on the layout backend over\n"
 	       "osd-targetd processes on 127.0.0.1 (iSCSI, one process per device);\n"

@@ -12,7 +12,7 @@ echo "$out"
 [ $rc = 0 ] || { echo "FAIL: osd-bench --layout exited $rc"; exit 1; }
 num='[0-9][0-9]*\.[0-9]'
 for n in 1 2 4; do
-	echo "$out" | grep -q "^$n  *$num  *$num\$" || { echo "FAIL: no row for $n devices"; exit 1; }
+	echo "$out" | grep -q "^$n  *$num  *$num  *$num[0-9]*\$" || { echo "FAIL: no row for $n devices"; exit 1; }
 done
 for n in 2 4; do
 	echo "$out" | grep -q "^scaling $n/1 devices: *write $num[0-9]*x *read $num[0-9]*x\$" ||
@@ -24,7 +24,7 @@ rc=$?
 echo "$out"
 [ $rc = 0 ] || { echo "FAIL: osd-bench --layout with two maps exited $rc"; exit 1; }
 for n in 2 4; do
-	echo "$out" | grep -q "^raid5,su=64K  *$n  *$num[0-9]*  *$num[0-9]*\$" ||
+	echo "$out" | grep -q "^raid5,su=64K  *$n  *$num[0-9]*  *$num[0-9]*  *$num[0-9]*\$" ||
 		{ echo "FAIL: no ratio of raid5 to raid0 on $n devices"; exit 1; }
 done
 out=$("$BENCH" --parity --runs 1 --unit 4 2>&1)
