@@ -70,19 +70,20 @@ END_TEST
  * buffers: both implementations against the shift-and-add definition. */
 static void check_gen(unsigned nd, size_t len, unsigned skew, unsigned seed)
 {
-	uint8_t *mem = aligned_alloc(64, (nd + 4) * (len + 64) + 64);
+	size_t stride = (len + 64 + 63) / 64 * 64; /* a multiple of the alignment */
+	uint8_t *mem = aligned_alloc(64, (nd + 4) * stride);
 	uint8_t *d[OSDFS_LAYOUT_MAX_DEVICES];
 	uint8_t *wp = malloc(len + 1), *wq = malloc(len + 1);
 	uint8_t *p, *q, *p2, *q2;
 
 	ck_assert_ptr_nonnull(mem);
-	/* 64-aligned slots of len + 64 bytes, each used from byte skew */
+	/* 64-aligned slots of at least len + 64 bytes, each used from byte skew */
 	for (unsigned k = 0; k < nd; k++)
-		d[k] = mem + (size_t)k * (len + 64) + skew;
-	p = mem + (size_t)nd * (len + 64) + skew;
-	q = p + len + 64;
-	p2 = q + len + 64;
-	q2 = p2 + len + 64;
+		d[k] = mem + (size_t)k * stride + skew;
+	p = mem + (size_t)nd * stride + skew;
+	q = p + stride;
+	p2 = q + stride;
+	q2 = p2 + stride;
 	for (unsigned k = 0; k < nd; k++)
 		fill(d[k], len, seed + k);
 	for (size_t i = 0; i < len; i++) {
