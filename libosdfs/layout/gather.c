@@ -384,6 +384,20 @@ int lay_gather_write(struct lay *L, struct lay_info *fi, const struct lay_map *l
 	return rc;
 }
 
+void lay_gather_drop(struct lay *L, uint64_t oid)
+{
+	struct lay_gather *g = L->gather;
+	struct gent *e;
+
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->mu);
+	e = find(g, oid);
+	if (e)
+		e->oid = 0;
+	pthread_mutex_unlock(&g->mu);
+}
+
 uint64_t lay_gather_size(struct lay *L, uint64_t oid, uint64_t size)
 {
 	struct lay_gather *g = L->gather;

@@ -382,6 +382,8 @@ void lay_gather_free(struct lay *L);
  * a read's need, or GATHER_AGE_MS. */
 int lay_gather_write(struct lay *L, struct lay_info *fi, const struct lay_map *lm, uint64_t off,
 		     const uint8_t *buf, size_t len, const struct osdfs_attr *attrs, int nattrs);
+/* Forget what is held for @p oid (removed; its lock held exclusively). */
+void lay_gather_drop(struct lay *L, uint64_t oid);
 /* Write what is held for @p oid (0: every object; takes the object locks). */
 int lay_gather_flush(struct lay *L, uint64_t oid);
 /* The same for a file whose exclusive lock the caller holds. */

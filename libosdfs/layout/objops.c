@@ -371,8 +371,10 @@ static int lay_remove(void *impl, uint64_t oid)
 	rc = obj_span(L, &fi, 0, &sp);
 	if (rc == 0)
 		LOGGED(L, oid, rc, run_all(L, sp, oid, LAY_REMOVE, &tmpl));
-	if (rc == 0)
+	if (rc == 0) {
 		lay_count_add(L, -1);
+		lay_gather_drop(L, oid); /* bytes held for it go with it */
+	}
 	lay_info_drop(L, oid);
 	pthread_rwlock_unlock(lay_lock_of(L, oid));
 	pthread_rwlock_unlock(&L->count_gate);

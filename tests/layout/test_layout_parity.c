@@ -344,6 +344,21 @@ START_TEST(test_gather_small_pieces_and_gaps)
 	}
 	ck_assert_uint_eq(held(&t), 0);
 	same(&t, data, 8 * ROW + 200);
+	/* held bytes of a file removed go with it: nothing written after */
+	{
+		uint64_t oid = t.f.count_oid;
+		unsigned long w0;
+
+		wr(&t, data, 100, 8 * ROW + 200);
+		ck_assert_uint_gt(held(&t), 0);
+		ck_assert_int_eq(osdfs_release(t.fs, t.fh), 0);
+		ck_assert_int_eq(osdfs_unlink(t.fs, OSDFS_ROOT_INO, "f"), 0);
+		ck_assert_uint_eq(lay_gather_size(pt_lay(&t), oid, 0), 0);
+		w0 = writes(&t);
+		ck_assert_int_eq(osdfs_fsync(t.fs, OSDFS_ROOT_INO, 0), 0);
+		ck_assert_uint_eq(writes(&t), w0);
+		t.fh = NULL; /* released above */
+	}
 	pt_close(&t);
 	free(data);
 }
