@@ -8,7 +8,8 @@
  * fsync (the write figure includes it), unmount; mount again (cold osdfs
  * caches) and read the file back in 1 MiB reads, checking the bytes. Every
  * figure is the median of --runs runs. With several --layout maps, each run
- * goes through every map in turn on the same daemons, and each map's figures
+ * goes through every map in turn (each map on its own daemons: a formatted
+ * device keeps the map it was formatted with), and each map's figures
  * are also given as ratios to the first map's (the same conditions, so the
  * ratios hold on a loaded machine where absolute figures drift). The daemons
  * share the machine's cores with osdfs and the initiator, which the output
@@ -66,8 +67,10 @@ struct bench {
 	struct osdfs_data_map map[MAX_LAYOUTS];
 	unsigned cur; /* the map of the run in progress */
 	char dir[PATH_MAX];
-	struct daemon d[MAX_DEV];
-	osd_dev *dev[MAX_DEV];
+	/* map l's device i: [l * MAX_DEV + i]; every map has its own daemons, as
+	 * a formatted device keeps its map (the table's default map) */
+	struct daemon d[MAX_LAYOUTS * MAX_DEV];
+	osd_dev *dev[MAX_LAYOUTS * MAX_DEV];
 	unsigned ndev;
 	uint8_t *wbuf, *rbuf;
 	double write[MAX_LAYOUTS][NCONFIGS][MAX_RUNS], read[MAX_LAYOUTS][NCONFIGS][MAX_RUNS];
@@ -79,7 +82,7 @@ static struct bench *g_bench; /* the daemons to stop when bench_die() exits */
 
 static void stop_daemons(struct bench *b)
 {
-	for (unsigned i = 0; i < MAX_DEV; i++) {
+	for (unsigned i = 0; i < MAX_LAYOUTS * MAX_DEV; i++) {
 		if (b->d[i].pid > 0) {
 			kill(b->d[i].pid, SIGTERM);
 			waitpid(b->d[i].pid, NULL, 0);
@@ -154,6 +157,10 @@ static void start_daemon(struct bench *b, unsigned i, const char *targetd)
 	    snprintf(log, sizeof(log), "%s/targetd%u.log", b->dir, i) >= (int)sizeof(log))
 		bench_die(MODE, "device path under --dir", -ENAMETOOLONG, NULL);
 	unlink(portfile); /* left by the previous device count */
+	/* a fresh store: one left by the previous device count still holds that
+	 * filesystem's device table, which the next open would follow (the
+	 * devices it does not name becoming spares) instead of the map asked for */
+	bench_rmtree(store);
 	pid = fork();
 	if (pid < 0)
 		bench_die(MODE, "fork", -errno, NULL);
@@ -181,9 +188,9 @@ static void start_daemon(struct bench *b, unsigned i, const char *targetd)
 		 "iqn.2026-12.org.osd:target");
 }
 
-static void connect_devices(struct bench *b, unsigned n)
+static void connect_devices(struct bench *b, unsigned first, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = first; i < first + n; i++) {
 		struct osd_iscsi_options io = OSD_ISCSI_OPTIONS_INIT;
 		struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
 		struct osd_transport tp;
@@ -201,8 +208,9 @@ static void connect_devices(struct bench *b, unsigned n)
 
 static void disconnect_devices(struct bench *b)
 {
-	for (unsigned i = 0; i < b->ndev; i++) {
-		osd_dev_close(b->dev[i]);
+	for (unsigned i = 0; i < MAX_LAYOUTS * MAX_DEV; i++) {
+		if (b->dev[i])
+			osd_dev_close(b->dev[i]);
 		b->dev[i] = NULL;
 	}
 	b->ndev = 0;
@@ -216,9 +224,12 @@ static osdfs_backend *layout_over(struct bench *b)
 	char err[256] = "";
 	int rc;
 
-	for (unsigned i = 0; i < b->ndev; i++)
-		if ((rc = osdfs_backend_osd_new(&child[i], b->dev[i], PARTITION)))
-			bench_die(MODE, "osd backend", rc, b->dev[i]);
+	for (unsigned i = 0; i < b->ndev; i++) {
+		osd_dev *dev = b->dev[b->cur * MAX_DEV + i];
+
+		if ((rc = osdfs_backend_osd_new(&child[i], dev, PARTITION)))
+			bench_die(MODE, "osd backend", rc, dev);
+	}
 	cfg.ndevices = b->ndev;
 	cfg.devices = child;
 	cfg.map = b->map[b->cur];
@@ -266,7 +277,7 @@ static double cpu_now(const struct bench *b)
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		t = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
 		    ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-	for (unsigned i = 0; i < MAX_DEV; i++) {
+	for (unsigned i = b->cur * MAX_DEV; i < (b->cur + 1) * MAX_DEV; i++) {
 		char path[64], buf[1024], *p;
 		unsigned long ut = 0, st = 0;
 		FILE *f;
@@ -339,9 +350,13 @@ static void run_config(struct bench *b, unsigned c, const char *targetd)
 	}
 	if (!any)
 		return;
-	for (unsigned i = 0; i < n; i++)
-		start_daemon(b, i, targetd);
-	connect_devices(b, n);
+	for (unsigned l = 0; l < b->p.nspec; l++) {
+		if (!b->fits[l][c])
+			continue;
+		for (unsigned i = 0; i < n; i++)
+			start_daemon(b, l * MAX_DEV + i, targetd);
+		connect_devices(b, l * MAX_DEV, n);
+	}
 	for (int r = 0; r < b->p.runs; r++)
 		for (b->cur = 0; b->cur < b->p.nspec; b->cur++)
 			if (b->fits[b->cur][c])
