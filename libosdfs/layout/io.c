@@ -436,12 +436,22 @@ int lay_file_size(struct lay *L, struct lay_info *fi, uint64_t *size)
 	return rc < 0 && rc != -EIO && rc != -ENOENT ? -EUCLEAN : rc;
 }
 
+int lay_file_length(struct lay *L, struct lay_info *fi, uint64_t *size)
+{
+	int rc = lay_file_size(L, fi, size);
+
+	if (rc == 0)
+		*size = lay_gather_size(L, fi->oid, *size);
+	return rc;
+}
+
 ssize_t lay_file_read(struct lay *L, const struct lay_info *cfi, uint64_t off, uint8_t *buf,
 		      size_t len)
 {
 	struct lay_info fi = *cfi;
 	struct lay_map lm;
 	struct rng r;
+	uint64_t size;
 	int rc;
 
 	if (lay_map_resolve(&lm, &fi.map, L->table.ndev) < 0)
@@ -449,12 +459,18 @@ ssize_t lay_file_read(struct lay *L, const struct lay_info *cfi, uint64_t off, u
 	rc = file_size(L, &fi, &lm);
 	if (rc < 0)
 		return rc;
-	if (off >= fi.size)
+	size = lay_gather_size(L, fi.oid, fi.size); /* with the bytes held back */
+	if (off >= size)
 		return 0;
-	if (len > fi.size - off)
-		len = (size_t)(fi.size - off);
-	r = (struct rng){ off, len, buf };
-	rc = read_ranges(L, &fi, &lm, &r, 1);
+	if (len > size - off)
+		len = (size_t)(size - off);
+	/* the devices hold [0, fi.size); held bytes are laid over what they return */
+	r = (struct rng){ off, off < fi.size ? (size_t)(fi.size - off < len ? fi.size - off : len) : 0,
+			  buf };
+	memset(buf + r.len, 0, len - r.len);
+	rc = r.len ? read_ranges(L, &fi, &lm, &r, 1) : 0;
+	if (rc == 0)
+		lay_gather_overlay(L, fi.oid, off, buf, len);
 	lay_health_sync(L); /* repairs and events of this read, if any */
 	return rc < 0 ? rc : (ssize_t)len;
 }
@@ -514,6 +530,8 @@ struct prows {
 	struct prow *pr;
 	unsigned n;
 	uint8_t *pbuf; /* P units (and Q after each) of every row */
+	unsigned P;    /* parity units per row, and the unit: pbuf's size */
+	uint64_t su;
 };
 
 static void prow_span(struct prow *pr, const struct lay_map *lm, uint64_t off, uint64_t end)
@@ -587,7 +605,7 @@ static int prow_plan(struct lay *L, const struct lay_info *fi, const struct lay_
 
 /* Overlay the new data on a partial row's units; with rmw, keep only the change. */
 static void prow_overlay(const struct lay_map *lm, struct prow *pr, uint64_t off,
-			 const uint8_t *buf, size_t len)
+			 const struct lay_wsrc *src, size_t len)
 {
 	uint64_t rowlen = lm->Wd * lm->su, end = off + len;
 	size_t w = (size_t)(pr->b - pr->a);
@@ -600,19 +618,66 @@ static void prow_overlay(const struct lay_map *lm, struct prow *pr, uint64_t off
 		if (s >= e)
 			continue;
 		if (!pr->rmw) {
-			memcpy(u + (s - ls), buf + (s - off), e - s);
+			memcpy(u + (s - ls), lay_src_at(src, s), e - s);
 			continue;
 		}
-		for (uint64_t x = s; x < e; x++)
-			u[x - ls] ^= buf[x - off];
+		lay_gf_xor(u + (s - ls), lay_src_at(src, s), e - s);
 		memset(u, 0, s - ls);
 		memset(u + (e - ls), 0, w - (e - ls));
 	}
 }
 
+/* The old P (and Q) over [a, b) of every read-modify-write row, all in one
+ * batch (not a round trip per parity unit); a unit whose read fails on a
+ * device comes from another copy or the rest of its row. */
+static int old_parity(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
+		      struct prow *pr, unsigned npr)
+{
+	struct unit_span par[4]; /* 2 partial rows (the first and last) x P */
+	uint8_t *dst[4];
+	long op[4];
+	unsigned n = 0;
+	struct lay_copv v = { 0 };
+	int rc = 0;
+
+	for (unsigned i = 0; i < npr && rc == 0; i++) {
+		struct lay_row lr = lay_row_of(lm, pr[i].R);
+		size_t w = (size_t)(pr[i].b - pr[i].a);
+
+		for (unsigned j = 0; pr[i].rmw && j < lm->P && n < 4; j++, n++) {
+			unsigned c;
+
+			par[n] = (struct unit_span){ lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
+						     pr[i].a, w };
+			dst[n] = pr[i].oldpar + j * w;
+			op[n] = -1; /* no readable copy: from the rest of the row */
+			if (pick_copy(L, lm, fi->oid, &par[n], UINT32_MAX, &c) == 0) {
+				op[n] = add_io(&v, NULL, LAY_READ, lm, fi->oid, c,
+					       lr.row * lm->su + pr[i].a, (struct iovec){ dst[n], w });
+				rc = op[n] < 0 ? -ENOMEM : 0;
+			}
+		}
+	}
+	if (rc == 0)
+		lay_copv_run(L, &v);
+	for (unsigned k = 0; rc == 0 && k < n; k++) {
+		long orc = op[k] >= 0 ? v.v[op[k]].rc : -EIO;
+
+		if (orc >= 0)
+			continue;
+		if (!lay_is_dev_error(orc))
+			rc = (int)orc;
+		else
+			rc = unit_degraded(L, fi, lm, &par[k], UINT32_MAX, 0, dst[k]);
+	}
+	lay_copv_free(&v);
+	return rc;
+}
+
 /* Read what each partial row needs and merge in the new data. */
 static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
-		     struct prow *pr, unsigned npr, uint64_t off, const uint8_t *buf, size_t len)
+		     struct prow *pr, unsigned npr, uint64_t off, const struct lay_wsrc *src,
+		     size_t len)
 {
 	struct rng r[2 * OSDFS_LAYOUT_MAX_DEVICES] = { { 0, 0, NULL } };
 	size_t nr = 0;
@@ -623,75 +688,73 @@ static int prow_fill(struct lay *L, const struct lay_info *fi, const struct lay_
 			rc = prow_plan(L, fi, lm, &pr[i], off, off + len, r, &nr);
 	if (rc == 0)
 		rc = read_ranges(L, fi, lm, r, nr);
-	for (unsigned i = 0; rc == 0 && i < npr; i++) {
-		struct lay_row lr = lay_row_of(lm, pr[i].R);
-		size_t w = (size_t)(pr[i].b - pr[i].a);
-
-		if (!pr[i].partial)
-			continue;
-		prow_overlay(lm, &pr[i], off, buf, len);
-		for (unsigned j = 0; pr[i].rmw && rc == 0 && j < lm->P; j++) {
-			struct unit_span par = { lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
-						 pr[i].a, w };
-
-			rc = unit_degraded(L, fi, lm, &par, UINT32_MAX, 0, pr[i].oldpar + j * w);
-		}
-	}
+	if (rc == 0)
+		rc = old_parity(L, fi, lm, pr, npr);
+	for (unsigned i = 0; rc == 0 && i < npr; i++)
+		if (pr[i].partial)
+			prow_overlay(lm, &pr[i], off, src, len);
 	return rc;
 }
 
-/* Compute and queue the parity units of each row. */
-static int queue_parity(struct lay *L, struct lay_copv *v, const struct lay_map *lm,
-			uint64_t oid, const struct prows *rows, uint64_t off, const uint8_t *buf)
+/* Compute the parity units of each row into rows->pbuf (P, then Q at P + w). */
+static void compute_parity(const struct lay_map *lm, const struct prows *rows,
+			   const struct lay_wsrc *src)
 {
 	struct prow *pr = rows->pr;
-	unsigned npr = rows->n;
-	uint8_t *pbuf = rows->pbuf;
 	uint64_t rowlen = lm->Wd * lm->su;
 	const uint8_t *d[OSDFS_LAYOUT_MAX_DEVICES];
 
-	for (unsigned i = 0; i < npr; i++) {
+	for (unsigned i = 0; i < rows->n; i++) {
 		size_t w = (size_t)(pr[i].b - pr[i].a);
-		uint8_t *p = pbuf + (size_t)i * lm->P * lm->su, *q = lm->P == 2 ? p + w : NULL;
-		struct lay_row lr = lay_row_of(lm, pr[i].R);
+		uint8_t *p = rows->pbuf + (size_t)i * lm->P * lm->su, *q = lm->P == 2 ? p + w : NULL;
 
 		for (unsigned k = 0; k < lm->Wd; k++)
 			d[k] = pr[i].partial ? pr[i].scratch + (size_t)k * w
-					     : buf + (pr[i].R * rowlen - off) + (uint64_t)k * lm->su;
+					     : lay_src_at(src, pr[i].R * rowlen + (uint64_t)k * lm->su);
 		lay_gf_gen(d, lm->Wd, w, p, q);
-		for (size_t x = 0; pr[i].rmw && x < w; x++) {
-			/* parity of the change, added to the old parity */
-			p[x] ^= pr[i].oldpar[x];
-			if (q)
-				q[x] ^= pr[i].oldpar[w + x];
-		}
-		for (unsigned j = 0; j < lm->P; j++) {
-			struct unit_span par = { lr.g, lr.row, lay_parity_pos(lm, lr.row, j),
-						 pr[i].a, w };
-
-			if (add_unit_write(L, v, NULL, lm, oid, &par, j ? q : p) < 0)
-				return -ENOMEM;
-		}
+		if (pr[i].rmw) /* parity of the change, added to the old parity */
+			lay_gf_xor(p, pr[i].oldpar, (q ? 2 : 1) * w);
 	}
-	return 0;
 }
 
-/* Queue the data pieces of [off, off + len) on every live copy. */
-static int queue_data(struct lay *L, struct lay_copv *v, long *last, const struct lay_map *lm,
-		      uint64_t oid, uint64_t off, const uint8_t *buf, size_t len)
+/* Queue the data and parity of [off, off + len) on every live copy, row by
+ * row and position by position, so that what a component receives is one
+ * contiguous range (one operation with an iovec list) rather than its data
+ * and parity units as separate commands. */
+static int queue_rows(struct lay *L, struct lay_copv *v, long *last, const struct lay_map *lm,
+		      uint64_t oid, const struct prows *rows, uint64_t off,
+		      const struct lay_wsrc *wsrc, size_t len)
 {
-	uint64_t rowlen = lm->Wd * lm->su;
+	uint64_t rowlen = lm->Wd * lm->su, end = off + len, R0 = off / rowlen;
+	uint64_t R1 = (end - 1) / rowlen;
 
-	for (uint64_t o = off, end = off + len; o < end;) {
-		uint64_t R = o / rowlen, in = o % rowlen, a = in % lm->su;
+	for (uint64_t R = R0; R <= R1; R++) {
 		struct lay_row lr = lay_row_of(lm, R);
-		size_t n = (size_t)(lm->su - a < end - o ? lm->su - a : end - o);
-		struct unit_span us = { lr.g, lr.row, lay_data_pos(lm, lr.row, (unsigned)(in / lm->su)),
-					a, n };
+		const struct prow *pr = rows->pr ? &rows->pr[R - R0] : NULL;
 
-		if (add_unit_write(L, v, last, lm, oid, &us, buf + (o - off)) < 0)
-			return -ENOMEM;
-		o += n;
+		for (unsigned pos = 0; pos < lm->W; pos++) {
+			unsigned k = unit_index(lm, lr.row, pos);
+			uint64_t us = R * rowlen + (uint64_t)k * lm->su;
+			uint64_t s = us > off ? us : off, e = us + lm->su < end ? us + lm->su : end;
+			struct unit_span u = { lr.g, lr.row, pos, 0, 0 };
+			const uint8_t *src;
+
+			if (k >= lm->Wd) { /* parity j = k - Wd, over the row's span [a, b) */
+				size_t w = (size_t)(pr->b - pr->a);
+
+				u.a = pr->a;
+				u.len = w;
+				src = rows->pbuf + (size_t)(R - R0) * lm->P * lm->su + (k - lm->Wd) * w;
+			} else if (s < e) {
+				u.a = s - us;
+				u.len = (size_t)(e - s);
+				src = lay_src_at(wsrc, s);
+			} else {
+				continue;
+			}
+			if (add_unit_write(L, v, last, lm, oid, &u, src) < 0)
+				return -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -771,24 +834,24 @@ static struct osdfs_attr *attrs_with_size(const struct osdfs_attr *attrs, int na
 }
 
 static int parity_rows(struct lay *L, const struct lay_info *fi, const struct lay_map *lm,
-		       struct lay_copv *v, uint64_t off, const uint8_t *buf, size_t len,
+		       uint64_t off, const struct lay_wsrc *src, size_t len,
 		       struct prows *rows)
 {
 	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
 	unsigned npr = (unsigned)(R1 - R0 + 1);
 	struct prow *pr = calloc(npr, sizeof(*pr));
-	uint8_t *pbuf = malloc((size_t)npr * lm->P * lm->su);
+	uint8_t *pbuf = lay_scratch_get((size_t)npr * lm->P * lm->su);
 	int rc = pr && pbuf ? 0 : -ENOMEM;
 
-	*rows = (struct prows){ pr, npr, pbuf };
+	*rows = (struct prows){ pr, npr, pbuf, lm->P, lm->su };
 	for (unsigned i = 0; rc == 0 && i < npr; i++) {
 		pr[i].R = R0 + i;
 		prow_span(&pr[i], lm, off, off + len);
 	}
 	if (rc == 0)
-		rc = prow_fill(L, fi, lm, pr, npr, off, buf, len);
+		rc = prow_fill(L, fi, lm, pr, npr, off, src, len);
 	if (rc == 0)
-		rc = queue_parity(L, v, lm, fi->oid, rows, off, buf);
+		compute_parity(lm, rows, src);
 	return rc;
 }
 
@@ -798,19 +861,19 @@ static void free_prows(struct prows *rows)
 		free(rows->pr[i].scratch);
 		free(rows->pr[i].oldpar);
 	}
+	lay_scratch_put(rows->pbuf, (size_t)rows->n * rows->P * rows->su);
 	free(rows->pr);
-	free(rows->pbuf);
 }
 
 /* One batch: data, parity and attributes of [off, off + len). */
 static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map *lm,
-		       uint64_t off, const uint8_t *buf, size_t len,
+		       uint64_t off, const struct lay_wsrc *src, size_t len,
 		       const struct osdfs_attr *attrs, int nattrs)
 {
 	uint64_t rowlen = lm->Wd * lm->su, R0 = off / rowlen, R1 = (off + len - 1) / rowlen;
 	uint64_t newsize = off + len > fi->size ? off + len : fi->size;
 	struct lay_copv v = { 0 };
-	struct prows rows = { NULL, 0, NULL };
+	struct prows rows = { NULL, 0, NULL, 0, 0 };
 	uint8_t sbuf[8];
 	long *last = malloc(lm->nc * sizeof(*last));
 	struct osdfs_attr *all;
@@ -823,10 +886,10 @@ static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map 
 		rc = -EIO;
 	for (unsigned c = 0; rc == 0 && c < lm->nc; c++)
 		last[c] = -1;
-	if (rc == 0)
-		rc = queue_data(L, &v, last, lm, fi->oid, off, buf, len);
 	if (rc == 0 && lm->P)
-		rc = parity_rows(L, fi, lm, &v, off, buf, len, &rows);
+		rc = parity_rows(L, fi, lm, off, src, len, &rows);
+	if (rc == 0)
+		rc = queue_rows(L, &v, last, lm, fi->oid, &rows, off, src, len);
 	if (rc == 0)
 		rc = queue_attrs(L, &v, lm, fi->oid, all, nall);
 	if (rc == 0) {
@@ -844,12 +907,35 @@ static int write_chunk(struct lay *L, struct lay_info *fi, const struct lay_map 
 	return rc;
 }
 
+int lay_write_range(struct lay *L, struct lay_info *fi, const struct lay_map *lm,
+		    const struct lay_wsrc *src, uint64_t off, size_t len,
+		    const struct osdfs_attr *attrs, int nattrs)
+{
+	uint64_t rowlen = lm->Wd * lm->su;
+	size_t done = 0;
+	int rc = lay_dirty_note_file(L, fi, off, len); /* logged before it is written */
+
+	while (done < len && rc == 0) {
+		uint64_t o = off + done;
+		size_t n = len - done, cap = CHUNK_MAX / rowlen * rowlen + rowlen - o % rowlen;
+
+		if (n > cap)
+			n = cap;
+		rc = write_chunk(L, fi, lm, o, src, n, done + n == len ? attrs : NULL,
+				 done + n == len ? nattrs : 0);
+		if (rc == 0)
+			done += n;
+	}
+	if (rc == 0) /* a slot that failed during the write: logged before the ack */
+		rc = lay_dirty_note_file(L, fi, off, len);
+	return rc;
+}
+
 ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const uint8_t *buf,
 		       size_t len, const struct osdfs_attr *attrs, int nattrs)
 {
+	struct lay_wsrc src = { off, UINT64_MAX, buf, NULL };
 	struct lay_map lm;
-	uint64_t rowlen;
-	size_t done = 0;
 	int rc;
 
 	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
@@ -859,22 +945,24 @@ ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const u
 		return rc;
 	if (len == 0)
 		return nattrs ? lay_file_setattrs(L, fi, attrs, nattrs) : 0;
-	rc = lay_dirty_note_file(L, fi, off, len); /* logged before it is written */
-	rowlen = lm.Wd * lm.su;
-	while (done < len && rc == 0) {
-		uint64_t o = off + done;
-		size_t n = len - done, cap = CHUNK_MAX / rowlen * rowlen + rowlen - o % rowlen;
-
-		if (n > cap)
-			n = cap;
-		rc = write_chunk(L, fi, &lm, o, buf + done, n, done + n == len ? attrs : NULL,
-				 done + n == len ? nattrs : 0);
-		if (rc == 0)
-			done += n;
-	}
-	if (rc == 0) /* a slot that failed during the write: logged before the ack */
-		rc = lay_dirty_note_file(L, fi, off, len);
+	if (lm.P) /* whole rows need no reads: gather sequential writes into them */
+		rc = lay_gather_write(L, fi, &lm, off, buf, len, attrs, nattrs);
+	else
+		rc = lay_write_range(L, fi, &lm, &src, off, len, attrs, nattrs);
 	return rc < 0 ? rc : (ssize_t)len;
+}
+
+int lay_file_write_held(struct lay *L, struct lay_info *fi, uint64_t off, const uint8_t *buf,
+			size_t len)
+{
+	struct lay_wsrc src = { off, UINT64_MAX, buf, NULL };
+	struct lay_map lm;
+	int rc;
+
+	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
+		return -EUCLEAN;
+	rc = file_size(L, fi, &lm);
+	return rc < 0 ? rc : lay_write_range(L, fi, &lm, &src, off, len, NULL, 0);
 }
 
 int lay_file_setattrs(struct lay *L, struct lay_info *fi, const struct osdfs_attr *attrs,
@@ -958,7 +1046,9 @@ int lay_file_truncate(struct lay *L, struct lay_info *fi, uint64_t size)
 
 	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
 		return -EUCLEAN;
-	rc = file_size(L, fi, &lm);
+	rc = lay_gather_flush_locked(L, fi); /* held bytes first: the new length cuts them */
+	if (rc == 0)
+		rc = file_size(L, fi, &lm);
 	if (rc < 0)
 		return rc;
 	rowlen = lm.Wd * lm.su;

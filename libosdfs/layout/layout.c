@@ -419,7 +419,8 @@ static struct lay *lay_alloc(void)
 	if (!L)
 		return NULL;
 	L->cache = calloc(LAY_CACHE_SIZE, sizeof(*L->cache));
-	if (!L->cache) {
+	if (!L->cache || lay_gather_new(L) < 0) {
+		free(L->cache);
 		free(L);
 		return NULL;
 	}
@@ -439,6 +440,7 @@ void lay_be_destroy(void *impl)
 	if (!L)
 		return;
 	lay_watch_destroy(L); /* its thread uses the pool and the devices */
+	lay_gather_free(L); /* writes what is held back, before the table's last store */
 	table_reconcile(L);
 	lay_pool_free(L->pool);
 	for (unsigned s = 0; s < OSDFS_LAYOUT_MAX_DEVICES; s++) {
@@ -731,6 +733,8 @@ int lay_be_statfs(void *impl, struct osdfs_backend_stat *st)
 	const struct lay_map *m = &L->defmap;
 	struct osdfs_backend_stat sum = { 0 }, d;
 
+	if (!L->readonly)
+		lay_gather_flush(L, 0); /* held writes count as used */
 	for (unsigned s = 0; s < L->table.ndev; s++) {
 		if (!lay_readable(L, s) || L->dev[s].ops->statfs(L->dev[s].impl, &d) < 0)
 			continue;
@@ -757,6 +761,9 @@ int lay_be_flush(void *impl, uint64_t oid)
 
 	if (L->readonly)
 		return 0; /* nothing written; a device's flush may still write (a log) */
+	rc = lay_gather_flush(L, oid); /* writes held back to complete rows */
+	if (rc < 0)
+		return rc;
 	lay_table_sync(L);
 	if (oid) {
 		/* one object: the slots of its copies or components */

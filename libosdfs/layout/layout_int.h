@@ -84,6 +84,21 @@ void lay_gf_gen(const uint8_t *const *d, unsigned nd, size_t len, uint8_t *p, ui
  * overwritten. Returns 0 or -EIO (too many lost). */
 int lay_gf_recover(uint8_t *const *u, unsigned nd, unsigned np, size_t len,
 		   const unsigned *lost, unsigned nlost);
+/* The same, always with our portable code (ISA-L's SIMD code is used by the
+ * two above when the build has it; both give the same bytes). */
+void lay_gf_gen_portable(const uint8_t *const *d, unsigned nd, size_t len, uint8_t *p,
+			 uint8_t *q);
+int lay_gf_recover_portable(uint8_t *const *u, unsigned nd, unsigned np, size_t len,
+			    const unsigned *lost, unsigned nlost);
+/* 1 if lay_gf_gen()/lay_gf_recover() use ISA-L, 0 if portable code only. */
+int lay_gf_have_isal(void);
+/* dst ^= src over @p len bytes. */
+void lay_gf_xor(uint8_t *dst, const uint8_t *src, size_t len);
+
+/* A buffer of at least @p n bytes from this thread's cache (else malloc),
+ * and its return with the size asked for (scratch.c). */
+void *lay_scratch_get(size_t n);
+void lay_scratch_put(void *p, size_t n);
 
 /* The device table: the fs uuid, default map and every slot. */
 struct lay_table_ent {
@@ -238,6 +253,7 @@ struct lay {
 	void *on_event_payload;
 	struct lay_dirty dirty;  /* the dirty-region log */
 	struct lay_watch *watch; /* the return watch (watch.c), once started or run */
+	struct lay_gather *gather; /* writes held back to complete rows (gather.c) */
 };
 
 /* dirty.c. Take over @p d's keys as the handle's log (at open). */
@@ -337,6 +353,50 @@ int lay_file_truncate(struct lay *L, struct lay_info *fi, uint64_t size);
 int lay_file_setattrs(struct lay *L, struct lay_info *fi, const struct osdfs_attr *attrs,
 		      int nattrs);
 int lay_file_size(struct lay *L, struct lay_info *fi, uint64_t *size);
+
+/* The bytes of a write: [hoff, split) from head, [split, ...) from rest; a
+ * write gathered into whole rows (gather.c) puts the completed first row in
+ * head, split on a row boundary so that no unit straddles the two. */
+struct lay_wsrc {
+	uint64_t hoff, split;
+	const uint8_t *head, *rest;
+};
+
+static inline const uint8_t *lay_src_at(const struct lay_wsrc *s, uint64_t x)
+{
+	return x < s->split ? s->head + (x - s->hoff) : s->rest + (x - s->split);
+}
+
+/* io.c: write file bytes [off, off + len) from @p src through the dirty log
+ * and row batches (the caller holds the object exclusively). */
+int lay_write_range(struct lay *L, struct lay_info *fi, const struct lay_map *lm,
+		    const struct lay_wsrc *src, uint64_t off, size_t len,
+		    const struct osdfs_attr *attrs, int nattrs);
+/* Write bytes gathering held back, with the file's current map. */
+int lay_file_write_held(struct lay *L, struct lay_info *fi, uint64_t off, const uint8_t *buf,
+			size_t len);
+/* The file's length as callers see it: with the bytes held back. */
+int lay_file_length(struct lay *L, struct lay_info *fi, uint64_t *size);
+
+/* gather.c: sequential writes gathered into whole rows (docs/layout.md,
+ * "Write gathering"). new/free at open/close (free writes what is held). */
+int lay_gather_new(struct lay *L);
+void lay_gather_free(struct lay *L);
+/* A parity write of [off, off + len): whole rows now, a partial last row of
+ * an extending write held back until the next write completes it, a flush,
+ * a read's need, or GATHER_AGE_MS. */
+int lay_gather_write(struct lay *L, struct lay_info *fi, const struct lay_map *lm, uint64_t off,
+		     const uint8_t *buf, size_t len, const struct osdfs_attr *attrs, int nattrs);
+/* Forget what is held for @p oid (removed; its lock held exclusively). */
+void lay_gather_drop(struct lay *L, uint64_t oid);
+/* Write what is held for @p oid (0: every object; takes the object locks). */
+int lay_gather_flush(struct lay *L, uint64_t oid);
+/* The same for a file whose exclusive lock the caller holds. */
+int lay_gather_flush_locked(struct lay *L, struct lay_info *fi);
+/* @p size, or the end of the bytes held for @p oid if larger. */
+uint64_t lay_gather_size(struct lay *L, uint64_t oid, uint64_t size);
+/* Lay the bytes held for @p oid over @p buf = file bytes [off, off + len). */
+void lay_gather_overlay(struct lay *L, uint64_t oid, uint64_t off, uint8_t *buf, size_t len);
 /* Unit @p pos of row @p row of group @p g of a file, from a copy or parity;
  * never from slot @p skip. */
 int lay_unit_rebuild(struct lay *L, const struct lay_info *fi, unsigned g, uint64_t row,

@@ -391,8 +391,10 @@ static int lay_remove(void *impl, uint64_t oid)
 	rc = obj_span(L, &fi, 0, &sp);
 	if (rc == 0)
 		LOGGED(L, oid, rc, run_all(L, sp, oid, LAY_REMOVE, &tmpl));
-	if (rc == 0)
+	if (rc == 0) {
 		lay_count_add(L, -1);
+		lay_gather_drop(L, oid); /* bytes held for it go with it */
+	}
 	lay_info_drop(L, oid);
 	pthread_rwlock_unlock(lay_lock_of(L, oid));
 	pthread_rwlock_unlock(&L->count_gate);
@@ -587,7 +589,7 @@ static int punch_file(struct lay *L, struct lay_info *fi, uint64_t off, uint64_t
 {
 	uint8_t *z;
 	uint64_t size;
-	int rc = lay_file_size(L, fi, &size);
+	int rc = lay_file_length(L, fi, &size);
 
 	if (rc < 0 || off >= size)
 		return rc;
@@ -800,7 +802,7 @@ static int lay_size(void *impl, uint64_t oid, uint64_t *size)
 	if (rc < 0)
 		return rc;
 	if (fi.file)
-		rc = lay_file_size(L, &fi, size);
+		rc = lay_file_length(L, &fi, size);
 	else
 		rc = (int)first_ok(L, meta_span(L, oid), size_fn, &a);
 	return lay_obj_leave(L, oid, rc);

@@ -3,6 +3,8 @@ set(_osdfs_lay ${CMAKE_CURRENT_LIST_DIR})
 list(APPEND OSDFS_SOURCES
   ${_osdfs_lay}/map.c
   ${_osdfs_lay}/gf256.c
+  ${_osdfs_lay}/scratch.c
+  ${_osdfs_lay}/gather.c
   ${_osdfs_lay}/table.c
   ${_osdfs_lay}/fanout.c
   ${_osdfs_lay}/cops.c

@@ -19,7 +19,7 @@ struct fault {
 	/* a medium error: reads of [boff, boff + blen) of object boid fail
 	 * with -EIO until a write covers the range (fx_bad_range) */
 	atomic_ulong *writes, *wbytes; /* the store's counters (struct fx) */
-	atomic_ulong *oid_writes, *oid_bytes;
+	atomic_ulong *oid_writes, *oid_bytes, *oid_reads;
 	const uint64_t *count_oid;
 	pthread_mutex_t mu;
 	int bad, bad_writes;
@@ -63,6 +63,8 @@ static ssize_t f_read(void *x, uint64_t oid, uint64_t off, const struct iovec *i
 	pthread_mutex_lock(&IMPL(x)->mu);
 	bad = hits_bad(IMPL(x), oid, off, iov_len(iov, cnt));
 	pthread_mutex_unlock(&IMPL(x)->mu);
+	if (oid == *IMPL(x)->count_oid)
+		atomic_fetch_add(IMPL(x)->oid_reads, 1);
 	return bad ? -EIO : IMPL(x)->ops->read(IMPL(x)->impl, oid, off, iov, cnt);
 }
 
@@ -201,6 +203,7 @@ static osdfs_backend *device_with(struct fx *f, unsigned i, const struct osdfs_b
 	x->wbytes = &f->wbytes[i];
 	x->oid_writes = &f->oid_writes[i];
 	x->oid_bytes = &f->oid_bytes[i];
+	x->oid_reads = &f->oid_reads[i];
 	x->count_oid = &f->count_oid;
 	ck_assert_int_eq(osdfs_backend_new(&be, ops, x, "fault"), 0);
 	f->fault[i] = x;

@@ -25,6 +25,7 @@ struct fx {
 	atomic_ulong wbytes[FX_MAX + 2];  /* and their bytes */
 	uint64_t count_oid;               /* writes to this object are also counted in */
 	atomic_ulong oid_writes[FX_MAX + 2], oid_bytes[FX_MAX + 2];
+	atomic_ulong oid_reads[FX_MAX + 2]; /* reads of count_oid that reached store i */
 	osdfs_backend *be;
 };
 
