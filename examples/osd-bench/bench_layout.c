@@ -46,6 +46,7 @@
 #define IO (1u << 20)
 #define PARTITION 0x10000ULL
 #define START_TIMEOUT_MS 20000
+#define STOP_TIMEOUT_MS 10000
 #define TARGET_IQN "iqn.2026-12.org.osd:target"
 
 struct params {
@@ -75,16 +76,33 @@ static struct bench *g_bench;
 static pthread_mutex_t cleanup_lock = PTHREAD_MUTEX_INITIALIZER;
 static sigset_t stop_signals;
 static volatile sig_atomic_t stopping; /* a stop signal came */
+static pthread_t signal_tid;
 
+/* SIGTERM (a clean stop: stores flushed and closed), SIGKILL for one that
+ * has not exited within STOP_TIMEOUT_MS. */
 static void stop_daemons(struct bench *b)
 {
-	for (unsigned i = 0; i < LAYOUT_MAX_DEV; i++) {
-		if (b->d[i].pid > 0) {
+	uint64_t end = bench_now_ns() + (uint64_t)STOP_TIMEOUT_MS * 1000000u;
+
+	for (unsigned i = 0; i < LAYOUT_MAX_DEV; i++)
+		if (b->d[i].pid > 0)
 			kill(b->d[i].pid, SIGTERM);
-			while (waitpid(b->d[i].pid, NULL, 0) < 0 && errno == EINTR)
-				;
-			b->d[i].pid = 0;
+	for (unsigned i = 0; i < LAYOUT_MAX_DEV; i++) {
+		pid_t pid = b->d[i].pid;
+
+		if (pid <= 0)
+			continue;
+		while (waitpid(pid, NULL, WNOHANG) == 0) {
+			if (bench_now_ns() > end) {
+				fprintf(stderr, "osd-bench " MODE ": daemon %ld ignored SIGTERM; "
+					"SIGKILL\n", (long)pid);
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+				break;
+			}
+			poll(NULL, 0, 10); /* waiting for a condition, bounded above */
 		}
+		b->d[i].pid = 0;
 	}
 }
 
@@ -92,6 +110,8 @@ static void stop_daemons(struct bench *b)
  * signal thread, whichever comes first (the other waits for it). */
 static void cleanup(void)
 {
+	while (stopping && !pthread_equal(pthread_self(), signal_tid))
+		pause(); /* an exit racing the signal: it dies of the signal */
 	pthread_mutex_lock(&cleanup_lock);
 	if (g_bench) {
 		stop_daemons(g_bench);
@@ -125,16 +145,14 @@ static void *signal_thread(void *arg)
  * made later inherits the block (children unblock before exec). */
 static void catch_stop_signals(void)
 {
-	pthread_t t;
-
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
 	sigaddset(&stop_signals, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-	if (pthread_create(&t, NULL, signal_thread, NULL))
+	if (pthread_create(&signal_tid, NULL, signal_thread, NULL))
 		bench_die(MODE, "signal thread", -EAGAIN, NULL);
-	pthread_detach(t);
+	pthread_detach(signal_tid);
 }
 
 /* osd-targetd: --targetd, else next to osd-bench (installed), else in the
@@ -363,6 +381,7 @@ static void record_stripe(osdfs *fs, uint64_t ino, struct layout_cell *cell)
 	parity = m.raid == OSDFS_RAID_PQ ? 2 : m.raid == OSDFS_RAID_0 ? 0 : 1;
 	groups = m.num_comps / copies / m.group_width;
 	wd = m.group_width - parity;
+	cell->links = m.num_comps;
 	cell->data_links = groups * wd;
 	k = snprintf(inner, sizeof(inner), "%u", wd);
 	if (parity)

@@ -13,8 +13,11 @@
 /* One data map on one device count. */
 struct layout_cell {
 	int fits;              /* the map fits this many devices */
-	unsigned data_links;   /* links one copy of the file's data units use:
-				  groups x (width - parity units) */
+	unsigned links;        /* links the file's components use (reads can
+				  use every one: parity rotates, copies share) */
+	unsigned data_links;   /* the share of them a write's data gets, the rest
+				  carrying parity and copies: groups x (width -
+				  parity units) */
 	char stripe[40];       /* e.g. "8", "4+1", "2x2", "2*(4+1)" */
 	double write[LAYOUT_MAX_RUNS], read[LAYOUT_MAX_RUNS]; /* MiB/s per run */
 };

@@ -3,8 +3,9 @@
  * medians of the runs, and three pairs of ratios, all against figures of the
  * same invocation:
  *   /1dev   to one device: the first map that fits one device, on one
- *   /line   to the line rate of the links the file's data units use (stripe
- *           data units x --link-rate; parity and mirror copies are the cost)
+ *   /line   to the most the links can carry of the file: reads, every link
+ *           the file uses (parity rotates, copies share the reads); writes,
+ *           the data units' share of them (parity and copies are the cost)
  *   /raid0  to the first plain RAID 0 map on as many devices
  */
 #include <stdio.h>
@@ -58,7 +59,7 @@ static void print_row(const struct layout_results *res, int width, unsigned l, u
 {
 	const struct layout_cell *cell = &res->cell[l][c];
 	const struct medians *m = &med[l][c];
-	double line = res->rate_bps / 8 / MIB * cell->data_links;
+	double link = res->rate_bps / 8 / MIB;
 	int base = base_l >= 0;
 
 	printf("%-*s %4u", width, res->spec[l], res->devs[c]);
@@ -69,8 +70,8 @@ static void print_row(const struct layout_results *res, int width, unsigned l, u
 	printf(" %-8s %11.1f %10.1f", cell->stripe, m->w, m->r);
 	ratio(m->w, base ? med[base_l][base_c].w : 0);
 	ratio(m->r, base ? med[base_l][base_c].r : 0);
-	ratio(m->w, res->rate_bps ? line : 0);
-	ratio(m->r, res->rate_bps ? line : 0);
+	ratio(m->w, link * cell->data_links);
+	ratio(m->r, link * cell->links);
 	ratio(m->w, raid0 >= 0 && res->cell[raid0][c].fits ? med[raid0][c].w : 0);
 	ratio(m->r, raid0 >= 0 && res->cell[raid0][c].fits ? med[raid0][c].r : 0);
 	printf("\n");
@@ -103,9 +104,10 @@ void bench_layout_print(struct layout_results *res)
 	for (unsigned l = 0; l < res->nspecs; l++)
 		for (unsigned c = 0; c < res->ncounts; c++)
 			print_row(res, width, l, c, med, base_l, 0, raid0);
-	printf("\n1dev: to %s on 1 device; line: to the line rate of the links that\n"
-	       "carry the file's data units (stripe data units x link rate); raid0: to %s\n"
-	       "on as many devices; -: nothing measured to compare with.\n",
+	printf("\n1dev: to %s on 1 device. line: to the link rate times the links\n"
+	       "the file uses (reads) or their data units (writes; the stripe without\n"
+	       "parity and copies). raid0: to %s on as many devices. -: nothing\n"
+	       "to compare with.\n",
 	       base_l >= 0 ? res->spec[base_l] : "(no map measured)",
 	       raid0 >= 0 ? res->spec[raid0] : "(no RAID 0 map given)");
 }
