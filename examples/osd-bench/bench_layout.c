@@ -6,9 +6,10 @@
  * (--layout, repeatable) on every device count (--devices) is measured in
  * the same invocation, so the ratios compare figures taken together.
  *
- * One run: mkfs, mount, write --size MiB in 1 MiB writes, fsync (the write
- * figure includes it), unmount; mount again (cold osdfs caches) and read the
- * file back in 1 MiB reads, checking the bytes. The daemons of a device
+ * One run: mkfs, mount, write --size MiB in --io MiB writes (default 1),
+ * fsync (the write figure includes it), unmount; mount again (cold osdfs
+ * caches) and read the file back in reads of the same size, checking the
+ * bytes. The daemons of a device
  * count start once; runs go round the maps so that a change of load hits
  * each alike. Every figure is the median of --runs runs.
  *
@@ -43,7 +44,8 @@
 
 #define MODE "--layout"
 #define MAX_MIB 65536u
-#define IO (1u << 20)
+#define MIB_BYTES (1u << 20)
+#define MAX_IO_MIB 64u
 #define PARTITION 0x10000ULL
 #define START_TIMEOUT_MS 20000
 #define STOP_TIMEOUT_MS 10000
@@ -416,6 +418,7 @@ static void blank_devices(struct bench *b)
 static void one_run(struct bench *b, unsigned l, struct layout_cell *cell, int r)
 {
 	unsigned mib = b->res.mib;
+	size_t io = (size_t)b->res.io_mib * MIB_BYTES;
 	struct osdfs_stat st;
 	osdfs_backend *be;
 	osdfs_file *fh;
@@ -433,8 +436,8 @@ static void one_run(struct bench *b, unsigned l, struct layout_cell *cell, int r
 	fs_check(fs, osdfs_create(fs, OSDFS_ROOT_INO, "seq", 0644, O_RDWR | O_EXCL, NULL,
 				   &st, &fh), "create");
 	t0 = bench_now_ns();
-	for (unsigned i = 0; i < mib; i++)
-		fs_check(fs, osdfs_write(fs, fh, b->wbuf, IO, (uint64_t)i * IO), "write");
+	for (uint64_t off = 0; off < (uint64_t)mib * MIB_BYTES; off += io)
+		fs_check(fs, osdfs_write(fs, fh, b->wbuf, io, off), "write");
 	fs_check(fs, osdfs_fsync(fs, st.ino, 0), "fsync");
 	cell->write[r] = mib / ((double)(bench_now_ns() - t0) / 1e9);
 	if (r == 0)
@@ -444,11 +447,11 @@ static void one_run(struct bench *b, unsigned l, struct layout_cell *cell, int r
 	fs = mount_layout(b, l);
 	fs_check(fs, osdfs_open(fs, st.ino, O_RDONLY, &fh), "open");
 	t0 = bench_now_ns();
-	for (unsigned i = 0; i < mib; i++) {
-		ssize_t n = osdfs_read(fs, fh, b->rbuf, IO, (uint64_t)i * IO);
+	for (uint64_t off = 0; off < (uint64_t)mib * MIB_BYTES; off += io) {
+		ssize_t n = osdfs_read(fs, fh, b->rbuf, io, off);
 
 		fs_check(fs, n, "read");
-		if (n != (ssize_t)IO || memcmp(b->rbuf, b->wbuf, IO))
+		if (n != (ssize_t)io || memcmp(b->rbuf, b->wbuf, io))
 			bench_die(MODE, "read", -EIO, NULL);
 	}
 	cell->read[r] = mib / ((double)(bench_now_ns() - t0) / 1e9);
@@ -483,11 +486,13 @@ static void run_count(struct bench *b, unsigned c, const char *targetd)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: osd-bench --layout [--runs N] [--size MiB] [--layout SPEC]...\n"
-		   "                          [--devices LIST] [--link-rate RATE]\n"
-		   "                          [--dir DIR] [--targetd PATH]\n"
+	fprintf(f, "usage: osd-bench --layout [--runs N] [--size MiB] [--io MiB]\n"
+		   "                          [--layout SPEC]... [--devices LIST]\n"
+		   "                          [--link-rate RATE] [--dir DIR] [--targetd PATH]\n"
 		   "  --runs N         runs per figure, the median is printed (default 3, at most %d)\n"
 		   "  --size MiB       file size (default 256, at most %u)\n"
+		   "  --io MiB         size of each write and read call (default 1, at most %u);\n"
+		   "                   each call waits for every device it spans\n"
 		   "  --layout SPEC    a data map (default raid0,su=64K); repeat it (at most %d)\n"
 		   "                   to compare maps in one invocation; a device count a map\n"
 		   "                   does not fit shows n/a\n"
@@ -502,7 +507,7 @@ static void usage(FILE *f)
 		   "  --dir DIR        where the daemons' stores go, in a temporary directory\n"
 		   "                   that is removed (default $TMPDIR or /tmp)\n"
 		   "  --targetd PATH   the osd-targetd to run (default: next to osd-bench)\n",
-		LAYOUT_MAX_RUNS, MAX_MIB, LAYOUT_MAX_SPECS, LAYOUT_MAX_DEV);
+		LAYOUT_MAX_RUNS, MAX_MIB, MAX_IO_MIB, LAYOUT_MAX_SPECS, LAYOUT_MAX_DEV);
 }
 
 /* --devices: ascending counts. 0 or -EINVAL (message printed). */
@@ -568,6 +573,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "layout", required_argument, NULL, 'l' },
 		{ "devices", required_argument, NULL, 'n' },
+		{ "io", required_argument, NULL, 'i' },
 		{ "link-rate", required_argument, NULL, 'R' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "targetd", required_argument, NULL, 't' },
@@ -585,6 +591,7 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		case 's': rc = bench_parse_count(MODE, optarg, MAX_MIB, &res->mib); break;
 		case 'l': rc = add_spec(b, optarg, &given); break;
 		case 'n': rc = parse_devices(res, optarg); break;
+		case 'i': rc = bench_parse_count(MODE, optarg, MAX_IO_MIB, &res->io_mib); break;
 		case 'R': rc = parse_rate(res, optarg); break;
 		case 'd': b->p.base = optarg; break;
 		case 't': b->p.targetd = optarg; break;
@@ -595,6 +602,11 @@ static int parse_args(struct bench *b, int argc, char **argv)
 	res->runs = (int)runs;
 	if (!rc && optind < argc) {
 		fprintf(stderr, "osd-bench " MODE ": unexpected argument '%s'\n", argv[optind]);
+		rc = -EINVAL;
+	}
+	if (!rc && res->mib % res->io_mib) {
+		fprintf(stderr, "osd-bench " MODE ": --size %u is not a multiple of --io %u\n",
+			res->mib, res->io_mib);
 		rc = -EINVAL;
 	}
 	return rc;
@@ -608,6 +620,7 @@ static int configure(struct bench *b, int argc, char **argv)
 
 	b->p.base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	res->mib = 256;
+	res->io_mib = 1;
 	res->devs[0] = 1;
 	res->devs[1] = 2;
 	res->devs[2] = 4;
@@ -650,11 +663,11 @@ int osd_bench_layout(int argc, char **argv)
 		return 1;
 	}
 	targetd = find_targetd(b.p.targetd, found, sizeof(found));
-	b.wbuf = malloc(IO);
-	b.rbuf = malloc(IO);
+	b.wbuf = malloc((size_t)b.res.io_mib * MIB_BYTES);
+	b.rbuf = malloc((size_t)b.res.io_mib * MIB_BYTES);
 	if (!b.wbuf || !b.rbuf)
 		bench_die(MODE, "buffers", -ENOMEM, NULL);
-	for (unsigned i = 0; i < IO; i++)
+	for (size_t i = 0; i < (size_t)b.res.io_mib * MIB_BYTES; i++)
 		b.wbuf[i] = (uint8_t)(i * 7 + i / 4096);
 	catch_stop_signals();
 	if ((rc = bench_mkdtemp(b.p.base, "osd-bench-layout", b.dir, sizeof(b.dir))))

@@ -30,6 +30,7 @@ struct layout_results {
 	unsigned ncounts;
 	int runs;
 	unsigned mib;
+	unsigned io_mib;                   /* bytes per write and read call */
 	uint64_t rate_bps;                 /* 0: loopback, unshaped */
 	struct layout_cell cell[LAYOUT_MAX_SPECS][LAYOUT_MAX_COUNTS];
 };

@@ -31,9 +31,9 @@ static void print_header(const struct layout_results *res)
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", gmtime(&now));
 	getloadavg(load, 1);
 	printf("osd-bench --layout: osdfs on the layout backend over osd-targetd processes,\n"
-	       "one per device, reached over iSCSI; %u MiB file, 1 MiB I/O, write includes\n"
+	       "one per device, reached over iSCSI; %u MiB file, %u MiB I/O, write includes\n"
 	       "fsync, read after a remount; median of %d run%s.\n",
-	       res->mib, res->runs, res->runs == 1 ? "" : "s");
+	       res->mib, res->io_mib, res->runs, res->runs == 1 ? "" : "s");
 	if (res->rate_bps)
 		printf("links: each daemon in its own network namespace behind a veth pair, tbf\n"
 		       "%.6g Mbit/s (%.1f MiB/s) each way.\n",
