@@ -6,7 +6,7 @@
 #   bench_smoke.sh OSD_BENCH OSD_TARGETD
 set -u
 BENCH=$1 TARGETD=$2
-out=$("$BENCH" --layout --runs 1 --size 8 --devices 1,2,4 --layout raid0,su=64K \
+out=$("$BENCH" --layout --runs 1 --size 8 --io 2 --devices 1,2,4 --layout raid0,su=64K \
 	--layout raid5 --targetd "$TARGETD" 2>&1)
 rc=$?
 echo "$out"
@@ -29,4 +29,7 @@ echo "$out" | grep -q '^raid0,su=64K  *1 1  .* 1\.00  *1\.00  *-  *-  *1\.00  *1
 echo "$out" | grep -q '^links: none, every daemon on 127\.0\.0\.1 (unshaped)\.$' ||
 	fail "no links line"
 echo "$out" | grep -q "nproc $(nproc)," || fail "no nproc"
+echo "$out" | grep -q "; 8 MiB file, 2 MiB I/O, write includes\$" || fail "no sizes"
+"$BENCH" --layout --size 8 --io 3 >/dev/null 2>&1
+[ $? = 2 ] || fail "--io 3 of --size 8 is not a usage error"
 echo "ok: osd-bench --layout printed every row, the stripes and the ratios"
