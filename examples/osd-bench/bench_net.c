@@ -128,8 +128,10 @@ static int run_tool(char *const argv[], char *err, size_t len)
 		}
 	}
 	close(pfd[0]);
-	if (pid < 0)
+	if (pid < 0) {
+		snprintf(err, len, "fork for %s: %s", argv[0], strerror(EAGAIN));
 		return -EAGAIN;
+	}
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
