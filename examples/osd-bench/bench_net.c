@@ -295,10 +295,12 @@ void bench_net_sweep(void)
 		if (strncmp(e->d_name, NS_PREFIX, strlen(NS_PREFIX)) || *p < '1' || *p > '9')
 			continue;
 		pid = strtol(p, &end, 10);
-		if ((*end && *end != '-') || pid == (long)getpid())
+		if (*end && *end != '-')
 			continue;
-		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-			remove_ns(e->d_name); /* left by an osd-bench that was killed */
+		/* left by an osd-bench that was killed: this process has made none
+		 * yet, so a name with its own (reused) pid is stale too */
+		if (pid == (long)getpid() || (kill((pid_t)pid, 0) < 0 && errno == ESRCH))
+			remove_ns(e->d_name);
 	}
 	closedir(d);
 }

@@ -24,7 +24,8 @@ void bench_net_addr(unsigned i, char *buf, size_t len);
  * exit and signal paths, and to call twice. */
 void bench_net_down(void);
 /* Removes the namespaces of osd-bench processes that no longer exist (one
- * killed with SIGKILL cannot clean up). */
+ * killed with SIGKILL cannot clean up), and any with this process's pid.
+ * Call it before bench_net_up(). */
 void bench_net_sweep(void);
 /* Parses a link rate: a decimal number with an optional k, M or G (10^3,
  * 10^6, 10^9) in bit/s, 1M to 400G. 0 or -EINVAL. */
