@@ -9,9 +9,9 @@
  * One run: mkfs, mount, write --size MiB in --io MiB writes (default 1),
  * fsync (the write figure includes it), unmount; mount again (cold osdfs
  * caches) and read the file back in reads of the same size, checking the
- * bytes. The daemons of a device
- * count start once; runs go round the maps so that a change of load hits
- * each alike. Every figure is the median of --runs runs.
+ * bytes. The daemons of a device count start once; runs go round the maps
+ * so that a change of load hits each alike. Every figure is the median of
+ * --runs runs.
  *
  * The daemons, the namespaces and the temporary directory go on every exit:
  * a normal end, a failure (exit), SIGINT, SIGTERM or SIGHUP (a thread waits
@@ -70,6 +70,7 @@ struct bench {
 	osd_dev *dev[LAYOUT_MAX_DEV];
 	unsigned ndev;
 	int net;                      /* bench_net_up() was called */
+	pid_t self;                   /* the daemons' parent */
 	uint8_t *wbuf, *rbuf;
 };
 
@@ -229,6 +230,8 @@ static void exec_daemon(struct bench *b, unsigned i, const char *targetd, const 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGTERM); /* dies with a killed osd-bench */
+	if (getppid() != b->self)
+		_exit(127); /* it died before prctl() */
 	if (fd >= 0) {
 		dup2(fd, 1);
 		dup2(fd, 2);
@@ -669,6 +672,7 @@ int osd_bench_layout(int argc, char **argv)
 		bench_die(MODE, "buffers", -ENOMEM, NULL);
 	for (size_t i = 0; i < (size_t)b.res.io_mib * MIB_BYTES; i++)
 		b.wbuf[i] = (uint8_t)(i * 7 + i / 4096);
+	b.self = getpid();
 	catch_stop_signals();
 	if ((rc = bench_mkdtemp(b.p.base, "osd-bench-layout", b.dir, sizeof(b.dir))))
 		bench_die(MODE, b.p.base, rc, NULL);
