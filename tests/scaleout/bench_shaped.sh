@@ -6,8 +6,8 @@
 #    the line rate (plus the 64 KiB burst; a loaded machine only slows them);
 #  - while it runs, each daemon is alone in its namespace, both veth ends
 #    carry tbf at the rate, and nothing was added to this namespace;
-#  - SIGTERM, a daemon that does not start and a usage error leave no
-#    namespace, daemon or file; a namespace left by a killed osd-bench is
+#  - SIGTERM, a daemon that does not start, tc failing half-way and a usage
+#    error leave no namespace, daemon or file; a namespace left by a killed osd-bench is
 #    removed by the next run;
 #  - without ip/tc on PATH or without CAP_NET_ADMIN/CAP_SYS_ADMIN it says so.
 # Needs root (CI runs as root); exits 77 only without it.
@@ -106,6 +106,25 @@ cat "$work/out"
 [ $rc = 1 ] || fail "a daemon that exits: osd-bench exited $rc, not 1"
 grep -q 'osd-bench --layout: /bin/false did not start' "$work/out" || fail "no message"
 gone $victim "after a failed start"
+
+# 3b. tc failing half-way through making the links: its message, and what
+#     was made (namespaces, a veth pair) is removed
+mkdir "$work/fakebin"
+printf '#!/bin/sh\necho "RTNETLINK answers: Operation not supported" >&2\nexit 2\n' \
+	>"$work/fakebin/tc"
+chmod +x "$work/fakebin/tc"
+PATH="$work/fakebin:$PATH" "$BENCH" --layout --runs 1 --size 1 --devices 2 --link-rate 1G \
+	--dir "$work/dir" --targetd "$TARGETD" >"$work/out" 2>&1 &
+bgpid=$!
+wait $bgpid
+rc=$?
+victim=$bgpid
+bgpid=
+cat "$work/out"
+[ $rc = 1 ] || fail "a failing tc: osd-bench exited $rc, not 1"
+grep -q "^osd-bench --layout: shaped links: tc -n osd-bench-$victim qdisc add dev dev0 root tbf rate 1000000000bit .*: RTNETLINK answers: Operation not supported\$" \
+	"$work/out" || fail "a failing tc: no message naming the command and its output"
+gone $victim "after a failing tc"
 
 # 4. a namespace left by a dead osd-bench goes with the next run
 sh -c 'exit 0' &
