@@ -17,7 +17,8 @@ int osd_bench_fs(int argc, char **argv);
 int osd_bench_iscsi(int argc, char **argv);
 /* --fuse: osdfs-mount beside a FUSE passthrough and the native filesystem. */
 int osd_bench_fuse(int argc, char **argv);
-/* --layout: osdfs over 1, 2 and 4 osd-targetd processes (layout backend). */
+/* --layout: osdfs over several osd-targetd processes (layout backend),
+ * optionally each behind a shaped link. */
 int osd_bench_layout(int argc, char **argv);
 /* --parity: the layout's P, P+Q and recovery code in memory, ours vs ISA-L. */
 int osd_bench_parity(int argc, char **argv);

@@ -1,32 +1,35 @@
 /*
  * osd-bench --layout: sequential write and read of one large file on osdfs
- * spread by the layout backend (osdfs/layout.h) over 1, 2 and 4 devices,
- * each device an osd-targetd process on 127.0.0.1 reached over iSCSI, all
- * measured in the same run, with the scaling ratios 2/1 and 4/1.
+ * spread by the layout backend (osdfs/layout.h) over several devices, each
+ * device an osd-targetd process reached over iSCSI: on 127.0.0.1, or with
+ * --link-rate each behind its own shaped link (bench_net.c). Every data map
+ * (--layout, repeatable) on every device count (--devices) is measured in
+ * the same invocation, so the ratios compare figures taken together.
  *
- * One run per device count: mkfs, mount, write --size MiB in 1 MiB writes,
+ * One run: mkfs, mount, write --size MiB in --io MiB writes (default 1),
  * fsync (the write figure includes it), unmount; mount again (cold osdfs
- * caches) and read the file back in 1 MiB reads, checking the bytes. Every
- * figure is the median of --runs runs. With several --layout maps, each run
- * goes through every map in turn (each map on its own daemons: a formatted
- * device keeps the map it was formatted with), and each map's figures
- * are also given as ratios to the first map's (the same conditions, so the
- * ratios hold on a loaded machine where absolute figures drift). The daemons
- * share the machine's cores with osdfs and the initiator, which the output
- * notes. The write phase's CPU time (this process's threads plus every
- * daemon's, from /proc) per MiB is printed too: what the layout costs in
- * work, which other load on the machine does not change.
+ * caches) and read the file back in reads of the same size, checking the
+ * bytes. The daemons of a device count start once; runs go round the maps
+ * so that a change of load hits each alike. Every figure is the median of
+ * --runs runs.
+ *
+ * The daemons, the namespaces and the temporary directory go on every exit:
+ * a normal end, a failure (exit), SIGINT, SIGTERM or SIGHUP (a thread waits
+ * for those, cleans up and dies of the signal); daemons get SIGTERM if
+ * osd-bench dies otherwise, and namespaces such a death leaves are removed
+ * by the next shaped run.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <osd/osd.h>
@@ -34,27 +37,23 @@
 #include <osdfs/osdfs.h>
 #include <osdfs/backends.h>
 #include <osdfs/layout.h>
+#include <osdfs/sys/backend.h>
 #include "bench.h"
+#include "bench_layout.h"
+#include "bench_net.h"
 
 #define MODE "--layout"
-#define MAX_RUNS 21
-#define MAX_LAYOUTS 4
 #define MAX_MIB 65536u
-#define IO (1u << 20)
+#define MIB_BYTES (1u << 20)
+#define MAX_IO_MIB 64u
 #define PARTITION 0x10000ULL
-#define NCONFIGS 3
-#define MAX_DEV 4
 #define START_TIMEOUT_MS 20000
-
-static const unsigned config_devs[NCONFIGS] = { 1, 2, 4 };
+#define STOP_TIMEOUT_MS 10000
+#define TARGET_IQN "iqn.2026-12.org.osd:target"
 
 struct params {
 	const char *base;
 	const char *targetd;
-	const char *spec[MAX_LAYOUTS];
-	unsigned nspec;
-	int runs;
-	unsigned mib;
 };
 
 struct daemon {
@@ -64,40 +63,99 @@ struct daemon {
 
 struct bench {
 	struct params p;
-	struct osdfs_data_map map[MAX_LAYOUTS];
-	unsigned cur; /* the map of the run in progress */
+	struct layout_results res;
+	struct osdfs_data_map map[LAYOUT_MAX_SPECS];
 	char dir[PATH_MAX];
-	/* map l's device i: [l * MAX_DEV + i]; every map has its own daemons, as
-	 * a formatted device keeps its map (the table's default map) */
-	struct daemon d[MAX_LAYOUTS * MAX_DEV];
-	osd_dev *dev[MAX_LAYOUTS * MAX_DEV];
+	struct daemon d[LAYOUT_MAX_DEV];
+	osd_dev *dev[LAYOUT_MAX_DEV];
 	unsigned ndev;
+	int net;                      /* bench_net_up() was called */
+	pid_t self;                   /* the daemons' parent */
 	uint8_t *wbuf, *rbuf;
-	double write[MAX_LAYOUTS][NCONFIGS][MAX_RUNS], read[MAX_LAYOUTS][NCONFIGS][MAX_RUNS];
-	double wcpu[MAX_LAYOUTS][NCONFIGS][MAX_RUNS]; /* write phase CPU ms per MiB */
-	int fits[MAX_LAYOUTS][NCONFIGS];
 };
 
-static struct bench *g_bench; /* the daemons to stop when bench_die() exits */
+/* What cleanup() removes; set once everything it names exists. */
+static struct bench *g_bench;
+static pthread_mutex_t cleanup_lock = PTHREAD_MUTEX_INITIALIZER;
+static sigset_t stop_signals;
+static volatile sig_atomic_t stopping; /* a stop signal came */
+static pthread_t signal_tid;
 
+/* SIGTERM (a clean stop: stores flushed and closed), SIGKILL for one that
+ * has not exited within STOP_TIMEOUT_MS. */
 static void stop_daemons(struct bench *b)
 {
-	for (unsigned i = 0; i < MAX_LAYOUTS * MAX_DEV; i++) {
-		if (b->d[i].pid > 0) {
+	uint64_t end = bench_now_ns() + (uint64_t)STOP_TIMEOUT_MS * 1000000u;
+
+	for (unsigned i = 0; i < LAYOUT_MAX_DEV; i++)
+		if (b->d[i].pid > 0)
 			kill(b->d[i].pid, SIGTERM);
-			waitpid(b->d[i].pid, NULL, 0);
-			b->d[i].pid = 0;
+	for (unsigned i = 0; i < LAYOUT_MAX_DEV; i++) {
+		pid_t pid = b->d[i].pid;
+
+		if (pid <= 0)
+			continue;
+		while (waitpid(pid, NULL, WNOHANG) == 0) {
+			if (bench_now_ns() > end) {
+				fprintf(stderr, "osd-bench " MODE ": daemon %ld ignored SIGTERM; "
+					"SIGKILL\n", (long)pid);
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+				break;
+			}
+			poll(NULL, 0, 10); /* waiting for a condition, bounded above */
 		}
+		b->d[i].pid = 0;
 	}
 }
 
-static void at_exit(void)
+/* Daemons, namespaces, the temporary directory: once, from exit or from the
+ * signal thread, whichever comes first (the other waits for it). */
+static void cleanup(void)
 {
-	if (!g_bench)
-		return;
-	stop_daemons(g_bench);
-	if (*g_bench->dir)
-		bench_rmtree(g_bench->dir);
+	while (stopping && !pthread_equal(pthread_self(), signal_tid))
+		pause(); /* an exit racing the signal: it dies of the signal */
+	pthread_mutex_lock(&cleanup_lock);
+	if (g_bench) {
+		stop_daemons(g_bench);
+		if (g_bench->net)
+			bench_net_down();
+		if (*g_bench->dir)
+			bench_rmtree(g_bench->dir);
+		g_bench = NULL;
+	}
+	pthread_mutex_unlock(&cleanup_lock);
+}
+
+static void *signal_thread(void *arg)
+{
+	int sig;
+
+	(void)arg;
+	if (sigwait(&stop_signals, &sig))
+		return NULL;
+	stopping = 1;
+	fprintf(stderr, "osd-bench " MODE ": %s: stopping the daemons and removing what "
+		"the benchmark made\n", strsignal(sig));
+	cleanup();
+	signal(sig, SIG_DFL);
+	pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
+	raise(sig); /* dies of it, as it would have without the cleanup */
+	_exit(128 + sig);
+}
+
+/* SIGINT, SIGTERM and SIGHUP go to signal_thread(); every thread and child
+ * made later inherits the block (children unblock before exec). */
+static void catch_stop_signals(void)
+{
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+	if (pthread_create(&signal_tid, NULL, signal_thread, NULL))
+		bench_die(MODE, "signal thread", -EAGAIN, NULL);
+	pthread_detach(signal_tid);
 }
 
 /* osd-targetd: --targetd, else next to osd-bench (installed), else in the
@@ -146,9 +204,62 @@ static unsigned wait_port(const char *file, pid_t pid)
 	return 0;
 }
 
+/* A daemon's log to stderr: it goes with the temporary directory. */
+static void copy_log(const char *log)
+{
+	char buf[4096];
+	FILE *f = fopen(log, "r");
+	size_t n;
+
+	if (!f)
+		return;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fclose(f);
+}
+
+/* In the forked child: the daemon of device @p i, in its namespace when the
+ * links are shaped. Never returns. */
+static void exec_daemon(struct bench *b, unsigned i, const char *targetd, const char *store,
+			const char *portfile, const char *log)
+{
+	char listen[64], addr[32];
+	sigset_t none;
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGTERM); /* dies with a killed osd-bench */
+	if (getppid() != b->self)
+		_exit(127); /* it died before prctl() */
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	if (b->net) {
+		int rc = bench_net_enter_device(i);
+
+		if (rc) {
+			fprintf(stderr, "cannot enter the namespace of device %u: %s\n", i,
+				strerror(-rc));
+			_exit(127);
+		}
+		bench_net_addr(i, addr, sizeof(addr));
+		snprintf(listen, sizeof(listen), "%s:0", addr);
+		/* NOSEC beyond loopback: only the benchmark's namespace reaches it */
+		execlp(targetd, "osd-targetd", "--listen", listen, "--insecure", "--port-file",
+		       portfile, "--create", store, (char *)NULL);
+	} else {
+		execlp(targetd, "osd-targetd", "--listen", "127.0.0.1:0", "--port-file", portfile,
+		       "--create", store, (char *)NULL);
+	}
+	fprintf(stderr, "cannot run %s: %s\n", targetd, strerror(errno));
+	_exit(127);
+}
+
 static void start_daemon(struct bench *b, unsigned i, const char *targetd)
 {
-	char store[PATH_MAX + 16], portfile[PATH_MAX + 16], log[PATH_MAX + 16];
+	char store[PATH_MAX + 16], portfile[PATH_MAX + 16], log[PATH_MAX + 16], host[32];
 	unsigned port;
 	pid_t pid;
 
@@ -157,40 +268,31 @@ static void start_daemon(struct bench *b, unsigned i, const char *targetd)
 	    snprintf(log, sizeof(log), "%s/targetd%u.log", b->dir, i) >= (int)sizeof(log))
 		bench_die(MODE, "device path under --dir", -ENAMETOOLONG, NULL);
 	unlink(portfile); /* left by the previous device count */
-	/* a fresh store: one left by the previous device count still holds that
-	 * filesystem's device table, which the next open would follow (the
-	 * devices it does not name becoming spares) instead of the map asked for */
-	bench_rmtree(store);
+	bench_rmtree(store); /* a fresh store per device count */
 	pid = fork();
 	if (pid < 0)
 		bench_die(MODE, "fork", -errno, NULL);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execlp(targetd, "osd-targetd", "--listen", "127.0.0.1:0", "--port-file", portfile,
-		       "--create", store, (char *)NULL);
-		fprintf(stderr, "cannot run %s: %s\n", targetd, strerror(errno));
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_daemon(b, i, targetd, store, portfile, log);
 	b->d[i].pid = pid;
 	port = wait_port(portfile, pid);
 	if (!port) {
 		b->d[i].pid = 0;
-		fprintf(stderr, "osd-bench " MODE ": %s did not start (see %s; --targetd PATH)\n",
-			targetd, log);
+		fprintf(stderr, "osd-bench " MODE ": %s did not start (--targetd PATH); "
+			"its output:\n", targetd);
+		copy_log(log);
 		exit(1);
 	}
-	snprintf(b->d[i].url, sizeof(b->d[i].url), "iscsi://127.0.0.1:%u/%s/0", port,
-		 "iqn.2026-12.org.osd:target");
+	if (b->net)
+		bench_net_addr(i, host, sizeof(host));
+	else
+		snprintf(host, sizeof(host), "127.0.0.1");
+	snprintf(b->d[i].url, sizeof(b->d[i].url), "iscsi://%s:%u/%s/0", host, port, TARGET_IQN);
 }
 
-static void connect_devices(struct bench *b, unsigned first, unsigned n)
+static void connect_devices(struct bench *b, unsigned n)
 {
-	for (unsigned i = first; i < first + n; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		struct osd_iscsi_options io = OSD_ISCSI_OPTIONS_INIT;
 		struct osd_dev_options o = OSD_DEV_OPTIONS_INIT;
 		struct osd_transport tp;
@@ -208,31 +310,27 @@ static void connect_devices(struct bench *b, unsigned first, unsigned n)
 
 static void disconnect_devices(struct bench *b)
 {
-	for (unsigned i = 0; i < MAX_LAYOUTS * MAX_DEV; i++) {
-		if (b->dev[i])
-			osd_dev_close(b->dev[i]);
+	for (unsigned i = 0; i < b->ndev; i++) {
+		osd_dev_close(b->dev[i]);
 		b->dev[i] = NULL;
 	}
 	b->ndev = 0;
 }
 
 /* A layout backend over the connected devices (with the map for mkfs). */
-static osdfs_backend *layout_over(struct bench *b)
+static osdfs_backend *layout_over(struct bench *b, unsigned l)
 {
 	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
-	osdfs_backend *child[MAX_DEV] = { NULL }, *be;
+	osdfs_backend *child[LAYOUT_MAX_DEV] = { NULL }, *be;
 	char err[256] = "";
 	int rc;
 
-	for (unsigned i = 0; i < b->ndev; i++) {
-		osd_dev *dev = b->dev[b->cur * MAX_DEV + i];
-
-		if ((rc = osdfs_backend_osd_new(&child[i], dev, PARTITION)))
-			bench_die(MODE, "osd backend", rc, dev);
-	}
+	for (unsigned i = 0; i < b->ndev; i++)
+		if ((rc = osdfs_backend_osd_new(&child[i], b->dev[i], PARTITION)))
+			bench_die(MODE, "osd backend", rc, b->dev[i]);
 	cfg.ndevices = b->ndev;
 	cfg.devices = child;
-	cfg.map = b->map[b->cur];
+	cfg.map = b->map[l];
 	rc = osdfs_backend_layout_new(&be, &cfg, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "osd-bench " MODE ": layout over %u devices: %s\n", b->ndev,
@@ -242,7 +340,7 @@ static osdfs_backend *layout_over(struct bench *b)
 	return be;
 }
 
-static osdfs *mount_layout(struct bench *b)
+static osdfs *mount_layout(struct bench *b, unsigned l)
 {
 	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
 	char err[256] = "";
@@ -251,7 +349,7 @@ static osdfs *mount_layout(struct bench *b)
 
 	mo.error = err;
 	mo.error_size = sizeof(err);
-	rc = osdfs_mount(&fs, layout_over(b), &mo);
+	rc = osdfs_mount(&fs, layout_over(b, l), &mo);
 	if (rc) {
 		fprintf(stderr, "osd-bench " MODE ": mount: %s\n", *err ? err : strerror(-rc));
 		exit(1);
@@ -263,183 +361,211 @@ static void fs_check(osdfs *fs, ssize_t rc, const char *what)
 {
 	if (rc >= 0)
 		return;
+	while (stopping)
+		pause(); /* the daemons were stopped: the signal thread ends it */
 	fprintf(stderr, "osd-bench " MODE ": %s: %s (%s)\n", what, strerror((int)-rc),
 		osdfs_error(fs));
 	exit(1);
 }
 
-/* CPU seconds used so far by this process (every thread) and the daemons. */
-static double cpu_now(const struct bench *b)
+/* The file's resolved map (getxattr osdfs.layout): how many links carry its
+ * data units, and the stripe as text. */
+static void record_stripe(osdfs *fs, uint64_t ino, struct layout_cell *cell)
 {
-	struct rusage ru;
-	double t = 0;
+	struct osdfs_data_map m;
+	char text[160], inner[20];
+	ssize_t n = osdfs_getxattr(fs, ino, "osdfs.layout", text, sizeof(text) - 1);
+	unsigned copies, parity, groups, wd;
+	int k;
 
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		t = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-		    ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-	for (unsigned i = b->cur * MAX_DEV; i < (b->cur + 1) * MAX_DEV; i++) {
-		char path[64], buf[1024], *p;
-		unsigned long ut = 0, st = 0;
-		FILE *f;
-
-		if (b->d[i].pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)b->d[i].pid);
-		f = fopen(path, "r");
-		p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		/* fields after the name: state ... utime (14th field) stime (15th) */
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-				&st) == 2)
-			t += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-		if (f)
-			fclose(f);
-	}
-	return t;
+	fs_check(fs, n, "getxattr osdfs.layout");
+	text[n] = '\0';
+	if (osdfs_data_map_parse(&m, text, NULL, 0) < 0 || !m.group_width)
+		bench_die(MODE, "the file's data map", -EINVAL, NULL);
+	copies = m.mirror_cnt + 1;
+	parity = m.raid == OSDFS_RAID_PQ ? 2 : m.raid == OSDFS_RAID_0 ? 0 : 1;
+	groups = m.num_comps / copies / m.group_width;
+	wd = m.group_width - parity;
+	cell->links = m.num_comps;
+	cell->data_links = groups * wd;
+	k = snprintf(inner, sizeof(inner), "%u", wd);
+	if (parity)
+		k += snprintf(inner + k, sizeof(inner) - (size_t)k, "+%u", parity);
+	if (copies > 1)
+		snprintf(inner + k, sizeof(inner) - (size_t)k, "x%u", copies);
+	if (groups > 1)
+		snprintf(cell->stripe, sizeof(cell->stripe), "%u*(%s)", groups, inner);
+	else
+		snprintf(cell->stripe, sizeof(cell->stripe), "%s", inner);
 }
 
-/* Write (fsync'ed) then, after a remount, read the file: MiB/s of each. */
-static void one_run(struct bench *b, double *wrate, double *rrate, double *wcpu)
+/* Empties every device's partition, the previous map's device table with
+ * it: the layout is then unformatted and mkfs writes map @p l's table. */
+static void blank_devices(struct bench *b)
 {
-	double c0;
+	for (unsigned i = 0; i < b->ndev; i++) {
+		osdfs_backend *be;
+		int rc = osdfs_backend_osd_new(&be, b->dev[i], PARTITION);
 
-	osdfs_backend *be = layout_over(b);
+		if (rc == 0) {
+			rc = osdfs_backend_ops_of(be)->format(osdfs_backend_impl(be), 0);
+			osdfs_backend_free(be);
+		}
+		if (rc)
+			bench_die(MODE, "emptying a device", rc, b->dev[i]);
+	}
+}
+
+/* Run @p r of map @p l: write (fsync'ed) then, after a remount, read the
+ * file, in MiB/s. */
+static void one_run(struct bench *b, unsigned l, struct layout_cell *cell, int r)
+{
+	unsigned mib = b->res.mib;
+	size_t io = (size_t)b->res.io_mib * MIB_BYTES;
 	struct osdfs_stat st;
+	osdfs_backend *be;
 	osdfs_file *fh;
 	uint64_t t0;
 	osdfs *fs;
-	int rc = osdfs_mkfs(be, NULL);
+	int rc;
 
+	blank_devices(b);
+	be = layout_over(b, l);
+	rc = osdfs_mkfs(be, NULL);
 	osdfs_backend_free(be);
 	if (rc)
 		bench_die(MODE, "mkfs", rc, NULL);
-	fs = mount_layout(b);
+	fs = mount_layout(b, l);
 	fs_check(fs, osdfs_create(fs, OSDFS_ROOT_INO, "seq", 0644, O_RDWR | O_EXCL, NULL,
 				   &st, &fh), "create");
-	c0 = cpu_now(b);
 	t0 = bench_now_ns();
-	for (unsigned i = 0; i < b->p.mib; i++)
-		fs_check(fs, osdfs_write(fs, fh, b->wbuf, IO, (uint64_t)i * IO), "write");
+	for (uint64_t off = 0; off < (uint64_t)mib * MIB_BYTES; off += io)
+		fs_check(fs, osdfs_write(fs, fh, b->wbuf, io, off), "write");
 	fs_check(fs, osdfs_fsync(fs, st.ino, 0), "fsync");
-	*wrate = b->p.mib / ((double)(bench_now_ns() - t0) / 1e9);
-	*wcpu = (cpu_now(b) - c0) * 1e3 / b->p.mib;
+	cell->write[r] = mib / ((double)(bench_now_ns() - t0) / 1e9);
+	if (r == 0)
+		record_stripe(fs, st.ino, cell);
 	fs_check(fs, osdfs_release(fs, fh), "release");
 	fs_check(fs, osdfs_unmount(fs), "unmount");
-	fs = mount_layout(b);
+	fs = mount_layout(b, l);
 	fs_check(fs, osdfs_open(fs, st.ino, O_RDONLY, &fh), "open");
 	t0 = bench_now_ns();
-	for (unsigned i = 0; i < b->p.mib; i++) {
-		ssize_t n = osdfs_read(fs, fh, b->rbuf, IO, (uint64_t)i * IO);
+	for (uint64_t off = 0; off < (uint64_t)mib * MIB_BYTES; off += io) {
+		ssize_t n = osdfs_read(fs, fh, b->rbuf, io, off);
 
 		fs_check(fs, n, "read");
-		if (n != (ssize_t)IO || memcmp(b->rbuf, b->wbuf, IO))
+		if (n != (ssize_t)io || memcmp(b->rbuf, b->wbuf, io))
 			bench_die(MODE, "read", -EIO, NULL);
 	}
-	*rrate = b->p.mib / ((double)(bench_now_ns() - t0) / 1e9);
+	cell->read[r] = mib / ((double)(bench_now_ns() - t0) / 1e9);
 	fs_check(fs, osdfs_release(fs, fh), "release");
 	fs_check(fs, osdfs_unmount(fs), "unmount");
 }
 
-static void run_config(struct bench *b, unsigned c, const char *targetd)
+/* Device count @p c: its daemons once, then the runs round the maps. */
+static void run_count(struct bench *b, unsigned c, const char *targetd)
 {
-	unsigned n = config_devs[c], any = 0;
+	struct layout_results *res = &b->res;
+	unsigned n = res->devs[c];
+	int any = 0;
 	char err[256];
 
-	for (unsigned l = 0; l < b->p.nspec; l++) {
-		b->fits[l][c] = osdfs_data_map_check(&b->map[l], n, err, sizeof(err)) == 0;
-		any |= (unsigned)b->fits[l][c];
+	for (unsigned l = 0; l < res->nspecs; l++) {
+		res->cell[l][c].fits = osdfs_data_map_check(&b->map[l], n, err, sizeof(err)) == 0;
+		any |= res->cell[l][c].fits;
 	}
 	if (!any)
 		return;
-	for (unsigned l = 0; l < b->p.nspec; l++) {
-		if (!b->fits[l][c])
-			continue;
-		for (unsigned i = 0; i < n; i++)
-			start_daemon(b, l * MAX_DEV + i, targetd);
-		connect_devices(b, l * MAX_DEV, n);
-	}
-	for (int r = 0; r < b->p.runs; r++)
-		for (b->cur = 0; b->cur < b->p.nspec; b->cur++)
-			if (b->fits[b->cur][c])
-				one_run(b, &b->write[b->cur][c][r], &b->read[b->cur][c][r],
-					&b->wcpu[b->cur][c][r]);
+	for (unsigned i = 0; i < n; i++)
+		start_daemon(b, i, targetd);
+	connect_devices(b, n);
+	for (int r = 0; r < res->runs; r++)
+		for (unsigned l = 0; l < res->nspecs; l++)
+			if (res->cell[l][c].fits)
+				one_run(b, l, &res->cell[l][c], r);
 	disconnect_devices(b);
 	stop_daemons(b);
 }
 
-static void print_ratio(const struct bench *b, unsigned l, double med[NCONFIGS][3], unsigned c)
-{
-	if (!b->fits[l][0] || !b->fits[l][c]) {
-		printf("scaling %u/1 devices:   n/a\n", config_devs[c]);
-		return;
-	}
-	printf("scaling %u/1 devices:   write %.2fx   read %.2fx\n", config_devs[c],
-	       med[c][0] / med[0][0], med[c][1] / med[0][1]);
-}
-
-static void print_layout(struct bench *b, unsigned l, double med[NCONFIGS][3])
-{
-	printf("layout %s\n%-8s %14s %14s %16s\n", b->p.spec[l], "devices", "write MiB/s",
-	       "read MiB/s", "write CPU ms/MiB");
-	for (unsigned c = 0; c < NCONFIGS; c++) {
-		if (!b->fits[l][c]) {
-			printf("%-8u %14s %14s %16s\n", config_devs[c], "n/a", "n/a", "n/a");
-			continue;
-		}
-		med[c][0] = bench_median(b->write[l][c], b->p.runs);
-		med[c][1] = bench_median(b->read[l][c], b->p.runs);
-		med[c][2] = bench_median(b->wcpu[l][c], b->p.runs);
-		printf("%-8u %14.1f %14.1f %16.2f\n", config_devs[c], med[c][0], med[c][1],
-		       med[c][2]);
-	}
-	printf("\n");
-	for (unsigned c = 1; c < NCONFIGS; c++)
-		print_ratio(b, l, med, c);
-	printf("\n");
-}
-
-/* Each map's figures over the first map's, device count by device count. */
-static void print_vs_first(struct bench *b, double med[MAX_LAYOUTS][NCONFIGS][3])
-{
-	printf("ratio to %s (same run, same devices):\n", b->p.spec[0]);
-	printf("%-24s %-8s %8s %8s %10s\n", "layout", "devices", "write", "read", "write CPU");
-	for (unsigned l = 1; l < b->p.nspec; l++)
-		for (unsigned c = 0; c < NCONFIGS; c++)
-			if (b->fits[0][c] && b->fits[l][c])
-				printf("%-24s %-8u %8.2f %8.2f %10.2f\n", b->p.spec[l],
-				       config_devs[c], med[l][c][0] / med[0][c][0],
-				       med[l][c][1] / med[0][c][1], med[l][c][2] / med[0][c][2]);
-}
-
-static void print_table(struct bench *b)
-{
-	double med[MAX_LAYOUTS][NCONFIGS][3];
-
-	printf("osd-bench --layout: osdfs on the layout backend over\n"
-	       "osd-targetd processes on 127.0.0.1 (iSCSI, one process per device);\n"
-	       "%u MiB file, 1 MiB I/O, write includes fsync, read after a remount;\n"
-	       "median of %d run%s.\n"
-	       "note: this machine has %ld cores, shared by every daemon, osdfs and the\n"
-	       "initiator: the ratios show the layout's overhead more than device scaling.\n\n",
-	       b->p.mib, b->p.runs, b->p.runs == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN));
-	for (unsigned l = 0; l < b->p.nspec; l++)
-		print_layout(b, l, med[l]);
-	if (b->p.nspec > 1)
-		print_vs_first(b, med);
-}
-
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: osd-bench --layout [--runs N] [--size MiB] [--layout SPEC]...\n"
-		   "                          [--dir DIR] [--targetd PATH]\n"
-		   "  --runs N       runs per figure, the median is printed (default 3, at most %d)\n"
-		   "  --size MiB     file size (default 256, at most %u)\n"
-		   "  --layout SPEC  data map (default raid0,su=64K); device counts it does\n"
-		   "                 not fit are shown as n/a; up to %d maps, run in turn,\n"
-		   "                 each also as a ratio to the first\n"
-		   "  --dir DIR      where the daemons' stores go, in a temporary directory\n"
-		   "                 that is removed (default $TMPDIR or /tmp)\n"
-		   "  --targetd PATH the osd-targetd to run (default: next to osd-bench)\n",
-		MAX_RUNS, MAX_MIB, MAX_LAYOUTS);
+	fprintf(f, "usage: osd-bench --layout [--runs N] [--size MiB] [--io MiB]\n"
+		   "                          [--layout SPEC]... [--devices LIST]\n"
+		   "                          [--link-rate RATE] [--dir DIR] [--targetd PATH]\n"
+		   "  --runs N         runs per figure, the median is printed (default 3, at most %d)\n"
+		   "  --size MiB       file size (default 256, at most %u)\n"
+		   "  --io MiB         size of each write and read call (default 1, at most %u);\n"
+		   "                   each call waits for every device it spans\n"
+		   "  --layout SPEC    a data map (default raid0,su=64K); repeat it (at most %d)\n"
+		   "                   to compare maps in one invocation; a device count a map\n"
+		   "                   does not fit shows n/a\n"
+		   "  --devices LIST   device counts, ascending, comma-separated, 1..%d\n"
+		   "                   (default 1,2,4)\n"
+		   "  --link-rate RATE put each device behind its own link shaped to RATE bit/s\n"
+		   "                   in each direction: a network namespace per daemon, a veth\n"
+		   "                   pair to the benchmark's namespace, tbf on both ends.\n"
+		   "                   RATE: a number with k, M or G (10^3, 10^6, 10^9), e.g.\n"
+		   "                   1G = 1 Gbit/s, 1M to 400G. Needs root, ip and tc\n"
+		   "                   (iproute2). Default: unshaped, on 127.0.0.1\n"
+		   "  --dir DIR        where the daemons' stores go, in a temporary directory\n"
+		   "                   that is removed (default $TMPDIR or /tmp)\n"
+		   "  --targetd PATH   the osd-targetd to run (default: next to osd-bench)\n",
+		LAYOUT_MAX_RUNS, MAX_MIB, MAX_IO_MIB, LAYOUT_MAX_SPECS, LAYOUT_MAX_DEV);
+}
+
+/* --devices: ascending counts. 0 or -EINVAL (message printed). */
+static int parse_devices(struct layout_results *res, const char *arg)
+{
+	char buf[128], *rest = buf, *tok;
+
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		goto bad;
+	res->ncounts = 0;
+	while ((tok = strsep(&rest, ",")) != NULL) {
+		char *end;
+		unsigned long v = strtoul(tok, &end, 10);
+
+		if (res->ncounts == LAYOUT_MAX_COUNTS || *tok < '0' || *tok > '9' || *end ||
+		    v < 1 || v > LAYOUT_MAX_DEV || (res->ncounts && v <= res->devs[res->ncounts - 1]))
+			goto bad;
+		res->devs[res->ncounts++] = (unsigned)v;
+	}
+	if (res->ncounts)
+		return 0;
+bad:
+	fprintf(stderr, "osd-bench " MODE ": --devices '%s': want at most %d ascending counts "
+		"of 1..%d, e.g. 1,2,4,8\n", arg, LAYOUT_MAX_COUNTS, LAYOUT_MAX_DEV);
+	return -EINVAL;
+}
+
+/* --layout: one more map (the first replaces the default). */
+static int add_spec(struct bench *b, const char *spec, int *given)
+{
+	struct layout_results *res = &b->res;
+	char err[256] = "";
+
+	if (!*given)
+		res->nspecs = 0;
+	*given = 1;
+	if (res->nspecs == LAYOUT_MAX_SPECS) {
+		fprintf(stderr, "osd-bench " MODE ": at most %d --layout\n", LAYOUT_MAX_SPECS);
+		return -EINVAL;
+	}
+	if (osdfs_data_map_parse(&b->map[res->nspecs], spec, err, sizeof(err)) < 0) {
+		fprintf(stderr, "osd-bench " MODE ": --layout '%s': %s\n", spec, err);
+		return -EINVAL;
+	}
+	res->spec[res->nspecs++] = spec;
+	return 0;
+}
+
+static int parse_rate(struct layout_results *res, const char *arg)
+{
+	if (bench_net_parse_rate(arg, &res->rate_bps) == 0)
+		return 0;
+	fprintf(stderr, "osd-bench " MODE ": --link-rate '%s': want bit/s as a number with "
+		"k, M or G, 1M to 400G (e.g. 1G)\n", arg);
+	return -EINVAL;
 }
 
 /* 0: run, 1: help printed, -EINVAL: bad arguments (message printed). */
@@ -449,75 +575,116 @@ static int parse_args(struct bench *b, int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "size", required_argument, NULL, 's' },
 		{ "layout", required_argument, NULL, 'l' },
+		{ "devices", required_argument, NULL, 'n' },
+		{ "io", required_argument, NULL, 'i' },
+		{ "link-rate", required_argument, NULL, 'R' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "targetd", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[256] = "";
+	struct layout_results *res = &b->res;
 	unsigned runs = 3;
-	int c, rc = 0;
+	int c, rc = 0, given = 0;
 
 	optind = 1;
 	while (!rc && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'r': rc = bench_parse_count(MODE, optarg, MAX_RUNS, &runs); break;
-		case 's': rc = bench_parse_count(MODE, optarg, MAX_MIB, &b->p.mib); break;
-		case 'l':
-			if (b->p.nspec == MAX_LAYOUTS) {
-				fprintf(stderr, "osd-bench " MODE ": at most %d --layout\n", MAX_LAYOUTS);
-				return -EINVAL;
-			}
-			b->p.spec[b->p.nspec++] = optarg;
-			break;
+		case 'r': rc = bench_parse_count(MODE, optarg, LAYOUT_MAX_RUNS, &runs); break;
+		case 's': rc = bench_parse_count(MODE, optarg, MAX_MIB, &res->mib); break;
+		case 'l': rc = add_spec(b, optarg, &given); break;
+		case 'n': rc = parse_devices(res, optarg); break;
+		case 'i': rc = bench_parse_count(MODE, optarg, MAX_IO_MIB, &res->io_mib); break;
+		case 'R': rc = parse_rate(res, optarg); break;
 		case 'd': b->p.base = optarg; break;
 		case 't': b->p.targetd = optarg; break;
 		case 'h': usage(stdout); return 1;
 		default: return -EINVAL;
 		}
 	}
-	b->p.runs = (int)runs;
+	res->runs = (int)runs;
 	if (!rc && optind < argc) {
 		fprintf(stderr, "osd-bench " MODE ": unexpected argument '%s'\n", argv[optind]);
 		rc = -EINVAL;
 	}
-	if (!rc && b->p.nspec == 0)
-		b->p.spec[b->p.nspec++] = "raid0,su=64K";
-	for (unsigned l = 0; !rc && l < b->p.nspec; l++) {
-		if (osdfs_data_map_parse(&b->map[l], b->p.spec[l], err, sizeof(err)) < 0) {
-			fprintf(stderr, "osd-bench " MODE ": --layout '%s': %s\n", b->p.spec[l], err);
-			rc = -EINVAL;
-		}
+	if (!rc && res->mib % res->io_mib) {
+		fprintf(stderr, "osd-bench " MODE ": --size %u is not a multiple of --io %u\n",
+			res->mib, res->io_mib);
+		rc = -EINVAL;
 	}
 	return rc;
+}
+
+/* Defaults, then the arguments. 0, 1 (help) or -EINVAL. */
+static int configure(struct bench *b, int argc, char **argv)
+{
+	struct layout_results *res = &b->res;
+	int given = 0;
+
+	b->p.base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	res->mib = 256;
+	res->io_mib = 1;
+	res->devs[0] = 1;
+	res->devs[1] = 2;
+	res->devs[2] = 4;
+	res->ncounts = 3;
+	if (add_spec(b, "raid0,su=64K", &given))
+		return -EINVAL;
+	return parse_args(b, argc, argv);
+}
+
+/* The links, sized for the largest device count; exits 1 if they cannot be
+ * made (what was made goes at exit). */
+static void links_up(struct bench *b)
+{
+	char err[512] = "";
+	int rc;
+
+	bench_net_sweep();
+	b->net = 1;
+	rc = bench_net_up(b->res.devs[b->res.ncounts - 1], b->res.rate_bps, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "osd-bench " MODE ": shaped links: %s\n", err);
+		exit(1);
+	}
 }
 
 int osd_bench_layout(int argc, char **argv)
 {
 	static struct bench b;
-	char found[PATH_MAX + 32];
+	char found[PATH_MAX + 32], err[256];
 	const char *targetd;
 	int rc;
 
-	b.p.base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	b.p.mib = 256;
-	rc = parse_args(&b, argc, argv);
+	rc = configure(&b, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	for (unsigned l = 0; l < b.res.nspecs; l++)
+		b.res.plain_raid0[l] = b.map[l].raid == OSDFS_RAID_0 && !b.map[l].mirror_cnt;
+	if (b.res.rate_bps && bench_net_check(err, sizeof(err))) {
+		fprintf(stderr, "osd-bench " MODE ": %s\n", err);
+		return 1;
+	}
 	targetd = find_targetd(b.p.targetd, found, sizeof(found));
-	b.wbuf = malloc(IO);
-	b.rbuf = malloc(IO);
+	b.wbuf = malloc((size_t)b.res.io_mib * MIB_BYTES);
+	b.rbuf = malloc((size_t)b.res.io_mib * MIB_BYTES);
 	if (!b.wbuf || !b.rbuf)
 		bench_die(MODE, "buffers", -ENOMEM, NULL);
-	for (unsigned i = 0; i < IO; i++)
+	for (size_t i = 0; i < (size_t)b.res.io_mib * MIB_BYTES; i++)
 		b.wbuf[i] = (uint8_t)(i * 7 + i / 4096);
+	b.self = getpid();
+	catch_stop_signals();
 	if ((rc = bench_mkdtemp(b.p.base, "osd-bench-layout", b.dir, sizeof(b.dir))))
 		bench_die(MODE, b.p.base, rc, NULL);
+	pthread_mutex_lock(&cleanup_lock);
 	g_bench = &b;
-	atexit(at_exit);
-	for (unsigned c = 0; c < NCONFIGS; c++)
-		run_config(&b, c, targetd);
-	print_table(&b);
+	pthread_mutex_unlock(&cleanup_lock);
+	atexit(cleanup);
+	if (b.res.rate_bps)
+		links_up(&b);
+	for (unsigned c = 0; c < b.res.ncounts; c++)
+		run_count(&b, c, targetd);
+	bench_layout_print(&b.res);
 	free(b.wbuf);
 	free(b.rbuf);
 	return 0;

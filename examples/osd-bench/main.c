@@ -21,7 +21,7 @@ static const struct mode modes[] = {
 	{ "--fs", osd_bench_fs, "osdfs on the mem backend and on the software target" },
 	{ "--iscsi", osd_bench_iscsi, "the target over iSCSI on 127.0.0.1 vs loopback" },
 	{ "--fuse", osd_bench_fuse, "osdfs-mount vs a FUSE passthrough vs native" },
-	{ "--layout", osd_bench_layout, "osdfs striped over 1, 2 and 4 osd-targetd processes" },
+	{ "--layout", osd_bench_layout, "osdfs striped over osd-targetd processes, shaped links" },
 	{ "--parity", osd_bench_parity, "RAID 5/6 parity and recovery code, ours vs ISA-L" },
 };
 

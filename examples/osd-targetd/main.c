@@ -359,9 +359,12 @@ static void log_server(void *payload, int level, const char *msg)
 	log_msg(levels[level & 3], "%s", msg);
 }
 
+static volatile sig_atomic_t g_stop; /* a stop signal came, maybe before g_server */
+
 static void on_signal(int sig)
 {
 	(void)sig;
+	g_stop = 1;
 	if (g_server)
 		osd_target_iscsi_stop(g_server);
 }
@@ -515,6 +518,8 @@ static int serve(const struct config *cfg, osd_target **luns)
 		osd_target_iscsi_free(g_server);
 		return 1;
 	}
+	if (g_stop) /* came while the stores opened: run() returns at once */
+		osd_target_iscsi_stop(g_server);
 	rc = osd_target_iscsi_run(g_server);
 	if (rc)
 		log_msg(LOG_ERR, "%s", osd_target_iscsi_error(g_server));
