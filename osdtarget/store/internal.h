@@ -84,6 +84,7 @@ struct osd__part {
 	struct osd__obj *obj;      /* the partition object (P,0) */
 	struct osd__id *ids;       /* member objects, sorted by id */
 	size_t nids, ids_cap;
+	size_t ncoll;              /* collections among ids: LIST counts need no scan without */
 	_Atomic uint64_t used;
 };
 
