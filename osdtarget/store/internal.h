@@ -64,6 +64,9 @@ struct osd__obj {
 	int sfd;                   /* checksum sidecar fd, open while fd is (obj->mu) */
 	int has_sums;              /* a sidecar exists */
 	int sums_bad;              /* sidecar missing or damaged: data I/O fails with EIO */
+	int sum_fresh;             /* the sidecar's header on disk is still the one made
+				      with it (dirty over everything, unsynced): a first
+				      mark needs no write or fdatasync (set with has_sums) */
 	uint64_t dlo, dhi;         /* dirty block range the sidecar header records (wmu) */
 	uint64_t sum_alloc;        /* sidecar bytes [0, sum_alloc) reserved, no hole: entries
 				      written there need no fallocate (wmu) */
