@@ -160,6 +160,8 @@ struct osd__sum_scan {
 	uint64_t built_objs, built_bytes;            /* upgrade or salvage */
 	uint64_t bad_objs;                           /* sidecar or data missing or damaged */
 	char bad_names[200];
+	struct osd__obj **settle;  /* recomputed, header still dirty (osd__sum_settle) */
+	size_t nsettle, settle_cap;
 };
 
 /* store.c */
@@ -275,6 +277,10 @@ int osd__sum_hdr_write(int sfd, uint64_t length, uint64_t lo, uint64_t hi);
  * salvaging, extend a short or missing data file to the checksummed length. */
 int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 		    struct osd__sum_scan *sc);
+/* After the attaches: one syncfs makes every recomputed entry durable, then
+ * their headers are written clean (one fdatasync per object was the bulk of
+ * an open after a crash). Frees the list. 0 or -errno. */
+int osd__sum_settle(struct osd_store *st, struct osd__sum_scan *sc);
 void osd__sum_report(struct osd_store *st, const struct osd__sum_scan *sc);
 /* Scrub: verify up to osd__sum_chunk_blocks() blocks from block @p b into
  * @p buf (that many blocks large). -EIO with *bad = the bad block's offset. */

@@ -599,6 +599,40 @@ static int data_extend(struct osd_store *st, struct osd__obj *o, uint64_t len)
 	return r;
 }
 
+static int settle_add(struct osd__sum_scan *sc, struct osd__obj *o)
+{
+	if (sc->nsettle == sc->settle_cap) {
+		size_t cap = sc->settle_cap ? 2 * sc->settle_cap : 64;
+		struct osd__obj **v = realloc(sc->settle, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		sc->settle = v;
+		sc->settle_cap = cap;
+	}
+	sc->settle[sc->nsettle++] = o;
+	return 0;
+}
+
+int osd__sum_settle(struct osd_store *st, struct osd__sum_scan *sc)
+{
+	int r = 0;
+	if (sc->nsettle && syncfs(st->datafd) != 0)
+		r = -errno;
+	for (size_t i = 0; !r && i < sc->nsettle; i++) {
+		struct osd__obj *o = sc->settle[i];
+		char name[40];
+		osd__sum_path(o->gen, name);
+		int sfd = openat(st->datafd, name, O_RDWR | O_CLOEXEC);
+		r = sfd < 0 ? -errno : osd__sum_hdr_write(sfd, o->length, 0, 0);
+		if (sfd >= 0)
+			close(sfd);
+	}
+	free(sc->settle);
+	sc->settle = NULL;
+	sc->nsettle = sc->settle_cap = 0;
+	return r;
+}
+
 int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 		    struct osd__sum_scan *sc)
 {
@@ -657,8 +691,12 @@ int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 		goto out;
 	o->has_sums = 1;
 	if (lo < hi) { /* changed since its last flush: the data as it is */
-		n = rebuild(fd, sfd, o->length, lo, hi);
-		r = n < 0 ? (int)n : 0;
+		/* entries now, made durable and the header clean for all such
+		 * objects at once (osd__sum_settle): the header stays dirty until */
+		n = osd__sum_recompute(fd, sfd, o->length, lo, hi);
+		if (n >= 0 && ftruncate(sfd, (off_t)ent_off(nblocks(o->length))) != 0)
+			n = -errno;
+		r = n < 0 ? (int)n : settle_add(sc, o);
 		if (n > 0) {
 			sc->recomputed_objs++;
 			sc->recomputed_blocks += (uint64_t)n;
