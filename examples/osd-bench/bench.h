@@ -19,6 +19,8 @@ int osd_bench_iscsi(int argc, char **argv);
 int osd_bench_fuse(int argc, char **argv);
 /* --layout: osdfs over 1, 2 and 4 osd-targetd processes (layout backend). */
 int osd_bench_layout(int argc, char **argv);
+/* --scale: open, memory, LIST, fsck, small objects at growing object counts. */
+int osd_bench_scale(int argc, char **argv);
 
 struct osd_dev;
 struct osd_req;

@@ -22,6 +22,7 @@ static const struct mode modes[] = {
 	{ "--iscsi", osd_bench_iscsi, "the target over iSCSI on 127.0.0.1 vs loopback" },
 	{ "--fuse", osd_bench_fuse, "osdfs-mount vs a FUSE passthrough vs native" },
 	{ "--layout", osd_bench_layout, "osdfs striped over 1, 2 and 4 osd-targetd processes" },
+	{ "--scale", osd_bench_scale, "target and osdfs at 100k, 1M, 10M objects (issue 16)" },
 };
 
 #define NUM_MODES (sizeof(modes) / sizeof(modes[0]))
