@@ -24,7 +24,7 @@
 #define OSDFS__ATTR_DEVTABLE 5u    /* layout backend: device table (docs/layout.md) */
 #define OSDFS__PAGE_INODE 0x10001u
 #define OSDFS__ATTR_INODE 1u
-/* The OSD user object information page and its USED CAPACITY (osd2r05
+/* The OSD user object information page and its USED CAPACITY (osd2r01
  * §7.1.2.11, attribute 81h): the object's allocated bytes, 8 bytes. */
 #define OSDFS__PAGE_USER_INFO 0x1u
 #define OSDFS__ATTR_USED_CAPACITY 0x81u
