@@ -3,7 +3,8 @@
 # every goal line is printed with a figure per count, the ratio and a
 # verdict; the read-only pass appends no log byte (a real check: reads never
 # write the store, docs/target-store.md "Access times"); a first 4 KiB WRITE
-# appends at most 2 log records; st_blocks of the sparse file is a number;
+# appends at most 2 log records; st_blocks of the sparse file (2 MiB in
+# 20 GiB) is what it uses, 2 MiB, not its size;
 # bad options exit 2; nothing is left in the scratch directory.
 #   bench_scale_test.sh OSD_BENCH
 set -u
@@ -40,6 +41,8 @@ echo "$out" | grep -Eq "^  log bytes appended by a read-only pass = 0 +0 +0 +B .
 	fail "a read-only pass wrote to the log"
 echo "$out" | grep -Eq "^  log records per first 4 KiB WRITE <= 1 +[12] +[12] " ||
 	fail "a first 4 KiB WRITE appended more than 2 log records"
+echo "$out" | grep -Eq "^  osdfs st_blocks of 2 MiB in 20 GiB = 2 MiB +2[.0-9]* +2[.0-9]* +MiB .* met$" ||
+	fail "st_blocks of the sparse file is not the 2 MiB it uses"
 [ -z "$(ls -A "$scratch")" ] || fail "left behind: $(ls -A "$scratch")"
 
 "$BENCH" --scale --objects 0 >/dev/null 2>&1
