@@ -22,6 +22,8 @@ int osd_bench_fuse(int argc, char **argv);
 int osd_bench_layout(int argc, char **argv);
 /* --parity: the layout's P, P+Q and recovery code in memory, ours vs ISA-L. */
 int osd_bench_parity(int argc, char **argv);
+/* --scale: open, memory, LIST, fsck, small objects at growing object counts. */
+int osd_bench_scale(int argc, char **argv);
 
 struct osd_dev;
 struct osd_req;

@@ -23,6 +23,7 @@ static const struct mode modes[] = {
 	{ "--fuse", osd_bench_fuse, "osdfs-mount vs a FUSE passthrough vs native" },
 	{ "--layout", osd_bench_layout, "osdfs striped over osd-targetd processes, shaped links" },
 	{ "--parity", osd_bench_parity, "RAID 5/6 parity and recovery code, ours vs ISA-L" },
+	{ "--scale", osd_bench_scale, "target and osdfs at growing object counts (100k, 1M, 10M)" },
 };
 
 #define NUM_MODES (sizeof(modes) / sizeof(modes[0]))

@@ -47,6 +47,7 @@ struct osd_attr_writer {
 	size_t cap;               /**< size of @ref buf */
 	size_t len;               /**< bytes written so far */
 	int err;                  /**< first error, sticky */
+	size_t group;             /**< offset of the open 0Eh object group (0: none) */
 };
 
 /** Header size of a list: 4 (OSD-1) or 8 (OSD-2). */

@@ -193,11 +193,13 @@ void osdfs__dir_unload(osdfs *fs, struct osdfs__inode *dp)
 }
 
 /* Writes a block with nothing piggy-backed (new blocks nothing points at yet). */
-static int blk_write(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, const uint8_t *buf)
+static int blk_write(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, const uint8_t *buf)
 {
 	struct iovec iov = { (void *)buf, fs->bsize };
 	ssize_t n = fs->ops->write(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)blk * fs->bsize,
 				   &iov, 1, NULL, 0);
+
+	osdfs__used_stale(dp); /* a new block */
 
 	return n < 0 ? (int)n : (size_t)n == fs->bsize ? 0 : -EIO;
 }

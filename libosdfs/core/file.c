@@ -29,6 +29,7 @@ static int do_truncate(osdfs *fs, struct osdfs__inode *ip, uint64_t size)
 	if (size > MAX_FILE_SIZE)
 		return -EFBIG;
 	rc = fs->ops->truncate(fs->impl, OSDFS__OID_BASE + ip->ino, size);
+	osdfs__used_stale(ip);
 	if (rc < 0)
 		return osdfs__fail(fs, rc, "truncating inode %llu: %s",
 				   (unsigned long long)ip->ino, strerror(-rc));
@@ -256,6 +257,7 @@ static ssize_t writev_locked(osdfs *fs, osdfs_file *fh, const struct iovec *iov,
 	kill_suid(ip);
 	osdfs__inode_attr(ip, &a, ibuf);
 	n = fs->ops->write(fs->impl, OSDFS__OID_BASE + ip->ino, off, iov, iovcnt, &a, 1);
+	osdfs__used_stale(ip);
 	if (n < 0) {
 		ip->d = saved;
 		return osdfs__fail(fs, (int)n, "writing inode %llu: %s",
@@ -314,6 +316,7 @@ static int fallocate_locked(osdfs *fs, osdfs_file *fh, unsigned int mode, uint64
 		if (len > ip->d.size - off)
 			len = ip->d.size - off;
 		rc = osdfs__punch(fs, OSDFS__OID_BASE + ip->ino, off, len);
+		osdfs__used_stale(ip);
 		if (rc < 0)
 			return osdfs__fail(fs, rc, "punching inode %llu: %s",
 					   (unsigned long long)ip->ino, strerror(-rc));
@@ -351,7 +354,10 @@ int osdfs_getattr(osdfs *fs, uint64_t ino, struct osdfs_stat *out)
 	pthread_rwlock_rdlock(&fs->lock);
 	rc = osdfs__iget(fs, ino, &ip);
 	if (rc == 0) {
-		osdfs__stat_fill_locked(fs, ip, out);
+		pthread_mutex_lock(&ip->mu);
+		osdfs__used_refresh(fs, ip);
+		osdfs__stat_fill(fs, ip, out);
+		pthread_mutex_unlock(&ip->mu);
 		osdfs__iput(fs, ip);
 	}
 	pthread_rwlock_unlock(&fs->lock);

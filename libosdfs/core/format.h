@@ -26,6 +26,10 @@
 /* 5 is the layout backend's device table (OSDFS_LAYOUT_TABLE_NUMBER). */
 #define OSDFS__PAGE_INODE 0x10001u
 #define OSDFS__ATTR_INODE 1u
+/* The OSD user object information page and its USED CAPACITY (osd2r01
+ * §7.1.2.11, attribute 81h): the object's allocated bytes, 8 bytes. */
+#define OSDFS__PAGE_USER_INFO 0x1u
+#define OSDFS__ATTR_USED_CAPACITY 0x81u
 #define OSDFS__PAGE_DIR 0x10002u
 #define OSDFS__ATTR_DIRHDR 1u
 #define OSDFS__ATTR_DIRTAB0 2u     /* table chunk i is attribute 2 + i */

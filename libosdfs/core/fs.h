@@ -36,6 +36,11 @@ struct osdfs__inode {
 	int deleted;            /* object removed; drop when refs reaches 0 */
 	struct osd__lru_node node; /* in fs->inodes; listed while refs is 0 */
 	pthread_mutex_t mu;
+	/* st_blocks: allocated bytes read from the backend (used), valid while
+	 * used_for == used_seq + 1; every data change bumps used_seq */
+	uint64_t used;
+	unsigned int used_for;  /* mu */
+	unsigned int used_seq;  /* atomic */
 	/* directories: hash index, loaded on first use */
 	int dir_loaded;
 	struct osdfs__dirhdr dh;
@@ -68,6 +73,7 @@ struct osdfs {
 	const struct osdfs_backend_ops *ops;
 	void *impl;
 	unsigned int flags;
+	int no_used;            /* atomic: the backend reports no allocated bytes */
 	int readonly;
 	int taken_over;
 	struct osdfs__super sb;
@@ -131,6 +137,10 @@ void osdfs__iabandon(osdfs *fs, struct osdfs__inode *ip);
 int osdfs__ifree(osdfs *fs, struct osdfs__inode *ip);
 int osdfs__idrop_link(osdfs *fs, struct osdfs__inode *ip);
 void osdfs__stat_fill(const osdfs *fs, const struct osdfs__inode *ip, struct osdfs_stat *st);
+/* The object's data changed: its allocated bytes must be read again. */
+void osdfs__used_stale(struct osdfs__inode *ip);
+/* Read the allocated bytes for st_blocks if they are stale (ip->mu held). */
+void osdfs__used_refresh(osdfs *fs, struct osdfs__inode *ip);
 /* The same under ip->mu, for callers holding fs->lock shared (data writes
  * change size and times under the shared lock plus ip->mu). */
 void osdfs__stat_fill_locked(const osdfs *fs, struct osdfs__inode *ip, struct osdfs_stat *st);

@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 
 #include "core/fs.h"
+#include "proto/byteorder.h"
 
 #define ALLOC_BATCH 1024u
 
@@ -99,14 +100,52 @@ int osdfs__iwrite(osdfs *fs, struct osdfs__inode *ip)
 	return 0;
 }
 
+/* Keep the allocated bytes @p a read at data change @p seq (8 bytes), or
+ * note that the backend does not report them (mem; layout, whose component
+ * objects each hold a part). */
+static void used_take(osdfs *fs, struct osdfs__inode *ip, const struct osdfs_attr *a,
+		      unsigned int seq)
+{
+	if (a->len != 8) {
+		__atomic_store_n(&fs->no_used, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	ip->used = osd__get_be64(a->value);
+	ip->used_for = seq + 1;
+}
+
+void osdfs__used_stale(struct osdfs__inode *ip)
+{
+	__atomic_add_fetch(&ip->used_seq, 1, __ATOMIC_RELEASE);
+}
+
+void osdfs__used_refresh(osdfs *fs, struct osdfs__inode *ip)
+{
+	unsigned int seq = __atomic_load_n(&ip->used_seq, __ATOMIC_ACQUIRE);
+	uint8_t v[8];
+	struct osdfs_attr a = { OSDFS__PAGE_USER_INFO, OSDFS__ATTR_USED_CAPACITY, v, sizeof(v) };
+
+	if (ip->used_for == seq + 1 || __atomic_load_n(&fs->no_used, __ATOMIC_RELAXED) ||
+	    fs->ops->get_attrs(fs->impl, OSDFS__OID_BASE + ip->ino, &a, 1) < 0)
+		return; /* a failure leaves st_blocks from the size */
+	if (__atomic_load_n(&ip->used_seq, __ATOMIC_ACQUIRE) == seq)
+		used_take(fs, ip, &a, seq);
+}
+
 static int inode_load(osdfs *fs, uint64_t ino, struct osdfs__inode **out)
 {
-	uint8_t buf[OSDFS__INODE_MAX_LEN];
-	struct osdfs_attr a = { OSDFS__PAGE_INODE, OSDFS__ATTR_INODE, buf, sizeof(buf) };
+	uint8_t buf[OSDFS__INODE_MAX_LEN], used[8];
+	struct osdfs_attr ga[2] = {
+		{ OSDFS__PAGE_INODE, OSDFS__ATTR_INODE, buf, sizeof(buf) },
+		{ OSDFS__PAGE_USER_INFO, OSDFS__ATTR_USED_CAPACITY, used, sizeof(used) },
+	}, a = ga[0];
 	struct osdfs__inode *ip;
+	int want_used = !__atomic_load_n(&fs->no_used, __ATOMIC_RELAXED);
 	int rc;
 
-	rc = fs->ops->get_attrs(fs->impl, OSDFS__OID_BASE + ino, &a, 1);
+	/* the allocated bytes in the same call: st_blocks at no extra cost */
+	rc = fs->ops->get_attrs(fs->impl, OSDFS__OID_BASE + ino, ga, want_used ? 2 : 1);
+	a = ga[0];
 	if (rc == -ENOENT)
 		return -ENOENT;
 	if (rc < 0)
@@ -121,6 +160,8 @@ static int inode_load(osdfs *fs, uint64_t ino, struct osdfs__inode **out)
 		return osdfs__fail(fs, -EUCLEAN, "inode %llu: missing or corrupt inode attribute",
 				   (unsigned long long)ino);
 	}
+	if (want_used)
+		used_take(fs, ip, &ga[1], 0);
 	*out = ip;
 	return 0;
 }
@@ -330,7 +371,11 @@ void osdfs__stat_fill(const osdfs *fs, const struct osdfs__inode *ip, struct osd
 	st->uid = d->uid;
 	st->gid = d->gid;
 	st->size = d->size;
-	if (!(S_ISLNK(d->mode) && d->inline_len))
+	/* allocated bytes where the backend reports them (a sparse file shows
+	 * what it uses), else the size */
+	if (ip->used_for && ip->used_for == __atomic_load_n(&ip->used_seq, __ATOMIC_ACQUIRE) + 1)
+		st->blocks = (ip->used + 511) / 512;
+	else if (!(S_ISLNK(d->mode) && d->inline_len))
 		st->blocks = (d->size + 511) / 512;
 	st->rdev = makedev(d->rdev_major, d->rdev_minor);
 	st->blksize = fs->bsize;

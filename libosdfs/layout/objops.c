@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <osd/attributes.h>
 
 #include "backends/op_sync.h"
 #include "layout/layout_int.h"
@@ -676,6 +677,13 @@ static int lay_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *attrs, int
 	rc = obj_span(L, &fi, 1, &sp);
 	if (rc == 0)
 		rc = (int)first_ok(L, sp, get_attrs_fn, &a);
+	/* A device's USED CAPACITY (user object information page, 81h;
+	 * osd2r01 §7.1.2.11) counts one component object, not the file:
+	 * not reported (osdfs then takes st_blocks from the size). */
+	for (int i = 0; rc >= 0 && i < nattrs; i++)
+		if (attrs[i].page == OSD_APAGE_INFORMATION &&
+		    attrs[i].number == OSD_ATTR_UI_USED_CAPACITY)
+			attrs[i].len = 0;
 	return lay_obj_leave(L, oid, rc);
 }
 

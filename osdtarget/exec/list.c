@@ -39,24 +39,57 @@ static int idvec_push(struct idvec *iv, uint64_t id)
 	return 0;
 }
 
-/* Every partition id, or every object id of @p type in @p pid, from @p start on. */
+/* Partition ids, or object ids of @p type in @p pid, from @p start on: at
+ * most @p limit of them (the answer's room plus the continuation id), so a
+ * LIST walk of n objects costs O(n), not O(n^2 / page). */
 static int collect(struct osd__cmd *c, uint64_t pid, enum osd_obj_type type, uint64_t start,
-		   struct idvec *iv)
+		   size_t limit, struct idvec *iv)
 {
 	uint64_t batch[LIST_BATCH], next = start;
 	size_t n;
 	int rc;
 
 	do {
+		size_t want = limit - iv->n < LIST_BATCH ? limit - iv->n : LIST_BATCH;
+
 		start = next;
 		if (!pid)
-			rc = osd_store_partition_list(c->st, start, batch, LIST_BATCH, &n, &next);
+			rc = osd_store_partition_list(c->st, start, batch, want, &n, &next);
 		else
-			rc = osd_store_object_list(c->st, pid, start, type, batch, LIST_BATCH, &n,
+			rc = osd_store_object_list(c->st, pid, start, type, batch, want, &n,
 						   &next);
 		for (size_t i = 0; rc == 0 && i < n; i++)
 			rc = idvec_push(iv, batch[i]);
-	} while (rc == 0 && next);
+	} while (rc == 0 && next && iv->n < limit);
+	return rc;
+}
+
+/* Ids a LIST answer of the CDB's allocation length has room for. */
+static size_t list_room(const struct osd__cmd *c)
+{
+	size_t alloc = c->cdb.length < c->x->in_len ? (size_t)c->cdb.length : c->x->in_len;
+
+	return alloc < OSD_LIST_HEADER_LEN ? 0 : (alloc - OSD_LIST_HEADER_LEN) / 8;
+}
+
+/* Partitions (few) are all collected; a partition's objects up to the
+ * answer's room, with their total counted by the store. */
+static int collect_list(struct osd__cmd *c, uint64_t pid, enum osd_obj_type type,
+			uint64_t start, struct idvec *iv, uint64_t *total)
+{
+	int rc;
+
+	if (!pid) {
+		rc = collect(c, 0, type, start, SIZE_MAX, iv);
+		*total = iv->n;
+		return rc;
+	}
+	rc = osd_store_object_count(c->st, pid, start, type, total);
+	if (rc == 0)
+		rc = collect(c, pid, type, start, list_room(c) + 1, iv);
+	/* a racing create or remove: the count may be one call older */
+	if (*total < iv->n)
+		*total = iv->n;
 	return rc;
 }
 
@@ -88,8 +121,8 @@ static uint32_t list_state(struct osd__cmd *c, uint64_t pid, uint64_t cid, int *
 }
 
 /* Write a LIST result for @p iv into data-in at offset 0. */
-static int emit_list(struct osd__cmd *c, struct idvec *iv, uint8_t format, int root_bit,
-		     uint64_t pid, uint64_t cid)
+static int emit_list(struct osd__cmd *c, struct idvec *iv, uint64_t total, uint8_t format,
+		     int root_bit, uint64_t pid, uint64_t cid)
 {
 	size_t alloc = c->cdb.length < c->x->in_len ? (size_t)c->cdb.length : c->x->in_len;
 	int changed;
@@ -108,7 +141,7 @@ static int emit_list(struct osd__cmd *c, struct idvec *iv, uint8_t format, int r
 
 	if (!buf)
 		return osd__fail(c, OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE);
-	int len = osd_list_encode(c->ver, format, root_bit, cont, id, iv->v, n, iv->n, buf, alloc);
+	int len = osd_list_encode(c->ver, format, root_bit, cont, id, iv->v, n, total, buf, alloc);
 
 	if (len < 0) {
 		free(buf);
@@ -138,6 +171,7 @@ int osd__cmd_list(struct osd__cmd *c)
 {
 	const struct osd_obj_id *o = &c->cdb.obj;
 	struct idvec iv = { 0 };
+	uint64_t total = 0;
 	int rc = check_list_options(c);
 
 	if (rc)
@@ -146,13 +180,13 @@ int osd__cmd_list(struct osd__cmd *c)
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, OSD__FP_OBJECT);
 	if (o->partition && (rc = osd__need_object(c, o->partition, 0, OSD_OBJ_PARTITION)))
 		return rc;
-	rc = collect(c, o->partition, OSD_OBJ_USER, c->cdb.start, &iv);
+	rc = collect_list(c, o->partition, OSD_OBJ_USER, c->cdb.start, &iv, &total);
 	if (rc < 0)
 		rc = osd__fail_store(c, rc, OSD__FP_PARTITION);
 	else if (!o->partition)
-		rc = emit_list(c, &iv, OSD_LIST_FMT_PARTITIONS, 1, 0, 0);
+		rc = emit_list(c, &iv, total, OSD_LIST_FMT_PARTITIONS, 1, 0, 0);
 	else
-		rc = emit_list(c, &iv, OSD_LIST_FMT_USER_OBJECTS, 0, o->partition, 0);
+		rc = emit_list(c, &iv, total, OSD_LIST_FMT_USER_OBJECTS, 0, o->partition, 0);
 	free(iv.v);
 	return rc;
 }
@@ -176,6 +210,7 @@ int osd__cmd_list_collection(struct osd__cmd *c)
 {
 	const struct osd_obj_id *o = &c->cdb.obj;
 	struct idvec iv = { 0 };
+	uint64_t total = 0;
 	int rc = check_list_options(c);
 
 	if (rc)
@@ -186,15 +221,16 @@ int osd__cmd_list_collection(struct osd__cmd *c)
 	if (rc)
 		return rc;
 	if (!o->id) {
-		rc = collect(c, o->partition, OSD_OBJ_COLLECTION, c->cdb.start, &iv);
+		rc = collect_list(c, o->partition, OSD_OBJ_COLLECTION, c->cdb.start, &iv, &total);
 		if (rc < 0)
 			rc = osd__fail_store(c, rc, OSD__FP_PARTITION);
 		else
-			rc = emit_list(c, &iv, OSD_LIST_FMT_COLLECTIONS, 1, o->partition, 0);
+			rc = emit_list(c, &iv, total, OSD_LIST_FMT_COLLECTIONS, 1, o->partition, 0);
 	} else {
 		rc = collect_members(c, o->partition, o->id, c->cdb.start, &iv);
 		if (rc == 0)
-			rc = emit_list(c, &iv, OSD_LIST_FMT_USER_OBJECTS, 0, o->partition, o->id);
+			rc = emit_list(c, &iv, iv.n, OSD_LIST_FMT_USER_OBJECTS, 0, o->partition,
+				       o->id);
 	}
 	free(iv.v);
 	return rc;

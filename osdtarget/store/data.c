@@ -714,6 +714,9 @@ static int scan_sums(struct osd_store *st, struct gen_ent *map, size_t n)
 				osd__data_account(st, o, (uint64_t)sb.st_blocks * 512);
 		}
 	}
+	int e = osd__sum_settle(st, &sc);
+	if (!r)
+		r = e;
 	osd__sum_report(st, &sc);
 	return r;
 }

@@ -68,6 +68,9 @@ struct osd__obj {
 	int sfd;                   /* checksum sidecar fd, open while fd is (obj->mu) */
 	int has_sums;              /* a sidecar exists */
 	int sums_bad;              /* sidecar missing or damaged: data I/O fails with EIO */
+	int sum_fresh;             /* the sidecar's header on disk is still the one made
+				      with it (dirty over everything, unsynced): a first
+				      mark needs no write or fdatasync (set with has_sums) */
 	uint64_t dlo, dhi;         /* dirty block range the sidecar header records (wmu) */
 	uint64_t sum_alloc;        /* sidecar bytes [0, sum_alloc) reserved, no hole: entries
 				      written there need no fallocate (wmu) */
@@ -101,6 +104,7 @@ struct osd__part {
 	struct osd__obj *obj;      /* the partition object (P,0) */
 	struct osd__id *ids;       /* member objects, sorted by id */
 	size_t nids, ids_cap;
+	size_t ncoll;              /* collections among ids: LIST counts need no scan without */
 	_Atomic uint64_t used;
 };
 
@@ -176,6 +180,8 @@ struct osd__sum_scan {
 	uint64_t built_objs, built_bytes;            /* upgrade or salvage */
 	uint64_t bad_objs;                           /* sidecar or data missing or damaged */
 	char bad_names[200];
+	struct osd__obj **settle;  /* recomputed, header still dirty (osd__sum_settle) */
+	size_t nsettle, settle_cap;
 };
 
 /* store.c */
@@ -291,6 +297,10 @@ int osd__sum_hdr_write(int sfd, uint64_t length, uint64_t lo, uint64_t hi);
  * salvaging, extend a short or missing data file to the checksummed length. */
 int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 		    struct osd__sum_scan *sc);
+/* After the attaches: one syncfs makes every recomputed entry durable, then
+ * their headers are written clean (one fdatasync per object was the bulk of
+ * an open after a crash). Frees the list. 0 or -errno. */
+int osd__sum_settle(struct osd_store *st, struct osd__sum_scan *sc);
 void osd__sum_report(struct osd_store *st, const struct osd__sum_scan *sc);
 /* Scrub: verify up to osd__sum_chunk_blocks() blocks from block @p b into
  * @p buf (that many blocks large). -EIO with *bad = the bad block's offset. */

@@ -252,6 +252,7 @@ static int ns_obj_create(struct osd_store *st, uint64_t pid, uint64_t oid,
 	p->ids[i].id = oid;
 	p->ids[i].type = (uint8_t)type;
 	p->nids++;
+	p->ncoll += type == OSD_OBJ_COLLECTION;
 	ns_insert(st, o);
 	if (gen >= st->next_gen)
 		st->next_gen = gen + 1;
@@ -268,6 +269,7 @@ static struct osd__obj *ns_obj_remove(struct osd_store *st, uint64_t pid, uint64
 		return NULL;
 	struct osd__part *p = o->part;
 	size_t i = id_lower(p, oid);
+	p->ncoll -= p->ids[i].type == OSD_OBJ_COLLECTION;
 	memmove(&p->ids[i], &p->ids[i + 1], (p->nids - i - 1) * sizeof(*p->ids));
 	p->nids--;
 	ns_unlink(st, o);
@@ -624,6 +626,27 @@ int osd_store_object_list(struct osd_store *st, uint64_t pid, uint64_t start,
 	*count = n;
 	if (next)
 		*next = nx;
+	return 0;
+}
+
+int osd_store_object_count(struct osd_store *st, uint64_t pid, uint64_t start,
+			   enum osd_obj_type type, uint64_t *count)
+{
+	uint64_t n = 0;
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__part *p = osd__ns_part(st, pid);
+	if (!p || pid == 0) {
+		pthread_rwlock_unlock(&st->ns);
+		return -ENOENT;
+	}
+	size_t i = id_lower(p, start ? start : 1);
+	if (!type || (type == OSD_OBJ_USER && !p->ncoll))
+		n = p->nids - i;
+	else if (p->ncoll) /* collections are few: count by a scan */
+		for (; i < p->nids; i++)
+			n += p->ids[i].type == (uint8_t)type;
+	pthread_rwlock_unlock(&st->ns);
+	*count = n;
 	return 0;
 }
 

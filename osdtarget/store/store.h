@@ -186,6 +186,15 @@ int osd_store_object_list(struct osd_store *st, uint64_t pid, uint64_t start,
 			  size_t *count, uint64_t *next);
 
 /**
+ * Number of objects of @p type (0: both kinds) in @p pid with ids >= @p start
+ * (and >= 1), for LIST's ADDITIONAL LENGTH without collecting them: a binary
+ * search, plus a scan when @p type is one kind and the partition holds
+ * collections. @return 0 or -ENOENT (no partition).
+ */
+int osd_store_object_count(struct osd_store *st, uint64_t pid, uint64_t start,
+			   enum osd_obj_type type, uint64_t *count);
+
+/**
  * Number of objects (both kinds) in @p pid and the highest object id there
  * (0 if none); either may be NULL. @return 0 or -ENOENT.
  */

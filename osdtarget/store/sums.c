@@ -32,6 +32,8 @@
 /* A range opened after a flush reaches twice the object's length ahead, at
  * most 1 GiB: the next writes of a writer going through it need no mark. */
 #define DIRTY_AHEAD_MAX 262144u
+/* The dirty range a new sidecar's header opens: every block an object can have. */
+#define FRESH_HI (UINT64_MAX / BLK)
 /* Blocks handled per step by recomputation and scrub. */
 #define CHUNK_BLOCKS 256u
 
@@ -117,6 +119,13 @@ int osd__sum_hdr_write(int sfd, uint64_t length, uint64_t lo, uint64_t hi)
 	return pwrite_all(sfd, h, sizeof(h), 0);
 }
 
+/* A header that never reached the disk: the sidecar's first bytes are all zero. */
+static int hdr_unwritten(int sfd)
+{
+	uint8_t h[OSD__SUM_HDR], zero[OSD__SUM_HDR] = { 0 };
+	return sfd >= 0 && pread_zero(sfd, h, sizeof(h), 0) == 0 && !memcmp(h, zero, sizeof(h));
+}
+
 static int hdr_read(int sfd, uint64_t *length, uint64_t *lo, uint64_t *hi)
 {
 	uint8_t h[OSD__SUM_HDR];
@@ -146,12 +155,18 @@ int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd
 	if (fd < 0)
 		return -errno;
 	if (!o->has_sums) {
-		int r = osd__sum_hdr_write(fd, 0, 0, 0);
+		/* Dirty over everything and not synced: after a crash the sidecar
+		 * holds this header or none (all zeros), and open recomputes the
+		 * object's checksums from its data either way. So the first write
+		 * of a new object needs no synced mark (it cost an fdatasync per
+		 * small object). */
+		int r = osd__sum_hdr_write(fd, 0, 0, FRESH_HI);
 		if (r) {
 			close(fd);
 			return r;
 		}
 		o->has_sums = 1;
+		o->sum_fresh = 1;
 		o->sum_alloc = 0;
 	}
 	*sfd = fd;
@@ -163,6 +178,12 @@ int osd__sum_mark(struct osd__obj *o, int sfd, uint64_t len, uint64_t lo, uint64
 	int clean = o->dlo >= o->dhi;
 	if (!clean && lo >= o->dlo && hi <= o->dhi)
 		return 0;
+	if (clean && o->sum_fresh) { /* the header made with the sidecar covers it */
+		o->sum_fresh = 0;
+		o->dlo = 0;
+		o->dhi = FRESH_HI;
+		return 0;
+	}
 	uint64_t nlo = lo / DIRTY_STEP * DIRTY_STEP;
 	uint64_t nhi = (hi + DIRTY_STEP - 1) / DIRTY_STEP * DIRTY_STEP;
 	if (clean) {
@@ -578,6 +599,40 @@ static int data_extend(struct osd_store *st, struct osd__obj *o, uint64_t len)
 	return r;
 }
 
+static int settle_add(struct osd__sum_scan *sc, struct osd__obj *o)
+{
+	if (sc->nsettle == sc->settle_cap) {
+		size_t cap = sc->settle_cap ? 2 * sc->settle_cap : 64;
+		struct osd__obj **v = realloc(sc->settle, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		sc->settle = v;
+		sc->settle_cap = cap;
+	}
+	sc->settle[sc->nsettle++] = o;
+	return 0;
+}
+
+int osd__sum_settle(struct osd_store *st, struct osd__sum_scan *sc)
+{
+	int r = 0;
+	if (sc->nsettle && syncfs(st->datafd) != 0)
+		r = -errno;
+	for (size_t i = 0; !r && i < sc->nsettle; i++) {
+		struct osd__obj *o = sc->settle[i];
+		char name[40];
+		osd__sum_path(o->gen, name);
+		int sfd = openat(st->datafd, name, O_RDWR | O_CLOEXEC);
+		r = sfd < 0 ? -errno : osd__sum_hdr_write(sfd, o->length, 0, 0);
+		if (sfd >= 0)
+			close(sfd);
+	}
+	free(sc->settle);
+	sc->settle = NULL;
+	sc->nsettle = sc->settle_cap = 0;
+	return r;
+}
+
 int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 		    struct osd__sum_scan *sc)
 {
@@ -598,6 +653,13 @@ int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 	uint64_t len = 0, lo = 0, hi = 0;
 	int r = sfd < 0 ? -errno : hdr_read(sfd, &len, &lo, &hi);
 	int64_t n;
+	if (r == -EUCLEAN && have_data && hdr_unwritten(sfd)) {
+		/* made, written to, and a crash before its header (unsynced, see
+		 * osd__sum_open) reached the disk: as dirty over everything */
+		r = 0;
+		lo = 0;
+		hi = FRESH_HI;
+	}
 	if (r == -ENOENT || r == -EUCLEAN) {
 		int empty = !have_data || !o->length;
 		if (r == -ENOENT && empty) {
@@ -634,8 +696,12 @@ int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 		goto out;
 	o->has_sums = 1;
 	if (lo < hi) { /* changed since its last flush: the data as it is */
-		n = rebuild(fd, sfd, o->length, lo, hi);
-		r = n < 0 ? (int)n : 0;
+		/* entries now, made durable and the header clean for all such
+		 * objects at once (osd__sum_settle): the header stays dirty until */
+		n = osd__sum_recompute(fd, sfd, o->length, lo, hi);
+		if (n >= 0 && ftruncate(sfd, (off_t)ent_off(nblocks(o->length))) != 0)
+			n = -errno;
+		r = n < 0 ? (int)n : settle_add(sc, o);
 		if (n > 0) {
 			sc->recomputed_objs++;
 			sc->recomputed_blocks += (uint64_t)n;

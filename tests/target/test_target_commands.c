@@ -298,8 +298,10 @@ START_TEST(remove_partition_not_empty)
 }
 END_TEST
 
-/* LIST in pieces: header bytes, continuation id and list identifier. */
-static void list_all(enum osd_version v, uint64_t pid, const uint64_t *want, size_t nwant)
+/* LIST (or with @p coll LIST COLLECTION of the partition's collections) in
+ * pieces: header bytes, continuation id and list identifier. */
+static void list_kind(enum osd_version v, int coll, uint64_t pid, const uint64_t *want,
+		      size_t nwant)
 {
 	uint64_t start = 0;
 	uint32_t list_id = 0;
@@ -309,7 +311,7 @@ static void list_all(enum osd_version v, uint64_t pid, const uint64_t *want, siz
 		struct h_req r;
 		struct osd_list_result res;
 
-		h_req(&r, v, OSD_ACT_LIST, pid, 0);
+		h_req(&r, v, coll ? OSD_ACT_LIST_COLLECTION : OSD_ACT_LIST, pid, 0);
 		r.cdb.length = 24 + 2 * 8; /* two ids per call */
 		r.cdb.start = start;
 		r.cdb.list_id = list_id;
@@ -320,10 +322,11 @@ static void list_all(enum osd_version v, uint64_t pid, const uint64_t *want, siz
 		/* ADDITIONAL LENGTH counts every remaining id, not only those that fit. */
 		ck_assert_uint_eq(osd__get_be64(r.in), 16 + 8 * (nwant - got));
 		if (v == OSD_V1)
-			ck_assert_uint_eq(r.in[23] & 1, pid == 0);
+			ck_assert_uint_eq(r.in[23] & 1, pid == 0 || coll);
 		else
-			ck_assert_uint_eq(r.in[23] >> 2, pid ? OSD_LIST_FMT_USER_OBJECTS
-							     : OSD_LIST_FMT_PARTITIONS);
+			ck_assert_uint_eq(r.in[23] >> 2, coll ? OSD_LIST_FMT_COLLECTIONS
+							 : pid ? OSD_LIST_FMT_USER_OBJECTS
+							       : OSD_LIST_FMT_PARTITIONS);
 		ck_assert_uint_ne(res.list_id, 0);
 		ck_assert(!res.lstchg);
 		if (list_id)
@@ -339,6 +342,11 @@ static void list_all(enum osd_version v, uint64_t pid, const uint64_t *want, siz
 	ck_assert_uint_eq(got, nwant);
 }
 
+static void list_all(enum osd_version v, uint64_t pid, const uint64_t *want, size_t nwant)
+{
+	list_kind(v, 0, pid, want, nwant);
+}
+
 START_TEST(list_with_continuation)
 {
 	enum osd_version v = ver(_i);
@@ -351,6 +359,22 @@ START_TEST(list_with_continuation)
 	list_all(v, 0, parts, 3);
 	list_all(v, P1, objs, 5);
 	list_all(v, P1 + 1, NULL, 0);
+	list_kind(v, 1, P1, NULL, 0);
+	/* Collections among the user objects: each LIST counts only its kind
+	 * (the count of a kind scans when the partition holds both). */
+	uint64_t colls[] = { 0x10003, 0x10011, 0x10030 };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct h_req r;
+
+		h_req(&r, v, OSD_ACT_CREATE_COLLECTION, P1, colls[i]);
+		h_run(&ht, &r);
+		h_expect_good(&r);
+		h_req_free(&r);
+	}
+	list_all(v, P1, objs, 5);
+	list_kind(v, 1, P1, colls, 3);
+	list_kind(v, 1, P1 + 1, NULL, 0);
 }
 END_TEST
 

@@ -298,6 +298,18 @@ START_TEST(t_objects)
 	ck_assert_int_eq(osd_store_object_list(st, P1, 0, OSD_OBJ_USER, ids, 16, &n, &next), 0);
 	ck_assert_uint_eq(n, 6);
 	ck_assert_int_eq(osd_store_object_list(st, P2, 0, 0, ids, 16, &n, &next), -ENOENT);
+	/* Counts for LIST's ADDITIONAL LENGTH, without collecting the ids. */
+	ck_assert_int_eq(osd_store_object_count(st, P1, O1 + 1, 0, &cnt), 0);
+	ck_assert_uint_eq(cnt, 9);
+	ck_assert_int_eq(osd_store_object_count(st, P1, 0, OSD_OBJ_COLLECTION, &cnt), 0);
+	ck_assert_uint_eq(cnt, 4);
+	ck_assert_int_eq(osd_store_object_count(st, P1, O1 + 4, OSD_OBJ_COLLECTION, &cnt), 0);
+	ck_assert_uint_eq(cnt, 2);
+	ck_assert_int_eq(osd_store_object_count(st, P1, 0, OSD_OBJ_USER, &cnt), 0);
+	ck_assert_uint_eq(cnt, 6);
+	ck_assert_int_eq(osd_store_object_count(st, P1, O1 + 10, 0, &cnt), 0);
+	ck_assert_uint_eq(cnt, 0);
+	ck_assert_int_eq(osd_store_object_count(st, P2, 0, 0, &cnt), -ENOENT);
 	ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + 3, 0), 0);
 	ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + 3, 0), -ENOENT);
 	ck_assert_int_eq(osd_store_object_remove(st, P1, 0, 0), -EINVAL);
@@ -308,6 +320,18 @@ START_TEST(t_objects)
 	ck_assert_uint_eq(ids[3], O1 + 4);
 	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 9, &t), 0);
 	ck_assert_int_eq(t, OSD_OBJ_COLLECTION);
+	/* The collection count is rebuilt by the replay and follows removals. */
+	ck_assert_int_eq(osd_store_object_count(st, P1, 0, OSD_OBJ_COLLECTION, &cnt), 0);
+	ck_assert_uint_eq(cnt, 3);
+	for (uint64_t c = 0; c <= 9; c += 3)
+		if (c != 3)
+			ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + c, 0), 0);
+	ck_assert_int_eq(osd_store_object_count(st, P1, 0, OSD_OBJ_COLLECTION, &cnt), 0);
+	ck_assert_uint_eq(cnt, 0);
+	ck_assert_int_eq(osd_store_object_count(st, P1, 0, OSD_OBJ_USER, &cnt), 0);
+	ck_assert_uint_eq(cnt, 6);
+	ck_assert_int_eq(osd_store_object_count(st, P1, O1 + 5, OSD_OBJ_USER, &cnt), 0);
+	ck_assert_uint_eq(cnt, 3);
 }
 END_TEST
 

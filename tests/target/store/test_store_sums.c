@@ -111,14 +111,15 @@ START_TEST(t_sidecar_bytes)
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
 	ck_assert_int_eq(wr(O1, 0, data, sizeof(data) - 100), 0);
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
-	/* the flush leaves the dirty range open for more writes ... */
+	/* the flush leaves the dirty range open for more writes: for a new
+	 * object the one its sidecar was made with, every block ... */
 	obj_path(path, sizeof(path), 1, 1);
 	int fd = open(path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(pread(fd, file, sizeof(file), 0), sizeof(file));
 	close(fd);
 	ck_assert_uint_eq(osd__get_be64(file + 24), 0);
-	ck_assert_uint_eq(osd__get_be64(file + 32), 16384); /* 64 MiB of blocks */
+	ck_assert_uint_eq(osd__get_be64(file + 32), UINT64_MAX / BLK);
 	/* ... and the next FLUSH OSD that finds no change closes it */
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
 	fd = open(path, O_RDONLY);
@@ -407,6 +408,80 @@ START_TEST(t_dirty_recomputed)
 }
 END_TEST
 
+/* The first write of a new object syncs no mark: its sidecar's unsynced
+ * header says dirty over everything. A crash leaves that header, or none
+ * (zeros): either way open recomputes from the data as it is. A later write
+ * after a clean flush marks (and syncs) a bounded range as before. */
+START_TEST(t_fresh_header)
+{
+	static uint8_t data[3 * BLK], buf[3 * BLK];
+	char path[4200];
+	uint8_t h[64];
+	size_t got;
+
+	th_fill(data, sizeof(data), 11, 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	osd_store_close(st);
+	st = NULL;
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		struct osd_store *s = open_store(0);
+		struct iovec iov = { data, sizeof(data) };
+		if (osd_store_write(s, P1, O1, 0, &iov, 1, 0) != 0 ||
+		    osd_store_write(s, P1, O1 + 1, 0, &iov, 1, 0) != 0)
+			_exit(1);
+		_exit(0); /* a crash: no flush, no close */
+	}
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* O1's header as made, dirty over everything */
+	obj_path(path, sizeof(path), 1, 1);
+	int fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, h, sizeof(h), 0), sizeof(h));
+	ck_assert_uint_eq(osd__get_be64(h + 24), 0);
+	ck_assert_uint_eq(osd__get_be64(h + 32), UINT64_MAX / BLK);
+	close(fd);
+	/* O1 + 1: the header never reached the disk, nor its entries */
+	obj_path(path, sizeof(path), 2, 1);
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	memset(buf, 0, sizeof(buf));
+	ck_assert_int_eq(pwrite(fd, buf, 64 + 12, 0), 64 + 12);
+	close(fd);
+	st = open_store(0);
+	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "recomputed the checksums of 6 block(s) "
+						  "of 2 object(s)"));
+	for (uint64_t o = O1; o <= O1 + 1; o++) {
+		ck_assert_int_eq(rd(o, 0, buf, sizeof(buf), &got), 0);
+		ck_assert_uint_eq(got, sizeof(buf));
+		ck_assert_mem_eq(buf, data, sizeof(data));
+	}
+	/* clean after the open; a write marks 64 MiB of blocks, synced */
+	ck_assert_int_eq(wr(O1, BLK, data, 10), 0);
+	obj_path(path, sizeof(path), 1, 1);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, h, sizeof(h), 0), sizeof(h));
+	close(fd);
+	ck_assert_uint_eq(osd__get_be64(h + 24), 0);
+	ck_assert_uint_eq(osd__get_be64(h + 32), 16384);
+	/* a damaged (not all-zero) header is still an error */
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	osd_store_close(st);
+	st = NULL;
+	obj_path(path, sizeof(path), 2, 1);
+	flip_at(path, 3);
+	last_log[0] = 0;
+	st = open_store(0);
+	ck_assert_int_eq(rd(O1 + 1, 0, buf, sizeof(buf), &got), -EIO);
+}
+END_TEST
+
 /* Rewrite the store as format version 1 had it: no sidecars, superblock
  * version 1 (byte for byte what a version 1 build wrote). */
 static void make_version1(void)
@@ -555,6 +630,7 @@ int main(void)
 	tcase_add_test(tc, t_sparse);
 	tcase_add_test(tc, t_empty_writes);
 	tcase_add_test(tc, t_dirty_recomputed);
+	tcase_add_test(tc, t_fresh_header);
 	tcase_add_test(tc, t_upgrade_v1);
 	tcase_add_test(tc, t_newer_refused);
 	tcase_add_test(tc, t_missing_sidecar_and_off);
