@@ -931,6 +931,14 @@ int lay_write_range(struct lay *L, struct lay_info *fi, const struct lay_map *lm
 	return rc;
 }
 
+/* The file's resolved map and known size, as a write needs them. */
+static int write_map(struct lay *L, struct lay_info *fi, struct lay_map *lm)
+{
+	if (lay_map_resolve(lm, &fi->map, L->table.ndev) < 0)
+		return -EUCLEAN;
+	return file_size(L, fi, lm);
+}
+
 ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const uint8_t *buf,
 		       size_t len, const struct osdfs_attr *attrs, int nattrs)
 {
@@ -938,9 +946,7 @@ ssize_t lay_file_write(struct lay *L, struct lay_info *fi, uint64_t off, const u
 	struct lay_map lm;
 	int rc;
 
-	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
-		return -EUCLEAN;
-	rc = file_size(L, fi, &lm);
+	rc = write_map(L, fi, &lm);
 	if (rc < 0)
 		return rc;
 	if (len == 0)
@@ -959,9 +965,7 @@ int lay_file_write_held(struct lay *L, struct lay_info *fi, uint64_t off, const 
 	struct lay_map lm;
 	int rc;
 
-	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
-		return -EUCLEAN;
-	rc = file_size(L, fi, &lm);
+	rc = write_map(L, fi, &lm);
 	return rc < 0 ? rc : lay_write_range(L, fi, &lm, &src, off, len, NULL, 0);
 }
 
