@@ -508,7 +508,8 @@ struct osdfs_layout_watch {
  * that address), or that the log does not cover, is reported once and stays
  * down (it needs osdfs_layout_replace() and a rebuild). A read-only layout
  * only reports. A failed resync leaves the slot down, recorded as an
- * OSDFS_LAYOUT_EV_DOWN event; the next return tries again.
+ * OSDFS_LAYOUT_EV_DOWN event; it is tried again after 1, 3, 7 and 15
+ * skipped passes (5 tries), then only after the device has been away.
  * @param be the layout backend
  * @param w how to probe (NULL: OSDFS_LAYOUT_WATCH_INIT)
  * @return the number of slots brought up, or -EINVAL (not a layout backend).

@@ -19,6 +19,7 @@
 
 #define RETIRED_MAX 64u  /* old backends of slots given a new one, freed at destroy */
 #define MIN_INTERVAL_MS 100u
+#define RESYNC_TRIES 5u  /* failed resyncs of one return before the watch waits for the next */
 
 /* What was said about the device of a down slot that answers (once each). */
 enum said { SAID_NOTHING, SAID_FOREIGN, SAID_STALE, SAID_REPORTED, SAID_FAILED };
@@ -31,6 +32,8 @@ struct lay_watch {
 	struct osdfs_layout_watch opt;
 	pthread_mutex_t pass_mu; /* one pass at a time; guards the fields below */
 	uint8_t said[OSDFS_LAYOUT_MAX_DEVICES];
+	uint8_t fails[OSDFS_LAYOUT_MAX_DEVICES];  /* failed resyncs since it came back */
+	uint32_t wait[OSDFS_LAYOUT_MAX_DEVICES];  /* passes to skip before the next try */
 	osdfs_backend *retired[RETIRED_MAX];
 	unsigned nretired;
 };
@@ -146,6 +149,8 @@ static int watch_slot(struct lay *L, struct lay_watch *W, const struct osdfs_lay
 
 	if (rc < 0) { /* still away: its next return is news again */
 		W->said[s] = SAID_NOTHING;
+		W->fails[s] = 0;
+		W->wait[s] = 0;
 		osdfs_backend_free(nb);
 		return 0;
 	}
@@ -167,19 +172,29 @@ static int watch_slot(struct lay *L, struct lay_watch *W, const struct osdfs_lay
 			 "down until rebuilt");
 		return 0;
 	}
-	if (W->said[s] == SAID_FAILED)
+	if (W->said[s] == SAID_FAILED && W->fails[s] >= RESYNC_TRIES)
 		return 0;
+	if (W->said[s] == SAID_FAILED && W->wait[s] > 0) {
+		W->wait[s]--;
+		return 0;
+	}
 	lay_event(L, OSDFS_LAYOUT_EV_RETURNED, (int)s, 0, 0, "back: resyncing what was written "
 		  "while it was away: device %s", addr);
 	rc = lay_resync(L, s, &st);
 	if (rc < 0) {
-		/* down again; tried again once it has been away and is back */
+		/* down again; tried again after 1, 3, 7, 15 passes (a cause that
+		 * passes, e.g. a session still recovering), then only once it
+		 * has been away and is back */
 		W->said[s] = SAID_FAILED;
+		W->fails[s]++;
+		W->wait[s] = (1u << W->fails[s]) - 1;
 		lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0, "resync failed (%s), down again: "
 			  "device %s", strerror(-rc), addr);
 		return 0;
 	}
 	W->said[s] = SAID_NOTHING;
+	W->fails[s] = 0;
+	W->wait[s] = 0;
 	return 1;
 }
 

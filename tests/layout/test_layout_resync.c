@@ -646,9 +646,10 @@ END_TEST
 
 /* A resync that fails (the returned device refuses a write of the replay):
  * the slot is down again with a "resync failed" down event and the log
- * intact; the device is not tried again while it keeps answering, but once
- * it has been away and comes back (a working connection) it is resynced and
- * every byte reads back with another device gone. */
+ * intact; while it keeps answering it is tried again after 1, 3, 7 and 15
+ * skipped passes, 5 times in all, then only once it has been away and comes
+ * back (a working connection), when it is resynced and every byte reads back
+ * with another device gone. */
 START_TEST(test_watch_failed_resync_retried_after_return)
 {
 	const struct shape *sh = &shapes[0];
@@ -674,8 +675,13 @@ START_TEST(test_watch_failed_resync_retried_after_return)
 	ck_assert_int_eq(osdfs_layout_dirty_log(f.be, &entries, &covered), 0);
 	ck_assert_uint_gt(entries, 0);
 	ck_assert_uint_eq(covered, 1ull << sh->gone);
-	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0); /* not again while it answers */
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0); /* not at the next pass */
 	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 1);
+	/* then after 1, 3, 7 and 15 skipped passes, 5 tries in all */
+	for (unsigned pass = 0; pass < 40; pass++)
+		ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(count_events(f.be, OSDFS_LAYOUT_EV_RESYNC_STARTED, (int)sh->gone), 5);
+	ck_assert_int_eq(state_of(f.be, sh->gone), OSDFS_LAYOUT_DEV_DOWN);
 
 	fx_kill(&f, sh->gone); /* away */
 	rc.store = -1;
