@@ -39,8 +39,12 @@ for goal in "resident memory after open \+ LIST <= 256 MiB" \
 done
 echo "$out" | grep -Eq "^  log bytes appended by a read-only pass = 0 +0 +0 +B .* met$" ||
 	fail "a read-only pass wrote to the log"
-echo "$out" | grep -Eq "^  log records per first 4 KiB WRITE <= 1 +[12] +[12] " ||
-	fail "a first 4 KiB WRITE appended more than 2 log records"
+# the figure is records / objects written, printed as a decimal (1.99 when
+# one record of the batch was shared): compare numbers, not text
+echo "$out" | awk '/^  log records per first 4 KiB WRITE <= 1 / {
+		n++; if ($10 + 0 <= 0 || $10 > 2 || $11 + 0 <= 0 || $11 > 2) bad = 1 }
+	END { exit !(n == 1 && !bad) }' ||
+	fail "a first 4 KiB WRITE appended more than 2 log records (or none)"
 echo "$out" | grep -Eq "^  osdfs st_blocks of 2 MiB in 20 GiB = 2 MiB +2[.0-9]* +2[.0-9]* +MiB .* met$" ||
 	fail "st_blocks of the sparse file is not the 2 MiB it uses"
 [ -z "$(ls -A "$scratch")" ] || fail "left behind: $(ls -A "$scratch")"
