@@ -139,6 +139,14 @@ static void path_of(char *buf, size_t size, const struct scale *s, unsigned n, c
 	snprintf(buf, size, "%s/%s-%u", s->dir, what, n);
 }
 
+/* Opens the store of count n built for what ("objects" or "osdfs"); its path in dir. */
+static void open_store(const struct scale *s, unsigned n, const char *what, char *dir, size_t size,
+		       osd_target **tgt, osd_dev **dev)
+{
+	path_of(dir, size, s, n, what);
+	open_dev(dir, tgt, dev);
+}
+
 static int64_t file_size(const char *dir, const char *name)
 {
 	char p[700];
@@ -264,8 +272,7 @@ static void measure_open(struct scale *s, unsigned n, struct figures *f)
 	osd_dev *dev;
 	uint64_t t0 = bench_now_ns();
 
-	path_of(dir, sizeof(dir), s, n, "objects");
-	open_dev(dir, &tgt, &dev);
+	open_store(s, n, "objects", dir, sizeof(dir), &tgt, &dev);
 	f->open_s = secs(t0);
 	/* the fastest of LIST_WALKS walks: one walk of 100k ids takes well
 	 * under a millisecond, where a single run is mostly noise */
@@ -348,8 +355,7 @@ static void measure_small(struct scale *s, unsigned n, struct figures *f)
 	unsigned k = s->small / 4 ? s->small / 4 : 1;
 
 	memset(buf, 0x5a, sizeof(buf));
-	path_of(dir, sizeof(dir), s, n, "objects");
-	open_dev(dir, &tgt, &dev);
+	open_store(s, n, "objects", dir, sizeof(dir), &tgt, &dev);
 	uint64_t t0 = bench_now_ns();
 
 	for (unsigned i = 0; i < s->small; i++) {
@@ -389,8 +395,7 @@ static void killed_writer(struct scale *s, unsigned n, int ready)
 	uint64_t first = KILL_BASE;
 
 	memset(buf, 0xa5, sizeof(buf));
-	path_of(dir, sizeof(dir), s, n, "objects");
-	open_dev(dir, &tgt, &dev);
+	open_store(s, n, "objects", dir, sizeof(dir), &tgt, &dev);
 	for (unsigned i = 0; i < KILL_OBJECTS; i++) {
 		create_ids(dev, first + i, 1);
 		write_small(dev, first + i, buf);
@@ -529,8 +534,7 @@ static void measure_fs(struct scale *s, unsigned n, struct figures *f)
 	uint64_t big;
 	int rc;
 
-	path_of(dir, sizeof(dir), s, n, "osdfs");
-	open_dev(dir, &tgt, &dev);
+	open_store(s, n, "osdfs", dir, sizeof(dir), &tgt, &dev);
 	uint64_t t0 = bench_now_ns();
 
 	if ((rc = osdfs_backend_osd_new(&be, dev, PID)))
