@@ -13,8 +13,8 @@
  * files; changed only under the object's exclusive lock. It is written by
  * the next write that does not continue it, a truncate, flush() of the
  * object or of everything (fsync, unmount), closing the backend, and by a
- * thread once it has waited GATHER_AGE_MS. Reads lay it over what the devices
- * return, and size() counts it. Until written it is in memory only, as a
+ * thread once it has waited its age (GATHER_AGE_MS). Reads lay it over what
+ * the devices return, and size() counts it. Until written it is in memory only, as a
  * page cache's dirty page: the dirty-region log records it when it is
  * written, so what an fsync acknowledged is on the devices and logged.
  *
@@ -35,7 +35,7 @@
 
 #define GATHER_SLOTS 16
 #define GATHER_ROW_MAX (4u << 20) /* larger rows are written as they come */
-#define GATHER_AGE_MS 200
+#define GATHER_AGE_MS 200 /* OSDFS_LAYOUT_GATHER_AGE_MS overrides, 1 to 600000 */
 #define GATHER_ROOM (256ull << 20)
 #define GATHER_LOOK_MS 1000
 #define GATHER_LOOK_BYTES (64u << 20)
@@ -54,6 +54,7 @@ struct lay_gather {
 	pthread_cond_t cv; /* the thread waits here (CLOCK_MONOTONIC) */
 	pthread_t thread;
 	int started, stop;
+	uint64_t age_ns;  /* how long a row is held at most */
 	struct gent e[GATHER_SLOTS];
 	uint64_t looked;  /* when the devices' free space was last asked */
 	uint64_t since_look; /* bytes written through here since */
@@ -66,6 +67,19 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The age from the environment: a loaded machine (or a test that counts
+ * device commands) can keep rows longer than the default. */
+static uint64_t age_from_env(void)
+{
+	const char *v = getenv("OSDFS_LAYOUT_GATHER_AGE_MS");
+	char *end;
+	unsigned long ms = v ? strtoul(v, &end, 10) : 0;
+
+	if (!v || !*v || *end || ms < 1 || ms > 600000)
+		ms = GATHER_AGE_MS;
+	return (uint64_t)ms * 1000000u;
 }
 
 static struct gent *find(struct lay_gather *g, uint64_t oid)
@@ -96,6 +110,7 @@ int lay_gather_new(struct lay *L)
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
+	g->age_ns = age_from_env();
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -178,7 +193,7 @@ int lay_gather_flush(struct lay *L, uint64_t oid)
 	return rc;
 }
 
-/* The thread: writes what has been held GATHER_AGE_MS, so that bytes of a
+/* The thread: writes what has been held its age, so that bytes of a
  * file nobody writes further (closed, or paused) reach the devices soon. */
 static void *ager(void *arg)
 {
@@ -191,7 +206,7 @@ static void *ager(void *arg)
 		struct timespec ts;
 
 		for (unsigned i = 0; i < GATHER_SLOTS; i++) {
-			uint64_t due = g->e[i].since + (uint64_t)GATHER_AGE_MS * 1000000u;
+			uint64_t due = g->e[i].since + g->age_ns;
 
 			if (!g->e[i].oid)
 				continue;
