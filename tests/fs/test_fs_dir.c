@@ -61,15 +61,17 @@ static void name_of(char *buf, unsigned int i)
 	snprintf(buf, 16, "n%07u", i);
 }
 
-/* 100,000 entries on the mem backend; OSDFS_TEST_BIG_DIR overrides (other
- * backends default to 10,000 to keep the run short). */
+/* 100,000 entries on the mem backend, 10,000 on the others (to keep the run
+ * short); OSDFS_TEST_BIG_DIR caps it (the sanitizer runs make it smaller,
+ * never larger). */
 static unsigned int big_dir_entries(void)
 {
 	const char *v = getenv("OSDFS_TEST_BIG_DIR"), *be = getenv("OSDFS_TEST_BACKEND");
+	unsigned int n = !be || !*be || strcmp(be, "mem") == 0 ? 100000 : 10000;
 
-	if (v && atoi(v) > 0)
-		return (unsigned int)atoi(v);
-	return !be || !*be || strcmp(be, "mem") == 0 ? 100000 : 10000;
+	if (v && atoi(v) > 0 && (unsigned int)atoi(v) < n)
+		n = (unsigned int)atoi(v);
+	return n;
 }
 
 START_TEST(test_big_directory)

@@ -18,7 +18,7 @@
 #include "daemon_wait.h"
 
 #define TARGET "iqn.2026-12.org.osd:target"
-#define SLACK_MS 2000u
+#define SLACK_MS 5000u /* above failover_ms: a loaded ASan run's reconnect */
 #define WR_LEN (64u << 10)
 
 #ifdef OSD_TARGETD_PATH

@@ -180,6 +180,10 @@ static int pings_unread(struct ft *ft, uint32_t itt)
 		struct timespec ts = { 0, 0 };
 		uint64_t due = t0 + i * 10u, now = now_ms();
 
+		if (now > due + 50) { /* stalled: resume the pace, no burst to catch up */
+			t0 = now - i * 10u;
+			due = now;
+		}
 		if (due > now) {
 			/* pacing the sender, not waiting for anything */
 			ts.tv_nsec = (long)(due - now) * 1000000L;

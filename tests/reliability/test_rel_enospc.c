@@ -164,7 +164,8 @@ START_TEST(t_full_heals)
 	ck_assert_int_eq(g_room_notices, 0);
 	pthread_mutex_unlock(&g_mu);
 
-	/* Free the space: everything works again at once, no restart. */
+	/* Free the space: everything works again at once, no restart ("at
+	 * once": within 3 s on a loaded ASan run; it stuck for 10 s and more). */
 	ck_assert_int_eq(unlink(filler), 0);
 	double t0 = now_s(), took;
 	int st;
@@ -176,7 +177,7 @@ START_TEST(t_full_heals)
 		st = run_status(&ht, &r);
 		h_req_free(&r);
 		took = now_s() - t0;
-	} while (st != OSD_STATUS_GOOD && took < 1.0);
+	} while (st != OSD_STATUS_GOOD && took < 3.0);
 	ck_assert_msg(st == OSD_STATUS_GOOD, "WRITE still failing %.3f s after freeing space",
 		      took);
 	h_create_object(&ht, V, P1, O1 + 1);
@@ -186,7 +187,7 @@ START_TEST(t_full_heals)
 	ck_assert_int_eq(run_status(&ht, &r), OSD_STATUS_GOOD);
 	h_req_free(&r);
 	took = now_s() - t0;
-	ck_assert_double_lt(took, 1.0);
+	ck_assert_double_lt(took, 3.0);
 	pthread_mutex_lock(&g_mu);
 	ck_assert_int_eq(g_full_warnings, 1);
 	ck_assert_int_ge(g_room_notices, 1);

@@ -161,7 +161,7 @@ fi
 wait_for "the mount to resync slot $AWAY" 60 "[ \$(logged resync-finished $AWAY) -ge 1 ]"
 [ "$(logged returned "$AWAY")" -ge 1 ] && [ "$(logged resync-started "$AWAY")" -ge 1 ] ||
 	fail "returned / resync-started not logged: $(grep layout: "$WORK/osdfs.log")"
-line=$(grep "layout: resync-finished, slot $AWAY: " "$WORK/osdfs.log")
+line=$(grep "layout: resync-finished, slot $AWAY: " "$WORK/osdfs.log" | tail -n 1)
 bytes=$(sed -n 's/.*: [0-9]* regions, [0-9]* objects, \([0-9]*\) bytes resynced;.*/\1/p' <<<"$line")
 [ -n "$bytes" ] || fail "no byte count in '$line'"
 # one region of the big file plus metadata and the two new files; its share is 8 MiB or more
