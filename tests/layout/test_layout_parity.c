@@ -559,11 +559,9 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr;
+	SRunner *sr = srunner_create(suite());
 	int nf;
 
-	setenv("OSDFS_LAYOUT_GATHER", "1", 1); /* write gathering is opt-in */
-	sr = srunner_create(suite());
 	srunner_run_all(sr, CK_NORMAL);
 	nf = srunner_ntests_failed(sr);
 	srunner_free(sr);
