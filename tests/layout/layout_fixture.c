@@ -20,7 +20,7 @@ struct fault {
 	/* a medium error: reads of [boff, boff + blen) of object boid fail
 	 * with -EIO until a write covers the range (fx_bad_range) */
 	atomic_ulong *writes, *wbytes; /* the store's counters (struct fx) */
-	atomic_ulong *oid_writes, *oid_bytes, *oid_reads;
+	atomic_ulong *oid_writes, *oid_bytes, *oid_reads, *flushes;
 	const uint64_t *count_oid;
 	pthread_mutex_t mu;
 	int bad, bad_writes;
@@ -136,7 +136,11 @@ static int f_list(void *x, uint64_t start, uint64_t *ids, size_t max, size_t *n,
 
 static int f_flush(void *x, uint64_t oid)
 {
-	return DEAD(x) ? -EIO : IMPL(x)->ops->flush(IMPL(x)->impl, oid);
+	if (DEAD(x))
+		return -EIO;
+	if (!oid)
+		atomic_fetch_add(IMPL(x)->flushes, 1);
+	return IMPL(x)->ops->flush(IMPL(x)->impl, oid);
 }
 
 static int f_format(void *x, uint64_t cap)
@@ -205,6 +209,7 @@ static osdfs_backend *device_with(struct fx *f, unsigned i, const struct osdfs_b
 	x->oid_writes = &f->oid_writes[i];
 	x->oid_bytes = &f->oid_bytes[i];
 	x->oid_reads = &f->oid_reads[i];
+	x->flushes = &f->flushes[i];
 	x->count_oid = &f->count_oid;
 	ck_assert_int_eq(osdfs_backend_new(&be, ops, x, "fault"), 0);
 	f->fault[i] = x;

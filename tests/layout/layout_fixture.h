@@ -26,6 +26,7 @@ struct fx {
 	uint64_t count_oid;               /* writes to this object are also counted in */
 	atomic_ulong oid_writes[FX_MAX + 2], oid_bytes[FX_MAX + 2];
 	atomic_ulong oid_reads[FX_MAX + 2]; /* reads of count_oid that reached store i */
+	atomic_ulong flushes[FX_MAX + 2];   /* flushes of everything (oid 0) that reached store i */
 	osdfs_backend *be;
 	osdfs_mem_store *snap[FX_MAX + 2];  /* fx_snapshot() */
 };

@@ -965,6 +965,53 @@ START_TEST(test_watch_resync_after_volatile_crash)
 }
 END_TEST
 
+static int create_meta(osdfs_backend *be, uint64_t oid)
+{
+	return osdfs_backend_ops_of(be)->create_class(osdfs_backend_impl(be), oid, OSDFS_OBJ_META,
+						      NULL, 0);
+}
+
+/* The unflushed keys stay bounded without any flush from the caller: the
+ * change that brings them to LAY_UNFLUSHED_FLUSH flushes every device, which
+ * drops those noted before (its own key is noted again after it); a flush of
+ * everything drops them all. */
+START_TEST(test_unflushed_keys_bounded)
+{
+	struct fx f;
+	struct lay *L;
+	const struct osdfs_backend_ops *ops;
+	unsigned long before[4];
+	uint64_t base = OSDFS__OID_BASE + 100000;
+
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=64K"), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	ops = osdfs_backend_ops_of(f.be);
+	L = osdfs_backend_impl(f.be);
+	ck_assert_int_eq(ops->flush(osdfs_backend_impl(f.be), 0), 0);
+	ck_assert_uint_eq(L->dirty.un, 0);
+	for (unsigned i = 0; i < 4; i++)
+		before[i] = atomic_load(&f.flushes[i]);
+	for (unsigned k = 0; k < LAY_UNFLUSHED_FLUSH - 1; k++)
+		ck_assert_int_eq(create_meta(f.be, base + k),
+				 0);
+	ck_assert_uint_eq(L->dirty.un, LAY_UNFLUSHED_FLUSH - 1); /* one key each */
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_uint_eq(atomic_load(&f.flushes[i]), before[i]);
+	/* the key that reaches the bound: every device flushed, the keys dropped */
+	ck_assert_int_eq(create_meta(f.be, base + LAY_UNFLUSHED_FLUSH), 0);
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_uint_eq(atomic_load(&f.flushes[i]), before[i] + 1);
+	ck_assert_uint_eq(L->dirty.un, 1); /* that create's own key, noted again after it */
+	ck_assert_int_eq(create_meta(f.be, base + LAY_UNFLUSHED_FLUSH + 1), 0);
+	ck_assert_uint_eq(L->dirty.un, 2);
+	ck_assert_int_eq(ops->flush(osdfs_backend_impl(f.be), 0), 0);
+	ck_assert_uint_eq(L->dirty.un, 0);
+	fx_close(&f);
+	fx_fini(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("layout_resync");
@@ -978,6 +1025,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_resync_copies_new_attrs);
 	tcase_add_test(tc, test_resync_refused_when_not_covered);
 	tcase_add_test(tc, test_dirty_log_format);
+	tcase_add_test(tc, test_unflushed_keys_bounded);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("watch");
 	tcase_set_timeout(tc, 300);
