@@ -7,6 +7,13 @@
  * resynced from the keys alone (rebuild.c). The log also records which down
  * slots it covers: only a slot that went down while the log was kept (and has
  * not overflowed since) can be resynced; any other needs a rebuild.
+ *
+ * A device may also lose what it acknowledged but had not yet made durable
+ * (a volatile cache, emptied by a flush: the OSD FLUSH command, osd2r03
+ * §6.8). So every change's keys are also kept in memory, stamped with the
+ * flush epoch, until a flush begun after them completes on every live
+ * device; when a slot goes down they join the log, as md keeps a bitmap bit
+ * until the write is on every disk.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -119,16 +126,6 @@ static uint64_t down_mask(struct lay *L)
 	return m;
 }
 
-/* Slots gone down since: covered from now on (dirty.mu held). */
-static void absorb(struct lay_dirty *d)
-{
-	uint64_t bits = atomic_exchange(&d->went_down, 0);
-
-	if (!d->overflow && (bits & ~d->covered)) {
-		d->covered |= bits;
-		d->changed = 1;
-	}
-}
 
 /* Store the log on every live device and flush it there (dirty.mu held). */
 static int store_locked(struct lay *L)
@@ -221,15 +218,114 @@ static void overflow(struct lay_dirty *d)
 	d->changed = 1;
 }
 
+/* Position of (@p oid, @p region) in the unflushed keys, or where it goes. */
+static size_t ufind(const struct lay_dirty *d, uint64_t oid, uint64_t region, int *found)
+{
+	struct lay_dkey k = { oid, region };
+	size_t lo = 0, hi = d->un;
+
+	*found = 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		struct lay_dkey m = { d->u[mid].oid, d->u[mid].region };
+		int c = key_cmp(&m, &k);
+
+		if (c == 0) {
+			*found = 1;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Note (@p oid, @p region) as changed in the current epoch (dirty.mu held). */
+static void unflushed_add(struct lay_dirty *d, uint64_t oid, uint64_t region)
+{
+	int found;
+	size_t i = ufind(d, oid, region, &found);
+
+	if (found) {
+		d->u[i].epoch = d->epoch;
+		return;
+	}
+	if (d->un == d->ucap && d->un < LAY_UNFLUSHED_MAX) {
+		size_t cap = d->ucap ? d->ucap * 2 : 64;
+		struct lay_ukey *nu = realloc(d->u, cap * sizeof(*nu));
+
+		if (nu) {
+			d->u = nu;
+			d->ucap = cap;
+		}
+	}
+	if (d->un == d->ucap || d->un >= LAY_UNFLUSHED_MAX) {
+		d->ulost = 1; /* a device lost now needs a rebuild */
+		d->ulost_epoch = d->epoch;
+	} else {
+		memmove(&d->u[i + 1], &d->u[i], (d->un - i) * sizeof(*d->u));
+		d->u[i] = (struct lay_ukey){ oid, region, d->epoch };
+		d->un++;
+	}
+	if (d->un >= LAY_UNFLUSHED_FLUSH)
+		atomic_store(&d->flush_wanted, 1);
+}
+
+/* A slot went down: what the devices acknowledged since their last flush
+ * goes into the log, for a device may come back without it (dirty.mu held). */
+static void merge_unflushed(struct lay_dirty *d)
+{
+	if (d->overflow)
+		return;
+	if (d->ulost) {
+		overflow(d);
+		return;
+	}
+	for (size_t i = 0; i < d->un; i++) {
+		int a = insert(d, (struct lay_dkey){ d->u[i].oid, d->u[i].region });
+
+		if (a < 0) { /* full (or no memory): the log no longer says all */
+			overflow(d);
+			return;
+		}
+		d->changed |= a > 0;
+	}
+}
+
+/* Slots gone down since: the unflushed keys logged, and the slots covered
+ * from now on (dirty.mu held). */
+static void absorb(struct lay_dirty *d)
+{
+	uint64_t bits = atomic_exchange(&d->went_down, 0);
+
+	if (atomic_exchange(&d->merge, 0))
+		merge_unflushed(d);
+	if (!d->overflow && (bits & ~d->covered)) {
+		d->covered |= bits;
+		d->changed = 1;
+	}
+}
+
 int lay_dirty_note(struct lay *L, uint64_t oid, uint64_t first, uint64_t last)
 {
 	struct lay_dirty *d = &L->dirty;
 	int rc = 0, added = 0;
 
-	if (L->readonly || !L->formatted || !down_mask(L))
+	if (L->readonly || !L->formatted)
 		return 0;
 	pthread_mutex_lock(&d->mu);
+	for (uint64_t r = first; r <= last; r++) {
+		unflushed_add(d, oid, r);
+		if (r == UINT64_MAX)
+			break;
+	}
 	absorb(d);
+	if (!down_mask(L)) { /* nothing to log: stored later if absorb changed it */
+		pthread_mutex_unlock(&d->mu);
+		return 0;
+	}
 	for (uint64_t r = first; !d->overflow && r <= last; r++) {
 		int a = insert(d, (struct lay_dkey){ oid, r });
 
@@ -253,7 +349,7 @@ int lay_dirty_note_file(struct lay *L, const struct lay_info *fi, uint64_t off, 
 	uint64_t rows_per_region, R0, R1, lo = UINT64_MAX, hi = 0;
 	int rc;
 
-	if (len == 0 || L->readonly || !down_mask(L))
+	if (len == 0 || L->readonly)
 		return 0;
 	if (lay_map_resolve(&lm, &fi->map, L->table.ndev) < 0)
 		return lay_dirty_note(L, fi->oid, LAY_DIRTY_ALL, LAY_DIRTY_ALL);
@@ -280,6 +376,39 @@ void lay_dirty_slot_down(struct lay *L, unsigned s)
 {
 	if (!L->readonly)
 		atomic_fetch_or(&L->dirty.went_down, 1ull << s);
+}
+
+void lay_dirty_lost_cache(struct lay *L)
+{
+	if (!L->readonly)
+		atomic_store(&L->dirty.merge, 1);
+}
+
+uint64_t lay_dirty_flush_begin(struct lay *L)
+{
+	struct lay_dirty *d = &L->dirty;
+	uint64_t e;
+
+	pthread_mutex_lock(&d->mu);
+	e = d->epoch++;
+	pthread_mutex_unlock(&d->mu);
+	return e;
+}
+
+void lay_dirty_flushed(struct lay *L, uint64_t oid, uint64_t epoch)
+{
+	struct lay_dirty *d = &L->dirty;
+	size_t k = 0;
+
+	pthread_mutex_lock(&d->mu);
+	absorb(d); /* a device that failed the flush: its keys logged first */
+	for (size_t i = 0; i < d->un; i++)
+		if (d->u[i].epoch > epoch || (oid && d->u[i].oid != oid))
+			d->u[k++] = d->u[i];
+	d->un = k;
+	if (!oid && d->ulost && d->ulost_epoch <= epoch)
+		d->ulost = 0;
+	pthread_mutex_unlock(&d->mu);
 }
 
 void lay_dirty_sync(struct lay *L)
@@ -311,6 +440,7 @@ int lay_dirty_snapshot(struct lay *L, struct lay_dkey **out, size_t *n)
 	struct lay_dirty *d = &L->dirty;
 
 	pthread_mutex_lock(&d->mu);
+	absorb(d); /* keys of a device that failed: in the snapshot */
 	*n = d->n;
 	*out = malloc((d->n ? d->n : 1) * sizeof(**out));
 	if (*out && d->n)

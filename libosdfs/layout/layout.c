@@ -69,6 +69,8 @@ void lay_dev_failed(struct lay *L, unsigned s, long rc)
 	pthread_mutex_unlock(&L->mu);
 	if (now_down && was_up) /* a half-rebuilt replacement is never resynced */
 		lay_dirty_slot_down(L, s);
+	if (now_down) /* what it acknowledged since its last flush may be lost */
+		lay_dirty_lost_cache(L);
 	if (now_down)
 		lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0, "device %s failed: %s",
 			  L->table.ent[s].address, strerror((int)-rc));
@@ -225,6 +227,7 @@ void lay_table_sync(struct lay *L)
 		lay_table_store(L);
 	lay_dirty_sync(L);
 	lay_health_sync(L);
+	lay_dirty_flush_if_wanted(L);
 }
 
 
@@ -454,6 +457,7 @@ void lay_be_destroy(void *impl)
 	pthread_mutex_destroy(&L->health_mu);
 	pthread_mutex_destroy(&L->dirty.mu);
 	free(L->dirty.k);
+	free(L->dirty.u);
 	free(L->cache);
 	free(L);
 }
@@ -679,6 +683,8 @@ int lay_be_format(void *impl, uint64_t capacity)
 	L->dirty.overflow = 0;
 	L->dirty.generation = 0;
 	L->dirty.changed = 0;
+	L->dirty.un = 0;
+	L->dirty.ulost = 0;
 	pthread_mutex_unlock(&L->dirty.mu);
 	return 0;
 }
@@ -750,21 +756,18 @@ int lay_be_statfs(void *impl, struct osdfs_backend_stat *st)
 	return count_objects(L, &st->objects);
 }
 
-int lay_be_flush(void *impl, uint64_t oid)
+/* Flush the slots of @p oid (0: every device). Once every live one has
+ * done so, what was noted as changed before the flush began is durable
+ * there and no longer needs logging should a device fail (dirty.c). */
+static int flush_devices(struct lay *L, uint64_t oid)
 {
-	struct lay *L = impl;
 	struct lay_copv v = { 0 };
 	struct lay_info fi;
 	struct lay_map lm;
 	unsigned first = 0, count = L->table.ndev;
+	uint64_t epoch;
 	int rc = 0;
 
-	if (L->readonly)
-		return 0; /* nothing written; a device's flush may still write (a log) */
-	rc = lay_gather_flush(L, oid); /* writes held back to complete rows */
-	if (rc < 0)
-		return rc;
-	lay_table_sync(L);
 	if (oid) {
 		/* one object: the slots of its copies or components */
 		rc = lay_info_get(L, oid, &fi);
@@ -775,6 +778,7 @@ int lay_be_flush(void *impl, uint64_t oid)
 		if (fi.file && lay_map_resolve(&lm, &fi.map, L->table.ndev) == 0)
 			count = lm.nc;
 	}
+	epoch = lay_dirty_flush_begin(L);
 	for (unsigned j = 0; j < count; j++) {
 		unsigned s = (first + j) % L->table.ndev;
 		struct lay_cop *c;
@@ -792,6 +796,30 @@ int lay_be_flush(void *impl, uint64_t oid)
 		if (v.v[i].rc < 0 && v.v[i].rc != -ENOENT && !lay_is_dev_error(v.v[i].rc))
 			rc = (int)v.v[i].rc;
 	lay_copv_free(&v);
+	/* a device that failed it is down: its keys are logged first */
+	if (rc == 0)
+		lay_dirty_flushed(L, oid, epoch);
+	return rc;
+}
+
+void lay_dirty_flush_if_wanted(struct lay *L)
+{
+	if (!L->readonly && atomic_exchange(&L->dirty.flush_wanted, 0))
+		flush_devices(L, 0); /* a failure leaves the keys for the next */
+}
+
+int lay_be_flush(void *impl, uint64_t oid)
+{
+	struct lay *L = impl;
+	int rc;
+
+	if (L->readonly)
+		return 0; /* nothing written; a device's flush may still write (a log) */
+	rc = lay_gather_flush(L, oid); /* writes held back to complete rows */
+	if (rc < 0)
+		return rc;
+	lay_table_sync(L);
+	rc = flush_devices(L, oid);
 	lay_table_sync(L);
 	return rc;
 }

@@ -198,6 +198,16 @@ int lay_health_decode(struct lay_health *h, const uint8_t *in, size_t len, char 
 struct lay_dkey {
 	uint64_t oid, region;
 };
+/* A key of a change the devices acknowledged but may still hold only in a
+ * volatile cache: noted in epoch @p epoch, dropped by a flush begun after. */
+struct lay_ukey {
+	uint64_t oid, region, epoch;
+};
+/* Unflushed keys: past LAY_UNFLUSHED_FLUSH the next object operation flushes
+ * every device; past LAY_UNFLUSHED_MAX (flushes failing) a device that goes
+ * down overflows the log (it then needs a rebuild). */
+#define LAY_UNFLUSHED_FLUSH 1024u
+#define LAY_UNFLUSHED_MAX OSDFS_LAYOUT_DIRTY_MAX
 struct lay_dirty {
 	pthread_mutex_t mu;   /* the keys and their stores, in order */
 	uint64_t generation;  /* newest wins at open */
@@ -208,6 +218,16 @@ struct lay_dirty {
 	size_t n, cap;
 	struct lay_dkey *k;
 	uint64_t stores;      /* log stores by this handle (tests) */
+	/* changes since the devices last completed a flush (in memory): what a
+	 * device that fails may have lost with its volatile cache, logged when
+	 * it goes down (as md's write-intent bitmap keeps bits until written) */
+	struct lay_ukey *u;   /* sorted by (oid, region) */
+	size_t un, ucap;
+	uint64_t epoch;       /* advanced by every flush that begins */
+	int ulost;            /* keys dropped past LAY_UNFLUSHED_MAX ... */
+	uint64_t ulost_epoch; /* ... the last in this epoch */
+	atomic_int merge;     /* a slot went down: log the unflushed keys */
+	atomic_int flush_wanted; /* past LAY_UNFLUSHED_FLUSH */
 };
 size_t lay_dirty_len(size_t n);
 void lay_dirty_encode(uint8_t *out, const struct lay_dirty *d);
@@ -266,6 +286,16 @@ int lay_dirty_note(struct lay *L, uint64_t oid, uint64_t first, uint64_t last);
 int lay_dirty_note_file(struct lay *L, const struct lay_info *fi, uint64_t off, uint64_t len);
 /* Slot @p s just went down: the log covers it from now on (unless overflowed). */
 void lay_dirty_slot_down(struct lay *L, unsigned s);
+/* A slot went down (from up or rebuilding): the changes it acknowledged
+ * since its last flush may be lost; the log takes the unflushed keys. */
+void lay_dirty_lost_cache(struct lay *L);
+/* A flush of @p oid's devices (0: every device) begins: its epoch. */
+uint64_t lay_dirty_flush_begin(struct lay *L);
+/* It completed on every live device: drop the unflushed keys (of @p oid, or
+ * all) noted before epoch @p epoch began. */
+void lay_dirty_flushed(struct lay *L, uint64_t oid, uint64_t epoch);
+/* Flush every device when the unflushed keys asked for it (no lock held). */
+void lay_dirty_flush_if_wanted(struct lay *L);
 /* Store the log if it changed (with the table). */
 void lay_dirty_sync(struct lay *L);
 /* Whether the log covers slot @p s (it can be resynced). */

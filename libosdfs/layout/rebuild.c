@@ -356,6 +356,16 @@ static int rebuild_object(struct lay *L, unsigned slot, uint64_t oid,
 	return rc == -ENOENT ? 0 : rc; /* removed meanwhile */
 }
 
+/* What was written to slot @p s made durable there (a device's volatile
+ * cache flushed) before it counts as holding it: a device failed. */
+static int flush_slot(struct lay *L, unsigned s)
+{
+	int rc = L->dev[s].ops->flush(L->dev[s].impl, 0);
+
+	lay_dev_failed(L, s, rc);
+	return rc;
+}
+
 static int rebuild_all(struct lay *L, unsigned slot, struct osdfs_layout_rebuild_stats *st,
 		       void (*progress)(const struct osdfs_layout_rebuild_stats *, void *),
 		       void *payload)
@@ -406,6 +416,8 @@ OSD_EXTERN int osdfs_layout_rebuild(osdfs_backend *be, unsigned slot,
 		rc = rebuild_all(L, slot, st, progress, payload);
 	if (rc == 0 && st->unrecoverable)
 		rc = -EIO;
+	if (rc == 0)
+		rc = flush_slot(L, slot);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&L->mu);
@@ -567,6 +579,11 @@ static int resync_object(struct lay *L, unsigned slot, uint64_t oid, const struc
 		st->objects++;
 	} else if (rc == 0) {
 		rc = resync_file(L, slot, &fi, j, k, n, st);
+		if (rc == -ENOENT) { /* not there (a create it lost): all of it */
+			rc = copy_comp(L, slot, &fi, j, &rs);
+			add_rebuild(st, &rs);
+			st->objects++;
+		}
 	}
 	pthread_rwlock_unlock(lk);
 	return rc;
@@ -584,7 +601,11 @@ static void set_state(struct lay *L, unsigned s, enum osdfs_layout_dev_state sta
  * mounted filesystem marked it down and logged its regions): 0 or -EIO. */
 static int promote(struct lay *L, unsigned s)
 {
-	int rc = -EIO;
+	int rc = flush_slot(L, s) < 0 ? -EIO : 0;
+
+	if (rc < 0)
+		return rc;
+	rc = -EIO;
 
 	pthread_mutex_lock(&L->mu);
 	if (L->dev[s].state == OSDFS_LAYOUT_DEV_REBUILDING) {

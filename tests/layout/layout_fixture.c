@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <check.h>
+#include <osd/attributes.h>
 #include <osdfs/osdfs.h>
 
 #include "layout_fixture.h"
@@ -19,7 +20,7 @@ struct fault {
 	/* a medium error: reads of [boff, boff + blen) of object boid fail
 	 * with -EIO until a write covers the range (fx_bad_range) */
 	atomic_ulong *writes, *wbytes; /* the store's counters (struct fx) */
-	atomic_ulong *oid_writes, *oid_bytes, *oid_reads;
+	atomic_ulong *oid_writes, *oid_bytes, *oid_reads, *flushes;
 	const uint64_t *count_oid;
 	pthread_mutex_t mu;
 	int bad, bad_writes;
@@ -135,7 +136,11 @@ static int f_list(void *x, uint64_t start, uint64_t *ids, size_t max, size_t *n,
 
 static int f_flush(void *x, uint64_t oid)
 {
-	return DEAD(x) ? -EIO : IMPL(x)->ops->flush(IMPL(x)->impl, oid);
+	if (DEAD(x))
+		return -EIO;
+	if (!oid)
+		atomic_fetch_add(IMPL(x)->flushes, 1);
+	return IMPL(x)->ops->flush(IMPL(x)->impl, oid);
 }
 
 static int f_format(void *x, uint64_t cap)
@@ -204,6 +209,7 @@ static osdfs_backend *device_with(struct fx *f, unsigned i, const struct osdfs_b
 	x->oid_writes = &f->oid_writes[i];
 	x->oid_bytes = &f->oid_bytes[i];
 	x->oid_reads = &f->oid_reads[i];
+	x->flushes = &f->flushes[i];
 	x->count_oid = &f->count_oid;
 	ck_assert_int_eq(osdfs_backend_new(&be, ops, x, "fault"), 0);
 	f->fault[i] = x;
@@ -259,6 +265,67 @@ int fx_open_all(struct fx *f, const char *map)
 void fx_kill(struct fx *f, unsigned i)
 {
 	atomic_store(&f->fault[i]->dead, 1);
+}
+
+/* Object @p oid of @p src (attributes, bytes, length) made in @p dst. */
+static void copy_object(osdfs_backend *src, osdfs_backend *dst, uint64_t oid)
+{
+	const struct osdfs_backend_ops *so = osdfs_backend_ops_of(src);
+	const struct osdfs_backend_ops *dop = osdfs_backend_ops_of(dst);
+	void *si = osdfs_backend_impl(src), *di = osdfs_backend_impl(dst);
+	size_t blen = 1u << 20;
+	uint8_t *abuf = malloc(blen), *dbuf = malloc(blen);
+	struct osdfs_attr a[64];
+	uint64_t size;
+	int n, k = 0;
+
+	ck_assert(abuf && dbuf);
+	n = so->get_all_attrs(si, oid, a, 64, abuf, blen);
+	ck_assert_int_ge(n, 0);
+	for (int i = 0; i < n; i++)
+		if (a[i].page != OSD_APAGE_INFORMATION)
+			a[k++] = a[i];
+	ck_assert_int_eq(dop->create(di, oid, a, k), 0);
+	ck_assert_int_eq(so->size(si, oid, &size), 0);
+	for (uint64_t off = 0; off < size; off += blen) {
+		struct iovec iov = { dbuf, size - off < blen ? (size_t)(size - off) : blen };
+
+		ck_assert_int_eq(so->read(si, oid, off, &iov, 1), (ssize_t)iov.iov_len);
+		ck_assert_int_eq(dop->write(di, oid, off, &iov, 1, NULL, 0), (ssize_t)iov.iov_len);
+	}
+	ck_assert_int_eq(dop->truncate(di, oid, size), 0);
+	free(abuf);
+	free(dbuf);
+}
+
+void fx_snapshot(struct fx *f, unsigned i)
+{
+	osdfs_backend *src, *dst;
+	uint64_t ids[64], start = 0, next;
+	size_t n;
+
+	osdfs_mem_store_free(f->snap[i]);
+	ck_assert_int_eq(osdfs_mem_store_new(&f->snap[i], 0), 0);
+	ck_assert_int_eq(osdfs_backend_mem_attach(&src, f->store[i]), 0);
+	ck_assert_int_eq(osdfs_backend_mem_attach(&dst, f->snap[i]), 0);
+	do {
+		ck_assert_int_eq(osdfs_backend_ops_of(src)->list(osdfs_backend_impl(src), start, ids,
+								 64, &n, &next), 0);
+		for (size_t k = 0; k < n; k++)
+			copy_object(src, dst, ids[k]);
+		start = next;
+	} while (next);
+	osdfs_backend_free(src);
+	osdfs_backend_free(dst);
+}
+
+void fx_crash(struct fx *f, unsigned i)
+{
+	ck_assert_ptr_nonnull(f->snap[i]);
+	fx_kill(f, i);
+	osdfs_mem_store_free(f->store[i]); /* the killed device keeps its reference */
+	f->store[i] = f->snap[i];
+	f->snap[i] = NULL;
 }
 
 void fx_bad_range(struct fx *f, unsigned i, uint64_t oid, uint64_t off, uint64_t len,
@@ -319,8 +386,10 @@ void fx_close(struct fx *f)
 void fx_fini(struct fx *f)
 {
 	fx_close(f);
-	for (unsigned i = 0; i < FX_MAX + 2; i++)
+	for (unsigned i = 0; i < FX_MAX + 2; i++) {
 		osdfs_mem_store_free(f->store[i]);
+		osdfs_mem_store_free(f->snap[i]);
+	}
 }
 
 osdfs *fx_mount(osdfs_backend *be)

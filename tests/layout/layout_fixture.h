@@ -26,7 +26,9 @@ struct fx {
 	uint64_t count_oid;               /* writes to this object are also counted in */
 	atomic_ulong oid_writes[FX_MAX + 2], oid_bytes[FX_MAX + 2];
 	atomic_ulong oid_reads[FX_MAX + 2]; /* reads of count_oid that reached store i */
+	atomic_ulong flushes[FX_MAX + 2];   /* flushes of everything (oid 0) that reached store i */
 	osdfs_backend *be;
+	osdfs_mem_store *snap[FX_MAX + 2];  /* fx_snapshot() */
 };
 
 /* Create @p n empty stores. */
@@ -42,6 +44,13 @@ osdfs_backend *fx_device(struct fx *f, unsigned i);
 osdfs_backend *fx_device_v1(struct fx *f, unsigned i);
 /* Fail every call of the device on store @p i from now on. */
 void fx_kill(struct fx *f, unsigned i);
+/* What store @p i holds now, kept as what its device made durable (as if
+ * it had just completed a flush of everything). */
+void fx_snapshot(struct fx *f, unsigned i);
+/* The device on store @p i crashes with a volatile cache: killed, and its
+ * store goes back to the last fx_snapshot(), losing every change it
+ * acknowledged since (fx_device() then opens that). */
+void fx_crash(struct fx *f, unsigned i);
 /* A medium error on the device of store @p i: its bytes [off, off + len) of
  * @p oid are flipped in the store and reads meeting them fail with -EIO
  * (everything else answers) until a write covers the whole range; with

@@ -565,7 +565,6 @@ int main(void)
 	SRunner *sr;
 	int nf;
 
-	setenv("OSDFS_LAYOUT_GATHER", "1", 1); /* write gathering is opt-in */
 	/* Rows are held until written by what the tests do, not by age: cases
 	 * that count device commands must not see the age thread on a loaded
 	 * machine (a 700-byte write more than 200 ms after the one before it

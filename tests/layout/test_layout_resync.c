@@ -12,7 +12,9 @@
  * does not cover (down
  * from before, or after an overflow) is refused with -ESTALE, and the
  * figure: the bytes a resync writes follow the data written during the
- * outage (one region), not the file or device size.
+ * outage (one region), not the file or device size. And a device that
+ * crashes with a volatile cache (what it acknowledged since its last flush
+ * lost) is resynced with those changes too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -844,6 +846,172 @@ START_TEST(test_watch_resync_keeps_concurrent_writes)
 }
 END_TEST
 
+/* ---- a device that crashes with a volatile cache ---- */
+
+#define NFILES 12
+#define DURABLE 4 /* files f0..f3 synced before the crash; the rest are not */
+
+static void file_is(osdfs *fs, uint64_t ino, const uint8_t *want, size_t len, const char *what)
+{
+	uint8_t *got = malloc(len + 1);
+	osdfs_file *fh;
+	ssize_t n;
+	size_t bad = 0, first = 0;
+
+	ck_assert_ptr_nonnull(got);
+	ck_assert_int_eq(osdfs_open(fs, ino, O_RDONLY, &fh), 0);
+	n = osdfs_read(fs, fh, got, len + 1, 0);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+	for (size_t i = 0; n == (ssize_t)len && i < len; i++)
+		if (got[i] != want[i] && bad++ == 0)
+			first = i;
+	ck_assert_msg(n == (ssize_t)len && bad == 0,
+		      "%s: ino %llu (oid %% 4 = %llu): %zd bytes read of %zu, %zu differ from %zu",
+		      what, (unsigned long long)ino,
+		      (unsigned long long)((OSDFS__OID_BASE + ino) % 4), n, len, bad, first);
+	free(got);
+}
+
+/* Write @p len bytes of @p data at @p off of file @p ino, then its first
+ * byte again (with write gathering, what is held goes out: acknowledged by
+ * the devices, but not flushed). */
+static void write_at(osdfs *fs, uint64_t ino, const uint8_t *data, uint64_t off, size_t len)
+{
+	osdfs_file *fh;
+
+	ck_assert_int_eq(osdfs_open(fs, ino, O_RDWR, &fh), 0);
+	ck_assert_int_eq(osdfs_write(fs, fh, data, len, off), (ssize_t)len);
+	ck_assert_int_eq(osdfs_write(fs, fh, data, 1, off), 1);
+	ck_assert_int_eq(osdfs_release(fs, fh), 0);
+}
+
+/*
+ * A device that crashes loses what it acknowledged since it last completed
+ * a flush (a volatile cache: osd-targetd keeps its metadata log in memory
+ * until a FLUSH, a disk its write cache), so the log must also name what
+ * was written since the last flush when a device goes down. RAID 5 over 4
+ * devices, mounted; _i: write gathering off (0) or on (1). Files f0..f3
+ * are written and synced; then f4..f11 (small: every oid % 4) are made, f1
+ * is patched and f0 removed, all acknowledged by every device, none
+ * flushed. Device 2 crashes back to what it had made durable; the next
+ * create finds it down; it comes back and the return watch resyncs it while
+ * mounted; device 0 is killed: every file reads back exactly through the
+ * mount and after a reopen without device 0, and f0 stays removed.
+ */
+START_TEST(test_watch_resync_after_volatile_crash)
+{
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	struct reopen_ctx rc = { .store = -1 };
+	static uint8_t data[NFILES + 1][70000];
+	uint64_t ino[NFILES + 1];
+	size_t len[NFILES + 1];
+	int order[4] = { -1, 1, 2, 3 };
+	struct osdfs_stat st;
+	osdfs_file *fh;
+	struct fx f;
+	osdfs *fs;
+
+	setenv("OSDFS_LAYOUT_GATHER", _i ? "1" : "0", 1);
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=64K"), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs = fx_mount(f.be);
+	rc.f = &f;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	for (unsigned i = 0; i <= NFILES; i++) {
+		char name[16];
+
+		if (i == DURABLE) { /* what device 2 has made durable */
+			ck_assert_int_eq(osdfs_sync(fs), 0);
+			fx_snapshot(&f, 2);
+		}
+		if (i == NFILES) {
+			uint8_t patch[4096];
+
+			pattern(patch, sizeof(patch), 77);
+			write_at(fs, ino[1], patch, 100, sizeof(patch));
+			memcpy(data[1] + 100, patch, sizeof(patch));
+			ck_assert_int_eq(osdfs_unlink(fs, OSDFS_ROOT_INO, "f0"), 0);
+			fx_crash(&f, 2); /* back to its snapshot: the rest is lost */
+		}
+		len[i] = i < DURABLE ? (i + 1) * 7001 : (i - DURABLE + 1) * 5003;
+		pattern(data[i], len[i], 100 + i);
+		snprintf(name, sizeof(name), "f%u", i);
+		ck_assert_int_eq(osdfs_create(fs, OSDFS_ROOT_INO, name, 0644, O_RDWR, NULL, &st, &fh),
+				 0);
+		ck_assert_int_eq(osdfs_release(fs, fh), 0);
+		ino[i] = st.ino;
+		write_at(fs, ino[i], data[i], 0, len[i]);
+	}
+	ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_DOWN);
+	rc.store = 2;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
+	ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_UP);
+	fx_kill(&f, 0);
+	for (unsigned i = 1; i <= NFILES; i++)
+		file_is(fs, ino[i], data[i], len[i], "mounted, device 0 killed");
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_close(&f);
+	ck_assert_int_eq(fx_open(&f, order, 4, NULL), 0);
+	fs = fx_mount(f.be);
+	for (unsigned i = 1; i <= NFILES; i++)
+		file_is(fs, ino[i], data[i], len[i], "reopened without device 0");
+	ck_assert_int_eq(osdfs_lookup(fs, OSDFS_ROOT_INO, "f0", &st), -ENOENT);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_close(&f);
+	fx_fini(&f);
+	unsetenv("OSDFS_LAYOUT_GATHER");
+}
+END_TEST
+
+static int create_meta(osdfs_backend *be, uint64_t oid)
+{
+	return osdfs_backend_ops_of(be)->create_class(osdfs_backend_impl(be), oid, OSDFS_OBJ_META,
+						      NULL, 0);
+}
+
+/* The unflushed keys stay bounded without any flush from the caller: the
+ * change that brings them to LAY_UNFLUSHED_FLUSH flushes every device, which
+ * drops those noted before (its own key is noted again after it); a flush of
+ * everything drops them all. */
+START_TEST(test_unflushed_keys_bounded)
+{
+	struct fx f;
+	struct lay *L;
+	const struct osdfs_backend_ops *ops;
+	unsigned long before[4];
+	uint64_t base = OSDFS__OID_BASE + 100000;
+
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=64K"), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	ops = osdfs_backend_ops_of(f.be);
+	L = osdfs_backend_impl(f.be);
+	ck_assert_int_eq(ops->flush(osdfs_backend_impl(f.be), 0), 0);
+	ck_assert_uint_eq(L->dirty.un, 0);
+	for (unsigned i = 0; i < 4; i++)
+		before[i] = atomic_load(&f.flushes[i]);
+	for (unsigned k = 0; k < LAY_UNFLUSHED_FLUSH - 1; k++)
+		ck_assert_int_eq(create_meta(f.be, base + k),
+				 0);
+	ck_assert_uint_eq(L->dirty.un, LAY_UNFLUSHED_FLUSH - 1); /* one key each */
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_uint_eq(atomic_load(&f.flushes[i]), before[i]);
+	/* the key that reaches the bound: every device flushed, the keys dropped */
+	ck_assert_int_eq(create_meta(f.be, base + LAY_UNFLUSHED_FLUSH), 0);
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_uint_eq(atomic_load(&f.flushes[i]), before[i] + 1);
+	ck_assert_uint_eq(L->dirty.un, 1); /* that create's own key, noted again after it */
+	ck_assert_int_eq(create_meta(f.be, base + LAY_UNFLUSHED_FLUSH + 1), 0);
+	ck_assert_uint_eq(L->dirty.un, 2);
+	ck_assert_int_eq(ops->flush(osdfs_backend_impl(f.be), 0), 0);
+	ck_assert_uint_eq(L->dirty.un, 0);
+	fx_close(&f);
+	fx_fini(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("layout_resync");
@@ -857,6 +1025,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_resync_copies_new_attrs);
 	tcase_add_test(tc, test_resync_refused_when_not_covered);
 	tcase_add_test(tc, test_dirty_log_format);
+	tcase_add_test(tc, test_unflushed_keys_bounded);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("watch");
 	tcase_set_timeout(tc, 300);
@@ -868,6 +1037,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_watch_readonly_only_reports);
 	tcase_add_loop_test(tc, test_watch_resync_keeps_concurrent_writes, 0,
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
+	tcase_add_loop_test(tc, test_watch_resync_after_volatile_crash, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -73,7 +73,12 @@ if ! is_mounted; then
 	fail "osdfs-mount exited before mounting"
 fi
 cp -a "$WORK/src" "$MNT/a" || fail "cp -a into the mount"
-sync -f "$MNT/a"
+# Durable before the outage: fsync of every file and directory (a FLUSH of
+# its objects; sync -f reaches no FUSE filesystem). A device that crashes
+# may lose what it acknowledged since its last flush (osd-targetd keeps its
+# metadata log in memory until then), so the resync also copies what was
+# written unflushed before it went away (docs/layout.md): here nothing.
+sync "$MNT" "$MNT/a" "$MNT/a/big" "$MNT/a/d" "$MNT"/a/d/* || fail "fsync before the outage"
 
 if [ "$MODE" = ro ]; then
 	# a read-only mount with slot AWAY away at mount: the device back is
@@ -181,9 +186,24 @@ wait "$MPID"
 rc=$?
 MPID=
 [ $rc = 0 ] || fail "osdfs-mount exited $rc after the unmount"
+# what differs, where (offsets and 64 KiB units), and what the file is
+differs() {
+	local f=$1 got want n
+	got=$(stat -c %s "$WORK/out") want=$(stat -c %s "$WORK/src/$f")
+	n=$(cmp -l "$WORK/out" "$WORK/src/$f" 2>/dev/null | wc -l)
+	echo "/a/$f: $got bytes read, $want expected; $n bytes differ;" \
+	     "first/last (offset, 64K unit, read, want octal):" \
+	     "$(cmp -l "$WORK/out" "$WORK/src/$f" 2>/dev/null |
+		awk 'NR == 1 { f = $0 } { l = $0; z += $2 == 0 }
+		     END { split(f, a); split(l, b)
+			   printf "%d u%d %s %s .. %d u%d %s %s; %d read as zero",
+				  a[1] - 1, int((a[1] - 1) / 65536), a[2], a[3],
+				  b[1] - 1, int((b[1] - 1) / 65536), b[2], b[3], z }')"
+	fs stat "/a/$f" 2>&1 | head -20
+}
 for f in big d/f2 d/f3 d/f4 d/f5; do
 	fs cat "/a/$f" >"$WORK/out" 2>>"$WORK/osdfs.log" && cmp -s "$WORK/out" "$WORK/src/$f" ||
-		fail "/a/$f differs read by osdfs with slot $OTHER gone"
+		fail "/a/$f differs read by osdfs with slot $OTHER gone: $(differs "$f")"
 done
 fs fsck >"$WORK/fsck.log" 2>&1 && grep -q '^clean' "$WORK/fsck.log" ||
 	fail "fsck: $(cat "$WORK/fsck.log")"
