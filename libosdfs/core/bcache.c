@@ -120,8 +120,7 @@ static struct osdfs__block *lget(struct osd__lru *l, size_t max, size_t len, uin
 			lremove(l, b);
 		}
 	}
-	b = malloc(sizeof(*b) + len);
-	if (!b)
+	if (posix_memalign((void **)&b, _Alignof(struct osdfs__block), sizeof(*b) + len))
 		return NULL; /* caching is optional */
 	b->ino = ino;
 	b->blk = blk;

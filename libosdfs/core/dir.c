@@ -396,21 +396,20 @@ static int dir_locate(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
 		      uint64_t *ino, uint8_t *ft)
 {
-	uint8_t *buf = malloc(fs->bsize);
+	uint8_t *buf = NULL;
 	uint32_t blk;
 	uint64_t h;
 	long off;
-	int rc;
+	int rc = dir_load(fs, dp);
 
-	if (!buf)
-		return -ENOMEM;
-	rc = dir_load(fs, dp);
 	if (rc == 0) {
 		h = name_hash(fs, name, len);
 		blk = dp->table[slot_of(dp, h)];
 		/* The summary of its block shows it absent: nothing to read. */
-		rc = osdfs__bcache_absent(fs, dp->ino, blk, name, len) ? -ENOENT :
-		     blk_read(fs, dp, blk, buf);
+		if (osdfs__bcache_absent(fs, dp->ino, blk, name, len))
+			return -ENOENT;
+		buf = malloc(fs->bsize);
+		rc = buf ? blk_read(fs, dp, blk, buf) : -ENOMEM;
 	}
 	if (rc == 0) {
 		off = blk_find(buf, fs->bsize, name, len, NULL);
