@@ -120,7 +120,8 @@ static struct osdfs__block *lget(struct osd__lru *l, size_t max, size_t len, uin
 			lremove(l, b);
 		}
 	}
-	if (posix_memalign((void **)&b, _Alignof(struct osdfs__block), sizeof(*b) + len))
+	b = malloc(sizeof(*b) + len);
+	if (!b)
 		return NULL; /* caching is optional */
 	b->ino = ino;
 	b->blk = blk;
@@ -151,15 +152,25 @@ static void sum_probes(const char *name, size_t len, size_t nbits, size_t bit[SU
 		bit[i] = base + ((size_t)(a + i * b) & (line - 1));
 }
 
+/* A summary's filter: at a 64-byte boundary of its data (SUM_PAD more bytes
+ * allocated), so each line of it is one cache line. */
+#define SUM_PAD 63u
+static uint8_t *sum_bits(struct osdfs__block *s)
+{
+	return (uint8_t *)(((uintptr_t)s->data + SUM_PAD) & ~(uintptr_t)SUM_PAD);
+}
+
 /* Summarize a validated block (cache_lock held). */
 static void sum_insert(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
 {
-	struct osdfs__block *s = lget(&fs->sums, fs->sums_max, fs->sum_len, ino, blk);
+	struct osdfs__block *s = lget(&fs->sums, fs->sums_max, fs->sum_len + SUM_PAD, ino, blk);
 	size_t off = OSDFS__BLOCK_HDR_LEN, bit[SUM_PROBES];
+	uint8_t *bits;
 
 	if (!s)
 		return;
-	memset(s->data, 0, fs->sum_len);
+	bits = sum_bits(s);
+	memset(bits, 0, fs->sum_len);
 	while (off < fs->bsize) {
 		struct osdfs__rec r;
 
@@ -167,7 +178,7 @@ static void sum_insert(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf
 		if (r.ino) {
 			sum_probes(r.name, r.name_len, fs->sum_len * 8, bit);
 			for (unsigned i = 0; i < SUM_PROBES; i++)
-				s->data[bit[i] / 8] |= (uint8_t)(1u << (bit[i] % 8));
+				bits[bit[i] / 8] |= (uint8_t)(1u << (bit[i] % 8));
 		}
 		off += r.rec_len;
 	}
@@ -262,9 +273,11 @@ int osdfs__bcache_absent(osdfs *fs, uint64_t ino, uint32_t blk, const char *name
 	pthread_mutex_lock(&fs->cache_lock);
 	struct osdfs__block *s = lfind(&fs->sums, ino, blk);
 	if (s) {
+		const uint8_t *bits = sum_bits(s);
+
 		s->used = 1;
 		for (unsigned i = 0; i < SUM_PROBES && !absent; i++)
-			absent = !(s->data[bit[i] / 8] & (1u << (bit[i] % 8)));
+			absent = !(bits[bit[i] / 8] & (1u << (bit[i] % 8)));
 	}
 	pthread_mutex_unlock(&fs->cache_lock);
 	return absent;

@@ -54,7 +54,7 @@ struct osdfs__block {
 	uint32_t blk;
 	uint32_t used;             /* summary: looked at since it last came round (bcache.c) */
 	struct osd__lru_node node; /* in fs->blocks or fs->sums */
-	_Alignas(64) uint8_t data[]; /* a line of a summary is one cache line */
+	uint8_t data[];
 };
 
 struct osdfs_file {
