@@ -140,7 +140,8 @@ struct osdfs_mount_options {
 	unsigned int version;     /**< OSDFS_MOUNT_OPTIONS_VERSION (1 is still accepted) */
 	unsigned int flags;       /**< OSDFS_MOUNT_* bits */
 	uint32_t inode_cache;     /**< inodes kept cached when unused; 0 = default (4096) */
-	uint32_t dir_cache;       /**< directory blocks cached; 0 = default (4096) */
+	uint32_t dir_cache;       /**< directory blocks cached, and name summaries of 32 times as
+				       many (docs/osdfs-format.md 4.5); 0 = default (4096) */
 	const char *host;         /**< host name for the mount record; NULL = gethostname() */
 	char *error;              /**< if not NULL, receives the reason when osdfs_mount() fails */
 	size_t error_size;        /**< size of @ref error */

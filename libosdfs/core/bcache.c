@@ -3,12 +3,24 @@
  * block (read copies out, store copies in), so a block evicted by one
  * thread can never be in use by another; directory changes are written to
  * the backend first and then stored here (write-through).
+ *
+ * Beside it, a name summary per block: a Bloom filter of the names its live
+ * records hold, 1/32 of the block, made whenever a validated block passes
+ * through (read, read ahead, or written) and dropped with it. Summaries are
+ * kept for SUM_FACTOR times as many blocks as whole blocks are, in the same
+ * memory, so a lookup of an absent name in a directory far larger than the
+ * block cache is answered without reading a block (docs/osdfs-format.md 4.5).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/fs.h"
+#include "core/format.h"
+
+#define SUM_FACTOR 32u   /* summaries per cached block, and block bytes per summary byte */
+#define SUM_PROBES 4u    /* bits set per name, all in one cache line of the filter */
+#define SUM_LINE_BITS 512u
 
 struct bkey {
 	uint64_t ino;
@@ -31,78 +43,180 @@ static int beq(const struct osd__lru_node *n, const void *key)
 int osdfs__bcache_init(osdfs *fs, size_t max)
 {
 	fs->bcache_max = max;
-	return osd__lru_init(&fs->blocks, max);
+	fs->sums_max = max * SUM_FACTOR;
+	fs->sum_len = fs->bsize / SUM_FACTOR;
+	if (osd__lru_init(&fs->blocks, max) < 0)
+		return -ENOMEM;
+	if (osd__lru_init(&fs->sums, fs->sums_max) < 0) {
+		osd__lru_destroy(&fs->blocks);
+		fs->blocks.tab = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void lru_free_all(struct osd__lru *l)
+{
+	struct osd__lru_node *n;
+
+	if (!l->tab)
+		return;
+	while ((n = osd__lru_any(l))) {
+		osd__lru_remove(l, n);
+		free(OSD__LRU_ENTRY(n, struct osdfs__block, node));
+	}
+	osd__lru_destroy(l);
+	l->tab = NULL;
 }
 
 void osdfs__bcache_destroy(osdfs *fs)
 {
-	struct osd__lru_node *n;
-
-	if (!fs->blocks.tab)
-		return;
-	while ((n = osd__lru_any(&fs->blocks))) {
-		osd__lru_remove(&fs->blocks, n);
-		free(OSD__LRU_ENTRY(n, struct osdfs__block, node));
-	}
-	osd__lru_destroy(&fs->blocks);
+	lru_free_all(&fs->blocks);
+	lru_free_all(&fs->sums);
 }
 
-static struct osdfs__block *bfind(osdfs *fs, uint64_t ino, uint32_t blk)
+static struct osdfs__block *lfind(struct osd__lru *l, uint64_t ino, uint32_t blk)
 {
 	struct bkey k = { ino, blk };
-	struct osd__lru_node *n = osd__lru_find(&fs->blocks, bhash(ino, blk), beq, &k);
+	struct osd__lru_node *n = osd__lru_find(l, bhash(ino, blk), beq, &k);
 
 	return n ? OSD__LRU_ENTRY(n, struct osdfs__block, node) : NULL;
 }
 
-static void bremove(osdfs *fs, struct osdfs__block *b)
+static struct osdfs__block *bfind(osdfs *fs, uint64_t ino, uint32_t blk)
 {
-	osd__lru_remove(&fs->blocks, &b->node);
+	return lfind(&fs->blocks, ino, blk);
+}
+
+static void lremove(struct osd__lru *l, struct osdfs__block *b)
+{
+	osd__lru_remove(l, &b->node);
 	free(b);
 }
 
-/* Inserts or refreshes a copy (cache_lock held). */
-static void binsert(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
+/*
+ * The entry of (ino, blk) in @p l, made (evicting the oldest past @p max)
+ * with @p len data bytes if missing; NULL if it cannot be (cache_lock held).
+ * An entry marked used (a summary looked at: lookups mark rather than move
+ * it, which would touch two more cache lines each) gets a second chance.
+ */
+static struct osdfs__block *lget(struct osd__lru *l, size_t max, size_t len, uint64_t ino,
+				 uint32_t blk)
 {
-	struct osdfs__block *b = bfind(fs, ino, blk);
+	struct osdfs__block *b = lfind(l, ino, blk);
 
-	if (fs->bcache_max == 0)
-		return;
+	if (max == 0)
+		return NULL;
 	if (b) {
-		osd__lru_touch(&fs->blocks, &b->node);
-	} else {
-		while (fs->blocks.count >= fs->bcache_max && osd__lru_oldest(&fs->blocks))
-			bremove(fs, OSD__LRU_ENTRY(osd__lru_oldest(&fs->blocks),
-						   struct osdfs__block, node));
-		b = malloc(sizeof(*b) + fs->bsize);
-		if (!b)
-			return; /* caching is optional */
-		b->ino = ino;
-		b->blk = blk;
-		osd__lru_insert(&fs->blocks, &b->node, bhash(ino, blk), 0);
+		osd__lru_touch(l, &b->node);
+		return b;
 	}
-	memcpy(b->data, buf, fs->bsize);
+	while (l->count >= max && osd__lru_oldest(l)) {
+		b = OSD__LRU_ENTRY(osd__lru_oldest(l), struct osdfs__block, node);
+		if (b->used) {
+			b->used = 0;
+			osd__lru_touch(l, &b->node);
+		} else {
+			lremove(l, b);
+		}
+	}
+	b = malloc(sizeof(*b) + len);
+	if (!b)
+		return NULL; /* caching is optional */
+	b->ino = ino;
+	b->blk = blk;
+	b->used = 0;
+	osd__lru_insert(l, &b->node, bhash(ino, blk), 0);
+	return b;
 }
 
-/* Returns 1 for a cached copy (validated when it entered the cache), 0 for
- * a block just read from the backend, or an error. Blocks enter the cache
- * only through osdfs__bcache_store() by callers that validated them. */
-int osdfs__bcache_read(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf)
+/* The filter's bits for a name: FNV-1a, then a 64-bit finalizer; its top
+ * bits pick a cache line of the filter, its halves the bits in it (double
+ * hashing, Kirsch-Mitzenmacher), so a test reads one line. */
+static void sum_probes(const char *name, size_t len, size_t nbits, size_t bit[SUM_PROBES])
+{
+	size_t line = nbits < SUM_LINE_BITS ? nbits : SUM_LINE_BITS;
+
+	uint64_t h = 0xCBF29CE484222325ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)name[i]) * 0x100000001B3ULL;
+	h ^= h >> 33;
+	h *= 0xFF51AFD7ED558CCDULL;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53ULL;
+	h ^= h >> 33;
+	uint32_t a = (uint32_t)h, b = (uint32_t)(h >> 32) | 1u;
+	size_t base = (size_t)(h >> 48) % (nbits / line) * line;
+	for (unsigned i = 0; i < SUM_PROBES; i++)
+		bit[i] = base + ((size_t)(a + i * b) & (line - 1));
+}
+
+/* A summary's filter: at a 64-byte boundary of its data (SUM_PAD more bytes
+ * allocated), so each line of it is one cache line. */
+#define SUM_PAD 63u
+static uint8_t *sum_bits(struct osdfs__block *s)
+{
+	return (uint8_t *)(((uintptr_t)s->data + SUM_PAD) & ~(uintptr_t)SUM_PAD);
+}
+
+/* Summarize a validated block (cache_lock held). */
+static void sum_insert(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
+{
+	struct osdfs__block *s = lget(&fs->sums, fs->sums_max, fs->sum_len + SUM_PAD, ino, blk);
+	size_t off = OSDFS__BLOCK_HDR_LEN, bit[SUM_PROBES];
+	uint8_t *bits;
+
+	if (!s)
+		return;
+	bits = sum_bits(s);
+	memset(bits, 0, fs->sum_len);
+	while (off < fs->bsize) {
+		struct osdfs__rec r;
+
+		osdfs__rec_get(&r, buf + off);
+		if (r.ino) {
+			sum_probes(r.name, r.name_len, fs->sum_len * 8, bit);
+			for (unsigned i = 0; i < SUM_PROBES; i++)
+				bits[bit[i] / 8] |= (uint8_t)(1u << (bit[i] % 8));
+		}
+		off += r.rec_len;
+	}
+}
+
+/* Inserts or refreshes a copy and its summary (cache_lock held). */
+static void binsert(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
+{
+	struct osdfs__block *b = lget(&fs->blocks, fs->bcache_max, fs->bsize, ino, blk);
+
+	if (b)
+		memcpy(b->data, buf, fs->bsize);
+	sum_insert(fs, ino, blk, buf);
+}
+
+/* Copies a cached block (validated when it entered the cache) to @p buf:
+ * 1, or 0 when it is not cached. Blocks enter the cache only through
+ * osdfs__bcache_store() by callers that validated them. */
+int osdfs__bcache_get(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf)
 {
 	struct osdfs__block *b;
-	struct iovec iov = { buf, fs->bsize };
-	ssize_t n;
 
 	pthread_mutex_lock(&fs->cache_lock);
 	b = bfind(fs, ino, blk);
 	if (b) {
 		memcpy(buf, b->data, fs->bsize);
 		osd__lru_touch(&fs->blocks, &b->node);
-		pthread_mutex_unlock(&fs->cache_lock);
-		return 1;
 	}
 	pthread_mutex_unlock(&fs->cache_lock);
-	n = fs->ops->read(fs->impl, OSDFS__OID_BASE + ino, (uint64_t)blk * fs->bsize, &iov, 1);
+	return b != NULL;
+}
+
+int osdfs__bcache_fetch(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf)
+{
+	struct iovec iov = { buf, fs->bsize };
+	ssize_t n = fs->ops->read(fs->impl, OSDFS__OID_BASE + ino, (uint64_t)blk * fs->bsize,
+				  &iov, 1);
+
 	if (n < 0)
 		return osdfs__fail(fs, (int)n, "reading block %u of directory %llu: %s", blk,
 				   (unsigned long long)ino, strerror((int)-n));
@@ -126,6 +240,45 @@ void osdfs__bcache_forget(osdfs *fs, uint64_t ino, uint32_t blk)
 	pthread_mutex_lock(&fs->cache_lock);
 	b = bfind(fs, ino, blk);
 	if (b)
-		bremove(fs, b);
+		lremove(&fs->blocks, b);
+	b = lfind(&fs->sums, ino, blk);
+	if (b)
+		lremove(&fs->sums, b);
 	pthread_mutex_unlock(&fs->cache_lock);
+}
+
+void osdfs__bcache_summarize(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
+{
+	pthread_mutex_lock(&fs->cache_lock);
+	sum_insert(fs, ino, blk, buf);
+	pthread_mutex_unlock(&fs->cache_lock);
+}
+
+int osdfs__bcache_summarized(osdfs *fs, uint64_t ino, uint32_t blk)
+{
+	pthread_mutex_lock(&fs->cache_lock);
+	int r = lfind(&fs->sums, ino, blk) != NULL;
+	pthread_mutex_unlock(&fs->cache_lock);
+	return r;
+}
+
+int osdfs__bcache_absent(osdfs *fs, uint64_t ino, uint32_t blk, const char *name, size_t len)
+{
+	size_t bit[SUM_PROBES];
+	int absent = 0;
+
+	if (fs->sum_len == 0)
+		return 0;
+	sum_probes(name, len, fs->sum_len * 8, bit);
+	pthread_mutex_lock(&fs->cache_lock);
+	struct osdfs__block *s = lfind(&fs->sums, ino, blk);
+	if (s) {
+		const uint8_t *bits = sum_bits(s);
+
+		s->used = 1;
+		for (unsigned i = 0; i < SUM_PROBES && !absent; i++)
+			absent = !(bits[bit[i] / 8] & (1u << (bit[i] % 8)));
+	}
+	pthread_mutex_unlock(&fs->cache_lock);
+	return absent;
 }

@@ -24,6 +24,11 @@
 #define HBITS OSDFS__HASH_BITS
 #define HLIMIT (1ULL << HBITS)
 #define SPLIT_BATCH 64
+/* A block missing from the cache, and never summarized, is read with the
+ * others of its aligned run of this many, whose name summaries are kept
+ * (bcache.c): one backend read then answers lookups of absent names in all
+ * of them. */
+#define READ_AHEAD 16u
 
 static uint64_t name_hash(const osdfs *fs, const char *name, size_t len)
 {
@@ -57,38 +62,105 @@ static int bad_block(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, siz
 			   (unsigned long long)dp->ino, blk, off, text[why]);
 }
 
-static int blk_check(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, const uint8_t *buf)
+/* The first fault of a block, at *off; OSDFS__DIRBLK_OK if it is sound. */
+static enum osdfs__dirblk_fault blk_fault(const osdfs *fs, const struct osdfs__inode *dp,
+					  const uint8_t *buf, size_t *off)
 {
 	enum osdfs__dirblk_fault why = osdfs__dirblk_hdr_check(buf, dp->ino);
-	size_t off = OSDFS__BLOCK_HDR_LEN;
 
+	*off = why == OSDFS__DIRBLK_OTHER_DIR ? 8 : 0;
 	if (why != OSDFS__DIRBLK_OK)
-		return bad_block(fs, dp, blk, why == OSDFS__DIRBLK_OTHER_DIR ? 8 : 0, why);
-	while (off < fs->bsize) {
+		return why;
+	for (*off = OSDFS__BLOCK_HDR_LEN; *off < fs->bsize;) {
 		struct osdfs__rec r;
 
-		why = osdfs__rec_parse(&r, buf, off, fs->bsize);
+		why = osdfs__rec_parse(&r, buf, *off, fs->bsize);
 		if (why != OSDFS__DIRBLK_OK)
-			return bad_block(fs, dp, blk, off, why);
-		off += r.rec_len;
+			return why;
+		*off += r.rec_len;
 	}
-	return 0;
+	return OSDFS__DIRBLK_OK;
+}
+
+static int blk_check(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, const uint8_t *buf)
+{
+	size_t off;
+	enum osdfs__dirblk_fault why = blk_fault(fs, dp, buf, &off);
+
+	return why == OSDFS__DIRBLK_OK ? 0 : bad_block(fs, dp, blk, off, why);
+}
+
+/* Summaries of the sound blocks read ahead with blk (a bad one is reported
+ * when it is itself read). */
+static void blk_summarize_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk,
+			      uint32_t first, const uint8_t *win, size_t got)
+{
+	size_t off;
+
+	for (uint32_t i = 0; (size_t)(i + 1) * fs->bsize <= got; i++) {
+		const uint8_t *b = win + (size_t)i * fs->bsize;
+
+		if (first + i != blk && blk_fault(fs, dp, b, &off) == OSDFS__DIRBLK_OK)
+			osdfs__bcache_summarize(fs, dp->ino, first + i, b);
+	}
+}
+
+/*
+ * Reads the aligned run of READ_AHEAD blocks holding blk into a new buffer
+ * (*run, from block *first, *got bytes), blk copied to @p buf. NULL run when
+ * it cannot (no summaries kept, no memory, a read error or blk not in what
+ * came back): then blk is read alone, which reports any error.
+ */
+static void blk_read_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, uint8_t *buf,
+			 uint8_t **run, uint32_t *first, size_t *got)
+{
+	uint32_t n;
+	size_t at;
+	ssize_t r;
+
+	*first = blk & ~(READ_AHEAD - 1);
+	n = dp->dh.nblocks - *first < READ_AHEAD ? dp->dh.nblocks - *first : READ_AHEAD;
+	at = (size_t)(blk - *first) * fs->bsize;
+	*run = n > 1 && fs->sums_max ? malloc((size_t)n * fs->bsize) : NULL;
+	if (!*run)
+		return;
+	struct iovec iov = { *run, (size_t)n * fs->bsize };
+	r = fs->ops->read(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)*first * fs->bsize,
+			  &iov, 1);
+	if (r < 0 || (size_t)r < at + fs->bsize) {
+		free(*run);
+		*run = NULL;
+		return;
+	}
+	*got = (size_t)r;
+	memcpy(buf, *run + at, fs->bsize);
 }
 
 static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *buf)
 {
-	int rc;
+	uint8_t *win = NULL;
+	uint32_t first = blk;
+	size_t got = 0;
+	int rc = 0;
 
 	if (blk >= dp->dh.nblocks)
 		return osdfs__fail(fs, -EUCLEAN, "directory %llu: table names block %u of %u",
 				   (unsigned long long)dp->ino, blk, dp->dh.nblocks);
-	rc = osdfs__bcache_read(fs, dp->ino, blk, buf);
-	if (rc == 1)
+	if (osdfs__bcache_get(fs, dp->ino, blk, buf))
 		return 0;
+	/* A block with a summary was read before: its run most likely was too. */
+	if (!osdfs__bcache_summarized(fs, dp->ino, blk))
+		blk_read_run(fs, dp, blk, buf, &win, &first, &got);
+	if (!win)
+		rc = osdfs__bcache_fetch(fs, dp->ino, blk, buf);
 	if (rc == 0)
 		rc = blk_check(fs, dp, blk, buf);
-	if (rc == 0)
+	if (rc == 0) {
 		osdfs__bcache_store(fs, dp->ino, blk, buf);
+		if (win)
+			blk_summarize_run(fs, dp, blk, first, win, got);
+	}
+	free(win);
 	return rc;
 }
 
@@ -324,15 +396,21 @@ static int dir_locate(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
 		      uint64_t *ino, uint8_t *ft)
 {
-	uint8_t *buf = malloc(fs->bsize);
+	uint8_t *buf = NULL;
 	uint32_t blk;
 	uint64_t h;
 	long off;
-	int rc;
+	int rc = dir_load(fs, dp);
 
-	if (!buf)
-		return -ENOMEM;
-	rc = dir_locate(fs, dp, name, len, buf, &blk, &h);
+	if (rc == 0) {
+		h = name_hash(fs, name, len);
+		blk = dp->table[slot_of(dp, h)];
+		/* The summary of its block shows it absent: nothing to read. */
+		if (osdfs__bcache_absent(fs, dp->ino, blk, name, len))
+			return -ENOENT;
+		buf = malloc(fs->bsize);
+		rc = buf ? blk_read(fs, dp, blk, buf) : -ENOMEM;
+	}
 	if (rc == 0) {
 		off = blk_find(buf, fs->bsize, name, len, NULL);
 		if (off < 0) {

@@ -47,10 +47,13 @@ struct osdfs__inode {
 	uint32_t *table;        /* 1 << dh.depth block numbers */
 };
 
+/* A cached directory block (data: the whole block) or its name summary
+ * (data: a Bloom filter of the names it holds, bcache.c). */
 struct osdfs__block {
 	uint64_t ino;
 	uint32_t blk;
-	struct osd__lru_node node; /* in fs->blocks */
+	uint32_t used;             /* summary: looked at since it last came round (bcache.c) */
+	struct osd__lru_node node; /* in fs->blocks or fs->sums */
 	uint8_t data[];
 };
 
@@ -98,6 +101,8 @@ struct osdfs {
 
 	struct osd__lru blocks;       /* cached directory blocks */
 	size_t bcache_max;
+	struct osd__lru sums;         /* name summaries of directory blocks */
+	size_t sums_max, sum_len;     /* summaries kept, bytes of one */
 };
 
 /* error.c-style helpers (mount.c) */
@@ -161,9 +166,19 @@ int osdfs__orphan_recover(osdfs *fs);
 /* bcache.c: copies of validated directory blocks */
 int osdfs__bcache_init(osdfs *fs, size_t max);
 void osdfs__bcache_destroy(osdfs *fs);
-int osdfs__bcache_read(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf);
+int osdfs__bcache_get(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf);
+/* Reads block @p blk of directory @p ino from the backend: 0, or an error
+ * (recorded: a read error, or the block missing). */
+int osdfs__bcache_fetch(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf);
 void osdfs__bcache_store(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf);
 void osdfs__bcache_forget(osdfs *fs, uint64_t ino, uint32_t blk);
+/* Keep only the name summary of a validated block (blocks read ahead). */
+void osdfs__bcache_summarize(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf);
+/* 1 if the summary of block @p blk shows it holds no record named @p name
+ * (then the block need not be read); 0 if it may, or there is no summary. */
+int osdfs__bcache_absent(osdfs *fs, uint64_t ino, uint32_t blk, const char *name, size_t len);
+/* 1 if block @p blk has a summary. */
+int osdfs__bcache_summarized(osdfs *fs, uint64_t ino, uint32_t blk);
 
 /* dir.c */
 int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp);

@@ -1,9 +1,11 @@
 /*
  * Attributes of any object, kept per object in an array sorted by
  * (page, number) so gets are a binary search and iteration is in order.
- * Every change is logged as an OSD__REC_ATTR record (empty value = delete),
- * except OSD_STORE_LAZY sets (access times): those stay in memory, marked
- * lazy, until the object's next logged change logs them first.
+ * Every change is logged (empty value = delete), except OSD_STORE_LAZY sets
+ * (access times): those stay in memory, marked lazy, until the object's next
+ * logged change logs them first. A change that logs one value writes an
+ * ATTR record; one that also logs lazy values writes them all in one ATTRS
+ * record (a log of version 2), so a first WRITE appends one record.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -144,35 +146,134 @@ static void attr_hdr(uint8_t h[24], uint64_t pid, uint64_t oid, uint32_t page,
 	osd__put_be32(h + 20, num);
 }
 
-/* Log the object's lazy values (before its next logged change). Caller holds obj->mu. */
+/*
+ * The attribute changes of one object to be logged together: the payload of
+ * an ATTRS record (OSD__ATTRS_HDR, then entries) being built.
+ */
+struct attr_batch {
+	struct osd_store *st;
+	const struct osd__obj *o;
+	uint8_t *buf;
+	size_t len, cap;
+	unsigned n;                /* entries in buf */
+	uint8_t local[256];        /* a few timestamps need no malloc */
+};
+
+static void batch_init(struct attr_batch *b, struct osd_store *st, const struct osd__obj *o)
+{
+	b->st = st;
+	b->o = o;
+	b->buf = b->local;
+	b->cap = sizeof(b->local);
+	b->len = OSD__ATTRS_HDR;
+	b->n = 0;
+	osd__put_be64(b->buf, o->pid);
+	osd__put_be64(b->buf + 8, o->oid);
+}
+
+static void batch_free(struct attr_batch *b)
+{
+	if (b->buf != b->local)
+		free(b->buf);
+}
+
+/* Log what the batch holds: one entry as an ATTR record, more as one ATTRS. */
+static int batch_log(struct attr_batch *b, uint64_t *pos)
+{
+	int r = 0;
+	if (b->n == 1) {
+		const uint8_t *e = b->buf + OSD__ATTRS_HDR;
+		uint8_t h[24];
+		attr_hdr(h, b->o->pid, b->o->oid, osd__get_be32(e), osd__get_be32(e + 4));
+		r = osd__log_append(&b->st->log, OSD__REC_ATTR, h, 24, e + OSD__ATTRS_ENT,
+				    osd__get_be16(e + 8), pos);
+	} else if (b->n) {
+		r = osd__log_append(&b->st->log, OSD__REC_ATTRS, b->buf, b->len, NULL, 0, pos);
+	}
+	b->len = OSD__ATTRS_HDR;
+	b->n = 0;
+	return r;
+}
+
+/*
+ * Add a change. What the batch holds is logged first when the change does
+ * not fit in the same record, or when the log is of version 1 (an older
+ * build's, until the next checkpoint), which takes ATTR records only.
+ */
+static int batch_add(struct attr_batch *b, uint32_t page, uint32_t num, const void *val,
+		     size_t len, uint64_t *pos)
+{
+	size_t need = OSD__ATTRS_ENT + len;
+	int r = 0;
+	if (b->n && (!b->st->log_attrs || b->len + need > OSD__REC_MAX_PAYLOAD))
+		r = batch_log(b, pos);
+	if (!r && b->len + need > b->cap) {
+		size_t cap = b->len + need > 2 * b->cap ? b->len + need : 2 * b->cap;
+		uint8_t *nb = malloc(cap);
+		if (!nb)
+			return -ENOMEM;
+		memcpy(nb, b->buf, b->len);
+		batch_free(b);
+		b->buf = nb;
+		b->cap = cap;
+	}
+	if (r)
+		return r;
+	uint8_t *e = b->buf + b->len;
+	osd__put_be32(e, page);
+	osd__put_be32(e + 4, num);
+	osd__put_be16(e + 8, (uint16_t)len);
+	if (len)
+		memcpy(e + OSD__ATTRS_ENT, val, len);
+	b->len += need;
+	b->n++;
+	return 0;
+}
+
+/* Add the object's lazy values; with @p except not (page, num), which the
+ * caller's own change replaces. Caller holds obj->mu. */
+static int batch_add_lazy(struct attr_batch *b, const struct osd__obj *o, int except,
+			  uint32_t page, uint32_t num, uint64_t *pos)
+{
+	int r = 0;
+	for (size_t i = 0; i < o->nattrs && !r; i++) {
+		const struct osd__attr *a = &o->attrs[i];
+		if (a->lazy && !(except && attr_cmp(a, page, num) == 0))
+			r = batch_add(b, a->page, a->num, a->val, a->len, pos);
+	}
+	return r;
+}
+
+/* The lazy values were logged. Caller holds obj->mu. */
+static void attr_lazy_logged(struct osd__obj *o)
+{
+	for (size_t i = 0; i < o->nattrs; i++)
+		o->attrs[i].lazy = 0;
+	o->has_lazy = 0;
+}
+
+/* An unchanged logged set: log the pending lazy values alone. Caller holds obj->mu. */
 static int attr_log_lazy(struct osd_store *st, struct osd__obj *o, uint64_t *pos)
 {
-	uint8_t h[24];
-
-	for (size_t i = 0; i < o->nattrs; i++) {
-		struct osd__attr *a = &o->attrs[i];
-		if (!a->lazy)
-			continue;
-		attr_hdr(h, o->pid, o->oid, a->page, a->num);
-		int r = osd__log_append(&st->log, OSD__REC_ATTR, h, 24, a->val, a->len, pos);
-		if (r)
-			return r;
-		a->lazy = 0;
-	}
-	o->has_lazy = 0;
-	return 0;
+	struct attr_batch b;
+	batch_init(&b, st, o);
+	int r = batch_add_lazy(&b, o, 0, 0, 0, pos);
+	if (!r)
+		r = batch_log(&b, pos);
+	if (!r)
+		attr_lazy_logged(o);
+	batch_free(&b);
+	return r;
 }
 
 int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		       uint32_t page, uint32_t num, const void *val, size_t len,
 		       unsigned flags)
 {
-	uint8_t h[24];
 	uint64_t pos = 0;
 	int lazy = (flags & OSD_STORE_LAZY) && len && !(flags & OSD_STORE_FUA);
 	if (len > OSD_STORE_ATTR_MAX || (len && !val))
 		return -EINVAL;
-	attr_hdr(h, pid, oid, page, num);
 	pthread_rwlock_rdlock(&st->ns);
 	struct osd__obj *o = osd__ns_find(st, pid, oid);
 	if (!o) {
@@ -195,30 +296,35 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		pthread_rwlock_unlock(&st->ns);
 		return r || !pos ? r : osd__store_commit(st, pos, flags);
 	}
-	int r = 0;
-	/*
-	 * Lazy values go first: replay applies them before this change. A lazy
-	 * value of (page, num) itself is replaced by this record.
-	 */
-	if (!lazy && o->has_lazy) {
-		size_t i = attr_lower(o, page, num);
-		if (i < o->nattrs && attr_cmp(&o->attrs[i], page, num) == 0)
-			o->attrs[i].lazy = 0;
-		r = attr_log_lazy(st, o, &pos);
-	}
-	if (!r)
-		r = osd__attr_put(o, page, num, val, len);
-	if (!r && lazy) {
-		size_t i = attr_lower(o, page, num);
-		o->attrs[i].lazy = 1;
-		o->has_lazy = 1;
+	if (lazy) {
+		int r = osd__attr_put(o, page, num, val, len);
+		if (!r) {
+			o->attrs[attr_lower(o, page, num)].lazy = 1;
+			o->has_lazy = 1;
+		}
 		pthread_mutex_unlock(&o->mu);
 		pthread_rwlock_unlock(&st->ns);
-		return 0; /* in memory only: no record, no commit */
+		return r; /* in memory only: no record, no commit */
 	}
-	/* Logged under obj->mu so records of one object are in apply order. */
+	/*
+	 * Lazy values go first: replay applies them before this change. A lazy
+	 * value of (page, num) itself is replaced by this change. The record is
+	 * built before the change is made, so running out of memory changes
+	 * nothing; it is logged under obj->mu so records of one object are in
+	 * apply order.
+	 */
+	struct attr_batch b;
+	batch_init(&b, st, o);
+	int r = o->has_lazy ? batch_add_lazy(&b, o, 1, page, num, &pos) : 0;
 	if (!r)
-		r = osd__log_append(&st->log, OSD__REC_ATTR, h, 24, val, len, &pos);
+		r = batch_add(&b, page, num, val, len, &pos);
+	if (!r)
+		r = osd__attr_put(o, page, num, val, len);
+	if (!r)
+		r = batch_log(&b, &pos);
+	if (!r && o->has_lazy)
+		attr_lazy_logged(o);
+	batch_free(&b);
 	pthread_mutex_unlock(&o->mu);
 	pthread_rwlock_unlock(&st->ns);
 	return r ? r : osd__store_commit(st, pos, flags);

@@ -135,6 +135,8 @@ struct osd_store {
 	_Atomic uint64_t used;
 	uint64_t epoch;
 	_Atomic uint64_t ckpt_size; /* bytes of the last checkpoint */
+	int log_attrs;             /* the log is version 2: ATTRS records may go in it
+				      (changes under st->ns held for writing) */
 
 	struct osd__log log;
 
@@ -195,10 +197,9 @@ void osd__store_note(struct osd_store *st, int level, const char *fmt, ...)
  * is reported once, and once more when writes work again. */
 void osd__store_space(struct osd_store *st, int err, const char *what);
 int osd__read_file(int dirfd, const char *name, uint8_t **out, size_t *len);
-/* Atomically install a file holding only a header (see store.c); @p keep
- * receives its open descriptor. */
-int osd__install_empty(struct osd_store *st, const char *name, const char *magic,
-		       uint64_t epoch, int *keep);
+/* Atomically install an empty log of the current version (see store.c);
+ * @p keep receives its open descriptor. Sets st->log_attrs. */
+int osd__install_log(struct osd_store *st, uint64_t epoch, int *keep);
 uint64_t osd__store_capacity(struct osd_store *st);
 int osd__store_commit(struct osd_store *st, uint64_t pos, unsigned flags);
 void osd__store_maybe_compact(struct osd_store *st);

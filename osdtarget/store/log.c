@@ -68,15 +68,6 @@ int osd__file_hdr_get_ver(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],
 	return 0;
 }
 
-int osd__file_hdr_get(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],
-		      uint64_t *epoch)
-{
-	uint32_t version, flags;
-	int r = osd__file_hdr_get_ver(hdr, magic, &version, &flags, epoch);
-
-	return r ? r : version == OSD__FORMAT_VERSION && !flags ? 0 : -EUCLEAN;
-}
-
 int osd__log_init(struct osd__log *lg, int fd, uint64_t end)
 {
 	memset(lg, 0, sizeof(*lg));

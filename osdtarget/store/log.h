@@ -26,13 +26,20 @@ enum osd__rec_type {
 	OSD__REC_CAPACITY = 6,    /* total(8) */
 	OSD__REC_QUOTA = 7,       /* pid, oid, quota(8) */
 	OSD__REC_NEXT_GEN = 8,    /* next data-file generation(8); checkpoint only */
-	OSD__REC_END = 9          /* record count(8); ends a checkpoint */
+	OSD__REC_END = 9,         /* record count(8); ends a checkpoint */
+	OSD__REC_ATTRS = 10       /* pid, oid, entries page(4) num(4) len(2) value; log v2 only */
 };
+
+/* ATTRS: the attribute changes of one object in one record, applied in order
+ * (a first WRITE logs its pending access time and "data modified" at once). */
+#define OSD__ATTRS_HDR 16u  /* pid(8) oid(8) */
+#define OSD__ATTRS_ENT 10u  /* page(4) num(4) value length(2), then the value (empty = delete) */
 
 #define OSD__REC_HDR 9u
 #define OSD__REC_MAX_PAYLOAD (24u + 0xFFFEu)
 #define OSD__FILE_HDR 32u
-#define OSD__FORMAT_VERSION 1u  /* checkpoint and log */
+#define OSD__FORMAT_VERSION 1u  /* checkpoint; a log without ATTRS records */
+#define OSD__LOG_VERSION 2u     /* a log that may hold ATTRS records */
 /* Superblock versions: 1 without data checksums, 2 with checksum sidecars
  * (docs/target-store.md, "Data checksums"). */
 #define OSD__SB_VERSION_NOSUMS 1u
@@ -67,9 +74,6 @@ void osd__file_hdr_put_ver(uint8_t hdr[OSD__FILE_HDR], const char magic[8], uint
 int osd__file_hdr_get_ver(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],
 			  uint32_t *version, uint32_t *flags, uint64_t *epoch);
 
-/** Check a file header. @return 0 or -EUCLEAN (bad magic, version or CRC). */
-int osd__file_hdr_get(const uint8_t hdr[OSD__FILE_HDR], const char magic[8],
-		      uint64_t *epoch);
 
 struct osd__log {
 	pthread_mutex_t mu;

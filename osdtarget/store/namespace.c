@@ -289,6 +289,33 @@ static int ns_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64
 	return 0;
 }
 
+/*
+ * An ATTRS record: pid(8) oid(8), then one or more entries page(4) num(4)
+ * len(2) value. The whole record is checked before any entry applies.
+ */
+static int ns_apply_attrs(struct osd_store *st, const uint8_t *b, uint32_t n)
+{
+	uint32_t off = OSD__ATTRS_HDR;
+	if (n <= off)
+		return -EBADMSG;
+	while (off < n) {
+		if (n - off < OSD__ATTRS_ENT)
+			return -EBADMSG;
+		uint32_t len = osd__get_be16(b + off + 8);
+		if (len > OSD_STORE_ATTR_MAX || n - off - OSD__ATTRS_ENT < len)
+			return -EBADMSG;
+		off += OSD__ATTRS_ENT + len;
+	}
+	struct osd__obj *o = osd__ns_find(st, osd__get_be64(b), osd__get_be64(b + 8));
+	if (!o)
+		return -ENOENT;
+	int r = 0;
+	for (off = OSD__ATTRS_HDR; off < n && !r; off += OSD__ATTRS_ENT + osd__get_be16(b + off + 8))
+		r = osd__attr_put(o, osd__get_be32(b + off), osd__get_be32(b + off + 4),
+				  b + off + OSD__ATTRS_ENT, osd__get_be16(b + off + 8));
+	return r;
+}
+
 int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)
 {
 	const uint8_t *b = rec->payload;
@@ -322,6 +349,8 @@ int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)
 			return -ENOENT;
 		return osd__attr_put(o, osd__get_be32(b + 16), osd__get_be32(b + 20),
 				     b + 24, n - 24);
+	case OSD__REC_ATTRS:
+		return ns_apply_attrs(st, b, n);
 	case OSD__REC_CAPACITY:
 		if (n != 8)
 			return -EBADMSG;

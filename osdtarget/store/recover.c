@@ -32,6 +32,7 @@ struct replay {
 	const uint8_t *buf;
 	size_t len;
 	int ckpt;           /* a checkpoint: NEXT_GEN and END allowed, END required */
+	int attrs;          /* a log of version 2: ATTRS allowed */
 	size_t applied;     /* records applied */
 	int damaged;
 	size_t bad;         /* offset of the first damage */
@@ -44,8 +45,9 @@ struct replay {
 
 static int type_ok(const struct replay *rp, uint8_t t)
 {
-	return t >= OSD__REC_PART_CREATE &&
-	       (t <= OSD__REC_QUOTA || (rp->ckpt && t <= OSD__REC_END));
+	return (t >= OSD__REC_PART_CREATE &&
+		(t <= OSD__REC_QUOTA || (rp->ckpt && t <= OSD__REC_END))) ||
+	       (rp->attrs && t == OSD__REC_ATTRS);
 }
 
 /* Size of the intact record at @p off, 0 if there is none. */
@@ -217,21 +219,28 @@ static int file_exists(struct osd_store *st, const char *name)
 }
 
 /*
- * Read @p name and check its header. @return 0 (@p epoch set), -ENOENT,
- * -ENODATA (0 bytes), -EUCLEAN (bad header; the buffer is still returned
- * when there is one), or a read -errno.
+ * Read @p name and check its header: a checkpoint is of format version 1, a
+ * log of version 1 or 2 (2: it may hold ATTRS records; @p version, may be
+ * NULL). @return 0 (@p epoch set), -ENOENT, -ENODATA (0 bytes), -EUCLEAN
+ * (bad header; the buffer is still returned when there is one), or a read
+ * -errno.
  */
 static int read_meta(struct osd_store *st, const char *name, const char *magic,
-		     uint8_t **buf, size_t *len, uint64_t *epoch)
+		     uint8_t **buf, size_t *len, uint64_t *epoch, uint32_t *version)
 {
+	uint32_t ver = 0, flags = 0;
+	uint32_t newest = strcmp(magic, OSD__LOG_MAGIC) ? OSD__FORMAT_VERSION : OSD__LOG_VERSION;
 	*buf = NULL;
 	int r = osd__read_file(st->dirfd, name, buf, len);
 	if (r)
 		return r;
 	if (*len == 0)
 		return -ENODATA;
-	if (*len < OSD__FILE_HDR || osd__file_hdr_get(*buf, magic, epoch))
+	if (*len < OSD__FILE_HDR || osd__file_hdr_get_ver(*buf, magic, &ver, &flags, epoch) ||
+	    ver < OSD__FORMAT_VERSION || ver > newest || flags)
 		return -EUCLEAN;
+	if (version)
+		*version = ver;
 	return 0;
 }
 
@@ -249,7 +258,7 @@ static int load_ckpt_strict(struct osd_store *st, const char *name, struct repla
 {
 	uint8_t *buf;
 	size_t len;
-	int r = read_meta(st, name, OSD__CKPT_MAGIC, &buf, &len, epoch);
+	int r = read_meta(st, name, OSD__CKPT_MAGIC, &buf, &len, epoch, NULL);
 	memset(rp, 0, sizeof(*rp));
 	rp->name = name;
 	rp->ckpt = 1;
@@ -315,12 +324,13 @@ static int load_log_strict(struct osd_store *st)
 	uint8_t *buf;
 	size_t len;
 	uint64_t epoch;
-	int r = read_meta(st, "log", OSD__LOG_MAGIC, &buf, &len, &epoch);
+	uint32_t version = 0;
+	int r = read_meta(st, "log", OSD__LOG_MAGIC, &buf, &len, &epoch, &version);
 	if (!r && epoch < st->epoch) {
 		/* Older than the checkpoint (a crash during compaction): it holds nothing new. */
 		free(buf);
 		int fd;
-		r = osd__install_empty(st, "log", OSD__LOG_MAGIC, st->epoch, &fd);
+		r = osd__install_log(st, st->epoch, &fd);
 		return r ? r : osd__log_init(&st->log, fd, OSD__FILE_HDR);
 	}
 	const char *problem = r ? meta_problem(r) : NULL;
@@ -341,7 +351,10 @@ static int load_log_strict(struct osd_store *st)
 				"then moved to quarantine/", st->path, problem);
 		return -EUCLEAN;
 	}
-	struct replay rp = { .name = "log", .buf = buf, .len = len };
+	/* A version 1 log (an older build's) stays version 1 until the next
+	 * checkpoint: what is appended to it is what that build can read. */
+	st->log_attrs = version >= OSD__LOG_VERSION;
+	struct replay rp = { .name = "log", .buf = buf, .len = len, .attrs = st->log_attrs };
 	replay(st, &rp, 0);
 	int torn = rp.damaged && torn_tail(&rp);
 	free(buf);
@@ -388,7 +401,8 @@ static void salvage_file(struct osd_store *st, struct salvage *sv, const char *n
 	uint8_t *buf;
 	size_t len;
 	uint64_t epoch = 0;
-	int r = read_meta(st, name, magic, &buf, &len, &epoch);
+	uint32_t version = OSD__LOG_VERSION; /* a damaged header: any record may be there */
+	int r = read_meta(st, name, magic, &buf, &len, &epoch, &version);
 	if (r && !(r == -EUCLEAN && buf)) {
 		free(buf);
 		say(sv, "; %s %s", name, meta_problem(r));
@@ -401,7 +415,8 @@ static void salvage_file(struct osd_store *st, struct salvage *sv, const char *n
 	} else if (epoch > st->epoch) {
 		st->epoch = epoch;
 	}
-	struct replay rp = { .name = name, .buf = buf, .len = len, .ckpt = ckpt };
+	struct replay rp = { .name = name, .buf = buf, .len = len, .ckpt = ckpt,
+			     .attrs = !ckpt && version >= OSD__LOG_VERSION };
 	replay(st, &rp, 1);
 	free(buf);
 	say(sv, "; %s: %zu records kept", name, rp.applied);
@@ -420,7 +435,7 @@ static void salvage_log(struct osd_store *st, struct salvage *sv, const char *na
 	uint8_t *buf;
 	size_t len;
 	uint64_t epoch;
-	int r = read_meta(st, name, OSD__LOG_MAGIC, &buf, &len, &epoch);
+	int r = read_meta(st, name, OSD__LOG_MAGIC, &buf, &len, &epoch, NULL);
 	free(buf);
 	if (!r && epoch < want) {
 		say(sv, "; %s is older than the checkpoint, not needed", name);

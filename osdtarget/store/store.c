@@ -203,10 +203,12 @@ static int install_superblock(struct osd_store *st, uint64_t created)
 				st->sums ? 0 : OSD__SB_FLAG_NO_SUMS, created, 0, NULL, NULL);
 }
 
-int osd__install_empty(struct osd_store *st, const char *name, const char *magic,
-		       uint64_t epoch, int *keep)
+int osd__install_log(struct osd_store *st, uint64_t epoch, int *keep)
 {
-	return install_file(st, name, magic, epoch, 0, keep, NULL);
+	int r = install_file_ver(st, "log", LOG_MAGIC, OSD__LOG_VERSION, 0, epoch, 0, keep, NULL);
+	if (!r)
+		st->log_attrs = 1;
+	return r;
 }
 
 /* Hard-link @p from as @p to, replacing it: @p from itself never goes missing. */
@@ -260,7 +262,7 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
 		keep_previous(st);
 	int r = install_file(st, "checkpoint", CKPT_MAGIC, epoch, 1, NULL, &size);
 	if (!r)
-		r = install_file(st, "log", LOG_MAGIC, epoch, 0, &logfd, NULL);
+		r = osd__install_log(st, epoch, &logfd);
 	if (r) {
 		osd__store_msg(st, "writing checkpoint failed: %s", strerror(-r));
 		return r;

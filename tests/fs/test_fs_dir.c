@@ -244,6 +244,96 @@ START_TEST(test_corrupt_block)
 }
 END_TEST
 
+/* Mount again keeping only @p blocks directory blocks cached. */
+static void remount_dir_cache(uint32_t blocks)
+{
+	struct osdfs_mount_options o = fx_mount_options();
+
+	o.dir_cache = blocks;
+	ck_assert_int_eq(osdfs_unmount(fx.fs), 0);
+	fx.fs = NULL;
+	ck_assert_int_eq(osdfs_mount(&fx.fs, fx.inst.be, &o), 0);
+}
+
+/* Every name "n%07u" below 2n: even ones present but each sixth, odd absent. */
+static void check_names(uint64_t d, unsigned int n)
+{
+	struct osdfs_stat st;
+	char name[16];
+
+	for (unsigned int i = 0; i < 2 * n; i++) {
+		name_of(name, i);
+		ck_assert_int_eq(osdfs_lookup(fx.fs, d, name, &st),
+				 i % 2 || i % 6 == 0 ? -ENOENT : 0);
+	}
+}
+
+/*
+ * Name summaries (bcache.c): with 1 block cached (32 summaries) in a
+ * directory of about 50 blocks, lookups of absent names are answered from
+ * the summaries, which follow every create, unlink and split and are
+ * evicted and made again: a name created after a lookup that found it
+ * absent is found, an unlinked one is not. With 4 blocks cached (128
+ * summaries, all of them kept) and every block then made unreadable on the
+ * backend, absent names still answer -ENOENT without a read (but for the
+ * filter's rare false positives, which read and report the damage), while
+ * present ones not in the block cache must read theirs.
+ */
+START_TEST(test_negative_lookup_summaries)
+{
+	const unsigned int n = 6000;
+	static const uint8_t magic[4] = { 'X', 'B', 'L', 'K' };
+	uint64_t d = fx_mkdir(ROOT, "d");
+	struct osdfs_stat st;
+	unsigned int absent = 0, damaged = 0;
+	char name[16];
+
+	remount_dir_cache(1);
+	for (unsigned int i = 0; i < n; i++) {
+		name_of(name, 2 * i);
+		ck_assert_int_eq(osdfs_lookup(fx.fs, d, name, &st), -ENOENT);
+		ck_assert_int_eq(osdfs_mknod(fx.fs, d, name, S_IFREG | 0644, 0, NULL, NULL), 0);
+		ck_assert_int_eq(osdfs_lookup(fx.fs, d, name, &st), 0);
+	}
+	for (unsigned int i = 0; i < 2 * n; i++) {
+		name_of(name, i);
+		ck_assert_int_eq(osdfs_lookup(fx.fs, d, name, &st), i % 2 ? -ENOENT : 0);
+	}
+	for (unsigned int i = 0; i < 2 * n; i += 6) {
+		name_of(name, i);
+		ck_assert_int_eq(osdfs_unlink(fx.fs, d, name), 0);
+		ck_assert_int_eq(osdfs_lookup(fx.fs, d, name, &st), -ENOENT);
+	}
+	check_names(d, n);
+	ck_assert_int_eq(osdfs_getattr(fx.fs, d, &st), 0);
+	ck_assert_uint_gt(st.size / 4096, 32); /* more blocks than summaries */
+	ck_assert_uint_lt(st.size / 4096, 128);
+	remount_dir_cache(4);
+	check_names(d, n);
+	/* Every block unreadable: only the summaries know the names. */
+	for (uint64_t off = 0; off < st.size; off += 4096)
+		poke(d, off, magic, 4);
+	for (unsigned int i = 1; i < 2 * n; i += 2) {
+		int rc;
+
+		name_of(name, i);
+		rc = osdfs_lookup(fx.fs, d, name, &st);
+		ck_assert_msg(rc == -ENOENT || rc == -EUCLEAN, "lookup %s: %d", name, rc);
+		absent += rc == -ENOENT;
+	}
+	ck_assert_uint_ge(absent, n * 95 / 100);
+	for (unsigned int i = 2; i < 2 * n; i += 6) {
+		int rc;
+
+		name_of(name, i);
+		rc = osdfs_lookup(fx.fs, d, name, &st);
+		ck_assert_msg(rc == 0 || rc == -EUCLEAN, "lookup %s: %d", name, rc);
+		damaged += rc == -EUCLEAN;
+	}
+	ck_assert_uint_gt(damaged, 0);
+}
+END_TEST
+
 START_TEST(test_corrupt_inode)
 {
 	const struct osdfs_backend_ops *ops = osdfs_backend_ops_of(fx.inst.be);
@@ -600,6 +690,7 @@ static Suite *dir_suite(void)
 	tcase_add_test(tc, test_block_sizes);
 	tcase_add_test(tc, test_readdir_concurrent);
 	tcase_add_test(tc, test_corrupt_block);
+	tcase_add_test(tc, test_negative_lookup_summaries);
 	tcase_add_test(tc, test_corrupt_inode);
 	tcase_add_test(tc, test_enospc);
 	tcase_add_test(tc, test_threads);

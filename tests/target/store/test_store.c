@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checksum/crc32c.h"
+#include "proto/byteorder.h"
 #include "store/internal.h"
 #include "store_helpers.h"
 
@@ -685,7 +686,8 @@ START_TEST(t_attr_lazy)
 	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 4, "t3", 2, OSD_STORE_LAZY), 0);
 	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a3", 2, OSD_STORE_LAZY), 0);
 	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m0", 2, 0), 0);
-	ck_assert_uint_eq(osd__log_end(&st->log), end + 2 * (OSD__REC_HDR + 24 + 2));
+	/* ...in one ATTRS record: pid, oid, then two entries of 10 + 2 bytes */
+	ck_assert_uint_eq(osd__log_end(&st->log), end + OSD__REC_HDR + 16 + 2 * (10 + 2));
 	/* Once logged they are ordinary: a lazy set of the same bytes is a no-op. */
 	end = osd__log_end(&st->log);
 	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m0", 2, 0), 0);
@@ -980,6 +982,292 @@ START_TEST(t_garbage_log)
 	st = th_open(dir);
 	ck_assert_int_eq(log_size(), sz);
 	ck_assert_int_eq(count_valid(40), 40);
+}
+END_TEST
+
+/* ---- ATTRS records (log version 2) ---- */
+
+/* The log's bytes from @p from to its end (malloc'd), their count in @p len. */
+static uint8_t *log_bytes(off_t from, size_t *len)
+{
+	char p[4200];
+	th_path(p, sizeof(p), dir, "log");
+	int fd = open(p, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	off_t end = lseek(fd, 0, SEEK_END);
+	ck_assert_int_ge(end, from);
+	*len = (size_t)(end - from);
+	uint8_t *b = malloc(*len + 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pread(fd, b, *len, from), (ssize_t)*len);
+	close(fd);
+	return b;
+}
+
+static void log_put(off_t at, const void *b, size_t len)
+{
+	char p[4200];
+	th_path(p, sizeof(p), dir, "log");
+	int fd = open(p, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, b, len, at), (ssize_t)len);
+	close(fd);
+}
+
+static void put_crc(uint8_t *rec, size_t len)
+{
+	uint32_t crc = osd__crc32c(0, rec + 4, len - 4);
+	rec[0] = (uint8_t)(crc >> 24);
+	rec[1] = (uint8_t)(crc >> 16);
+	rec[2] = (uint8_t)(crc >> 8);
+	rec[3] = (uint8_t)crc;
+}
+
+/* Hand-written ATTRS record of P1/O1: entries (3, 2, "a1") and (3, 5, "m1"). */
+#define ATTRS_REC_LEN (OSD__REC_HDR + 16 + 2 * 12)
+static void attrs_rec(uint8_t exp[ATTRS_REC_LEN])
+{
+	static const uint8_t b[ATTRS_REC_LEN] = {
+		0, 0, 0, 0, 0, 0, 0, 40, 10,
+		0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0,
+		0, 0, 0, 3, 0, 0, 0, 2, 0, 2, 'a', '1',
+		0, 0, 0, 3, 0, 0, 0, 5, 0, 2, 'm', '1' };
+	memcpy(exp, b, sizeof(b));
+	put_crc(exp, sizeof(b));
+}
+
+static void get2(uint64_t oid, uint32_t num, const char *want)
+{
+	uint8_t v[2];
+	size_t len = 0;
+	int r = osd_store_attr_get(st, P1, oid, 0x3, num, v, 2, &len);
+	if (!want) {
+		ck_assert_int_eq(r, -ENODATA);
+		return;
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(len, 2);
+	ck_assert_mem_eq(v, want, 2);
+}
+
+/* A lazy access time, then a logged set: exactly these bytes, one record. */
+static off_t write_attrs_rec(void)
+{
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a1", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	off_t before = log_size();
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m1", 2, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_eq(log_size(), before + ATTRS_REC_LEN);
+	return before;
+}
+
+START_TEST(t_attrs_record_bytes)
+{
+	uint8_t exp[ATTRS_REC_LEN];
+	size_t len;
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	/* A new store's log is of version 2. */
+	uint8_t *got = log_bytes(0, &len);
+	ck_assert_mem_eq(got, "OSDLOG01\0\0\0\2\0\0\0\0", 16);
+	free(got);
+	off_t before = write_attrs_rec();
+	attrs_rec(exp);
+	got = log_bytes(before, &len);
+	ck_assert_uint_eq(len, sizeof(exp));
+	ck_assert_mem_eq(got, exp, sizeof(exp));
+	struct osd__rec rec;
+	ck_assert_uint_eq(osd__rec_parse(got, len, &rec), len);
+	ck_assert_uint_eq(rec.type, OSD__REC_ATTRS);
+	free(got);
+	/* One value and no lazy one: still a plain ATTR record. */
+	before = log_size();
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m2", 2, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	got = log_bytes(before, &len);
+	ck_assert_uint_eq(len, OSD__REC_HDR + 24 + 2);
+	ck_assert_uint_eq(got[8], OSD__REC_ATTR);
+	free(got);
+	/* Lazy values of more than one record's worth: split, all replayed. */
+	static uint8_t big[OSD_STORE_ATTR_MAX];
+	memset(big, 0x5a, sizeof(big));
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 7, big, sizeof(big),
+					    OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a3", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m3", 2, 0), 0);
+	reopen();
+	get2(O1, 2, "a3");
+	get2(O1, 5, "m3");
+	size_t blen = 0;
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 7, NULL, 0, &blen), 0);
+	ck_assert_uint_eq(blen, sizeof(big));
+	/* A delete among them is an empty entry. */
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a4", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 7, NULL, 0, 0), 0);
+	reopen();
+	get2(O1, 2, "a4");
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 7, NULL, 0, NULL), -ENODATA);
+}
+END_TEST
+
+/* Replay of ATTRS records: all of one or nothing; torn, damaged, malformed. */
+START_TEST(t_attrs_record_replay)
+{
+	char err[512];
+	uint8_t rec[ATTRS_REC_LEN];
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_USER, 0), 0);
+	off_t at = write_attrs_rec();
+	reopen();
+	get2(O1, 2, "a1");
+	get2(O1, 5, "m1");
+	/* Torn: the last record cut short is cut, none of its entries applies. */
+	osd_store_close(st);
+	st = NULL;
+	char p[4200];
+	th_path(p, sizeof(p), dir, "log");
+	ck_assert_int_eq(truncate(p, at + ATTRS_REC_LEN - 3), 0);
+	st = th_open(dir);
+	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "cut"));
+	ck_assert_int_eq(log_size(), at);
+	get2(O1, 2, NULL);
+	get2(O1, 5, NULL);
+	/* Damaged, with an intact record after it: refused, naming the offset;
+	 * salvage keeps the record after it and none of its entries. */
+	at = write_attrs_rec();
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + 1, 0x3, 5, "n1", 2, 0), 0);
+	osd_store_close(st);
+	st = NULL;
+	uint8_t flip = 'x';
+	log_put(at + OSD__REC_HDR + 16 + 10, &flip, 1);
+	struct osd_store_options so = { 0 };
+	ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), -EUCLEAN);
+	char want[128];
+	snprintf(want, sizeof(want), "damaged at byte %lld (a CRC mismatch); 1 intact record",
+		 (long long)at);
+	ck_assert_msg(strstr(err, want), "%s", err);
+	so.salvage = 1;
+	ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), 0);
+	get2(O1, 2, NULL);
+	get2(O1, 5, NULL);
+	get2(O1 + 1, 5, "n1");
+	reopen();
+	/* Malformed (its CRC good, an entry running past the record): does not
+	 * apply, and its first, well-formed entry is not applied either. */
+	at = write_attrs_rec();
+	osd_store_close(st);
+	st = NULL;
+	attrs_rec(rec);
+	rec[OSD__REC_HDR + 16 + 12 + 9] = 3;
+	put_crc(rec, sizeof(rec));
+	log_put(at, rec, sizeof(rec));
+	st = th_open(dir);
+	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "a record that does not apply"));
+	ck_assert_int_eq(log_size(), at);
+	get2(O1, 2, NULL);
+	get2(O1, 5, NULL);
+	/* Of an object that does not exist: does not apply either. */
+	osd_store_close(st);
+	st = NULL;
+	attrs_rec(rec);
+	rec[OSD__REC_HDR + 15] = 9;
+	put_crc(rec, sizeof(rec));
+	log_put(at, rec, sizeof(rec));
+	st = th_open(dir);
+	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "a record that does not apply"));
+	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 9, NULL), -ENOENT);
+}
+END_TEST
+
+/*
+ * A store whose log an older build wrote (version 1: ATTR records only)
+ * opens unchanged and is appended to with ATTR records only, which that
+ * build can read; an ATTRS record in it is damage. The next checkpoint
+ * starts a version 2 log.
+ */
+START_TEST(t_attrs_old_log)
+{
+	uint8_t hdr[OSD__FILE_HDR], v1rec[OSD__REC_HDR + 24 + 2] = {
+		0, 0, 0, 0, 0, 0, 0, 26, 5,
+		0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0,
+		0, 0, 0, 3, 0, 0, 0, 5, 'm', '0' };
+	size_t len;
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	osd_store_close(st);
+	st = NULL;
+	/* The header as version 1 writes it, then a version 1 ATTR record. */
+	uint8_t *old = log_bytes(0, &len);
+	osd__file_hdr_put_ver(hdr, OSD__LOG_MAGIC, 1, 0, osd__get_be64(old + 16));
+	free(old);
+	log_put(0, hdr, sizeof(hdr));
+	put_crc(v1rec, sizeof(v1rec));
+	off_t at = log_size();
+	log_put(at, v1rec, sizeof(v1rec));
+	st = th_open(dir);
+	ck_assert_str_eq(osd_store_error(st), "");
+	get2(O1, 5, "m0");
+	uint8_t *now = log_bytes(0, &len);
+	ck_assert_uint_eq(len, (size_t)at + sizeof(v1rec));
+	ck_assert_mem_eq(now, hdr, sizeof(hdr)); /* unchanged */
+	free(now);
+	/* A lazy value and a set: two ATTR records, the header still version 1. */
+	at = log_size();
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a1", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m1", 2, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	now = log_bytes(at, &len);
+	ck_assert_uint_eq(len, 2 * sizeof(v1rec));
+	ck_assert_uint_eq(now[8], OSD__REC_ATTR);
+	ck_assert_uint_eq(now[sizeof(v1rec) + 8], OSD__REC_ATTR);
+	free(now);
+	reopen();
+	get2(O1, 2, "a1");
+	get2(O1, 5, "m1");
+	now = log_bytes(0, &len);
+	ck_assert_mem_eq(now, hdr, sizeof(hdr));
+	free(now);
+	/* No build writes an ATTRS record into a version 1 log: an unknown type. */
+	osd_store_close(st);
+	st = NULL;
+	uint8_t rec[ATTRS_REC_LEN];
+	attrs_rec(rec);
+	at = log_size();
+	log_put(at, rec, sizeof(rec));
+	st = th_open(dir);
+	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "an unknown record type"));
+	ck_assert_int_eq(log_size(), at);
+	/* A checkpoint starts a version 2 log, which takes ATTRS records. */
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	now = log_bytes(0, &len);
+	ck_assert_uint_eq(osd__get_be32(now + 8), OSD__LOG_VERSION);
+	free(now);
+	at = log_size();
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a2", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m2", 2, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	now = log_bytes(at, &len);
+	ck_assert_uint_eq(len, ATTRS_REC_LEN);
+	ck_assert_uint_eq(now[8], OSD__REC_ATTRS);
+	free(now);
+	reopen();
+	get2(O1, 2, "a2");
+	get2(O1, 5, "m2");
+	/* A log of a later version is refused. */
+	osd_store_close(st);
+	st = NULL;
+	old = log_bytes(0, &len);
+	osd__file_hdr_put_ver(hdr, OSD__LOG_MAGIC, OSD__LOG_VERSION + 1, 0,
+			      osd__get_be64(old + 16));
+	free(old);
+	log_put(0, hdr, sizeof(hdr));
+	char err[512];
+	struct osd_store_options so = { 0 };
+	ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), -EUCLEAN);
+	ck_assert_msg(strstr(err, "log has a damaged header"), "%s", err);
 }
 END_TEST
 
@@ -1351,6 +1639,9 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_format);
 	tcase_add_test(tc, t_torn_log);
 	tcase_add_test(tc, t_garbage_log);
+	tcase_add_test(tc, t_attrs_record_bytes);
+	tcase_add_test(tc, t_attrs_record_replay);
+	tcase_add_test(tc, t_attrs_old_log);
 	tcase_add_test(tc, t_compaction);
 	tcase_add_test(tc, t_damage_fuzz);
 	tcase_add_test(tc, t_concurrency);

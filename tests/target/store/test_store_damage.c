@@ -100,6 +100,9 @@ static void put_obj(struct osd_store *st, struct expect *e, unsigned seed, int i
 	if (len)
 		ck_assert_int_eq(osd_store_write(st, P1, oid, 0, &iov, 1, 0), 0);
 	e->a1[i] = (uint32_t)(seed * 7919u + (unsigned)i * 3u + 1u);
+	/* A lazy value (as an access time is) logged with a1 in one ATTRS record. */
+	ck_assert_int_eq(osd_store_attr_set(st, P1, oid, 0x10000, 3, &e->a1[i], 4,
+					    OSD_STORE_LAZY), 0);
 	ck_assert_int_eq(osd_store_attr_set(st, P1, oid, 0x10000, 1, &e->a1[i], 4, 0), 0);
 	e->live[i] = 1;
 	e->len[i] = len;
@@ -340,6 +343,12 @@ static int verify(struct osd_store *st, const struct expect *e, unsigned seed,
 			tot.wrong += !th_check(buf + k, 1, data_seed(seed, i), k);
 		if (osd_store_attr_get(st, P1, oid, 0x10000, 1, &v, 4, &vl) == 0)
 			tot.wrong += vl != 4 || v != e->a1[i];
+		/* the lazy value and a1 came in one record: both or neither */
+		int a3 = osd_store_attr_get(st, P1, oid, 0x10000, 3, &v, 4, &vl);
+		if (a3 == 0)
+			tot.wrong += vl != 4 || v != e->a1[i];
+		tot.wrong += (a3 == 0) != (osd_store_attr_get(st, P1, oid, 0x10000, 1, NULL, 0,
+								NULL) == 0);
 		if (osd_store_attr_get(st, P1, oid, 0x10000, 2, &v, 4, &vl) == 0)
 			tot.wrong += vl != 4 || v != e->a2[i];
 	}
