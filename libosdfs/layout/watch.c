@@ -206,9 +206,17 @@ static int pass(struct lay *L, struct lay_watch *W, const struct osdfs_layout_wa
 	for (unsigned s = 0; s < L->table.ndev && L->formatted; s++) {
 		enum osdfs_layout_dev_state state;
 
+		const struct osdfs_backend_ops *ops;
+		void *impl;
+
 		pthread_mutex_lock(&L->mu);
 		state = L->dev[s].state;
+		ops = L->dev[s].be ? L->dev[s].ops : NULL;
+		impl = L->dev[s].impl;
 		pthread_mutex_unlock(&L->mu);
+		/* an idle device's reset is seen here (it then goes down) */
+		if (ops && state == OSDFS_LAYOUT_DEV_UP && lay_dev_reset_seen(L, s, ops, impl))
+			state = OSDFS_LAYOUT_DEV_DOWN;
 		if (state == OSDFS_LAYOUT_DEV_DOWN)
 			up += watch_slot(L, W, w, s);
 		else
