@@ -968,7 +968,7 @@ END_TEST
 /*
  * A device that restarts within the initiator's failover window never fails
  * a command: the transport reconnects, and only the unit attention of its
- * new session (29h/01h, counted by osd_dev_reset_count()) says it may have
+ * new session (29h/00h or 01h, counted by osd_dev_reset_count()) says it may have
  * lost its volatile cache. The layout must take the changed reset count for
  * a crash. As test_watch_resync_after_volatile_crash, but device 2 restarts
  * back to what it had made durable without being killed; _i bit 0: write
