@@ -1054,6 +1054,37 @@ START_TEST(test_reset_count_resyncs_restarted_device)
 }
 END_TEST
 
+/* The return watch's pass reads each up device that counts resets once:
+ * one that no longer answers (killed, nothing sent to it since) goes down
+ * there as failed and, back, is resynced in a later pass; no reset event. */
+START_TEST(test_watch_pass_finds_idle_device_gone)
+{
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	struct reopen_ctx rc = { .store = -1 };
+	struct fx f;
+
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=64K"), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	rc.f = &f;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, 1), OSDFS_LAYOUT_DEV_UP);
+	fx_kill(&f, 1);
+	ck_assert_int_eq(state_of(f.be, 1), OSDFS_LAYOUT_DEV_UP); /* nothing sent to it yet */
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, 1), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_DOWN, 1, "failed"));
+	ck_assert(!said(f.be, OSDFS_LAYOUT_EV_DOWN, 1, "was reset"));
+	rc.store = 1; /* back: the same store through a new backend */
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
+	ck_assert_int_eq(state_of(f.be, 1), OSDFS_LAYOUT_DEV_UP);
+	fx_close(&f);
+	fx_fini(&f);
+}
+END_TEST
+
 static int create_meta(osdfs_backend *be, uint64_t oid)
 {
 	return osdfs_backend_ops_of(be)->create_class(osdfs_backend_impl(be), oid, OSDFS_OBJ_META,
@@ -1128,6 +1159,7 @@ static Suite *suite(void)
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
 	tcase_add_loop_test(tc, test_watch_resync_after_volatile_crash, 0, 2);
 	tcase_add_loop_test(tc, test_reset_count_resyncs_restarted_device, 0, 4);
+	tcase_add_test(tc, test_watch_pass_finds_idle_device_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }
