@@ -164,8 +164,9 @@ OSD_EXTERN enum osd_version osd_dev_version(osd_dev *dev);
  * emptied its volatile cache: unit attentions 29h/00h (POWER ON, RESET, OR
  * BUS DEVICE RESET OCCURRED), 01h (POWER ON OCCURRED), 02h (SCSI BUS RESET
  * OCCURRED), 03h (BUS DEVICE RESET FUNCTION OCCURRED) and 04h (DEVICE
- * INTERNAL RESET) received after the first one of the device (which every
- * new I_T nexus reports, before anything was written); 29h/07h (I_T NEXUS
+ * INTERNAL RESET) received once the target has answered a command of the
+ * device (not the one every new I_T nexus reports to the first command of
+ * the first session, before anything was written); 29h/07h (I_T NEXUS
  * LOSS OCCURRED: a reconnect to a target that kept running) and the
  * transceiver changes 29h/05h-06h are not counted (spc4r37 §4.5.6,
  * Annex D). Such a command is still sent again (docs/initiator.md), so no

@@ -133,17 +133,16 @@ static int unit_attention(const osd_req *req)
  * Count a reset the unit attention reports (dev->lock held): 29h/00h-04h,
  * a power on, bus reset, bus device reset function or device internal reset
  * (spc4r37 §4.5.6, Annex D), may have emptied the device's volatile cache.
- * The device's first 29h/xx is the report of a new I_T nexus that every
- * first session gets; 29h/05h-06h (transceiver mode) and 29h/07h (I_T
- * NEXUS LOSS: a reconnect to a target that kept running) say nothing of it.
+ * Not before the target has answered a command of this device: the report
+ * of the new I_T nexus every first session gets comes before anything ran
+ * (and a device opened on a session another one used first never gets it).
+ * 29h/05h-06h (transceiver mode) and 29h/07h (I_T NEXUS LOSS: a reconnect
+ * to a target that kept running) say nothing of the cache.
  */
 static void count_reset(osd_dev *dev, uint16_t asc)
 {
-	if (asc >> 8 != 0x29)
-		return;
-	if (dev->nexus_told && (asc & 0xFF) <= 0x04)
+	if (asc >> 8 == 0x29 && (asc & 0xFF) <= 0x04 && dev->answered)
 		dev->resets++;
-	dev->nexus_told = 1;
 }
 
 /*
@@ -236,6 +235,8 @@ static void xfer_done(struct osd_xfer *xfer, int err)
 			return;
 	}
 	pthread_mutex_lock(&dev->lock);
+	if (!err && !gave_up)
+		dev->answered = 1; /* from now on a reset may lose what it did */
 	req->state = OSD__REQ_DONE;
 	req->completing = 0;
 	dev->inflight--;

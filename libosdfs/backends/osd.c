@@ -1017,7 +1017,7 @@ static void osdbe_destroy(void *impl)
 }
 
 /* The device's resets that may have emptied its volatile cache (unit
- * attentions 29h/00h-04h after its first session, spc4r37 Annex D): the
+ * attentions 29h/00h-04h once it has answered a command, spc4r37 Annex D): the
  * layout backend resyncs a device whose count changed. */
 static int osdbe_reset_count(void *impl, uint64_t *count)
 {

@@ -493,10 +493,11 @@ START_TEST(unit_attention_resent)
 }
 END_TEST
 
-/* osd_dev_reset_count(): the device's first 29h/xx (a new I_T nexus, its
- * first session) is not counted; after it 29h/00h-04h are (the device may
- * have lost its volatile cache, spc4r37 Annex D), 29h/05h-07h and other
- * unit attentions are not. Every one is still sent again. */
+/* osd_dev_reset_count(): the 29h/xx that the first command meets (a new
+ * I_T nexus, the first session, nothing ran yet) is not counted; once a
+ * command was answered 29h/00h-04h are (the device may have lost its
+ * volatile cache, spc4r37 Annex D), 29h/05h-07h and other unit attentions
+ * are not. Every one is still sent again. */
 START_TEST(test_reset_count)
 {
 	static const struct {
@@ -529,6 +530,28 @@ START_TEST(test_reset_count)
 			      (unsigned long long)osd_dev_reset_count(dev), (unsigned long long)want);
 	}
 	ck_assert_uint_eq(want, 6);
+}
+END_TEST
+
+/* A device whose first command is answered without a unit attention (its
+ * session's was reported to another device on it): the first 29h/00h it
+ * meets is a reset, counted. */
+START_TEST(test_reset_count_first_answered)
+{
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	for (int i = 0; i < 2; i++) {
+		memset(&fk.answers, 0, sizeof(fk.answers));
+		fk.nanswers = fk.nsent = 0;
+		if (i)
+			answer_ua(0x2900, 1);
+		fake_next_answer(&fk);
+		ck_assert_int_eq(osd_req_create(&req, dev, &OBJ, 1), 0);
+		ck_assert_int_eq(osd_req_execute(req), 0);
+		osd_req_free(req);
+		ck_assert_uint_eq(osd_dev_reset_count(dev), (uint64_t)i);
+	}
 }
 END_TEST
 
@@ -1742,6 +1765,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, unit_attention_resent);
 	tcase_add_test(tc, unit_attention_bounded);
 	tcase_add_test(tc, test_reset_count);
+	tcase_add_test(tc, test_reset_count_first_answered);
 	tcase_add_test(tc, unit_attention_async_and_give_up);
 	suite_add_tcase(s, tc);
 	return s;

@@ -186,7 +186,7 @@ struct osdfs_backend_ops {
 			    const struct osdfs_attr *attrs, int nattrs);
 	/** Optional (version 4): how many times the device has reported a
 	 *  reset that may have emptied its volatile cache (for OSD, unit
-	 *  attentions 29h/00h-04h after its first session: osd_dev_reset_count()),
+	 *  attentions 29h/00h-04h once it has answered a command: osd_dev_reset_count()),
 	 *  in @p count. A change tells the layout backend the device lost what
 	 *  it acknowledged since its last flush although no command failed (a
 	 *  target restarted within the initiator's failover window). Returns 0,
