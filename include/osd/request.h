@@ -160,6 +160,25 @@ OSD_EXTERN size_t osd_dev_error_copy(osd_dev *dev, char *buf, size_t len);
 OSD_EXTERN enum osd_version osd_dev_version(osd_dev *dev);
 
 /**
+ * How many times the device said it was reset in a way that may have
+ * emptied its volatile cache: unit attentions 29h/00h (POWER ON, RESET, OR
+ * BUS DEVICE RESET OCCURRED), 01h (POWER ON OCCURRED), 02h (SCSI BUS RESET
+ * OCCURRED), 03h (BUS DEVICE RESET FUNCTION OCCURRED) and 04h (DEVICE
+ * INTERNAL RESET) received once the target has answered a command of the
+ * device (not the one every new I_T nexus reports to the first command of
+ * the first session, before anything was written); 29h/07h (I_T NEXUS
+ * LOSS OCCURRED: a reconnect to a target that kept running) and the
+ * transceiver changes 29h/05h-06h are not counted (spc4r37 §4.5.6,
+ * Annex D). Such a command is still sent again (docs/initiator.md), so no
+ * command fails: a caller that keeps redundancy compares this count to
+ * learn that what the device acknowledged since its last flush (SYNCHRONIZE
+ * CACHE or OSD FLUSH) may be gone. Thread-safe.
+ * @param dev the device
+ * @return the count since osd_dev_open(); 0 for NULL.
+ */
+OSD_EXTERN uint64_t osd_dev_reset_count(osd_dev *dev);
+
+/**
  * The OSD system id learned while probing, or read from the root
  * information page on first use.
  * @param dev the device

@@ -65,6 +65,18 @@ enum osd_version osd_dev_version(osd_dev *dev)
 	return dev->version;
 }
 
+uint64_t osd_dev_reset_count(osd_dev *dev)
+{
+	uint64_t n;
+
+	if (!dev)
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	n = dev->resets;
+	pthread_mutex_unlock(&dev->lock);
+	return n;
+}
+
 /* ---- a bare SCSI exchange, for INQUIRY ---- */
 
 /* Heap-allocated so that a transport answering after we gave up writes into

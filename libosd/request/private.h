@@ -62,6 +62,8 @@ struct osd_dev {
 	int64_t clock_offset;   /* OSD clock - osd_now_ms(), learned by the probe */
 	uint8_t token[OSD__TOKEN_MAX];
 	size_t token_len;
+	int answered;           /* the target has answered a command of this device */
+	uint64_t resets;        /* 29h/00h-04h after that (osd_dev_reset_count()) */
 	struct osd__cred_cache cache;
 	struct osd_keyring *keyring; /* osd_dev_open_keyed(): owned, freed on close */
 };

@@ -130,6 +130,22 @@ static int unit_attention(const osd_req *req)
 }
 
 /*
+ * Count a reset the unit attention reports (dev->lock held): 29h/00h-04h,
+ * a power on, bus reset, bus device reset function or device internal reset
+ * (spc4r37 §4.5.6, Annex D), may have emptied the device's volatile cache.
+ * Not before the target has answered a command of this device: the report
+ * of the new I_T nexus every first session gets comes before anything ran
+ * (and a device opened on a session another one used first never gets it).
+ * 29h/05h-06h (transceiver mode) and 29h/07h (I_T NEXUS LOSS: a reconnect
+ * to a target that kept running) say nothing of the cache.
+ */
+static void count_reset(osd_dev *dev, uint16_t asc)
+{
+	if (asc >> 8 == 0x29 && (asc & 0xFF) <= 0x04 && dev->answered)
+		dev->resets++;
+}
+
+/*
  * Sign a refused request again (fresh nonce, current token) and send it once
  * more when its refusal shows it was not executed: a stale nonce, or a CAPKEY
  * signature made for a session that has since been replaced; or, up to
@@ -150,6 +166,7 @@ static int resend_refused(osd_req *req)
 		 * token) the new I_T nexus reports its own unit attention, a new
 		 * event. Reconnects are bounded by the transport (failover_ms). */
 		pthread_mutex_lock(&dev->lock);
+		count_reset(dev, req->sense.asc);
 		osd__dev_refresh_token(dev);
 		if (dev->token_len != req->ua_token_len ||
 		    memcmp(dev->token, req->ua_token, dev->token_len) != 0) {
@@ -218,6 +235,8 @@ static void xfer_done(struct osd_xfer *xfer, int err)
 			return;
 	}
 	pthread_mutex_lock(&dev->lock);
+	if (!err && !gave_up)
+		dev->answered = 1; /* from now on a reset may lose what it did */
 	req->state = OSD__REQ_DONE;
 	req->completing = 0;
 	dev->inflight--;

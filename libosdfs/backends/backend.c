@@ -32,8 +32,7 @@ OSD_EXTERN int osdfs_backend_new(osdfs_backend **out, const struct osdfs_backend
 		return -EINVAL;
 	*out = NULL;
 	if (!ops || !name || !ops_complete(ops) ||
-	    (ops->version != OSDFS_BACKEND_VERSION && ops->version != OSDFS_BACKEND_VERSION_2 &&
-	     ops->version != OSDFS_BACKEND_VERSION_1))
+	    ops->version < OSDFS_BACKEND_VERSION_1 || ops->version > OSDFS_BACKEND_VERSION)
 		return -EINVAL;
 	be = calloc(1, sizeof(*be));
 	if (!be)
@@ -48,6 +47,8 @@ OSD_EXTERN int osdfs_backend_new(osdfs_backend **out, const struct osdfs_backend
 		memcpy(&be->ops, ops, offsetof(struct osdfs_backend_ops, get_all_attrs));
 	else if (ops->version == OSDFS_BACKEND_VERSION_2)
 		memcpy(&be->ops, ops, offsetof(struct osdfs_backend_ops, create_class));
+	else if (ops->version == OSDFS_BACKEND_VERSION_3)
+		memcpy(&be->ops, ops, offsetof(struct osdfs_backend_ops, reset_count));
 	else
 		be->ops = *ops;
 	be->impl = impl;

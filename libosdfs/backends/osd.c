@@ -1016,6 +1016,15 @@ static void osdbe_destroy(void *impl)
 	free(b);
 }
 
+/* The device's resets that may have emptied its volatile cache (unit
+ * attentions 29h/00h-04h once it has answered a command, spc4r37 Annex D): the
+ * layout backend resyncs a device whose count changed. */
+static int osdbe_reset_count(void *impl, uint64_t *count)
+{
+	*count = osd_dev_reset_count(((struct osdbe *)impl)->dev);
+	return 0;
+}
+
 static const struct osdfs_backend_ops osd_ops = {
 	.version = OSDFS_BACKEND_VERSION,
 	.create = osdbe_create,
@@ -1035,6 +1044,7 @@ static const struct osdfs_backend_ops osd_ops = {
 	.poll = osdbe_poll,
 	.destroy = osdbe_destroy,
 	.get_all_attrs = osdbe_get_all_attrs,
+	.reset_count = osdbe_reset_count,
 };
 
 OSD_EXTERN int osdfs_backend_osd_new(osdfs_backend **out, struct osd_dev *dev,

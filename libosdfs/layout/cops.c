@@ -1,7 +1,8 @@
 /*
  * Component operations: one child backend call each, run as fan-out jobs.
  * A device error (I/O or connection) marks the slot down, except a read's
- * -EIO from a device that still answers (a medium error).
+ * -EIO from a device that still answers (a medium error); so does a reset
+ * the device reports (lay_dev_reset_seen()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,6 +64,15 @@ static void exec_job(struct lay_job *j)
 	impl = L->dev[c->slot].impl;
 	pthread_mutex_unlock(&L->mu);
 	c->rc = ops ? exec_one(c, ops, impl) : -ENODEV;
+	/* a device reset since the last look may have lost what it
+	 * acknowledged: the slot goes down, and what it answers now (a read,
+	 * attributes) may be stale, so it counts as not answered; what it
+	 * took (a write) stands, resynced with the rest */
+	if (ops && lay_dev_reset_seen(L, c->slot, ops, impl)) {
+		if (c->rc >= 0 && (c->kind == LAY_READ || c->kind == LAY_GETATTR))
+			c->rc = -ECONNRESET;
+		return;
+	}
 	/* a read that fails while the device still answers is a medium error
 	 * (e.g. a data checksum mismatch, sense key MEDIUM ERROR, SPC-3 r23 §4.5.6): the
 	 * device stays up and the caller repairs the unit */

@@ -49,31 +49,68 @@ int lay_writable(struct lay *L, unsigned s)
 	return r;
 }
 
+/* Slot @p s down (L->mu held): 1 if it was not. What its device acknowledged
+ * since its last flush may be lost: the unflushed keys join the log, asked
+ * for before the mutex drops so that a flush completing meanwhile (which
+ * takes it to look at the slot) logs them before it drops them. */
+static int mark_down(struct lay *L, unsigned s)
+{
+	int was_up = L->dev[s].state == OSDFS_LAYOUT_DEV_UP;
+
+	if (L->dev[s].state == OSDFS_LAYOUT_DEV_DOWN)
+		return 0;
+	L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN;
+	if (!L->readonly) { /* read-only: the table keeps what is on disk */
+		L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
+		L->table_dirty = 1;
+	}
+	if (was_up) /* a half-rebuilt replacement is never resynced */
+		lay_dirty_slot_down(L, s);
+	lay_dirty_lost_cache(L);
+	return 1;
+}
+
 void lay_dev_failed(struct lay *L, unsigned s, long rc)
 {
-	int now_down = 0, was_up;
+	int now_down;
 
 	if (!lay_is_dev_error(rc))
 		return;
 	pthread_mutex_lock(&L->mu);
 	L->dev[s].errors++;
-	was_up = L->dev[s].state == OSDFS_LAYOUT_DEV_UP;
-	if (L->dev[s].state != OSDFS_LAYOUT_DEV_DOWN) {
-		L->dev[s].state = OSDFS_LAYOUT_DEV_DOWN;
-		now_down = 1;
-		if (!L->readonly) { /* read-only: the table keeps what is on disk */
-			L->table.ent[s].state = OSDFS_LAYOUT_DEV_DOWN;
-			L->table_dirty = 1;
-		}
-	}
+	now_down = mark_down(L, s);
 	pthread_mutex_unlock(&L->mu);
-	if (now_down && was_up) /* a half-rebuilt replacement is never resynced */
-		lay_dirty_slot_down(L, s);
-	if (now_down) /* what it acknowledged since its last flush may be lost */
-		lay_dirty_lost_cache(L);
 	if (now_down)
 		lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0, "device %s failed: %s",
 			  L->table.ent[s].address, strerror((int)-rc));
+}
+
+int lay_dev_reset_seen(struct lay *L, unsigned s, const struct osdfs_backend_ops *ops,
+		       void *impl)
+{
+	struct lay_dev *d = &L->dev[s];
+	uint64_t n, was;
+	int seen, now_down = 0;
+
+	if (!ops->reset_count || ops->reset_count(impl, &n) < 0)
+		return 0;
+	pthread_mutex_lock(&L->mu);
+	/* another backend's count (the slot was given a new one), or the
+	 * first look at this one: a baseline */
+	seen = d->impl == impl && d->reset_impl == impl && d->resets != n;
+	was = d->resets;
+	if (d->impl == impl) {
+		d->reset_impl = impl;
+		d->resets = n;
+	}
+	if (seen)
+		now_down = mark_down(L, s);
+	pthread_mutex_unlock(&L->mu);
+	if (now_down)
+		lay_event(L, OSDFS_LAYOUT_EV_DOWN, (int)s, 0, 0, "device %s was reset (%llu resets, "
+			  "%llu before): it may have lost what it had not flushed",
+			  L->table.ent[s].address, (unsigned long long)n, (unsigned long long)was);
+	return seen;
 }
 
 int lay_dev_answers(const struct osdfs_backend_ops *ops, void *impl, uint64_t oid)
@@ -569,6 +606,9 @@ OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
 		lay_be_destroy(L);
 		return rc;
 	}
+	for (unsigned s = 0; s < L->table.ndev; s++) /* each device's reset count, as of now */
+		if (L->dev[s].be)
+			lay_dev_reset_seen(L, s, L->dev[s].ops, L->dev[s].impl);
 	lay_table_sync(L);
 	resync_returned(L, *out);
 	return 0;

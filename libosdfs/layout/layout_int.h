@@ -160,6 +160,8 @@ struct lay_dev {
 	uint64_t medium;        /* reads that failed while the device answered */
 	uint64_t repairs;       /* component ranges rewritten from redundancy */
 	uint64_t unrepaired;    /* medium errors left: rewrite failed or read-only */
+	const void *reset_impl; /* the backend whose reset count ... */
+	uint64_t resets;        /* ... was last seen to be this (reset_count) */
 };
 
 /* The health record (docs/layout.md): per-slot counters and recent events,
@@ -323,6 +325,14 @@ int lay_readable(struct lay *L, unsigned s);
 int lay_writable(struct lay *L, unsigned s);
 /* Count an error of slot @p s; device errors mark it down. */
 void lay_dev_failed(struct lay *L, unsigned s, long rc);
+/* Whether the device of slot @p s (@p ops and @p impl) reports a reset
+ * (backend op reset_count) since the layout last looked: it may have lost
+ * its volatile cache without failing a command (a target back within the
+ * initiator's failover window), so the slot goes down as if it had failed
+ * and its unflushed keys are logged; the return watch resyncs it. The first
+ * look at a backend takes its count. Returns 1 when it saw a reset. */
+int lay_dev_reset_seen(struct lay *L, unsigned s, const struct osdfs_backend_ops *ops,
+		       void *impl);
 /* Whether slot @p s still answers (a size query of @p oid gets an answer
  * other than a device error): tells a medium error from a failed device. */
 int lay_dev_answers(const struct osdfs_backend_ops *ops, void *impl, uint64_t oid);

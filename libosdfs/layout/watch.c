@@ -9,6 +9,10 @@
  * use (rebuild.c: the slot is rebuilding, so written to, before the log is
  * read); any other device there, or an outage the log does not cover, is
  * reported once and left down for a rebuild. A read-only layout only reports.
+ * A slot that is up and whose backend counts resets (reset_count) gets one
+ * identity read a pass too: a target that restarted within the initiator's
+ * failover window says so only to a command (layout.c, lay_dev_reset_seen()),
+ * and one whose session gave up fails it: either goes down and is resynced.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -206,9 +210,30 @@ static int pass(struct lay *L, struct lay_watch *W, const struct osdfs_layout_wa
 	for (unsigned s = 0; s < L->table.ndev && L->formatted; s++) {
 		enum osdfs_layout_dev_state state;
 
+		const struct osdfs_backend_ops *ops;
+		void *impl;
+
 		pthread_mutex_lock(&L->mu);
 		state = L->dev[s].state;
+		ops = L->dev[s].be ? L->dev[s].ops : NULL;
+		impl = L->dev[s].impl;
 		pthread_mutex_unlock(&L->mu);
+		if (ops && state == OSDFS_LAYOUT_DEV_UP && ops->reset_count) {
+			struct lay_self me;
+
+			/* an idle device's reset: a restarted target reports it
+			 * to the first command of the new session (one small
+			 * read a pass), and the slot goes down here; so does
+			 * one that no longer answers (its session gave up) */
+			int rc = read_self(ops, impl, &me);
+
+			if (lay_dev_reset_seen(L, s, ops, impl)) {
+				state = OSDFS_LAYOUT_DEV_DOWN;
+			} else if (rc < 0 && lay_is_dev_error(rc)) {
+				lay_dev_failed(L, s, rc);
+				state = OSDFS_LAYOUT_DEV_DOWN;
+			}
+		}
 		if (state == OSDFS_LAYOUT_DEV_DOWN)
 			up += watch_slot(L, W, w, s);
 		else

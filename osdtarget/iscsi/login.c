@@ -327,8 +327,13 @@ static int login_step(struct iscsi_conn *c, struct login *l, const struct osd__i
 		c->tsih = (uint16_t)t;
 		if (new_token(c) < 0)
 			return -EIO;
-		/* A new I_T nexus: each LUN reports POWER ON once (task.c). */
+		/* A new I_T nexus: each LUN reports it once (task.c), as POWER ON,
+		 * RESET, OR BUS DEVICE RESET OCCURRED to a port this process has not
+		 * seen, else as I_T NEXUS LOSS OCCURRED (spc4r37 §4.5.6, Annex D;
+		 * nexus.c). */
 		memset(c->ua_pending, 0xFF, sizeof(c->ua_pending));
+		c->ua_ascq = !c->params.discovery &&
+			     osd__tgt_iscsi_port_seen(c->srv, c->initiator_name, c->isid) ? 0x07 : 0x00;
 	}
 	rc = send_login_rsp(c, h, OSD_ISCSI_LOGIN_FLAGS(go, 0, csg, go ? nsg : 0), 0, &ans);
 	osd__iscsi_text_free(&ans);

@@ -336,6 +336,7 @@ static void free_server(struct osd_target_iscsi *srv)
 		free(srv->allowed[i]);
 	free(srv->allowed);
 	osd__tgt_iscsi_pool_stop(srv);
+	osd__tgt_iscsi_ports_free(srv);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->conn_done);
 	pthread_mutex_destroy(&srv->pool_mu);

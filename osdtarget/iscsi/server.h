@@ -51,6 +51,13 @@ struct iscsi_auth_rec {
 };
 #define ISCSI_TOKEN_LEN 24              /* ISID, TSIH and 16 random bytes */
 #define ISCSI_UA_LUNS 256               /* LUNs with a unit attention flag per session */
+#define ISCSI_SEEN_MAX 2048             /* initiator ports remembered (nexus.c) */
+
+/* An initiator port seen since the process started (nexus.c). */
+struct iscsi_seen_port {
+	char *name;                     /* InitiatorName */
+	uint8_t isid[6];
+};
 
 struct osd_target_iscsi {
 	osd_target **luns;
@@ -78,7 +85,9 @@ struct osd_target_iscsi {
 	struct osd__iscsi_params ours;  /* the limits we negotiate with */
 
 	atomic_size_t budget_used;      /* data-out bytes held by all tasks */
-	pthread_mutex_t lock;           /* guards conns, nconns, error, auth, refusals */
+	pthread_mutex_t lock;           /* guards conns, nconns, error, auth, refusals, seen */
+	struct iscsi_seen_port *seen;   /* ring of ISCSI_SEEN_MAX initiator ports (nexus.c) */
+	unsigned nseen, seen_next;      /* held, and the slot the next one takes */
 	struct iscsi_auth_rec auth[ISCSI_AUTH_HOSTS];
 	uint64_t refuse_sec;            /* second the refusal count is for */
 	unsigned refuse_logged, refuse_dropped;
@@ -208,6 +217,7 @@ struct iscsi_conn {
 	/* POWER ON unit attention not yet reported to this I_T nexus, one bit
 	 * per LUN (SAM-5 5.14, 6.3.1): set at login, cleared when reported. */
 	uint8_t ua_pending[ISCSI_UA_LUNS / 8];
+	uint8_t ua_ascq;            /* of 29h: 00h POWER ON, RESET.. or 07h I_T NEXUS LOSS (nexus.c) */
 	int discovery;
 	uint32_t max_recv;          /* our receive limit for data segments now */
 
@@ -262,6 +272,11 @@ void osd__tgt_iscsi_auth_result(struct iscsi_conn *c, int ok);
 /* Whether @p name may log in (the access list). */
 int osd__tgt_iscsi_initiator_allowed(struct osd_target_iscsi *srv, const char *name);
 
+/* Whether the initiator port @p name + @p isid logged in before since the
+ * process started; records it (nexus.c: 29h/07h rather than 29h/00h). */
+int osd__tgt_iscsi_port_seen(struct osd_target_iscsi *srv, const char *name,
+			     const uint8_t isid[6]);
+void osd__tgt_iscsi_ports_free(struct osd_target_iscsi *srv);
 /* Session reinstatement (RFC 7143 6.3.5): connections of the session that
  * @p c (logging in with TSIH 0) replaces stop, and the commands they run
  * finish, before @p c reaches full feature phase; then @p c counts as the

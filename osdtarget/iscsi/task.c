@@ -16,7 +16,7 @@
 #define ASC_DATA_PHASE_ERROR 0x4B00
 #define ASC_PROTOCOL_CRC_ERROR 0x4705
 #define ASC_TIMEOUT_BEFORE_PROCESSING 0x2E01
-#define ASC_POWER_ON_RESET 0x2900
+#define ASC_POWER_ON_RESET 0x2900 /* | ASCQ 07h: I_T NEXUS LOSS OCCURRED */
 #define OP_REQUEST_SENSE 0x03
 #define OP_INQUIRY 0x12
 #define OP_REPORT_LUNS 0xA0
@@ -250,12 +250,14 @@ static int busy_data_in(struct iscsi_conn *c, const struct iscsi_task *t)
  * reports POWER ON, RESET, OR BUS DEVICE RESET OCCURRED to every I_T nexus
  * that has not seen it; a new iSCSI session is a new nexus, RFC 7143 4.4.1).
  * The first command to an existing LUN other than INQUIRY, REPORT LUNS and
- * REQUEST SENSE is answered CHECK CONDITION, UNIT ATTENTION, POWER ON,
- * RESET, OR BUS DEVICE RESET OCCURRED (29h/00h, as LIO reports a new nexus;
- * libiscsi's iscsi-ls skips exactly this one, not 29h/01h) instead of
- * being executed, which clears it for that LUN of this session. It is
- * checked as each command arrives, in CmdSN order: a write that would wait
- * for Data-Out gets it before any R2T.
+ * REQUEST SENSE is answered CHECK CONDITION, UNIT ATTENTION with what
+ * happened (spc4r37 §4.5.6, Annex D; nexus.c): 29h/00h POWER ON, RESET, OR
+ * BUS DEVICE RESET OCCURRED (as LIO; libiscsi's iscsi-ls passes over exactly
+ * this one, not 29h/01h) to an initiator port this process has not seen (the device may have lost
+ * what it had not flushed), 29h/07h I_T NEXUS LOSS OCCURRED to one that
+ * reconnects (it kept running), instead of being executed, which clears it
+ * for that LUN of this session. It is checked as each command arrives, in
+ * CmdSN order: a write that would wait for Data-Out gets it before any R2T.
  * INQUIRY and REPORT LUNS neither report nor clear it
  * (SAM-5 5.14, SPC-4 6.6, 6.33); REQUEST SENSE leaves it too (here it is
  * not returned as sense data: the next command reports it). Returns 1 when
@@ -272,7 +274,7 @@ static int unit_attention(struct iscsi_conn *c, int lun, const uint8_t *cdb, str
 	    cdb[0] == OP_REPORT_LUNS || cdb[0] == OP_REQUEST_SENSE)
 		return 0;
 	c->ua_pending[lun >> 3] &= (uint8_t)~bit;
-	osd__resp_error(x, OSD_SK_UNIT_ATTENTION, ASC_POWER_ON_RESET, -1);
+	osd__resp_error(x, OSD_SK_UNIT_ATTENTION, ASC_POWER_ON_RESET | c->ua_ascq, -1);
 	return 1;
 }
 

@@ -204,6 +204,35 @@ START_TEST(test_version2_table)
 }
 END_TEST
 
+static int f_create_class(void *impl, uint64_t oid, enum osdfs_obj_class cls,
+			  const struct osdfs_attr *a, int n)
+{
+	(void)impl, (void)oid, (void)cls, (void)a, (void)n;
+	return 0;
+}
+
+/* A backend built against version 3 hands a table that ends at
+ * create_class: accepted, read no further, create_class kept and without
+ * reset_count (version 4). */
+START_TEST(test_version3_table)
+{
+	size_t v3 = offsetof(struct osdfs_backend_ops, reset_count);
+	struct osdfs_backend_ops tmp = full;
+	void *blk = malloc(v3);
+	osdfs_backend *be;
+
+	ck_assert_ptr_nonnull(blk);
+	tmp.version = OSDFS_BACKEND_VERSION_3;
+	tmp.create_class = f_create_class;
+	memcpy(blk, &tmp, v3);
+	ck_assert_int_eq(osdfs_backend_new(&be, blk, NULL, "x"), 0);
+	free(blk);
+	ck_assert_ptr_eq(osdfs_backend_ops_of(be)->create_class, f_create_class);
+	ck_assert_ptr_null(osdfs_backend_ops_of(be)->reset_count);
+	osdfs_backend_free(be);
+}
+END_TEST
+
 /* Each required member, by offset. */
 static const size_t required[] = {
 	offsetof(struct osdfs_backend_ops, create),
@@ -258,6 +287,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_version);
 	tcase_add_test(tc, test_version1_table);
 	tcase_add_test(tc, test_version2_table);
+	tcase_add_test(tc, test_version3_table);
 	tcase_add_loop_test(tc, test_missing_member, 0, (int)(sizeof(required) / sizeof(required[0])));
 	tcase_add_test(tc, test_bad_arguments);
 	suite_add_tcase(s, tc);

@@ -493,6 +493,68 @@ START_TEST(unit_attention_resent)
 }
 END_TEST
 
+/* osd_dev_reset_count(): the 29h/xx that the first command meets (a new
+ * I_T nexus, the first session, nothing ran yet) is not counted; once a
+ * command was answered 29h/00h-04h are (the device may have lost its
+ * volatile cache, spc4r37 Annex D), 29h/05h-07h and other unit attentions
+ * are not. Every one is still sent again. */
+START_TEST(test_reset_count)
+{
+	static const struct {
+		uint16_t asc;
+		unsigned counted;
+	} ua[] = {
+		{ 0x2901, 0 }, /* first: the first session's */
+		{ 0x2900, 1 }, { 0x2901, 1 }, { 0x2902, 1 }, { 0x2903, 1 }, { 0x2904, 1 },
+		{ 0x2905, 0 }, { 0x2906, 0 }, { 0x2907, 0 }, { 0x2A01, 0 }, { 0x2800, 0 },
+		{ 0x3F0E, 0 }, { 0x2901, 1 },
+	};
+	uint64_t want = 0;
+	osd_req *req;
+
+	ck_assert_uint_eq(osd_dev_reset_count(NULL), 0);
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	ck_assert_uint_eq(osd_dev_reset_count(dev), 0);
+	for (size_t i = 0; i < sizeof(ua) / sizeof(ua[0]); i++) {
+		memset(&fk.answers, 0, sizeof(fk.answers));
+		fk.nanswers = fk.nsent = 0;
+		answer_ua(ua[i].asc, (int)(i & 1));
+		fake_next_answer(&fk);
+		ck_assert_int_eq(osd_req_create(&req, dev, &OBJ, 1), 0);
+		ck_assert_int_eq(osd_req_execute(req), 0);
+		ck_assert_uint_eq(fk.nsent, 2); /* sent again, whatever it says */
+		osd_req_free(req);
+		want += ua[i].counted;
+		ck_assert_msg(osd_dev_reset_count(dev) == want, "after %02Xh/%02Xh: %llu, want %llu",
+			      ua[i].asc >> 8, ua[i].asc & 0xFF,
+			      (unsigned long long)osd_dev_reset_count(dev), (unsigned long long)want);
+	}
+	ck_assert_uint_eq(want, 6);
+}
+END_TEST
+
+/* A device whose first command is answered without a unit attention (its
+ * session's was reported to another device on it): the first 29h/00h it
+ * meets is a reset, counted. */
+START_TEST(test_reset_count_first_answered)
+{
+	osd_req *req;
+
+	open_dev(OSD_VERSION_2, OSD_SEC_NOSEC);
+	for (int i = 0; i < 2; i++) {
+		memset(&fk.answers, 0, sizeof(fk.answers));
+		fk.nanswers = fk.nsent = 0;
+		if (i)
+			answer_ua(0x2900, 1);
+		fake_next_answer(&fk);
+		ck_assert_int_eq(osd_req_create(&req, dev, &OBJ, 1), 0);
+		ck_assert_int_eq(osd_req_execute(req), 0);
+		osd_req_free(req);
+		ck_assert_uint_eq(osd_dev_reset_count(dev), (uint64_t)i);
+	}
+}
+END_TEST
+
 /* A target reporting a unit attention forever: the request is sent 1 + 3
  * times and ends with the last one (-EAGAIN). Other unit attentions are
  * not resent. */
@@ -1702,6 +1764,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, sense_and_transport_lies);
 	tcase_add_test(tc, unit_attention_resent);
 	tcase_add_test(tc, unit_attention_bounded);
+	tcase_add_test(tc, test_reset_count);
+	tcase_add_test(tc, test_reset_count_first_answered);
 	tcase_add_test(tc, unit_attention_async_and_give_up);
 	suite_add_tcase(s, tc);
 	return s;

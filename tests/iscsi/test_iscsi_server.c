@@ -141,23 +141,36 @@ END_TEST
 /*
  * A new session is a new I_T nexus: the first command to each LUN other
  * than INQUIRY, REPORT LUNS and REQUEST SENSE gets CHECK CONDITION, UNIT
- * ATTENTION, POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (29h/00h)
- * instead of running, and the
- * second one runs (SAM-5 5.14). INQUIRY and REPORT LUNS neither report nor
+ * ATTENTION instead of running, and the second one runs (SAM-5 5.14). What
+ * it reports (spc4r37 §4.5.6, Annex D): 29h/00h POWER ON, RESET, OR BUS
+ * DEVICE RESET OCCURRED to an
+ * initiator port (InitiatorName + ISID) the daemon has not seen since it
+ * started (round 0), 29h/07h I_T NEXUS LOSS OCCURRED to the same port
+ * logging in again (round 1, a reconnect), 29h/00h to another ISID of the
+ * same initiator (round 2). INQUIRY and REPORT LUNS neither report nor
  * clear it; a LUN that does not exist reports LOGICAL UNIT NOT SUPPORTED.
  */
 START_TEST(unit_attention_on_new_session)
 {
-	static const uint8_t ua_sense[8] = { 0x72, 0x06, 0x29, 0x00, 0, 0, 0, 0 };
+	static const uint8_t isid_a[6] = { 0x80, 0x55, 0xAA, 0x01, 0x02, 0x03 };
+	static const uint8_t isid_b[6] = { 0x80, 0x55, 0xAA, 0x01, 0x02, 0x04 };
+	static const struct {
+		const uint8_t *isid;
+		uint8_t ascq;
+	} rounds[] = { { isid_a, 0x00 }, { isid_a, 0x07 }, { isid_b, 0x00 } };
 	static const uint8_t inquiry[6] = { 0x12, 0, 0, 0, 96, 0 };
 	static const uint8_t report[12] = { 0xA0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0 };
 	static const uint8_t sense_cdb[6] = { 0x03, 0, 0, 0, 252, 0 };
 	static const uint8_t tur[6] = { 0 };
 	uint8_t in[256];
 
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 3; round++) {
+		const uint8_t ua_sense[8] = { 0x72, 0x06, 0x29, rounds[round].ascq, 0, 0, 0, 0 };
+		const uint32_t ua = 0x062900u | rounds[round].ascq;
+		struct tc_login o = { .target = IQN, .initiator = "iqn.2026-12.org.osd:ua-nexus",
+				      .isid = rounds[round].isid };
 		struct tc c;
-		login_ok(&c, NULL);
+		login_ok(&c, &o);
 		c.see_ua = 1;
 		struct tc_cmd i = { .cdb = inquiry, .cdb_len = 6, .in = in, .in_len = 96 };
 		run(&c, &i);
@@ -177,17 +190,17 @@ START_TEST(unit_attention_on_new_session)
 		ck_assert_uint_eq(t.status, OSD_STATUS_CHECK_CONDITION);
 		ck_assert_uint_eq(t.sense_len, sizeof(ua_sense));
 		ck_assert_mem_eq(t.sense, ua_sense, sizeof(ua_sense));
-		ck_assert_uint_eq(tc_sense_code(&t), 0x062900);
+		ck_assert_uint_eq(tc_sense_code(&t), ua);
 		struct tc_cmd t2 = { .cdb = tur, .cdb_len = 6 };
 		run(&c, &t2);
 		ck_assert_uint_eq(t2.status, 0);
 		ck_assert_uint_eq(t2.sense_len, 0);
 
 		/* LUN 1 has its own (one per I_T_L nexus). */
-		if (round == 0) {
+		if (round != 1) {
 			struct tc_cmd t3 = { .cdb = tur, .cdb_len = 6, .lun = 1 };
 			run(&c, &t3);
-			ck_assert_uint_eq(tc_sense_code(&t3), 0x062900);
+			ck_assert_uint_eq(tc_sense_code(&t3), ua);
 		} else {
 			/* tc_command() sends it again by itself. */
 			c.see_ua = 0;
@@ -208,9 +221,12 @@ START_TEST(unit_attention_on_new_session)
 	}
 
 	/* A write that would wait for Data-Out gets it at once, no R2T; the
-	 * same write then gets its R2T. */
+	 * same write then gets its R2T. A port not seen before: 29h/00h. */
+	static const uint8_t ua_sense[8] = { 0x72, 0x06, 0x29, 0x00, 0, 0, 0, 0 };
+	static const uint8_t isid_c[6] = { 0x80, 0x55, 0xAA, 0x01, 0x02, 0x05 };
 	struct tc c;
-	struct tc_login o = { .target = IQN, .initial_r2t = 1 };
+	struct tc_login o = { .target = IQN, .initial_r2t = 1,
+			      .initiator = "iqn.2026-12.org.osd:ua-nexus", .isid = isid_c };
 	struct osd__iscsi_pdu p;
 	login_ok(&c, &o);
 	for (int i = 0; i < 2; i++) {

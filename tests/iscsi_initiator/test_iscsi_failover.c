@@ -1,4 +1,5 @@
-/* Bounded failover: osd-targetd is paused (SIGSTOP) right after answering,
+/* A restarted osd-targetd is counted as a reset (osd_dev_reset_count()).
+ * Bounded failover: osd-targetd is paused (SIGSTOP) right after answering,
  * and the next command must end within the transport's failover_ms (plus
  * 2 s of slack for polling and a loaded machine), with an error since the
  * daemon cannot answer. Before the bound existed a paused daemon held a
@@ -7,10 +8,12 @@
  * (77) when osd-targetd is not built. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <osd/iscsi.h>
@@ -87,6 +90,74 @@ START_TEST(paused_target_fails_within_bound)
 	free(buf);
 }
 END_TEST
+
+/* osd-targetd again on @p port, serving the same store (a restart). */
+static pid_t restart_daemon(unsigned on_port)
+{
+	char listen[64], portfile[128], store[128];
+	pid_t pid;
+
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", on_port);
+	snprintf(portfile, sizeof(portfile), "%s/port2", dir);
+	snprintf(store, sizeof(store), "%s/store", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* a test killed on timeout takes it along */
+		if (null >= 0 && !getenv("OSD_TEST_VERBOSE"))
+			dup2(null, 1), dup2(null, 2);
+		execl(OSD_TARGETD_PATH, "osd-targetd", "--listen", listen, "--port-file", portfile,
+		      store, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_uint_eq(osd_test_wait_port(portfile, &pid, 20000), on_port);
+	return pid;
+}
+
+/*
+ * A target that restarts within failover_ms: the transport reconnects, the
+ * new session's first command meets 29h/00h POWER ON, RESET, OR BUS DEVICE
+ * RESET OCCURRED (a port the
+ * new process has not seen) and is sent again, so nothing fails; only
+ * osd_dev_reset_count() tells (the first session's 29h/00h is not counted).
+ */
+START_TEST(restarted_target_counts_a_reset)
+{
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_obj_id obj = { 0x10000, 0x10003 };
+	struct osd_transport tp;
+	uint8_t buf[512] = { 0 };
+	struct iovec iov = { buf, sizeof(buf) };
+	char url[128], err[256] = "";
+	osd_req *req;
+	osd_dev *dev;
+	int rc, st;
+
+	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%u/" TARGET "/0", port);
+	o.errbuf = err;
+	o.errbuf_len = sizeof(err);
+	rc = osd_iscsi_transport_new(&tp, url, &o);
+	ck_assert_msg(rc == 0, "transport_new: %d %s", rc, err);
+	ck_assert_int_eq(osd_dev_open(&dev, &tp, NULL), 0);
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(osd_req_write(&req, dev, &obj, 0, &iov, 1), 0);
+		rc = osd_req_execute(req);
+		/* answered (whatever it says about the object), not a lost target */
+		ck_assert_msg(rc != -ETIMEDOUT && rc != -EIO && rc != -ENOTCONN && rc != -EAGAIN,
+			      "round %d: %d %s", round, rc, osd_dev_error(dev));
+		osd_req_free(req);
+		ck_assert_uint_eq(osd_dev_reset_count(dev), (uint64_t)round);
+		if (round == 0) {
+			ck_assert_int_eq(kill(daemon_pid, SIGKILL), 0);
+			ck_assert_int_eq(waitpid(daemon_pid, &st, 0), daemon_pid);
+			daemon_pid = restart_daemon(port);
+		}
+	}
+	osd_dev_close(dev);
+}
+END_TEST
 #endif
 
 int main(void)
@@ -100,6 +171,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, paused_target_fails_within_bound, 0, 2);
+	tcase_add_test(tc, restarted_target_counts_a_reset);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

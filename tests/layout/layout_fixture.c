@@ -17,6 +17,7 @@ struct fault {
 	const struct osdfs_backend_ops *ops;
 	void *impl;
 	atomic_int dead;
+	atomic_ulong resets; /* the device's reset count (fx_restart) */
 	/* a medium error: reads of [boff, boff + blen) of object boid fail
 	 * with -EIO until a write covers the range (fx_bad_range) */
 	atomic_ulong *writes, *wbytes; /* the store's counters (struct fx) */
@@ -153,6 +154,12 @@ static int f_statfs(void *x, struct osdfs_backend_stat *st)
 	return DEAD(x) ? -EIO : IMPL(x)->ops->statfs(IMPL(x)->impl, st);
 }
 
+static int f_reset_count(void *x, uint64_t *count)
+{
+	*count = atomic_load(&IMPL(x)->resets);
+	return 0;
+}
+
 static void f_destroy(void *x)
 {
 	osdfs_backend_free(IMPL(x)->inner);
@@ -165,7 +172,7 @@ static const struct osdfs_backend_ops fault_ops = {
 	.read = f_read, .write = f_write, .truncate = f_truncate, .punch = f_punch,
 	.get_attrs = f_get_attrs, .set_attrs = f_set_attrs, .size = f_size, .list = f_list,
 	.flush = f_flush, .format = f_format, .statfs = f_statfs, .destroy = f_destroy,
-	.get_all_attrs = f_get_all_attrs,
+	.get_all_attrs = f_get_all_attrs, .reset_count = f_reset_count,
 };
 
 unsigned fx_scaled(unsigned n)
@@ -326,6 +333,22 @@ void fx_crash(struct fx *f, unsigned i)
 	osdfs_mem_store_free(f->store[i]); /* the killed device keeps its reference */
 	f->store[i] = f->snap[i];
 	f->snap[i] = NULL;
+}
+
+void fx_restart(struct fx *f, unsigned i)
+{
+	struct fault *x = f->fault[i];
+	osdfs_backend *old = x->inner;
+
+	ck_assert_ptr_nonnull(f->snap[i]);
+	ck_assert_int_eq(osdfs_backend_mem_attach(&x->inner, f->snap[i]), 0);
+	x->ops = osdfs_backend_ops_of(x->inner);
+	x->impl = osdfs_backend_impl(x->inner);
+	osdfs_backend_free(old);
+	osdfs_mem_store_free(f->store[i]);
+	f->store[i] = f->snap[i];
+	f->snap[i] = NULL;
+	atomic_fetch_add(&x->resets, 1);
 }
 
 void fx_bad_range(struct fx *f, unsigned i, uint64_t oid, uint64_t off, uint64_t len,

@@ -51,6 +51,11 @@ void fx_snapshot(struct fx *f, unsigned i);
  * store goes back to the last fx_snapshot(), losing every change it
  * acknowledged since (fx_device() then opens that). */
 void fx_crash(struct fx *f, unsigned i);
+/* Device i restarts at once, as a target back within the initiator's
+ * failover window: its store goes back to the last fx_snapshot() while the
+ * device keeps answering (not killed), and its reset count (backend op
+ * reset_count) goes up by one. Call it with no operation in flight. */
+void fx_restart(struct fx *f, unsigned i);
 /* A medium error on the device of store @p i: its bytes [off, off + len) of
  * @p oid are flipped in the store and reads meeting them fail with -EIO
  * (everything else answers) until a write covers the whole range; with

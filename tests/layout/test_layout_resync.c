@@ -965,6 +965,126 @@ START_TEST(test_watch_resync_after_volatile_crash)
 }
 END_TEST
 
+/*
+ * A device that restarts within the initiator's failover window never fails
+ * a command: the transport reconnects, and only the unit attention of its
+ * new session (29h/00h or 01h, counted by osd_dev_reset_count()) says it may have
+ * lost its volatile cache. The layout must take the changed reset count for
+ * a crash. As test_watch_resync_after_volatile_crash, but device 2 restarts
+ * back to what it had made durable without being killed; _i bit 0: write
+ * gathering, bit 1: the reset is noticed by the return watch's pass while
+ * the filesystem is idle (else by the commands of the next create). Either
+ * way the slot goes down with the unflushed keys logged, the watch resyncs
+ * it, and with device 0 killed every file reads back exactly.
+ */
+START_TEST(test_reset_count_resyncs_restarted_device)
+{
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	struct reopen_ctx rc = { .store = 2 };
+	static uint8_t data[NFILES + 1][70000];
+	uint64_t ino[NFILES + 1];
+	size_t len[NFILES + 1];
+	int order[4] = { -1, 1, 2, 3 }, idle = _i & 2;
+	struct osdfs_stat st;
+	osdfs_file *fh;
+	struct fx f;
+	osdfs *fs;
+
+	setenv("OSDFS_LAYOUT_GATHER", _i & 1 ? "1" : "0", 1);
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=64K"), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	fs = fx_mount(f.be);
+	rc.f = &f;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	for (unsigned i = 0; i <= NFILES; i++) {
+		char name[16];
+
+		if (i == DURABLE) {
+			ck_assert_int_eq(osdfs_sync(fs), 0);
+			fx_snapshot(&f, 2);
+		}
+		if (i == NFILES) {
+			uint8_t patch[4096];
+
+			pattern(patch, sizeof(patch), 77);
+			write_at(fs, ino[1], patch, 100, sizeof(patch));
+			memcpy(data[1] + 100, patch, sizeof(patch));
+			ck_assert_int_eq(osdfs_unlink(fs, OSDFS_ROOT_INO, "f0"), 0);
+			fx_restart(&f, 2); /* back to its snapshot, still answering */
+			ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_UP);
+			if (idle) { /* the watch's pass notices, takes it down, resyncs */
+				ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
+				ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_UP);
+			}
+		}
+		len[i] = i < DURABLE ? (i + 1) * 7001 : (i - DURABLE + 1) * 5003;
+		pattern(data[i], len[i], 100 + i);
+		snprintf(name, sizeof(name), "f%u", i);
+		ck_assert_int_eq(osdfs_create(fs, OSDFS_ROOT_INO, name, 0644, O_RDWR, NULL, &st, &fh),
+				 0);
+		ck_assert_int_eq(osdfs_release(fs, fh), 0);
+		ino[i] = st.ino;
+		write_at(fs, ino[i], data[i], 0, len[i]);
+	}
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_DOWN, 2, "was reset (1 resets, 0 before)"));
+	if (!idle) {
+		ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_DOWN);
+		ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
+		ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_UP);
+	}
+	ck_assert_int_eq(atomic_load(&rc.calls), 0); /* resynced through its own backend */
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0); /* one reset, one resync */
+	fx_kill(&f, 0);
+	for (unsigned i = 1; i <= NFILES; i++)
+		file_is(fs, ino[i], data[i], len[i], "mounted, device 0 killed");
+	ck_assert_int_eq(osdfs_lookup(fs, OSDFS_ROOT_INO, "f0", &st), -ENOENT);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_close(&f);
+	ck_assert_int_eq(fx_open(&f, order, 4, NULL), 0);
+	fs = fx_mount(f.be);
+	for (unsigned i = 1; i <= NFILES; i++)
+		file_is(fs, ino[i], data[i], len[i], "reopened without device 0");
+	ck_assert_int_eq(osdfs_lookup(fs, OSDFS_ROOT_INO, "f0", &st), -ENOENT);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	fx_close(&f);
+	fx_fini(&f);
+	unsetenv("OSDFS_LAYOUT_GATHER");
+}
+END_TEST
+
+/* The return watch's pass reads each up device that counts resets once:
+ * one that no longer answers (killed, nothing sent to it since) goes down
+ * there as failed and, back, is resynced in a later pass; no reset event. */
+START_TEST(test_watch_pass_finds_idle_device_gone)
+{
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+	struct reopen_ctx rc = { .store = -1 };
+	struct fx f;
+
+	fx_init(&f, 4);
+	ck_assert_int_eq(fx_open_all(&f, "raid5,su=64K"), 0);
+	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
+	rc.f = &f;
+	w.reopen = reopen_store;
+	w.payload = &rc;
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, 1), OSDFS_LAYOUT_DEV_UP);
+	fx_kill(&f, 1);
+	ck_assert_int_eq(state_of(f.be, 1), OSDFS_LAYOUT_DEV_UP); /* nothing sent to it yet */
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0);
+	ck_assert_int_eq(state_of(f.be, 1), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert(said(f.be, OSDFS_LAYOUT_EV_DOWN, 1, "failed"));
+	ck_assert(!said(f.be, OSDFS_LAYOUT_EV_DOWN, 1, "was reset"));
+	rc.store = 1; /* back: the same store through a new backend */
+	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
+	ck_assert_int_eq(state_of(f.be, 1), OSDFS_LAYOUT_DEV_UP);
+	fx_close(&f);
+	fx_fini(&f);
+}
+END_TEST
+
 static int create_meta(osdfs_backend *be, uint64_t oid)
 {
 	return osdfs_backend_ops_of(be)->create_class(osdfs_backend_impl(be), oid, OSDFS_OBJ_META,
@@ -1038,6 +1158,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_watch_resync_keeps_concurrent_writes, 0,
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
 	tcase_add_loop_test(tc, test_watch_resync_after_volatile_crash, 0, 2);
+	tcase_add_loop_test(tc, test_reset_count_resyncs_restarted_device, 0, 4);
+	tcase_add_test(tc, test_watch_pass_finds_idle_device_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }

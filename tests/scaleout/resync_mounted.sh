@@ -17,7 +17,17 @@
 # stays down (diff -r, fsck clean, the report in 'osdfs devices').
 # With ro, the filesystem is mounted read-only with the daemon away and it
 # comes back: reported once, never resynced.
-#   resync_mounted.sh OSDFS_MOUNT OSDFS OSD_TARGETD SPEC NDEV AWAY OTHER kill|stop|wipe|ro
+# With fast, the files and the patch are written but not flushed, then the
+# daemon is SIGKILLed (losing what it had not flushed: its metadata log is in
+# memory) and restarted at once, within the initiator's failover window: no
+# command fails, the next ones meet UNIT ATTENTION 29h/00h POWER ON, RESET...
+# (osd_dev_reset_count()), and the mount must take the slot down as reset
+# and resync it (docs/layout.md, "A device that restarts without failing a
+# command") before ANOTHER daemon is killed. (When the initiator noticed the
+# lost connection while the daemon was down, its logins were refused and
+# the session gave up: the return watch's read then takes the slot down as
+# failed. Either way it must be resynced with what it had not flushed.)
+#   resync_mounted.sh OSDFS_MOUNT OSDFS OSD_TARGETD SPEC NDEV AWAY OTHER kill|stop|wipe|ro|fast
 set -u
 MOUNT_BIN=$1 OSDFS=$2 TARGETD=$3 SPEC=$4 NDEVS=$5 AWAY=$6 OTHER=$7 MODE=$8
 BIG=$((24 << 20)) REGION=$((1 << 20))
@@ -64,7 +74,7 @@ for i in 1 2 3; do head -c $((i * 7001)) /dev/urandom >"$WORK/src/d/f$i"; done
 start_devices "$NDEVS"
 urls=()
 for ((s = 0; s < NDEV; s++)); do urls+=("${URL[$s]}"); done
-env --default-signal=INT "$MOUNT_BIN" -f -o "mkfs,layout=${SPEC//,/:},probe_interval=0.2" \
+env --default-signal=INT "$MOUNT_BIN" -f -o "mkfs,layout=${SPEC//,/:},probe_interval=${PROBE:-0.2}" \
 	"${urls[@]}" "$MNT" >"$WORK/osdfs.log" 2>&1 &
 MPID=$!
 wait_for "the mount" 30 "is_mounted || ! kill -0 $MPID 2>/dev/null"
@@ -88,7 +98,7 @@ if [ "$MODE" = ro ]; then
 	wait "$MPID" || fail "osdfs-mount exited $? after the unmount"
 	MPID=
 	kill_slots "$AWAY"
-	env --default-signal=INT "$MOUNT_BIN" -f -o "ro,probe_interval=0.2" "${urls[@]}" "$MNT" \
+	env --default-signal=INT "$MOUNT_BIN" -f -o "ro,probe_interval=${PROBE:-0.2}" "${urls[@]}" "$MNT" \
 		>"$WORK/osdfs.log" 2>&1 &
 	MPID=$!
 	wait_for "the read-only mount" 30 "is_mounted || ! kill -0 $MPID 2>/dev/null"
@@ -111,13 +121,38 @@ if [ "$MODE" = ro ]; then
 	exit 0
 fi
 
+FILES="big d/f2 d/f3 d/f4 d/f5"
+if [ "$MODE" = fast ]; then
+	# written, not flushed; the daemon restarts within the failover window
+	head -c 4096 /dev/urandom >"$WORK/patch"
+	dd if="$WORK/patch" of="$WORK/src/big" bs=4096 seek=$((BIG / 8192)) conv=notrunc status=none
+	timeout 60 dd if="$WORK/patch" of="$MNT/a/big" bs=4096 seek=$((BIG / 8192)) conv=notrunc \
+		status=none || fail "patch the big file"
+	for i in 4 5; do head -c $((i * 5003)) /dev/urandom >"$WORK/src/d/f$i"; done
+	cp "$WORK/src/d/f4" "$WORK/src/d/f5" "$MNT/a/d/" || fail "new files"
+	rm "$WORK/src/d/f1" "$MNT/a/d/f1" || fail "rm"
+	kill_slots "$AWAY"
+	restart_slot "$AWAY"
+	# the next commands: no failure, a unit attention that counts as a reset
+	head -c 3001 /dev/urandom >"$WORK/src/d/f6"
+	cp "$WORK/src/d/f6" "$MNT/a/d/" || fail "a file after the restart"
+	sync "$MNT/a/d/f6" "$MNT/a/d" || fail "fsync after the restart"
+	FILES="$FILES d/f6"
+	wait_for "the mount to log slot $AWAY down" 30 "[ \$(logged down $AWAY) -ge 1 ]"
+	why=$(grep -o "layout: down, slot $AWAY: device [^ ]* .*" "$WORK/osdfs.log" | head -1 | cut -d' ' -f6-)
+	echo "ok: $SPEC mounted over $NDEVS daemons; slot $AWAY restarted at once: down ($why)"
+fi
+
 # away: new files, and a patch in the middle of the big one
-if [ "$MODE" = stop ]; then
+if [ "$MODE" = fast ]; then
+	:
+elif [ "$MODE" = stop ]; then
 	kill -STOP "${PID[$AWAY]}" || fail "SIGSTOP"
 	STOPPED=${PID[$AWAY]}
 else
 	kill_slots "$AWAY"
 fi
+if [ "$MODE" != fast ]; then
 head -c 4096 /dev/urandom >"$WORK/patch"
 dd if="$WORK/patch" of="$WORK/src/big" bs=4096 seek=$((BIG / 8192)) conv=notrunc status=none
 timeout 60 dd if="$WORK/patch" of="$MNT/a/big" bs=4096 seek=$((BIG / 8192)) conv=notrunc,fsync \
@@ -128,8 +163,11 @@ rm "$WORK/src/d/f1" "$MNT/a/d/f1" || fail "rm with slot $AWAY away"
 sync -f "$MNT/a"
 wait_for "the mount to log slot $AWAY down" 30 "[ \$(logged down $AWAY) -ge 1 ]"
 echo "ok: $SPEC mounted over $NDEVS daemons; slot $AWAY away ($MODE): written, logged down"
+fi
 
-if [ "$MODE" = stop ]; then
+if [ "$MODE" = fast ]; then
+	: # back already
+elif [ "$MODE" = stop ]; then
 	kill -CONT "$STOPPED"
 	STOPPED=
 elif [ "$MODE" = wipe ]; then
@@ -170,7 +208,8 @@ line=$(grep "layout: resync-finished, slot $AWAY: " "$WORK/osdfs.log" | tail -n 
 bytes=$(sed -n 's/.*: [0-9]* regions, [0-9]* objects, \([0-9]*\) bytes resynced;.*/\1/p' <<<"$line")
 [ -n "$bytes" ] || fail "no byte count in '$line'"
 # one region of the big file plus metadata and the two new files; its share is 8 MiB or more
-[ "$bytes" -le $((REGION + 256 * 1024)) ] && [ "$bytes" -ge $((REGION / 2)) ] ||
+# (fast: what was written since the last flush, the whole files included)
+[ "$MODE" = fast ] || { [ "$bytes" -le $((REGION + 256 * 1024)) ] && [ "$bytes" -ge $((REGION / 2)) ]; } ||
 	fail "the resync wrote $bytes bytes (one region is $REGION)"
 echo "ok: slot $AWAY back: the mount resynced it in the background: $bytes bytes written" \
      "(a $BIG-byte file patched by 4 KiB, one $REGION-byte region)"
@@ -201,7 +240,7 @@ differs() {
 				  b[1] - 1, int((b[1] - 1) / 65536), b[2], b[3], z }')"
 	fs stat "/a/$f" 2>&1 | head -20
 }
-for f in big d/f2 d/f3 d/f4 d/f5; do
+for f in $FILES; do
 	fs cat "/a/$f" >"$WORK/out" 2>>"$WORK/osdfs.log" && cmp -s "$WORK/out" "$WORK/src/$f" ||
 		fail "/a/$f differs read by osdfs with slot $OTHER gone: $(differs "$f")"
 done

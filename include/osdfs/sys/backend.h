@@ -184,11 +184,20 @@ struct osdfs_backend_ops {
 	 *  by class. NULL: callers use create() and the backend is told nothing. */
 	int (*create_class)(void *impl, uint64_t oid, enum osdfs_obj_class cls,
 			    const struct osdfs_attr *attrs, int nattrs);
+	/** Optional (version 4): how many times the device has reported a
+	 *  reset that may have emptied its volatile cache (for OSD, unit
+	 *  attentions 29h/00h-04h once it has answered a command: osd_dev_reset_count()),
+	 *  in @p count. A change tells the layout backend the device lost what
+	 *  it acknowledged since its last flush although no command failed (a
+	 *  target restarted within the initiator's failover window). Returns 0,
+	 *  or -EOPNOTSUPP when unknown. NULL: unknown. */
+	int (*reset_count)(void *impl, uint64_t *count);
 };
 
-#define OSDFS_BACKEND_VERSION 3 /**< current struct osdfs_backend_ops version */
+#define OSDFS_BACKEND_VERSION 4 /**< current struct osdfs_backend_ops version */
 #define OSDFS_BACKEND_VERSION_1 1 /**< version without get_all_attrs (still accepted) */
 #define OSDFS_BACKEND_VERSION_2 2 /**< version without create_class (still accepted) */
+#define OSDFS_BACKEND_VERSION_3 3 /**< version without reset_count (still accepted) */
 
 /** A backend instance: operations plus state (opaque handle). */
 typedef struct osdfs_backend osdfs_backend;
