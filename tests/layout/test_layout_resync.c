@@ -885,6 +885,101 @@ static void write_at(osdfs *fs, uint64_t ino, const uint8_t *data, uint64_t off,
 	ck_assert_int_eq(osdfs_release(fs, fh), 0);
 }
 
+/* What the crash cases below share: RAID 5 over 4 mem devices, mounted,
+ * with a return watch that reopens device @p reopen_at (-1: none yet). */
+struct crash_case {
+	struct fx f;
+	osdfs *fs;
+	struct osdfs_layout_watch w;
+	struct reopen_ctx rc;
+	uint8_t data[NFILES + 1][70000];
+	uint64_t ino[NFILES + 1];
+	size_t len[NFILES + 1];
+	int idle; /* restart case: the watch's pass notices the reset */
+};
+
+static void crash_open(struct crash_case *c, int gather, int reopen_at)
+{
+	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
+
+	setenv("OSDFS_LAYOUT_GATHER", gather ? "1" : "0", 1);
+	fx_init(&c->f, 4);
+	ck_assert_int_eq(fx_open_all(&c->f, "raid5,su=64K"), 0);
+	ck_assert_int_eq(osdfs_mkfs(c->f.be, NULL), 0);
+	c->fs = fx_mount(c->f.be);
+	c->rc.f = &c->f;
+	c->rc.store = reopen_at;
+	atomic_store(&c->rc.calls, 0);
+	c->w = w;
+	c->w.reopen = reopen_store;
+	c->w.payload = &c->rc;
+}
+
+/* f0..f3 written and synced (device 2's snapshot is taken then), f4..f11
+ * written, f1 patched and f0 removed, none of it flushed; then @p lose
+ * (device 2 loses what it had not made durable) and f12 is created. */
+static void crash_write(struct crash_case *c, void (*lose)(struct crash_case *))
+{
+	struct osdfs_stat st;
+	osdfs_file *fh;
+
+	for (unsigned i = 0; i <= NFILES; i++) {
+		char name[16];
+
+		if (i == DURABLE) { /* what device 2 has made durable */
+			ck_assert_int_eq(osdfs_sync(c->fs), 0);
+			fx_snapshot(&c->f, 2);
+		}
+		if (i == NFILES) {
+			uint8_t patch[4096];
+
+			pattern(patch, sizeof(patch), 77);
+			write_at(c->fs, c->ino[1], patch, 100, sizeof(patch));
+			memcpy(c->data[1] + 100, patch, sizeof(patch));
+			ck_assert_int_eq(osdfs_unlink(c->fs, OSDFS_ROOT_INO, "f0"), 0);
+			lose(c);
+		}
+		c->len[i] = i < DURABLE ? (i + 1) * 7001 : (i - DURABLE + 1) * 5003;
+		pattern(c->data[i], c->len[i], 100 + i);
+		snprintf(name, sizeof(name), "f%u", i);
+		ck_assert_int_eq(osdfs_create(c->fs, OSDFS_ROOT_INO, name, 0644, O_RDWR, NULL, &st,
+					      &fh),
+				 0);
+		ck_assert_int_eq(osdfs_release(c->fs, fh), 0);
+		c->ino[i] = st.ino;
+		write_at(c->fs, c->ino[i], c->data[i], 0, c->len[i]);
+	}
+}
+
+/* Device 0 killed: every file reads back exactly, through the mount and
+ * after a reopen without device 0, and f0 stays removed; then closed. */
+static void crash_check_and_close(struct crash_case *c)
+{
+	int order[4] = { -1, 1, 2, 3 };
+	struct osdfs_stat st;
+
+	fx_kill(&c->f, 0);
+	for (unsigned i = 1; i <= NFILES; i++)
+		file_is(c->fs, c->ino[i], c->data[i], c->len[i], "mounted, device 0 killed");
+	ck_assert_int_eq(osdfs_lookup(c->fs, OSDFS_ROOT_INO, "f0", &st), -ENOENT);
+	ck_assert_int_eq(osdfs_unmount(c->fs), 0);
+	fx_close(&c->f);
+	ck_assert_int_eq(fx_open(&c->f, order, 4, NULL), 0);
+	c->fs = fx_mount(c->f.be);
+	for (unsigned i = 1; i <= NFILES; i++)
+		file_is(c->fs, c->ino[i], c->data[i], c->len[i], "reopened without device 0");
+	ck_assert_int_eq(osdfs_lookup(c->fs, OSDFS_ROOT_INO, "f0", &st), -ENOENT);
+	ck_assert_int_eq(osdfs_unmount(c->fs), 0);
+	fx_close(&c->f);
+	fx_fini(&c->f);
+	unsetenv("OSDFS_LAYOUT_GATHER");
+}
+
+static void crash_device_2(struct crash_case *c)
+{
+	fx_crash(&c->f, 2); /* back to its snapshot: the rest is lost */
+}
+
 /*
  * A device that crashes loses what it acknowledged since it last completed
  * a flush (a volatile cache: osd-targetd keeps its metadata log in memory
@@ -900,70 +995,27 @@ static void write_at(osdfs *fs, uint64_t ino, const uint8_t *data, uint64_t off,
  */
 START_TEST(test_watch_resync_after_volatile_crash)
 {
-	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
-	struct reopen_ctx rc = { .store = -1 };
-	static uint8_t data[NFILES + 1][70000];
-	uint64_t ino[NFILES + 1];
-	size_t len[NFILES + 1];
-	int order[4] = { -1, 1, 2, 3 };
-	struct osdfs_stat st;
-	osdfs_file *fh;
-	struct fx f;
-	osdfs *fs;
+	static struct crash_case c;
 
-	setenv("OSDFS_LAYOUT_GATHER", _i ? "1" : "0", 1);
-	fx_init(&f, 4);
-	ck_assert_int_eq(fx_open_all(&f, "raid5,su=64K"), 0);
-	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
-	fs = fx_mount(f.be);
-	rc.f = &f;
-	w.reopen = reopen_store;
-	w.payload = &rc;
-	for (unsigned i = 0; i <= NFILES; i++) {
-		char name[16];
-
-		if (i == DURABLE) { /* what device 2 has made durable */
-			ck_assert_int_eq(osdfs_sync(fs), 0);
-			fx_snapshot(&f, 2);
-		}
-		if (i == NFILES) {
-			uint8_t patch[4096];
-
-			pattern(patch, sizeof(patch), 77);
-			write_at(fs, ino[1], patch, 100, sizeof(patch));
-			memcpy(data[1] + 100, patch, sizeof(patch));
-			ck_assert_int_eq(osdfs_unlink(fs, OSDFS_ROOT_INO, "f0"), 0);
-			fx_crash(&f, 2); /* back to its snapshot: the rest is lost */
-		}
-		len[i] = i < DURABLE ? (i + 1) * 7001 : (i - DURABLE + 1) * 5003;
-		pattern(data[i], len[i], 100 + i);
-		snprintf(name, sizeof(name), "f%u", i);
-		ck_assert_int_eq(osdfs_create(fs, OSDFS_ROOT_INO, name, 0644, O_RDWR, NULL, &st, &fh),
-				 0);
-		ck_assert_int_eq(osdfs_release(fs, fh), 0);
-		ino[i] = st.ino;
-		write_at(fs, ino[i], data[i], 0, len[i]);
-	}
-	ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_DOWN);
-	rc.store = 2;
-	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
-	ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_UP);
-	fx_kill(&f, 0);
-	for (unsigned i = 1; i <= NFILES; i++)
-		file_is(fs, ino[i], data[i], len[i], "mounted, device 0 killed");
-	ck_assert_int_eq(osdfs_unmount(fs), 0);
-	fx_close(&f);
-	ck_assert_int_eq(fx_open(&f, order, 4, NULL), 0);
-	fs = fx_mount(f.be);
-	for (unsigned i = 1; i <= NFILES; i++)
-		file_is(fs, ino[i], data[i], len[i], "reopened without device 0");
-	ck_assert_int_eq(osdfs_lookup(fs, OSDFS_ROOT_INO, "f0", &st), -ENOENT);
-	ck_assert_int_eq(osdfs_unmount(fs), 0);
-	fx_close(&f);
-	fx_fini(&f);
-	unsetenv("OSDFS_LAYOUT_GATHER");
+	crash_open(&c, _i, -1);
+	crash_write(&c, crash_device_2);
+	ck_assert_int_eq(state_of(c.f.be, 2), OSDFS_LAYOUT_DEV_DOWN);
+	c.rc.store = 2;
+	ck_assert_int_eq(osdfs_layout_watch_once(c.f.be, &c.w), 1);
+	ck_assert_int_eq(state_of(c.f.be, 2), OSDFS_LAYOUT_DEV_UP);
+	crash_check_and_close(&c);
 }
 END_TEST
+
+static void restart_device_2(struct crash_case *c)
+{
+	fx_restart(&c->f, 2); /* back to its snapshot, still answering */
+	ck_assert_int_eq(state_of(c->f.be, 2), OSDFS_LAYOUT_DEV_UP);
+	if (c->idle) { /* the watch's pass notices, takes it down, resyncs */
+		ck_assert_int_eq(osdfs_layout_watch_once(c->f.be, &c->w), 1);
+		ck_assert_int_eq(state_of(c->f.be, 2), OSDFS_LAYOUT_DEV_UP);
+	}
+}
 
 /*
  * A device that restarts within the initiator's failover window never fails
@@ -979,78 +1031,20 @@ END_TEST
  */
 START_TEST(test_reset_count_resyncs_restarted_device)
 {
-	struct osdfs_layout_watch w = OSDFS_LAYOUT_WATCH_INIT;
-	struct reopen_ctx rc = { .store = 2 };
-	static uint8_t data[NFILES + 1][70000];
-	uint64_t ino[NFILES + 1];
-	size_t len[NFILES + 1];
-	int order[4] = { -1, 1, 2, 3 }, idle = _i & 2;
-	struct osdfs_stat st;
-	osdfs_file *fh;
-	struct fx f;
-	osdfs *fs;
+	static struct crash_case c;
 
-	setenv("OSDFS_LAYOUT_GATHER", _i & 1 ? "1" : "0", 1);
-	fx_init(&f, 4);
-	ck_assert_int_eq(fx_open_all(&f, "raid5,su=64K"), 0);
-	ck_assert_int_eq(osdfs_mkfs(f.be, NULL), 0);
-	fs = fx_mount(f.be);
-	rc.f = &f;
-	w.reopen = reopen_store;
-	w.payload = &rc;
-	for (unsigned i = 0; i <= NFILES; i++) {
-		char name[16];
-
-		if (i == DURABLE) {
-			ck_assert_int_eq(osdfs_sync(fs), 0);
-			fx_snapshot(&f, 2);
-		}
-		if (i == NFILES) {
-			uint8_t patch[4096];
-
-			pattern(patch, sizeof(patch), 77);
-			write_at(fs, ino[1], patch, 100, sizeof(patch));
-			memcpy(data[1] + 100, patch, sizeof(patch));
-			ck_assert_int_eq(osdfs_unlink(fs, OSDFS_ROOT_INO, "f0"), 0);
-			fx_restart(&f, 2); /* back to its snapshot, still answering */
-			ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_UP);
-			if (idle) { /* the watch's pass notices, takes it down, resyncs */
-				ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
-				ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_UP);
-			}
-		}
-		len[i] = i < DURABLE ? (i + 1) * 7001 : (i - DURABLE + 1) * 5003;
-		pattern(data[i], len[i], 100 + i);
-		snprintf(name, sizeof(name), "f%u", i);
-		ck_assert_int_eq(osdfs_create(fs, OSDFS_ROOT_INO, name, 0644, O_RDWR, NULL, &st, &fh),
-				 0);
-		ck_assert_int_eq(osdfs_release(fs, fh), 0);
-		ino[i] = st.ino;
-		write_at(fs, ino[i], data[i], 0, len[i]);
+	crash_open(&c, _i & 1, 2);
+	c.idle = _i & 2;
+	crash_write(&c, restart_device_2);
+	ck_assert(said(c.f.be, OSDFS_LAYOUT_EV_DOWN, 2, "was reset (1 resets, 0 before)"));
+	if (!c.idle) {
+		ck_assert_int_eq(state_of(c.f.be, 2), OSDFS_LAYOUT_DEV_DOWN);
+		ck_assert_int_eq(osdfs_layout_watch_once(c.f.be, &c.w), 1);
+		ck_assert_int_eq(state_of(c.f.be, 2), OSDFS_LAYOUT_DEV_UP);
 	}
-	ck_assert(said(f.be, OSDFS_LAYOUT_EV_DOWN, 2, "was reset (1 resets, 0 before)"));
-	if (!idle) {
-		ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_DOWN);
-		ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 1);
-		ck_assert_int_eq(state_of(f.be, 2), OSDFS_LAYOUT_DEV_UP);
-	}
-	ck_assert_int_eq(atomic_load(&rc.calls), 0); /* resynced through its own backend */
-	ck_assert_int_eq(osdfs_layout_watch_once(f.be, &w), 0); /* one reset, one resync */
-	fx_kill(&f, 0);
-	for (unsigned i = 1; i <= NFILES; i++)
-		file_is(fs, ino[i], data[i], len[i], "mounted, device 0 killed");
-	ck_assert_int_eq(osdfs_lookup(fs, OSDFS_ROOT_INO, "f0", &st), -ENOENT);
-	ck_assert_int_eq(osdfs_unmount(fs), 0);
-	fx_close(&f);
-	ck_assert_int_eq(fx_open(&f, order, 4, NULL), 0);
-	fs = fx_mount(f.be);
-	for (unsigned i = 1; i <= NFILES; i++)
-		file_is(fs, ino[i], data[i], len[i], "reopened without device 0");
-	ck_assert_int_eq(osdfs_lookup(fs, OSDFS_ROOT_INO, "f0", &st), -ENOENT);
-	ck_assert_int_eq(osdfs_unmount(fs), 0);
-	fx_close(&f);
-	fx_fini(&f);
-	unsetenv("OSDFS_LAYOUT_GATHER");
+	ck_assert_int_eq(atomic_load(&c.rc.calls), 0); /* resynced through its own backend */
+	ck_assert_int_eq(osdfs_layout_watch_once(c.f.be, &c.w), 0); /* one reset, one resync */
+	crash_check_and_close(&c);
 }
 END_TEST
 
