@@ -63,6 +63,11 @@ struct osd__iscsi_opdu {
 #define OSD_ISCSI_PROTO_LOGIN_WINDOW_MS 10000
 #define OSD_ISCSI_PROTO_BACKOFF_MIN_MS 100
 #define OSD_ISCSI_PROTO_BACKOFF_MAX_MS 2000
+/* Logins after a refused connection (a target restarting): each waits first,
+ * from _WAIT_MS doubling up to _WAIT_MAX_MS (never past failover_ms); with
+ * the default 3 attempts the last comes 750 ms after the first. */
+#define OSD_ISCSI_REFUSED_WAIT_MS 250
+#define OSD_ISCSI_REFUSED_WAIT_MAX_MS 2000
 
 /* A status whose StatSN is further than this from ExpStatSN, either way,
  * is a protocol error (RFC 7143 §4.2.2.2: statuses lost, or a target that

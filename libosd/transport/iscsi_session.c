@@ -596,6 +596,25 @@ static void time2wait(struct osd__iscsi_sess *s, uint64_t until)
 		poll(NULL, 0, (int)(end - now));
 }
 
+/* Before the next login after a refused connection (nothing listens: a
+ * target restarting, as an upgrade or a crash and restart does): waits
+ * OSD_ISCSI_REFUSED_WAIT_MS, doubling per attempt up to
+ * OSD_ISCSI_REFUSED_WAIT_MAX_MS, never past @p until. Logins tried back to
+ * back would all be refused within a millisecond, and the session would
+ * die although the target is back a moment later. */
+static void refused_pace(unsigned attempt, uint64_t until)
+{
+	uint64_t now = osd__iscsi_now_ms();
+	unsigned wait = OSD_ISCSI_REFUSED_WAIT_MS << (attempt < 8 ? attempt : 8);
+
+	if (wait > OSD_ISCSI_REFUSED_WAIT_MAX_MS)
+		wait = OSD_ISCSI_REFUSED_WAIT_MAX_MS;
+	if (until && now + wait > until)
+		wait = until > now ? (unsigned)(until - now) : 0;
+	if (wait)
+		poll(NULL, 0, (int)wait);
+}
+
 /* Logs in again, up to reconnect_attempts times, each bounded by
  * connect_timeout_ms and all of them by @p until (0 = no such bound). */
 static int relogin(struct osd__iscsi_sess *s, uint64_t until)
@@ -603,9 +622,12 @@ static int relogin(struct osd__iscsi_sess *s, uint64_t until)
 	int rc = -ECONNRESET;
 
 	for (unsigned i = 0; i < s->opts.reconnect_attempts; i++) {
-		uint64_t now = osd__iscsi_now_ms();
-		uint64_t deadline = s->opts.connect_timeout_ms ? now + s->opts.connect_timeout_ms : 0;
+		uint64_t now, deadline;
 
+		if (i > 0 && rc == -ECONNREFUSED)
+			refused_pace(i - 1, until);
+		now = osd__iscsi_now_ms();
+		deadline = s->opts.connect_timeout_ms ? now + s->opts.connect_timeout_ms : 0;
 		if (until && now >= until) {
 			osd__iscsi_set_error(s, "no login within failover_ms (%u ms)",
 					     s->opts.failover_ms);
