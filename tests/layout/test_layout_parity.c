@@ -570,6 +570,7 @@ int main(void)
 	 * machine (a 700-byte write more than 200 ms after the one before it
 	 * found its row written and read it back). The age case sets its own. */
 	setenv("OSDFS_LAYOUT_GATHER_AGE_MS", "600000", 1);
+	setenv("OSDFS_LAYOUT_GATHER", "1", 1); /* write gathering is opt-in */
 	sr = srunner_create(suite());
 	srunner_run_all(sr, CK_NORMAL);
 	nf = srunner_ntests_failed(sr);
