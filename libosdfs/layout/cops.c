@@ -78,7 +78,10 @@ static void exec_job(struct lay_job *j)
 	 * attributes) may be stale, so it counts as not answered; what it
 	 * took (a write) stands, resynced with the rest */
 	if (ops && (lay_dev_reset_seen(L, c->slot, ops, impl) || spanned)) {
-		if (c->rc >= 0 && (c->kind == LAY_READ || c->kind == LAY_GETATTR))
+		/* an error from it (no such object: it lost the create) is
+		 * the reset's, not the command's */
+		if ((c->rc >= 0 && (c->kind == LAY_READ || c->kind == LAY_GETATTR)) ||
+		    c->rc < 0)
 			c->rc = -ECONNRESET;
 		return;
 	}

@@ -90,11 +90,10 @@ static struct gent *find(struct lay_gather *g, uint64_t oid)
 	return NULL;
 }
 
-/* Off unless OSDFS_LAYOUT_GATHER=1 is in the environment: with it, a
- * device restarted within the initiator's failover window (a reset, not a
- * failure) while rows were held was resynced without a small new file's
- * parity (scaleout_resync_mounted_restart on a loaded machine: 8 of 12 runs
- * with it, 0 of 8 without); until that is found it stays an opt-in. */
+/* Off unless OSDFS_LAYOUT_GATHER=1 is in the environment. The two wrong
+ * reads it made likelier are found and fixed (a device's lost volatile
+ * cache, dirty.c; a restarted device's "no such object" taken for a removed
+ * file, io.c batch_result()); it stays an opt-in until it has run longer. */
 int lay_gather_new(struct lay *L)
 {
 	const char *on = getenv("OSDFS_LAYOUT_GATHER");

@@ -801,10 +801,18 @@ static int batch_result(struct lay *L, const struct lay_copv *v, const struct la
 
 		if (rc >= 0)
 			continue;
-		if (rc == -ENOENT) {
+		if (!lay_is_dev_error(rc)) {
 			pthread_mutex_lock(&L->mu);
-			rc = L->dev[v->v[i].slot].state == OSDFS_LAYOUT_DEV_REBUILDING ? 0 : rc;
+			enum osdfs_layout_dev_state st = L->dev[v->v[i].slot].state;
 			pthread_mutex_unlock(&L->mu);
+			/* a rebuilding slot may lack the object yet; a slot that
+			 * went down during this batch (a reset: it may have lost
+			 * the object's create) does not count, its answer no more
+			 * than its data, and what it missed is logged */
+			if (st == OSDFS_LAYOUT_DEV_REBUILDING && rc == -ENOENT)
+				rc = 0;
+			else if (st == OSDFS_LAYOUT_DEV_DOWN)
+				rc = -ECONNRESET;
 		}
 		if (rc < 0 && !lay_is_dev_error(rc))
 			return (int)rc;

@@ -896,6 +896,7 @@ struct crash_case {
 	uint64_t ino[NFILES + 1];
 	size_t len[NFILES + 1];
 	int idle; /* restart case: the watch's pass notices the reset */
+	int hold; /* f4..f11 written once: with gathering, held until a flush */
 };
 
 static void crash_open(struct crash_case *c, int gather, int reopen_at)
@@ -947,7 +948,14 @@ static void crash_write(struct crash_case *c, void (*lose)(struct crash_case *))
 				 0);
 		ck_assert_int_eq(osdfs_release(c->fs, fh), 0);
 		c->ino[i] = st.ino;
-		write_at(c->fs, c->ino[i], c->data[i], 0, c->len[i]);
+		if (c->hold && i >= DURABLE && i < NFILES) {
+			ck_assert_int_eq(osdfs_open(c->fs, c->ino[i], O_RDWR, &fh), 0);
+			ck_assert_int_eq(osdfs_write(c->fs, fh, c->data[i], c->len[i], 0),
+					 (ssize_t)c->len[i]);
+			ck_assert_int_eq(osdfs_release(c->fs, fh), 0);
+		} else {
+			write_at(c->fs, c->ino[i], c->data[i], 0, c->len[i]);
+		}
 	}
 }
 
@@ -1029,6 +1037,41 @@ static void restart_device_2(struct crash_case *c)
  * way the slot goes down with the unflushed keys logged, the watch resyncs
  * it, and with device 0 killed every file reads back exactly.
  */
+/* Device 2 restarts while gathering holds the rows of f4..f11, whose
+ * creates it lost; the sync that writes them is the first to reach it. */
+static void restart_then_sync(struct crash_case *c)
+{
+	fx_restart(&c->f, 2);
+	ck_assert_int_eq(osdfs_sync(c->fs), 0);
+}
+
+/*
+ * The first command a restarted device sees is a write (or set attributes)
+ * to an object it lost the create of: its "no such object" is the answer of
+ * a reset device, not of a removed file. It once failed the write on the
+ * live devices' side too: gathering dropped the held bytes as those of a
+ * removed file and the size stayed 0, so the resync rebuilt an empty
+ * component (found by scaleout_resync_mounted_restart, f4 read back wrong).
+ * Now the answer counts as the device's failure: the bytes stand on the
+ * others and are resynced.
+ */
+START_TEST(test_reset_met_by_held_write)
+{
+	static struct crash_case c;
+
+	setenv("OSDFS_LAYOUT_GATHER_AGE_MS", "600000", 1); /* held until the sync */
+	crash_open(&c, 1, 2);
+	c.hold = 1;
+	crash_write(&c, restart_then_sync);
+	ck_assert(said(c.f.be, OSDFS_LAYOUT_EV_DOWN, 2, "was reset (1 resets, 0 before)"));
+	ck_assert_int_eq(state_of(c.f.be, 2), OSDFS_LAYOUT_DEV_DOWN);
+	ck_assert_int_eq(osdfs_layout_watch_once(c.f.be, &c.w), 1);
+	ck_assert_int_eq(state_of(c.f.be, 2), OSDFS_LAYOUT_DEV_UP);
+	crash_check_and_close(&c);
+	unsetenv("OSDFS_LAYOUT_GATHER_AGE_MS");
+}
+END_TEST
+
 START_TEST(test_reset_count_resyncs_restarted_device)
 {
 	static struct crash_case c;
@@ -1153,6 +1196,7 @@ static Suite *suite(void)
 			    (int)(sizeof(shapes) / sizeof(shapes[0])));
 	tcase_add_loop_test(tc, test_watch_resync_after_volatile_crash, 0, 2);
 	tcase_add_loop_test(tc, test_reset_count_resyncs_restarted_device, 0, 4);
+	tcase_add_test(tc, test_reset_met_by_held_write);
 	tcase_add_test(tc, test_watch_pass_finds_idle_device_gone);
 	suite_add_tcase(s, tc);
 	return s;
