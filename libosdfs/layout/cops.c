@@ -80,8 +80,7 @@ static void exec_job(struct lay_job *j)
 	if (ops && (lay_dev_reset_seen(L, c->slot, ops, impl) || spanned)) {
 		/* an error from it (no such object: it lost the create) is
 		 * the reset's, not the command's */
-		if ((c->rc >= 0 && (c->kind == LAY_READ || c->kind == LAY_GETATTR)) ||
-		    c->rc < 0)
+		if (c->rc < 0 || c->kind == LAY_READ || c->kind == LAY_GETATTR)
 			c->rc = -ECONNRESET;
 		return;
 	}
