@@ -143,14 +143,15 @@ static int open_one(struct tc_devset *s, unsigned i, const struct tc_device_opts
 	return rc;
 }
 
-static int layout_backend(struct tc_devset *s, osdfs_backend **children,
-			  const struct osdfs_data_map *map, int readonly)
+static int layout_backend(struct tc_devset *s, const struct tc_device_opts *o,
+			  osdfs_backend **children, const struct osdfs_data_map *map, int readonly)
 {
 	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
 	char err[256] = "";
 	int rc;
 
 	cfg.readonly = readonly;
+	cfg.no_write_gathering = o->no_gather;
 	cfg.ndevices = s->n;
 	cfg.devices = children;
 	cfg.addresses = (const char *const *)s->addr;
@@ -205,7 +206,7 @@ static int open_existing(struct tc_devset *s, const struct tc_device_opts *o,
 		children[0] = NULL;
 		return 0;
 	}
-	rc = layout_backend(s, children, NULL, readonly);
+	rc = layout_backend(s, o, children, NULL, readonly);
 	if (rc == 0)
 		warn_degraded(s->be);
 	return rc;
@@ -230,7 +231,7 @@ static int open_new(struct tc_devset *s, const struct tc_device_opts *o,
 		children[0] = NULL;
 		return 0;
 	}
-	return layout_backend(s, children, map, 0);
+	return layout_backend(s, o, children, map, 0);
 }
 
 int tc_devset_open(struct tc_devset *s, const struct tc_device_opts *o,

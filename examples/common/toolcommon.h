@@ -74,10 +74,11 @@ struct tc_device_opts {
 						 wait for a busy store (a probe that
 						 fails until a device is back) */
 	unsigned connect_timeout_ms;          /* iSCSI connect + login limit (0: libosd's) */
+	int no_gather;                        /* a layout gets no_write_gathering */
 };
 #define TC_DEVICE_OPTS_INIT { NULL, OSD_VERSION_AUTO, OSD_SEC_NOSEC, NULL, NULL, 0, NULL, \
 			      OSD_ISCSI_DIGEST_PREFER_NONE, OSD_ISCSI_DIGEST_PREFER_NONE, \
-			      NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0 }
+			      NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0 }
 
 /* Help text of the device options, for a tool's --help. */
 extern const char tc_device_help[];

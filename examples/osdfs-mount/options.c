@@ -21,7 +21,7 @@ enum {
 	KEY_PID, KEY_MKFS, KEY_LAYOUT, KEY_FORCE, KEY_FORMAT, KEY_RO, KEY_WRITEBACK, KEY_ATTR_TIMEOUT,
 	KEY_ENTRY_TIMEOUT, KEY_SECURITY, KEY_KEYFILE, KEY_OSD_VERSION, KEY_ISCSI,
 	KEY_MAX_THREADS, KEY_CLONE_FD, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_HELP, KEY_VERSION,
-	KEY_VERBOSE, KEY_PROBE, KEY_NO_AUTO_RESYNC,
+	KEY_VERBOSE, KEY_PROBE, KEY_NO_AUTO_RESYNC, KEY_NO_GATHER,
 };
 
 static const struct fuse_opt spec[] = {
@@ -34,6 +34,7 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("probe_interval=", KEY_PROBE),
 	FUSE_OPT_KEY("no_auto_resync", KEY_NO_AUTO_RESYNC),
+	FUSE_OPT_KEY("no_write_gathering", KEY_NO_GATHER),
 	FUSE_OPT_KEY("writeback_cache", KEY_WRITEBACK),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
 	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
@@ -251,6 +252,9 @@ static int on_key(void *data, const char *arg, int key, struct fuse_args *out)
 	case KEY_NO_AUTO_RESYNC:
 		o->no_auto_resync = 1;
 		return 0;
+	case KEY_NO_GATHER:
+		o->dev.no_gather = 1;
+		return 0;
 	case KEY_ATTR_TIMEOUT:
 	case KEY_ENTRY_TIMEOUT:
 		if (parse_timeout(v, key == KEY_ATTR_TIMEOUT ? &o->attr_timeout :
@@ -425,6 +429,8 @@ void mnt_print_help(const char *prog)
 	       "                         down: one back is resynced (the regions written\n"
 	       "                         while it was away) and up again (default 5; 0: off)\n"
 	       "  -o no_auto_resync      report a device that comes back, leave it down\n"
+	       "  -o no_write_gathering  parity layouts: write each partial row at once\n"
+	       "                         instead of holding it for the next write\n"
 	       "  -o security=M          nosec, capkey, cmdrsp or alldata (default nosec)\n"
 	       "  -o keyfile=PATH        root key file (20 bytes or 40 hex digits)\n"
 	       "  -o osd_version=V       OSD version to speak: 1, 2 or auto (default auto)\n\n"

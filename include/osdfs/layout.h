@@ -128,9 +128,10 @@ OSD_EXTERN int osdfs_data_map_format(const struct osdfs_data_map *map, char *buf
 OSD_EXTERN int osdfs_data_map_check(const struct osdfs_data_map *map, unsigned ndevices,
 				    char *err, size_t errlen);
 
-/** Version of struct osdfs_layout_config: 2 added @ref osdfs_layout_config.readonly
- *  (version 1 is still accepted, as read-write). */
-#define OSDFS_LAYOUT_CONFIG_VERSION 2
+/** Version of struct osdfs_layout_config: 2 added @ref osdfs_layout_config.readonly,
+ *  3 @ref osdfs_layout_config.no_write_gathering (versions 1 and 2 are still
+ *  accepted, as read-write with write gathering). */
+#define OSDFS_LAYOUT_CONFIG_VERSION 3
 
 /** What osdfs_backend_layout_new() is built from. */
 struct osdfs_layout_config {
@@ -151,11 +152,20 @@ struct osdfs_layout_config {
 				          format, osdfs_layout_replace(),
 				          osdfs_layout_rebuild(),
 				          osdfs_layout_set_file_map()) gives -EROFS */
+	int no_write_gathering;      /**< (version 3) non-zero: write every parity
+				          row as it comes. By default the partial last
+				          row of a write that extends a file is held in
+				          memory (at most 200 ms, until the next write
+				          completes it, a flush or a truncate), so that
+				          sequential writes go out as whole rows and read
+				          nothing back. The environment variable
+				          OSDFS_LAYOUT_GATHER=0 also turns it off */
 };
 
-/** Initialiser of struct osdfs_layout_config (RAID 0, 64 KiB units, read-write). */
+/** Initialiser of struct osdfs_layout_config (RAID 0, 64 KiB units, read-write,
+ *  write gathering on). */
 #define OSDFS_LAYOUT_CONFIG_INIT { OSDFS_LAYOUT_CONFIG_VERSION, 0, NULL, NULL, \
-				   { 65536, 0, 0, 0, 0, OSDFS_RAID_0 }, 0 }
+				   { 65536, 0, 0, 0, 0, OSDFS_RAID_0 }, 0, 0 }
 
 /**
  * Create a layout backend over @p cfg's devices.

@@ -90,17 +90,16 @@ static struct gent *find(struct lay_gather *g, uint64_t oid)
 	return NULL;
 }
 
-/* Off unless OSDFS_LAYOUT_GATHER=1 is in the environment. The two wrong
- * reads it made likelier are found and fixed (a device's lost volatile
- * cache, dirty.c; a restarted device's "no such object" taken for a removed
- * file, io.c batch_result()); it stays an opt-in until it has run longer. */
-int lay_gather_new(struct lay *L)
+/* On unless @p off (the configuration's no_write_gathering) or
+ * OSDFS_LAYOUT_GATHER=0 in the environment (diagnosis: the same run with
+ * and without, no rebuild). */
+int lay_gather_new(struct lay *L, int off)
 {
-	const char *on = getenv("OSDFS_LAYOUT_GATHER");
+	const char *env = getenv("OSDFS_LAYOUT_GATHER");
 	struct lay_gather *g;
 	pthread_condattr_t ca;
 
-	if (!on || strcmp(on, "1") != 0)
+	if (off || (env && strcmp(env, "0") == 0))
 		return 0;
 	g = calloc(1, sizeof(*g));
 	if (!g)

@@ -452,14 +452,14 @@ static int take_unformatted(struct lay *L, const struct osdfs_layout_config *cfg
 	return 0;
 }
 
-static struct lay *lay_alloc(void)
+static struct lay *lay_alloc(const struct osdfs_layout_config *cfg)
 {
 	struct lay *L = calloc(1, sizeof(*L));
 
 	if (!L)
 		return NULL;
 	L->cache = calloc(LAY_CACHE_SIZE, sizeof(*L->cache));
-	if (!L->cache || lay_gather_new(L) < 0) {
+	if (!L->cache || lay_gather_new(L, cfg->version >= 3 && cfg->no_write_gathering) < 0) {
 		free(L->cache);
 		free(L);
 		return NULL;
@@ -593,7 +593,7 @@ OSD_EXTERN int osdfs_backend_layout_new(osdfs_backend **out,
 		return lay_errf(err, errlen, -EINVAL, "bad layout configuration (version or %u devices)",
 			    cfg->ndevices);
 	}
-	L = lay_alloc();
+	L = lay_alloc(cfg);
 	if (L)
 		L->readonly = cfg->version >= 2 && cfg->readonly; /* version 1 has no field */
 	rc = L ? open_layout(L, cfg, err, errlen) : -ENOMEM;

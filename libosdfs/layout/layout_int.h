@@ -420,7 +420,7 @@ int lay_file_length(struct lay *L, struct lay_info *fi, uint64_t *size);
 
 /* gather.c: sequential writes gathered into whole rows (docs/layout.md,
  * "Write gathering"). new/free at open/close (free writes what is held). */
-int lay_gather_new(struct lay *L);
+int lay_gather_new(struct lay *L, int off);
 void lay_gather_free(struct lay *L);
 /* A parity write of [off, off + len): whole rows now, a partial last row of
  * an extending write held back until the next write completes it, a flush,

@@ -252,6 +252,7 @@ int fx_open(struct fx *f, const int *order, unsigned cnt, const char *map)
 	cfg.ndevices = cnt;
 	cfg.devices = dev;
 	cfg.addresses = addr;
+	cfg.no_write_gathering = f->no_gather;
 	if (map)
 		ck_assert_int_eq(osdfs_data_map_parse(&cfg.map, map, err, sizeof(err)), 0);
 	rc = osdfs_backend_layout_new(&f->be, &cfg, err, sizeof(err));

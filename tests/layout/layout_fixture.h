@@ -29,6 +29,7 @@ struct fx {
 	atomic_ulong flushes[FX_MAX + 2];   /* flushes of everything (oid 0) that reached store i */
 	osdfs_backend *be;
 	osdfs_mem_store *snap[FX_MAX + 2];  /* fx_snapshot() */
+	int no_gather;                      /* fx_open(): no_write_gathering */
 };
 
 /* Create @p n empty stores. */

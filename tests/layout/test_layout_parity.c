@@ -189,14 +189,16 @@ struct pt {
 	uint64_t ino;
 };
 
-/* @p capacity: usable bytes given to mkfs, 0 for the devices' own. */
-static void pt_open_cap(struct pt *t, uint64_t capacity)
+/* @p capacity: usable bytes given to mkfs, 0 for the devices' own;
+ * @p no_gather: the configuration turns write gathering off. */
+static void pt_open_with(struct pt *t, uint64_t capacity, int no_gather)
 {
 	struct osdfs_mkfs_options mo = OSDFS_MKFS_OPTIONS_INIT;
 	struct osdfs_stat st;
 
 	memset(t, 0, sizeof(*t));
 	fx_init(&t->f, 4);
+	t->f.no_gather = no_gather;
 	ck_assert_int_eq(fx_open_all(&t->f, MAP), 0);
 	mo.capacity = capacity;
 	ck_assert_int_eq(osdfs_mkfs(t->f.be, &mo), 0);
@@ -209,7 +211,7 @@ static void pt_open_cap(struct pt *t, uint64_t capacity)
 
 static void pt_open(struct pt *t)
 {
-	pt_open_cap(t, 0);
+	pt_open_with(t, 0, 0);
 }
 
 static struct lay *pt_lay(struct pt *t)
@@ -311,6 +313,32 @@ START_TEST(test_gather_coalesces)
 	fx_kill(&t.f, 1);
 	same(&t, data, total);
 	pt_close(&t);
+	free(data);
+}
+END_TEST
+
+/* Write gathering is on by default; the configuration's no_write_gathering
+ * (_i 0) or OSDFS_LAYOUT_GATHER=0 (_i 1) turns it off: the same sequential
+ * pieces then hold nothing and read back the rows they end inside. */
+START_TEST(test_gather_off)
+{
+	struct pt t;
+	size_t piece = 5000, total = 24 * piece;
+	uint8_t *data = malloc(total);
+
+	fill(data, total, 7);
+	if (_i == 1)
+		setenv("OSDFS_LAYOUT_GATHER", "0", 1);
+	pt_open_with(&t, 0, _i == 0);
+	ck_assert_ptr_null(pt_lay(&t)->gather);
+	for (size_t off = 0; off < total; off += piece)
+		wr(&t, data, piece, off);
+	ck_assert_uint_eq(held(&t), 0);
+	ck_assert_uint_gt(reads(&t), 0);
+	fx_kill(&t.f, 1);
+	same(&t, data, total);
+	pt_close(&t);
+	unsetenv("OSDFS_LAYOUT_GATHER");
 	free(data);
 }
 END_TEST
@@ -456,7 +484,7 @@ START_TEST(test_gather_not_when_short_of_room)
 	unsigned long w0;
 
 	fill(data, ROW, 19);
-	pt_open_cap(&t, 8u << 20);
+	pt_open_with(&t, 8u << 20, 0);
 	w0 = writes(&t);
 	wr(&t, data, 1000, 0);
 	ck_assert_uint_eq(held(&t), 0);
@@ -551,6 +579,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_recover_matches);
 	tcase_add_test(tc, test_full_rows_read_nothing);
 	tcase_add_test(tc, test_gather_coalesces);
+	tcase_add_loop_test(tc, test_gather_off, 0, 2);
 	tcase_add_test(tc, test_gather_small_pieces_and_gaps);
 	tcase_add_test(tc, test_gather_written_by_age_and_close);
 	tcase_add_test(tc, test_gather_fsync_failover_resync);
@@ -570,7 +599,7 @@ int main(void)
 	 * machine (a 700-byte write more than 200 ms after the one before it
 	 * found its row written and read it back). The age case sets its own. */
 	setenv("OSDFS_LAYOUT_GATHER_AGE_MS", "600000", 1);
-	setenv("OSDFS_LAYOUT_GATHER", "1", 1); /* write gathering is opt-in */
+	unsetenv("OSDFS_LAYOUT_GATHER"); /* on by default */
 	sr = srunner_create(suite());
 	srunner_run_all(sr, CK_NORMAL);
 	nf = srunner_ntests_failed(sr);

@@ -424,7 +424,7 @@ START_TEST(test_config_versions)
 	struct osdfs_layout_config cfg = OSDFS_LAYOUT_CONFIG_INIT;
 	osdfs_backend *d[1], *be;
 
-	ck_assert_int_eq(OSDFS_LAYOUT_CONFIG_VERSION, 2);
+	ck_assert_int_eq(OSDFS_LAYOUT_CONFIG_VERSION, 3);
 	ck_assert_int_eq(osdfs_mem_store_new(&store[0], 0), 0);
 	cfg.version = 1;
 	cfg.readonly = 1; /* not part of version 1: ignored */
@@ -434,7 +434,7 @@ START_TEST(test_config_versions)
 	ck_assert_int_eq(osdfs_backend_layout_new(&be, &cfg, NULL, 0), 0);
 	ck_assert_int_eq(osdfs_mkfs(be, NULL), 0);
 	osdfs_backend_free(be);
-	cfg.version = 3;
+	cfg.version = 4;
 	d[0] = counted_device(0);
 	ck_assert_int_eq(osdfs_backend_layout_new(&be, &cfg, NULL, 0), -EINVAL);
 	osdfs_mem_store_free(store[0]);

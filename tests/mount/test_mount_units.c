@@ -128,17 +128,21 @@ START_TEST(timeouts)
 }
 END_TEST
 
-/* probe_interval= and no_auto_resync: the return watch of a layout mount */
+/* probe_interval=, no_auto_resync and no_write_gathering: layout mounts */
 START_TEST(probe_interval)
 {
 	ck_assert_int_eq(PARSE("t", "m"), MNT_PARSE_RUN);
 	ck_assert_uint_eq(o.probe_ms, 5000);
 	ck_assert_int_eq(o.no_auto_resync, 0);
-	ck_assert_int_eq(PARSE("-o", "probe_interval=0.2,no_auto_resync", "t", "m"),
+	ck_assert_int_eq(o.dev.no_gather, 0);
+	ck_assert_int_eq(PARSE("-o", "probe_interval=0.2,no_auto_resync,no_write_gathering", "t",
+			       "m"),
 			 MNT_PARSE_RUN);
 	ck_assert_uint_eq(o.probe_ms, 200);
 	ck_assert_int_eq(o.no_auto_resync, 1);
+	ck_assert_int_eq(o.dev.no_gather, 1);
 	ck_assert(!fuse_has_opt("no_auto_resync")); /* ours, not the kernel's */
+	ck_assert(!fuse_has_opt("no_write_gathering"));
 	ck_assert_int_eq(PARSE("-o", "probe_interval=0", "t", "m"), MNT_PARSE_RUN);
 	ck_assert_uint_eq(o.probe_ms, 0);
 	ck_assert_int_eq(PARSE("-o", "probe_interval=86400", "t", "m"), MNT_PARSE_RUN);
