@@ -57,8 +57,8 @@ static void exec_job(struct lay_job *j)
 	struct lay_cop *c = (struct lay_cop *)j;
 	struct lay *L = c->L;
 	const struct osdfs_backend_ops *ops;
-	uint64_t before = 0, after = 0;
-	int spanned;
+	uint64_t before = 0, after;
+	int seen = 0, spanned = 0;
 	void *impl;
 
 	pthread_mutex_lock(&L->mu);
@@ -68,16 +68,19 @@ static void exec_job(struct lay_job *j)
 	if (ops && ops->reset_count && ops->reset_count(impl, &before) < 0)
 		before = 0;
 	c->rc = ops ? exec_one(c, ops, impl) : -ENODEV;
-	/* a reset during this command: its answer may come from the device
-	 * after the reset, even when another command met the unit attention
-	 * (and took the slot down) first */
-	spanned = ops && ops->reset_count && ops->reset_count(impl, &after) == 0 &&
-		  after != before;
 	/* a device reset since the last look may have lost what it
 	 * acknowledged: the slot goes down, and what it answers now (a read,
 	 * attributes) may be stale, so it counts as not answered; what it
-	 * took (a write) stands, resynced with the rest */
-	if (ops && (lay_dev_reset_seen(L, c->slot, ops, impl) || spanned)) {
+	 * took (a write) stands, resynced with the rest. The same for a
+	 * reset during this command (the count moved between the two reads):
+	 * its answer may come from the device after the reset, even when
+	 * another command met the unit attention (and took the slot down)
+	 * first. */
+	if (ops && ops->reset_count && ops->reset_count(impl, &after) == 0) {
+		spanned = after != before;
+		seen = lay_dev_reset_count_seen(L, c->slot, impl, after);
+	}
+	if (seen || spanned) {
 		/* an error from it (no such object: it lost the create) is
 		 * the reset's, not the command's */
 		if (c->rc < 0 || c->kind == LAY_READ || c->kind == LAY_GETATTR)

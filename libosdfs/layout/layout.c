@@ -88,12 +88,19 @@ void lay_dev_failed(struct lay *L, unsigned s, long rc)
 int lay_dev_reset_seen(struct lay *L, unsigned s, const struct osdfs_backend_ops *ops,
 		       void *impl)
 {
-	struct lay_dev *d = &L->dev[s];
-	uint64_t n, was;
-	int seen, now_down = 0;
+	uint64_t n;
 
 	if (!ops->reset_count || ops->reset_count(impl, &n) < 0)
 		return 0;
+	return lay_dev_reset_count_seen(L, s, impl, n);
+}
+
+int lay_dev_reset_count_seen(struct lay *L, unsigned s, void *impl, uint64_t n)
+{
+	struct lay_dev *d = &L->dev[s];
+	uint64_t was;
+	int seen, now_down = 0;
+
 	pthread_mutex_lock(&L->mu);
 	/* another backend's count (the slot was given a new one), or the
 	 * first look at this one: a baseline */

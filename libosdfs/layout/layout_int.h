@@ -333,6 +333,9 @@ void lay_dev_failed(struct lay *L, unsigned s, long rc);
  * look at a backend takes its count. Returns 1 when it saw a reset. */
 int lay_dev_reset_seen(struct lay *L, unsigned s, const struct osdfs_backend_ops *ops,
 		       void *impl);
+/* lay_dev_reset_seen() with the count @p n the caller read from @p impl
+ * (a command's reads around it: no third read of the device's count). */
+int lay_dev_reset_count_seen(struct lay *L, unsigned s, void *impl, uint64_t n);
 /* Whether slot @p s still answers (a size query of @p oid gets an answer
  * other than a device error): tells a medium error from a failed device. */
 int lay_dev_answers(const struct osdfs_backend_ops *ops, void *impl, uint64_t oid);

@@ -21,7 +21,7 @@ struct fault {
 	/* a medium error: reads of [boff, boff + blen) of object boid fail
 	 * with -EIO until a write covers the range (fx_bad_range) */
 	atomic_ulong *writes, *wbytes; /* the store's counters (struct fx) */
-	atomic_ulong *oid_writes, *oid_bytes, *oid_reads, *flushes;
+	atomic_ulong *oid_writes, *oid_bytes, *oid_reads, *flushes, *reset_reads;
 	const uint64_t *count_oid;
 	pthread_mutex_t mu;
 	int bad, bad_writes;
@@ -156,6 +156,7 @@ static int f_statfs(void *x, struct osdfs_backend_stat *st)
 
 static int f_reset_count(void *x, uint64_t *count)
 {
+	atomic_fetch_add(IMPL(x)->reset_reads, 1);
 	*count = atomic_load(&IMPL(x)->resets);
 	return 0;
 }
@@ -217,6 +218,7 @@ static osdfs_backend *device_with(struct fx *f, unsigned i, const struct osdfs_b
 	x->oid_bytes = &f->oid_bytes[i];
 	x->oid_reads = &f->oid_reads[i];
 	x->flushes = &f->flushes[i];
+	x->reset_reads = &f->reset_reads[i];
 	x->count_oid = &f->count_oid;
 	ck_assert_int_eq(osdfs_backend_new(&be, ops, x, "fault"), 0);
 	f->fault[i] = x;

@@ -27,6 +27,7 @@ struct fx {
 	atomic_ulong oid_writes[FX_MAX + 2], oid_bytes[FX_MAX + 2];
 	atomic_ulong oid_reads[FX_MAX + 2]; /* reads of count_oid that reached store i */
 	atomic_ulong flushes[FX_MAX + 2];   /* flushes of everything (oid 0) that reached store i */
+	atomic_ulong reset_reads[FX_MAX + 2]; /* reads of the reset count of store i's device */
 	osdfs_backend *be;
 	osdfs_mem_store *snap[FX_MAX + 2];  /* fx_snapshot() */
 	int no_gather;                      /* fx_open(): no_write_gathering */

@@ -1091,6 +1091,56 @@ START_TEST(test_reset_count_resyncs_restarted_device)
 }
 END_TEST
 
+/*
+ * A component command reads its device's reset count twice, before and
+ * after it runs: the count after is both what tells a reset during the
+ * command and what is compared with the layout's last look, not read a
+ * third time. RAID 1 on two devices: a write is one command on each, a
+ * read one command on one of them.
+ */
+START_TEST(test_command_reads_reset_count_twice)
+{
+	static const uint64_t oid = 0x10123;
+	uint8_t data[4096], got[4096];
+	struct iovec iov = { data, sizeof(data) }, giov = { got, sizeof(got) };
+	const struct osdfs_backend_ops *ops;
+	unsigned long r0[2], w0[2], reads = 0, resets = 0;
+	void *impl;
+	struct fx f;
+
+	memset(data, 0xA5, sizeof(data));
+	fx_init(&f, 2);
+	ck_assert_int_eq(fx_open_all(&f, "raid1"), 0);
+	ops = osdfs_backend_ops_of(f.be);
+	impl = osdfs_backend_impl(f.be);
+	ck_assert_int_eq(ops->format(impl, 0), 0);
+	ck_assert_int_eq(ops->create_class(impl, oid, OSDFS_OBJ_DATA, NULL, 0), 0);
+	f.count_oid = oid;
+	for (unsigned i = 0; i < 2; i++) {
+		r0[i] = atomic_load(&f.reset_reads[i]);
+		w0[i] = atomic_load(&f.oid_writes[i]);
+	}
+	ck_assert_int_eq(ops->write(impl, oid, 0, &iov, 1, NULL, 0), (ssize_t)sizeof(data));
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned long w = atomic_load(&f.oid_writes[i]), r = atomic_load(&f.reset_reads[i]);
+
+		ck_assert_uint_eq(w - w0[i], 1);
+		ck_assert_uint_eq(r - r0[i], 2);
+		r0[i] = r;
+	}
+	ck_assert_int_eq(ops->read(impl, oid, 0, &giov, 1), (ssize_t)sizeof(got));
+	ck_assert(memcmp(got, data, sizeof(data)) == 0);
+	for (unsigned i = 0; i < 2; i++) {
+		reads += atomic_load(&f.oid_reads[i]);
+		resets += atomic_load(&f.reset_reads[i]) - r0[i];
+	}
+	ck_assert_uint_eq(reads, 1);
+	ck_assert_uint_eq(resets, 2);
+	fx_close(&f);
+	fx_fini(&f);
+}
+END_TEST
+
 /* The return watch's pass reads each up device that counts resets once:
  * one that no longer answers (killed, nothing sent to it since) goes down
  * there as failed and, back, is resynced in a later pass; no reset event. */
@@ -1198,6 +1248,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_reset_count_resyncs_restarted_device, 0, 4);
 	tcase_add_test(tc, test_reset_met_by_held_write);
 	tcase_add_test(tc, test_watch_pass_finds_idle_device_gone);
+	tcase_add_test(tc, test_command_reads_reset_count_twice);
 	suite_add_tcase(s, tc);
 	return s;
 }

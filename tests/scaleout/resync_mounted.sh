@@ -33,26 +33,17 @@ MOUNT_BIN=$1 OSDFS=$2 TARGETD=$3 SPEC=$4 NDEVS=$5 AWAY=$6 OTHER=$7 MODE=$8
 BIG=$((24 << 20)) REGION=$((1 << 20))
 HERE=$(dirname "$0")
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip "no fusermount3"
-
 . "$HERE/scaleout_lib.sh"
-. "$HERE/../mount/unmount.sh"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/osdfs-resync-mounted.XXXXXX") || exit 1
-MNT=$WORK/mnt MPID= STOPPED=
-mkdir -p "$MNT"
-is_mounted() { awk -v m="$MNT" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo; }
-cleanup_extra() {
-	[ -n "$STOPPED" ] && kill -CONT "$STOPPED" 2>/dev/null
-	is_mounted && { fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null; }
-	[ -n "$MPID" ] && kill -TERM "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-}
-trap cleanup EXIT
+mount_prepare resync-mounted TERM
 SECONDS=0
 fs() { "$OSDFS" $(target_args) "$@"; }
 logged() { grep -c "^osdfs-mount: [a-z]*: layout: $1, slot $2: " "$WORK/osdfs.log"; }
+# same_tree WHEN: the kernel's caches dropped, MNT/a reads back as the source
+same_tree() {
+	echo 3 >/proc/sys/vm/drop_caches
+	diff -r "$WORK/src" "$MNT/a" >"$WORK/diff.log" 2>&1 ||
+		fail "$1: $MNT/a differs: $(head -5 "$WORK/diff.log")"
+}
 
 # restart_slot SLOT [--create]: osd-targetd again on SLOT's store, at the same port
 restart_slot() {
@@ -72,16 +63,7 @@ mkdir -p "$WORK/src/d"
 head -c $BIG /dev/urandom >"$WORK/src/big"
 for i in 1 2 3; do head -c $((i * 7001)) /dev/urandom >"$WORK/src/d/f$i"; done
 start_devices "$NDEVS"
-urls=()
-for ((s = 0; s < NDEV; s++)); do urls+=("${URL[$s]}"); done
-env --default-signal=INT "$MOUNT_BIN" -f -o "mkfs,layout=${SPEC//,/:},probe_interval=${PROBE:-0.2}" \
-	"${urls[@]}" "$MNT" >"$WORK/osdfs.log" 2>&1 &
-MPID=$!
-wait_for "the mount" 30 "is_mounted || ! kill -0 $MPID 2>/dev/null"
-if ! is_mounted; then
-	grep -q "Operation not permitted" "$WORK/osdfs.log" && skip "FUSE mounts not permitted here"
-	fail "osdfs-mount exited before mounting"
-fi
+mount_start "mkfs,layout=${SPEC//,/:},probe_interval=${PROBE:-0.2}"
 cp -a "$WORK/src" "$MNT/a" || fail "cp -a into the mount"
 # Durable before the outage: fsync of every file and directory (a FLUSH of
 # its objects; sync -f reaches no FUSE filesystem). A device that crashes
@@ -93,26 +75,14 @@ sync "$MNT" "$MNT/a" "$MNT/a/big" "$MNT/a/d" "$MNT"/a/d/* || fail "fsync before 
 if [ "$MODE" = ro ]; then
 	# a read-only mount with slot AWAY away at mount: the device back is
 	# reported once, never resynced (item 1: read-only writes nothing)
-	unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
-	wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
-	wait "$MPID" || fail "osdfs-mount exited $? after the unmount"
-	MPID=
+	mount_end
 	kill_slots "$AWAY"
-	env --default-signal=INT "$MOUNT_BIN" -f -o "ro,probe_interval=${PROBE:-0.2}" "${urls[@]}" "$MNT" \
-		>"$WORK/osdfs.log" 2>&1 &
-	MPID=$!
-	wait_for "the read-only mount" 30 "is_mounted || ! kill -0 $MPID 2>/dev/null"
-	is_mounted || fail "the read-only mount exited: $(cat "$WORK/osdfs.log")"
+	mount_start "ro,probe_interval=${PROBE:-0.2}"
 	restart_slot "$AWAY"
 	wait_for "the read-only mount to report slot $AWAY back" 60 \
 		"grep -q 'layout: returned, slot $AWAY: back (read-only mount: not resynced)' '$WORK/osdfs.log'"
-	echo 3 >/proc/sys/vm/drop_caches
-	diff -r "$WORK/src" "$MNT/a" >"$WORK/diff.log" 2>&1 ||
-		fail "read-only, slot $AWAY back: $MNT/a differs: $(head -5 "$WORK/diff.log")"
-	unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
-	wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
-	wait "$MPID" || fail "osdfs-mount exited $? after the unmount"
-	MPID=
+	same_tree "read-only, slot $AWAY back"
+	mount_end
 	[ "$(logged resync-started "$AWAY")" = 0 ] || fail "the read-only mount resynced"
 	[ "$(logged returned "$AWAY")" = 1 ] || fail "the device back was not reported once"
 	echo "ok: read-only mount: slot $AWAY back reported once, not resynced; diff -r" \
@@ -180,13 +150,8 @@ if [ "$MODE" = wipe ]; then
 	# another (empty) device at the address: reported, never resynced
 	wait_for "the mount to report slot $AWAY back as another device" 60 \
 		"grep -q 'layout: returned, slot $AWAY: back but another device' '$WORK/osdfs.log'"
-	echo 3 >/proc/sys/vm/drop_caches
-	diff -r "$WORK/src" "$MNT/a" >"$WORK/diff.log" 2>&1 ||
-		fail "slot $AWAY wiped: $MNT/a differs: $(head -5 "$WORK/diff.log")"
-	unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
-	wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
-	wait "$MPID" || fail "osdfs-mount exited $? after the unmount"
-	MPID=
+	same_tree "slot $AWAY wiped"
+	mount_end
 	[ "$(logged resync-started "$AWAY")" = 0 ] || fail "a wiped device was resynced"
 	[ "$(logged returned "$AWAY")" = 1 ] || fail "the wiped device was not reported once"
 	fs --json devices >"$WORK/devices.log" 2>/dev/null
@@ -215,16 +180,9 @@ echo "ok: slot $AWAY back: the mount resynced it in the background: $bytes bytes
      "(a $BIG-byte file patched by 4 KiB, one $REGION-byte region)"
 
 kill_slots "$OTHER"
-echo 3 >/proc/sys/vm/drop_caches
-diff -r "$WORK/src" "$MNT/a" >"$WORK/diff.log" 2>&1 ||
-	fail "slot $OTHER killed after the resync: $MNT/a differs: $(head -5 "$WORK/diff.log")"
+same_tree "slot $OTHER killed after the resync"
 echo "ok: slot $OTHER killed after the resync: diff -r identical through the mount"
-unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
-wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
-wait "$MPID"
-rc=$?
-MPID=
-[ $rc = 0 ] || fail "osdfs-mount exited $rc after the unmount"
+mount_end
 # what differs, where (offsets and 64 KiB units), and what the file is
 differs() {
 	local f=$1 got want n

@@ -1,6 +1,8 @@
 # Shared by the scaleout tests (sourced): osd-targetd processes on
 # 127.0.0.1, each on its own store and free port, killed on exit.
-# Needs WORK and TARGETD set by the sourcing script.
+# Needs WORK (or mount_prepare) and TARGETD set by the sourcing script.
+
+. "${BASH_SOURCE[0]%/*}/../mount/unmount.sh"
 
 declare -a PID URL DEV_ID   # by slot: daemon pid, iSCSI URL, store number
 NDEV=0 NEXT_ID=0
@@ -21,6 +23,58 @@ fail() {
 	echo "FAIL: $*"
 	[ -s "$WORK/osdfs.log" ] && { echo "--- tool messages:"; tail -20 "$WORK/osdfs.log"; }
 	exit 1
+}
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+# mount_prepare NAME SIGNAL: for the tests through osdfs-mount. Skips (77)
+# without root, /dev/fuse or fusermount3; makes WORK (osdfs-NAME.*) with an
+# empty mount point MNT in it. On exit (mount_cleanup, then cleanup) a
+# daemon the test SIGSTOPped (STOPPED) continues, MNT is unmounted and the
+# mount process (MPID) gets SIGNAL, before the daemons are killed.
+mount_prepare() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -c /dev/fuse ] || skip "no /dev/fuse"
+	command -v fusermount3 >/dev/null || skip "no fusermount3"
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/osdfs-$1.XXXXXX") || exit 1
+	MNT=$WORK/mnt MPID= STOPPED= MOUNT_SIGNAL=$2
+	mkdir -p "$MNT"
+	trap 'mount_cleanup; cleanup' EXIT
+}
+
+is_mounted() { awk -v m="$MNT" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo; }
+
+mount_cleanup() {
+	[ -n "$STOPPED" ] && kill -CONT "$STOPPED" 2>/dev/null
+	is_mounted && { fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null; }
+	[ -n "$MPID" ] && kill -"$MOUNT_SIGNAL" "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
+}
+
+# mount_start OPTIONS: osdfs-mount (MOUNT_BIN) -o OPTIONS over the NDEV
+# devices on MNT, in the background (MPID, its messages in WORK/osdfs.log;
+# SIGINT restored for it, as in mount_test.sh); returns once mounted. Skips
+# (77) where FUSE mounts are not permitted.
+mount_start() {
+	env --default-signal=INT "$MOUNT_BIN" -f -o "$1" "${URL[@]:0:NDEV}" "$MNT" \
+		>"$WORK/osdfs.log" 2>&1 &
+	MPID=$!
+	wait_for "the mount" 30 "is_mounted || ! kill -0 $MPID 2>/dev/null"
+	if ! is_mounted; then
+		grep -q "Operation not permitted" "$WORK/osdfs.log" && skip "FUSE mounts not permitted here"
+		fail "osdfs-mount exited before mounting"
+	fi
+}
+
+# mount_end [SECONDS]: unmount MNT (unmount_busy_retry) and wait, at most
+# SECONDS (60), for osdfs-mount to exit, which must be with status 0
+mount_end() {
+	local rc
+	unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
+	wait_for "osdfs-mount to exit" "${1:-60}" "! kill -0 $MPID 2>/dev/null"
+	wait "$MPID"
+	rc=$?
+	MPID=
+	[ $rc = 0 ] || fail "osdfs-mount exited $rc after the unmount"
 }
 
 # wait_for WHAT SECONDS CONDITION: poll CONDITION (a shell command) until

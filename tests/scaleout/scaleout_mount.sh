@@ -11,40 +11,15 @@ MOUNT_BIN=$1 OSDFS=$2 TARGETD=$3 SPEC=${4:-raid5,su=64K,width=4}
 UNIT_KB=${OSD_SCALEOUT_KB:-1024}
 HERE=$(dirname "$0")
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip "no fusermount3"
-
 . "$HERE/scaleout_lib.sh"
-. "$HERE/../mount/unmount.sh"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/osdfs-scaleout-mount.XXXXXX") || exit 1
-MNT=$WORK/mnt MPID=
-mkdir -p "$MNT"
-is_mounted() { awk -v m="$MNT" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo; }
-cleanup_extra() {
-	is_mounted && { fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null; }
-	[ -n "$MPID" ] && kill -TERM "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-}
-trap cleanup EXIT
+mount_prepare scaleout-mount TERM
 SECONDS=0
 
 make_tree "$WORK/src" "$UNIT_KB"
 TREE_FILES=$(find "$WORK/src" -type f | wc -l)
 TREE_BYTES=$(du -sb --apparent-size "$WORK/src" | cut -f1)
 start_devices 4
-urls=()
-for ((s = 0; s < NDEV; s++)); do urls+=("${URL[$s]}"); done
-
-# as mount_test.sh: restore SIGINT for the background job, wait for the mount
-env --default-signal=INT "$MOUNT_BIN" -f -o "mkfs,layout=${SPEC//,/:}" "${urls[@]}" "$MNT" \
-	>"$WORK/osdfs.log" 2>&1 &
-MPID=$!
-wait_for "the mount" 30 "is_mounted || ! kill -0 $MPID 2>/dev/null"
-if ! is_mounted; then
-	grep -q "Operation not permitted" "$WORK/osdfs.log" && skip "FUSE mounts not permitted here"
-	fail "osdfs-mount exited before mounting"
-fi
+mount_start "mkfs,layout=${SPEC//,/:}"
 
 check_tree() {
 	diff -r "$WORK/src" "$MNT/$1" >"$WORK/diff.log" 2>&1 ||
@@ -87,12 +62,7 @@ check_tree b "written degraded"
 echo "ok: slot 2 killed: diff -r identical (degraded reads), degraded writes read back"
 grep -q "^osdfs-mount: error: layout: down, slot 2: " "$WORK/osdfs.log" ||
 	fail "the mount logged no 'down' event for slot 2: $(tail -5 "$WORK/osdfs.log")"
-unmount_busy_retry fusermount3 -u "$MNT" || fail "fusermount3 -u"
-wait_for "osdfs-mount to exit" 60 "! kill -0 $MPID 2>/dev/null"
-wait "$MPID"
-rc=$?
-MPID=
-[ $rc = 0 ] || fail "osdfs-mount exited $rc after the unmount"
+mount_end
 "$OSDFS" $(target_args) fsck >"$WORK/fsck.log" 2>&1 || fail "fsck: $(cat "$WORK/fsck.log")"
 grep -q '^clean' "$WORK/fsck.log" || fail "fsck: $(cat "$WORK/fsck.log")"
 echo "ok: unmounted cleanly; fsck over the 3 devices left: $(grep '^clean' "$WORK/fsck.log")"

@@ -15,33 +15,12 @@ SLACK_MS=5000
 BOUND_MS=$((FAILOVER_MS + SLACK_MS))
 HERE=$(dirname "$0")
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip "no fusermount3"
-
 . "$HERE/scaleout_lib.sh"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/osdfs-scaleout-pause.XXXXXX") || exit 1
-MNT=$WORK/mnt MPID= STOPPED=
-mkdir -p "$MNT"
-is_mounted() { awk -v m="$MNT" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo; }
-cleanup_extra() {
-	[ -n "$STOPPED" ] && kill -CONT "$STOPPED" 2>/dev/null
-	is_mounted && { fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null; }
-	[ -n "$MPID" ] && kill -KILL "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-}
-trap cleanup EXIT
+mount_prepare scaleout-pause KILL
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 start_devices 2
-env --default-signal=INT "$MOUNT_BIN" -f -o "mkfs,layout=raid1" "${URL[0]}" "${URL[1]}" "$MNT" \
-	>"$WORK/osdfs.log" 2>&1 &
-MPID=$!
-wait_for "the mount" 30 "is_mounted || ! kill -0 $MPID 2>/dev/null"
-if ! is_mounted; then
-	grep -q "Operation not permitted" "$WORK/osdfs.log" && skip "FUSE mounts not permitted here"
-	fail "osdfs-mount exited before mounting"
-fi
+mount_start "mkfs,layout=raid1"
 
 head -c 65536 /dev/urandom >"$WORK/before"
 head -c 65536 /dev/urandom >"$WORK/after"
@@ -64,10 +43,5 @@ echo "ok: one of 2 RAID 1 daemons paused: 64 KiB write + fsync in $took ms" \
 
 kill -CONT "$STOPPED"
 STOPPED=
-fusermount3 -u "$MNT" || fail "fusermount3 -u"
-wait_for "osdfs-mount to exit" 120 "! kill -0 $MPID 2>/dev/null"
-wait "$MPID"
-rc=$?
-MPID=
-[ $rc = 0 ] || fail "osdfs-mount exited $rc after the unmount"
+mount_end 120
 echo "ok: unmounted after the daemon resumed"

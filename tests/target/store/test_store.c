@@ -1050,6 +1050,37 @@ static void get2(uint64_t oid, uint32_t num, const char *want)
 	ck_assert_mem_eq(v, want, 2);
 }
 
+/* O1's attributes (3, 2) and (3, 5): @p a and @p m, or NULL for none. */
+static void get_am(const char *a, const char *m)
+{
+	get2(O1, 2, a);
+	get2(O1, 5, m);
+}
+
+/* A lazy (3, 2) = @p a, then a logged (3, 5) = @p m of O1, made durable. */
+static void set_am(const char *a, const char *m)
+{
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, a, 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, m, 2, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+}
+
+/* Close the store, put @p rec (@p len bytes, its CRC made good) at byte
+ * @p at of the log (-1: at its end once closed) and open it again: what the
+ * open says names @p said. Returns where the record went. */
+static off_t reopen_with_rec(off_t at, uint8_t *rec, size_t len, const char *said)
+{
+	osd_store_close(st);
+	st = NULL;
+	if (at < 0)
+		at = log_size();
+	put_crc(rec, len);
+	log_put(at, rec, len);
+	st = th_open(dir);
+	ck_assert_msg(strstr(osd_store_error(st), said), "%s", osd_store_error(st));
+	return at;
+}
+
 /* A lazy access time, then a logged set: exactly these bytes, one record. */
 static off_t write_attrs_rec(void)
 {
@@ -1097,8 +1128,7 @@ START_TEST(t_attrs_record_bytes)
 	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a3", 2, OSD_STORE_LAZY), 0);
 	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m3", 2, 0), 0);
 	reopen();
-	get2(O1, 2, "a3");
-	get2(O1, 5, "m3");
+	get_am("a3", "m3");
 	size_t blen = 0;
 	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 7, NULL, 0, &blen), 0);
 	ck_assert_uint_eq(blen, sizeof(big));
@@ -1121,8 +1151,7 @@ START_TEST(t_attrs_record_replay)
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_USER, 0), 0);
 	off_t at = write_attrs_rec();
 	reopen();
-	get2(O1, 2, "a1");
-	get2(O1, 5, "m1");
+	get_am("a1", "m1");
 	/* Torn: the last record cut short is cut, none of its entries applies. */
 	osd_store_close(st);
 	st = NULL;
@@ -1132,8 +1161,7 @@ START_TEST(t_attrs_record_replay)
 	st = th_open(dir);
 	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "cut"));
 	ck_assert_int_eq(log_size(), at);
-	get2(O1, 2, NULL);
-	get2(O1, 5, NULL);
+	get_am(NULL, NULL);
 	/* Damaged, with an intact record after it: refused, naming the offset;
 	 * salvage keeps the record after it and none of its entries. */
 	at = write_attrs_rec();
@@ -1150,33 +1178,21 @@ START_TEST(t_attrs_record_replay)
 	ck_assert_msg(strstr(err, want), "%s", err);
 	so.salvage = 1;
 	ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), 0);
-	get2(O1, 2, NULL);
-	get2(O1, 5, NULL);
+	get_am(NULL, NULL);
 	get2(O1 + 1, 5, "n1");
 	reopen();
 	/* Malformed (its CRC good, an entry running past the record): does not
 	 * apply, and its first, well-formed entry is not applied either. */
 	at = write_attrs_rec();
-	osd_store_close(st);
-	st = NULL;
 	attrs_rec(rec);
 	rec[OSD__REC_HDR + 16 + 12 + 9] = 3;
-	put_crc(rec, sizeof(rec));
-	log_put(at, rec, sizeof(rec));
-	st = th_open(dir);
-	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "a record that does not apply"));
+	reopen_with_rec(at, rec, sizeof(rec), "a record that does not apply");
 	ck_assert_int_eq(log_size(), at);
-	get2(O1, 2, NULL);
-	get2(O1, 5, NULL);
+	get_am(NULL, NULL);
 	/* Of an object that does not exist: does not apply either. */
-	osd_store_close(st);
-	st = NULL;
 	attrs_rec(rec);
 	rec[OSD__REC_HDR + 15] = 9;
-	put_crc(rec, sizeof(rec));
-	log_put(at, rec, sizeof(rec));
-	st = th_open(dir);
-	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "a record that does not apply"));
+	reopen_with_rec(at, rec, sizeof(rec), "a record that does not apply");
 	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 9, NULL), -ENOENT);
 }
 END_TEST
@@ -1216,29 +1232,21 @@ START_TEST(t_attrs_old_log)
 	free(now);
 	/* A lazy value and a set: two ATTR records, the header still version 1. */
 	at = log_size();
-	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a1", 2, OSD_STORE_LAZY), 0);
-	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m1", 2, 0), 0);
-	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	set_am("a1", "m1");
 	now = log_bytes(at, &len);
 	ck_assert_uint_eq(len, 2 * sizeof(v1rec));
 	ck_assert_uint_eq(now[8], OSD__REC_ATTR);
 	ck_assert_uint_eq(now[sizeof(v1rec) + 8], OSD__REC_ATTR);
 	free(now);
 	reopen();
-	get2(O1, 2, "a1");
-	get2(O1, 5, "m1");
+	get_am("a1", "m1");
 	now = log_bytes(0, &len);
 	ck_assert_mem_eq(now, hdr, sizeof(hdr));
 	free(now);
 	/* No build writes an ATTRS record into a version 1 log: an unknown type. */
-	osd_store_close(st);
-	st = NULL;
 	uint8_t rec[ATTRS_REC_LEN];
 	attrs_rec(rec);
-	at = log_size();
-	log_put(at, rec, sizeof(rec));
-	st = th_open(dir);
-	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "an unknown record type"));
+	at = reopen_with_rec(-1, rec, sizeof(rec), "an unknown record type");
 	ck_assert_int_eq(log_size(), at);
 	/* A checkpoint starts a version 2 log, which takes ATTRS records. */
 	ck_assert_int_eq(osd__store_compact(st), 0);
@@ -1246,16 +1254,13 @@ START_TEST(t_attrs_old_log)
 	ck_assert_uint_eq(osd__get_be32(now + 8), OSD__LOG_VERSION);
 	free(now);
 	at = log_size();
-	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a2", 2, OSD_STORE_LAZY), 0);
-	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 5, "m2", 2, 0), 0);
-	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	set_am("a2", "m2");
 	now = log_bytes(at, &len);
 	ck_assert_uint_eq(len, ATTRS_REC_LEN);
 	ck_assert_uint_eq(now[8], OSD__REC_ATTRS);
 	free(now);
 	reopen();
-	get2(O1, 2, "a2");
-	get2(O1, 5, "m2");
+	get_am("a2", "m2");
 	/* A log of a later version is refused. */
 	osd_store_close(st);
 	st = NULL;
