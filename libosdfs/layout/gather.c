@@ -326,8 +326,11 @@ static struct gent *take(struct lay *L, uint64_t oid, size_t rowlen)
 		}
 	}
 	if (e && e->cap >= rowlen) {
+		/* stamped now: the thread may look before hold() (the first
+		 * take() starts it), and an old stamp made the row due at once */
 		e->oid = oid;
 		e->len = 0;
+		e->since = now_ns();
 	} else {
 		e = NULL;
 	}
