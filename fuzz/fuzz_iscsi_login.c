@@ -44,19 +44,24 @@ static void *fz_serve(void *arg)
 {
 	const struct fz_peer *p = arg;
 	static uint8_t sink[65536];
-	int fd = accept(fz_listen, NULL, NULL);
 	size_t sent = 0;
+	ssize_t n;
+	int fd;
 
-	if (fd < 0)
-		abort();
+	/* libFuzzer's timer signal (-timeout) may interrupt any of these */
+	while ((fd = accept(fz_listen, NULL, NULL)) < 0)
+		if (errno != EINTR)
+			abort();
 	while (sent < p->size) {
-		ssize_t n = send(fd, p->data + sent, p->size - sent, MSG_NOSIGNAL);
+		n = send(fd, p->data + sent, p->size - sent, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			break; /* the initiator gave up first */
 		sent += (size_t)n;
 	}
 	shutdown(fd, SHUT_WR);
-	while (recv(fd, sink, sizeof(sink), 0) > 0)
+	while ((n = recv(fd, sink, sizeof(sink), 0)) > 0 || (n < 0 && errno == EINTR))
 		; /* what the initiator sends, until it closes */
 	close(fd);
 	return NULL;

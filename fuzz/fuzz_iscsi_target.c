@@ -171,6 +171,26 @@ static void converse(int fd, const uint8_t *data, size_t size)
 	}
 }
 
+/* libFuzzer's timer signal (-timeout) may interrupt connect(), which then
+ * goes on in the background: wait for it. Returns 1 once connected. */
+static int connect_interrupted(int fd)
+{
+	struct pollfd p = { fd, POLLOUT, 0 };
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (errno != EINTR)
+		return 0;
+	while (poll(&p, 1, -1) < 0)
+		if (errno != EINTR)
+			return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+		errno = err;
+		return 0;
+	}
+	return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
@@ -185,7 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		abort();
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) && !connect_interrupted(fd)) {
 		perror("fuzz_iscsi_target: connect");
 		abort();
 	}
