@@ -313,7 +313,8 @@ static const int fzfs_readdir_errors[] = { ENOTDIR, ENOENT, EUCLEAN, EIO, 0 };
 static const int fzfs_lookup_errors[] = { ENOENT, ENOTDIR, ENAMETOOLONG, EUCLEAN, EIO, 0 };
 /* include/osdfs/fsck.h; EBUSY: a repair while the mount record's holder
  * ("fuzz", this process) looks alive. */
-static const int fzfs_fsck_errors[] = { EUCLEAN, EPROTONOSUPPORT, EBUSY, ENOMEM, EIO, 0 };
+static const int fzfs_fsck_errors[] = { EUCLEAN, EPROTONOSUPPORT, EROFS, EBUSY, ENOMEM, EIO,
+					0 };
 
 /* A damaged structure must give one of the documented errors. */
 static inline void fzfs_check_rc(const char *call, int rc, const int *allowed)

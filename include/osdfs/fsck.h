@@ -124,7 +124,10 @@ struct osdfs_fsck_report {
  *         repair, or not repairable); -EPROTONOSUPPORT for a format version
  *         or incompatible features this library does not know (as
  *         osdfs_mount() refuses them: one superblock finding, nothing
- *         checked or changed); -EBUSY for a repair of a filesystem in use;
+ *         checked or changed); -EROFS for a repair of a filesystem with
+ *         read-only-compatible features it does not know (one superblock
+ *         finding, nothing changed; a check without repair runs);
+ *         -EBUSY for a repair of a filesystem in use;
  *         -EINVAL for bad options; -ENOMEM or a backend error if the check
  *         could not run.
  */

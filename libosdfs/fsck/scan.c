@@ -47,6 +47,17 @@ int osdfs__fsck_read_super(struct fsck *f)
 		f->fatal = 1;
 		return -EPROTONOSUPPORT;
 	}
+	/* Read-only-compatible features it does not know: readable, so
+	 * checked, but not written (mount read-write refuses them too). */
+	if (f->opts->repair && (f->sb.ro_compat & ~OSDFS__RO_COMPAT_KNOWN)) {
+		osdfs__fsck_finding(f, OSDFS_FSCK_SUPERBLOCK,
+			      "unknown read-only-compatible features 0x%llx: not repaired "
+			      "(a check without repair reads it)",
+			      (unsigned long long)(f->sb.ro_compat & ~OSDFS__RO_COMPAT_KNOWN));
+		f->unrepairable++;
+		f->fatal = 1;
+		return -EROFS;
+	}
 	f->sb_ok = 1;
 	if (a[1].len > sizeof(cbuf) || osdfs__counters_decode(&f->ctr, cbuf, a[1].len) < 0) {
 		osdfs__fsck_finding(f, OSDFS_FSCK_COUNTERS, "superblock counters missing or corrupt");

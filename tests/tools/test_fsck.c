@@ -597,7 +597,8 @@ END_TEST
 
 /* A superblock of a format this library does not know (an incompatible
  * feature from the future, or another format version) is refused as mount
- * refuses it, nothing changed. fsck used to check it as if it knew it, and
+ * refuses it, nothing changed; one with an unknown read-only-compatible
+ * feature is checked but not repaired. fsck used to check it as if it knew it, and
  * a repair then failed on the mount it needs (found by fuzz_fs_super). */
 START_TEST(unknown_format)
 {
@@ -624,6 +625,20 @@ START_TEST(unknown_format)
 	ck_assert_str_eq(last_msg[OSDFS_FSCK_SUPERBLOCK],
 			 "unsupported osdfs format version 9: not checked");
 	buf[8] = 1;
+	/* read-only-compatible feature 0x8000: checked, but not repaired */
+	buf[25] = 0x80;
+	set_attr(SUPER_OID, PAGE_SUPER, 1, buf, len);
+	assert_clean();
+	ck_assert_int_eq(run_fsck(1, &rep), -EROFS);
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_SUPERBLOCK], 1);
+	ck_assert_uint_eq(rep.repaired, 0);
+	ck_assert_str_eq(last_msg[OSDFS_FSCK_SUPERBLOCK],
+			 "unknown read-only-compatible features 0x8000: not repaired "
+			 "(a check without repair reads it)");
+	alen = sizeof(after);
+	get_attr(SUPER_OID, PAGE_SUPER, 1, after, &alen);
+	ck_assert_mem_eq(after, buf, len);
+	buf[25] = 0;
 	set_attr(SUPER_OID, PAGE_SUPER, 1, buf, len);
 	assert_clean();
 }
