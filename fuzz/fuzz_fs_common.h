@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include <osdfs/backends.h>
+#include <osdfs/fsck.h>
 #include <osdfs/osdfs.h>
 
 #include "core/format.h"
@@ -310,6 +311,10 @@ static inline void fzfs_free(struct fzfs *f)
 static const int fzfs_mount_errors[] = { EBUSY, EUCLEAN, EPROTONOSUPPORT, EROFS, ENOMEM, EIO, 0 };
 static const int fzfs_readdir_errors[] = { ENOTDIR, ENOENT, EUCLEAN, EIO, 0 };
 static const int fzfs_lookup_errors[] = { ENOENT, ENOTDIR, ENAMETOOLONG, EUCLEAN, EIO, 0 };
+/* include/osdfs/fsck.h; EBUSY: a repair while the mount record's holder
+ * ("fuzz", this process) looks alive. */
+static const int fzfs_fsck_errors[] = { EUCLEAN, EPROTONOSUPPORT, EROFS, EBUSY, ENOMEM, EIO,
+					0 };
 
 /* A damaged structure must give one of the documented errors. */
 static inline void fzfs_check_rc(const char *call, int rc, const int *allowed)
@@ -454,8 +459,32 @@ static inline void fzfs_mutate(osdfs *fs)
 }
 
 /*
+ * osdfs_fsck() on what the mount left (libosdfs/fsck): with file data read
+ * too, and with @p repair a repair, after which a check must find nothing
+ * when the repair said the filesystem is clean (its documented promise).
+ */
+static inline void fzfs_fsck(struct fzfs *f, int repair)
+{
+	struct osdfs_fsck_options o = OSDFS_FSCK_OPTIONS_INIT;
+	struct osdfs_fsck_report r;
+	int rc;
+
+	o.repair = repair;
+	o.verify_data = 1;
+	rc = osdfs_fsck(f->be, &o, &r);
+	fzfs_check_rc("osdfs_fsck", rc, fzfs_fsck_errors);
+	if (rc || !repair)
+		return;
+	o.repair = 0;
+	rc = osdfs_fsck(f->be, &o, &r);
+	if (rc)
+		fzfs_fail("fsck after a repair that left the filesystem clean", rc);
+}
+
+/*
  * Mount with @p flags (plus KEEP_BACKEND), walk everything, and with a
- * read-write mount change a few things; returns the mount's result.
+ * read-write mount change a few things; then fsck what is left (a repair
+ * after a read-write mount). Returns the mount's result.
  */
 static inline int fzfs_exercise(struct fzfs *f, unsigned int flags)
 {
@@ -477,8 +506,10 @@ static inline int fzfs_exercise(struct fzfs *f, unsigned int flags)
 	mo.error_size = sizeof(err);
 	rc = osdfs_mount(&fs, f->be, &mo);
 	fzfs_check_rc("osdfs_mount", rc, fzfs_mount_errors);
-	if (rc)
+	if (rc) {
+		fzfs_fsck(f, !(flags & OSDFS_MOUNT_RDONLY));
 		return rc;
+	}
 	(void)osdfs_get_info(fs, &info);
 	(void)osdfs_statfs(fs, &sf);
 	fzfs_touch_inode(fs, FZFS_ROOT);
@@ -494,6 +525,7 @@ static inline int fzfs_exercise(struct fzfs *f, unsigned int flags)
 	rc = osdfs_unmount(fs);
 	if (rc > 0)
 		fzfs_fail("unmount result", rc);
+	fzfs_fsck(f, !(flags & OSDFS_MOUNT_RDONLY));
 	return 0;
 }
 

@@ -121,9 +121,15 @@ struct osdfs_fsck_report {
  * @param[out] out the report (may be NULL)
  * @return 0 if the filesystem is clean at the end (nothing found, or every
  *         finding repaired); -EUCLEAN if damage remains (found without
- *         repair, or not repairable); -EBUSY for a repair of a filesystem
- *         in use; -EINVAL for bad options; -ENOMEM or a backend error if
- *         the check could not run.
+ *         repair, or not repairable); -EPROTONOSUPPORT for a format version
+ *         or incompatible features this library does not know (as
+ *         osdfs_mount() refuses them: one superblock finding, nothing
+ *         checked or changed); -EROFS for a repair of a filesystem with
+ *         read-only-compatible features it does not know (one superblock
+ *         finding, nothing changed; a check without repair runs);
+ *         -EBUSY for a repair of a filesystem in use;
+ *         -EINVAL for bad options; -ENOMEM or a backend error if the check
+ *         could not run.
  */
 OSD_EXTERN int osdfs_fsck(osdfs_backend *be, const struct osdfs_fsck_options *opts,
 			  struct osdfs_fsck_report *out);

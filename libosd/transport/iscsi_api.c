@@ -142,30 +142,37 @@ static int parse_portal(struct osd_iscsi_url *u, const char *portal,
 					 &u->port, o->errbuf, o->errbuf_len);
 }
 
-/* Turns "TargetName=..\0TargetAddress=..\0" into an array. */
+/* Turns "TargetName=..\0TargetAddress=..\0" into an array. Every pair,
+ * the last one too, ends in a NUL (RFC 7143 §6.1): an answer that breaks
+ * the text format is refused, not read past its end. */
 static int parse_send_targets(const char *txt, size_t len, struct osd_iscsi_target_info **out,
-			      size_t *count)
+			      size_t *count, const struct osd_iscsi_options *o)
 {
 	struct osd_iscsi_target_info *v = NULL, *nv;
-	size_t n = 0;
+	struct osd__iscsi_kv kv;
+	size_t n = 0, pos = 0;
+	int rc;
 
-	for (size_t i = 0; i < len;) {
-		const char *e = txt + i;
-
-		i += strnlen(e, len - i) + 1;
-		if (!strncmp(e, "TargetName=", 11)) {
+	while ((rc = osd__iscsi_text_next(&kv, (const uint8_t *)txt, len, &pos)) == 1) {
+		if (osd__iscsi_kv_is(&kv, "TargetName")) {
 			nv = realloc(v, (n + 1) * sizeof(*v));
 			if (!nv) {
 				free(v);
-				return -ENOMEM;
+				return fail_msg(o, -ENOMEM, "out of memory");
 			}
 			v = nv;
 			memset(&v[n], 0, sizeof(v[n]));
-			snprintf(v[n].name, sizeof(v[n].name), "%s", e + 11);
+			snprintf(v[n].name, sizeof(v[n].name), "%.*s", (int)kv.value_len, kv.value);
 			n++;
-		} else if (!strncmp(e, "TargetAddress=", 14) && n && !v[n - 1].address[0]) {
-			snprintf(v[n - 1].address, sizeof(v[n - 1].address), "%s", e + 14);
+		} else if (osd__iscsi_kv_is(&kv, "TargetAddress") && n && !v[n - 1].address[0]) {
+			snprintf(v[n - 1].address, sizeof(v[n - 1].address), "%.*s",
+				 (int)kv.value_len, kv.value);
 		}
+	}
+	if (rc < 0) {
+		free(v);
+		return fail_msg(o, -EPROTO, "malformed SendTargets answer at byte %zu of %zu "
+				"(a key=value pair without its NUL, or a bad key)", pos, len);
 	}
 	*out = v;
 	*count = n;
@@ -196,7 +203,7 @@ int osd_iscsi_discover(struct osd_iscsi_target_info **out, size_t *count, const 
 		return rc;
 	rc = osd__iscsi_text_exchange(s, "SendTargets=All", &reply, &reply_len, deadline_of(opts));
 	if (rc == 0)
-		rc = parse_send_targets(reply, reply_len, out, count);
+		rc = parse_send_targets(reply, reply_len, out, count, opts);
 	else
 		fail_msg(opts, rc, "%s", s->err);
 	if (rc == 0)

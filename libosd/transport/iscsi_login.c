@@ -45,6 +45,7 @@ static int text_append_raw(struct osd__iscsi_text *t, const uint8_t *d, size_t n
 	t->cap = t->len + n + 1;
 	memcpy(t->data + t->len, d, n);
 	t->len += n;
+	t->data[t->len] = 0; /* a C string for whoever reads it as one */
 	return 0;
 }
 

@@ -16,17 +16,22 @@
 #define VPD_SECURITY_TOKEN 0xB1
 #define VPD_HDR 4u
 
-/* Take the page from Data-In @p p into @p page; returns bytes held so far. */
-static size_t place(const struct osd__iscsi_pdu *p, uint8_t *page, size_t cap, size_t have)
+/* Take the page from Data-In @p p into @p page; *@p next is where the
+ * next Data-In starts. Returns the bytes held so far, or -1 when @p p does
+ * not start at *@p next: DataPDUInOrder=Yes (RFC 7143 §13.19) leaves no
+ * gap, and a gap would leave bytes of the page unset. */
+static long place(const struct osd__iscsi_pdu *p, uint8_t *page, size_t cap, size_t *next)
 {
 	size_t off = p->bhs.offset, len = p->data_len;
 
-	if (!p->data || off > cap)
-		return have;
-	if (len > cap - off)
-		len = cap - off;
-	memcpy(page + off, p->data, len);
-	return off + len > have ? off + len : have;
+	if (!p->data)
+		return (long)(*next < cap ? *next : cap);
+	if (off != *next)
+		return -1;
+	*next += len;
+	if (off < cap)
+		memcpy(page + off, p->data, len < cap - off ? len : cap - off);
+	return (long)(*next < cap ? *next : cap);
 }
 
 /* Keep the token of a GOOD answer; anything else means no token. */
@@ -50,7 +55,8 @@ int osd__iscsi_read_token(struct osd__iscsi_sess *s, uint64_t deadline)
 {
 	uint8_t page[VPD_HDR + OSD_ISCSI_TOKEN_MAX];
 	struct osd__iscsi_bhs h;
-	size_t have = 0;
+	size_t have = 0, next = 0;
+	long got = 0;
 	int rc;
 
 	memset(&h, 0, sizeof(h));
@@ -81,8 +87,14 @@ int osd__iscsi_read_token(struct osd__iscsi_sess *s, uint64_t deadline)
 			osd__iscsi_set_error(s, "unexpected %s while reading the security token",
 					     osd__iscsi_opcode_name(p->bhs.opcode));
 			rc = -EPROTO;
+		} else if (p->bhs.opcode == OSD_ISCSI_OP_DATA_IN &&
+			   (got = place(p, page, sizeof(page), &next)) < 0) {
+			osd__iscsi_set_error(s, "Data-In at offset %u, expected %zu, answering the "
+					     "INQUIRY of the security token", (unsigned)p->bhs.offset,
+					     next);
+			rc = -EPROTO;
 		} else if (p->bhs.opcode == OSD_ISCSI_OP_DATA_IN) {
-			have = place(p, page, sizeof(page), have);
+			have = (size_t)got;
 			if (p->bhs.flags & OSD_ISCSI_F_STATUS) {
 				keep_token(s, p->bhs.status == 0, page, have);
 				done = 1;

@@ -18,10 +18,11 @@ int osdfs__fsck_read_super(struct fsck *f)
 		{ OSDFS__PAGE_SUPER, OSDFS__ATTR_COUNTERS, cbuf, sizeof(cbuf) },
 		{ OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT, mbuf, sizeof(mbuf) },
 	};
-	int rc = f->ops->get_attrs(f->impl, OSDFS__SUPER_OID, a, 3);
+	int rc = f->ops->get_attrs(f->impl, OSDFS__SUPER_OID, a, 3), dec = -EUCLEAN;
 
-	if (rc == -ENOENT || (rc == 0 && (a[0].len == 0 || a[0].len > sizeof(sbuf) ||
-					  osdfs__super_decode(&f->sb, sbuf, a[0].len) < 0))) {
+	if (rc == 0 && a[0].len > 0 && a[0].len <= sizeof(sbuf))
+		dec = osdfs__super_decode(&f->sb, sbuf, a[0].len);
+	if (rc == -ENOENT || (rc == 0 && dec == -EUCLEAN)) {
 		osdfs__fsck_finding(f, OSDFS_FSCK_SUPERBLOCK,
 			      "superblock missing or corrupt: not an osdfs filesystem?");
 		f->unrepairable++;
@@ -30,6 +31,33 @@ int osdfs__fsck_read_super(struct fsck *f)
 	}
 	if (rc < 0)
 		return rc;
+	/* A format this code does not know (as mount refuses it): its
+	 * structures cannot be judged, so nothing is checked or repaired. */
+	if (dec == -EPROTONOSUPPORT || (f->sb.incompat & ~OSDFS__INCOMPAT_KNOWN)) {
+		if (dec == -EPROTONOSUPPORT)
+			osdfs__fsck_finding(f, OSDFS_FSCK_SUPERBLOCK,
+				      "unsupported osdfs format version %u: not checked",
+				      f->sb.version);
+		else
+			osdfs__fsck_finding(f, OSDFS_FSCK_SUPERBLOCK,
+				      "unsupported incompatible features 0x%llx: not checked",
+				      (unsigned long long)(f->sb.incompat &
+							   ~OSDFS__INCOMPAT_KNOWN));
+		f->unrepairable++;
+		f->fatal = 1;
+		return -EPROTONOSUPPORT;
+	}
+	/* Read-only-compatible features it does not know: readable, so
+	 * checked, but not written (mount read-write refuses them too). */
+	if (f->opts->repair && (f->sb.ro_compat & ~OSDFS__RO_COMPAT_KNOWN)) {
+		osdfs__fsck_finding(f, OSDFS_FSCK_SUPERBLOCK,
+			      "unknown read-only-compatible features 0x%llx: not repaired "
+			      "(a check without repair reads it)",
+			      (unsigned long long)(f->sb.ro_compat & ~OSDFS__RO_COMPAT_KNOWN));
+		f->unrepairable++;
+		f->fatal = 1;
+		return -EROFS;
+	}
 	f->sb_ok = 1;
 	if (a[1].len > sizeof(cbuf) || osdfs__counters_decode(&f->ctr, cbuf, a[1].len) < 0) {
 		osdfs__fsck_finding(f, OSDFS_FSCK_COUNTERS, "superblock counters missing or corrupt");

@@ -753,6 +753,92 @@ START_TEST(discovery)
 }
 END_TEST
 
+/* A SendTargets answer whose last pair lacks its NUL (RFC 7143 §6.1):
+ * discovery used to read the name past the end of the received text. */
+static const uint8_t st_unterminated[] = "TargetName=iqn.2026-01.org.x:a\0TargetName=iqn.x";
+
+static void script_discovery_unterminated(struct ft *ft)
+{
+	struct osd__iscsi_bhs h;
+
+	if (ft_accept(ft) || ft_login(ft) || ft_recv(ft))
+		return;
+	FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_TEXT_REQ, "SendTargets=All expected");
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_TEXT_RSP;
+	h.flags = OSD_ISCSI_F_FINAL;
+	h.itt = ft->pdu.bhs.itt;
+	h.ttt = OSD_ISCSI_RSVD_TAG;
+	ft_rsp_sn(ft, &h, 1);
+	/* the exact bytes, without the array's own terminating NUL */
+	ft_send(ft, &h, NULL, 0, st_unterminated, sizeof(st_unterminated) - 1);
+}
+
+START_TEST(discovery_unterminated)
+{
+	struct ft *ft = ft_new();
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_iscsi_target_info *v = NULL;
+	size_t n = 7;
+	char portal[64], err[256] = "";
+
+	ft_start(ft, script_discovery_unterminated);
+	snprintf(portal, sizeof(portal), "127.0.0.1:%u", ft->port);
+	o.errbuf = err;
+	o.errbuf_len = sizeof(err);
+	ck_assert_int_eq(osd_iscsi_discover(&v, &n, portal, &o), -EPROTO);
+	ck_assert_msg(strstr(err, "malformed SendTargets answer at byte 31 of 47"), "%s", err);
+	ck_assert_ptr_null(v);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	free(ft);
+}
+END_TEST
+
+/* The security token page in a Data-In that starts at offset 4, leaving a
+ * gap (DataPDUInOrder=Yes, RFC 7143 §13.19): the initiator used to keep a
+ * token made of the bytes its buffer held before. */
+static void script_token_gap(struct ft *ft)
+{
+	uint8_t page[4 + sizeof(FT_TOKEN) - 1] = { 0x11, 0xB1, 0, sizeof(FT_TOKEN) - 1 };
+	struct osd__iscsi_bhs h;
+
+	ft->token_by_script = 1;
+	if (ft_accept(ft) || ft_login(ft) || ft_recv(ft))
+		return;
+	FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD && ft->pdu.bhs.cdb[2] == 0xB1,
+		 "INQUIRY of the security token page expected");
+	memcpy(page + 4, FT_TOKEN, sizeof(FT_TOKEN) - 1);
+	memset(&h, 0, sizeof(h));
+	h.opcode = OSD_ISCSI_OP_DATA_IN;
+	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_F_STATUS;
+	h.itt = ft->pdu.bhs.itt;
+	h.ttt = OSD_ISCSI_RSVD_TAG;
+	h.offset = 4;
+	ft_rsp_sn(ft, &h, 1);
+	ft_send(ft, &h, NULL, 0, page + 4, sizeof(page) - 4);
+}
+
+START_TEST(token_gap)
+{
+	struct ft *ft = ft_new();
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp = { NULL, NULL };
+	char url[128], err[256] = "";
+
+	ft_start(ft, script_token_gap);
+	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%u/" TARGET "/0", ft->port);
+	o.errbuf = err;
+	o.errbuf_len = sizeof(err);
+	ck_assert_int_eq(osd_iscsi_transport_new(&tp, url, &o), -EPROTO);
+	ck_assert_msg(strstr(err, "Data-In at offset 4, expected 0, answering the INQUIRY of "
+			     "the security token"), "%s", err);
+	ck_assert_ptr_null(tp.ops);
+	ck_assert_msg(ft_join(ft)[0] == 0, "%s", ft->fail);
+	free(ft);
+}
+END_TEST
+
 /* ---- unsolicited Data-Out (InitialR2T=No) ---- */
 
 #define U_OUT 20000
@@ -1063,6 +1149,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, chap_refused, 0, 2);
 	tcase_add_test(tc, task_abort);
 	tcase_add_test(tc, discovery);
+	tcase_add_test(tc, discovery_unterminated);
+	tcase_add_test(tc, token_gap);
 	tcase_add_test(tc, unsolicited_data);
 	tcase_add_loop_test(tc, keepalive, 0, 2);
 	tcase_add_test(tc, reconnect_fails);

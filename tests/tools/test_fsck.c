@@ -595,6 +595,55 @@ START_TEST(missing_superblock)
 }
 END_TEST
 
+/* A superblock of a format this library does not know (an incompatible
+ * feature from the future, or another format version) is refused as mount
+ * refuses it, nothing changed; one with an unknown read-only-compatible
+ * feature is checked but not repaired. fsck used to check it as if it knew it, and
+ * a repair then failed on the mount it needs (found by fuzz_fs_super). */
+START_TEST(unknown_format)
+{
+	struct osdfs_fsck_report rep;
+	uint8_t buf[512], after[512];
+	uint32_t len = sizeof(buf), alen = sizeof(after);
+
+	get_attr(SUPER_OID, PAGE_SUPER, 1, buf, &len);
+	buf[33] = 0x80; /* incompatible feature 0x8000 */
+	set_attr(SUPER_OID, PAGE_SUPER, 1, buf, len);
+	ck_assert_int_eq(run_fsck(1, &rep), -EPROTONOSUPPORT);
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_SUPERBLOCK], 1);
+	ck_assert_uint_eq(rep.total, 1);
+	ck_assert_uint_eq(rep.repaired, 0);
+	ck_assert_str_eq(last_msg[OSDFS_FSCK_SUPERBLOCK],
+			 "unsupported incompatible features 0x8000: not checked");
+	get_attr(SUPER_OID, PAGE_SUPER, 1, after, &alen);
+	ck_assert_uint_eq(alen, len);
+	ck_assert_mem_eq(after, buf, len);
+	buf[33] = 0;
+	buf[8] = 9; /* format version 9 */
+	set_attr(SUPER_OID, PAGE_SUPER, 1, buf, len);
+	ck_assert_int_eq(run_fsck(0, &rep), -EPROTONOSUPPORT);
+	ck_assert_str_eq(last_msg[OSDFS_FSCK_SUPERBLOCK],
+			 "unsupported osdfs format version 9: not checked");
+	buf[8] = 1;
+	/* read-only-compatible feature 0x8000: checked, but not repaired */
+	buf[25] = 0x80;
+	set_attr(SUPER_OID, PAGE_SUPER, 1, buf, len);
+	assert_clean();
+	ck_assert_int_eq(run_fsck(1, &rep), -EROFS);
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_SUPERBLOCK], 1);
+	ck_assert_uint_eq(rep.repaired, 0);
+	ck_assert_str_eq(last_msg[OSDFS_FSCK_SUPERBLOCK],
+			 "unknown read-only-compatible features 0x8000: not repaired "
+			 "(a check without repair reads it)");
+	alen = sizeof(after);
+	get_attr(SUPER_OID, PAGE_SUPER, 1, after, &alen);
+	ck_assert_mem_eq(after, buf, len);
+	buf[25] = 0;
+	set_attr(SUPER_OID, PAGE_SUPER, 1, buf, len);
+	assert_clean();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("osdfs_fsck");
@@ -616,6 +665,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, stale_mount_record_and_counters);
 	tcase_add_test(tc, bad_size_and_inode);
 	tcase_add_test(tc, missing_superblock);
+	tcase_add_test(tc, unknown_format);
 	suite_add_tcase(s, tc);
 	return s;
 }
