@@ -373,6 +373,19 @@ void osd__tgt_iscsi_window_release(struct iscsi_conn *c)
 	pthread_mutex_unlock(&c->mu);
 }
 
+int osd__tgt_iscsi_itt_unanswered(struct iscsi_conn *c, uint32_t itt)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&c->mu);
+	/* TS_DONE is set before the answer goes out: a tag seen again after
+	 * that may be a legal reuse, one before it cannot */
+	for (const struct iscsi_task *t = c->order; t && !found; t = t->onext)
+		found = t->itt == itt && t->state < TS_DONE;
+	pthread_mutex_unlock(&c->mu);
+	return found;
+}
+
 void osd__tgt_iscsi_task_executed(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	pthread_mutex_lock(&c->mu);

@@ -336,6 +336,9 @@ void osd__tgt_iscsi_task_classify(struct osd_target_iscsi *srv, struct iscsi_tas
 int osd__tgt_iscsi_task_enter(struct iscsi_conn *c, struct iscsi_task *t);
 /* Its data is in: it runs once no earlier task conflicts with it. */
 void osd__tgt_iscsi_task_ready(struct iscsi_conn *c, struct iscsi_task *t);
+/* Whether a task of @p c tagged @p itt is in c->order and not yet answered
+ * (waiting for data, queued or running). */
+int osd__tgt_iscsi_itt_unanswered(struct iscsi_conn *c, uint32_t itt);
 /* A task answered without execution leaves c->order and is freed. */
 void osd__tgt_iscsi_task_leave(struct iscsi_conn *c, struct iscsi_task *t);
 /* Drop queued tasks on @p lun (NULL = all) or the one @p itt (RSVD = any):

@@ -1131,6 +1131,51 @@ START_TEST(concurrent_execution)
 }
 END_TEST
 
+/*
+ * A command whose Initiator Task Tag belongs to a command not yet answered
+ * (here one held in execution) is refused with Reject 07h TASK IN PROGRESS
+ * (RFC 7143 11.17.1); once that command is answered, its tag may be used
+ * again.
+ */
+START_TEST(duplicate_itt)
+{
+	static struct gate g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
+				 .hold = OSD_ACT_FLUSH };
+	osd_target_iscsi *srv;
+	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
+	const uint64_t a = 0x30003;
+	struct tc c;
+
+	o.port = 0;
+	o.workers = 4;
+	o.on_execute = gate_hook;
+	o.on_execute_payload = &g;
+	ck_assert_int_eq(osd_target_iscsi_create(&srv, g_luns, NLUNS, &o), 0);
+	ck_assert_int_eq(osd_target_iscsi_start(srv), 0);
+	struct tc_login lo = { .target = IQN };
+	ck_assert_int_eq(tc_login(&c, osd_target_iscsi_port(srv), &lo), 0);
+	ck_assert_int_eq(tc_clear_ua(&c, 0), 0);
+	simple_osd(&c, OSD_ACT_CREATE_PARTITION, PID, 0);
+	simple_osd(&c, OSD_ACT_CREATE, PID, a);
+
+	uint32_t flush = start_osd(&c, OSD_ACT_FLUSH, a, OSD_ISCSI_ATTR_SIMPLE);
+	gate_wait(&g, 1);
+	uint32_t next = c.itt;
+	c.itt = flush;
+	start_osd(&c, OSD_ACT_GET_ATTRIBUTES, a, OSD_ISCSI_ATTR_SIMPLE);
+	expect_reject(&c, OSD_ISCSI_REJECT_TASK_IN_PROGRESS, NULL);
+	ping(&c); /* the held FLUSH still runs, nothing else came */
+	gate_set(&g, 1);
+	expect_good(&c, flush);
+	c.itt = flush; /* answered: its tag is free again */
+	simple_osd(&c, OSD_ACT_GET_ATTRIBUTES, PID, a);
+	c.itt = next;
+	ck_assert_int_eq(tc_logout(&c), 0);
+	tc_close(&c);
+	osd_target_iscsi_free(srv);
+}
+END_TEST
+
 /* Starts a 4 KiB READ or WRITE of @p oid at @p off (data in @p buf). */
 static uint32_t start_rw(struct tc *c, enum osd_action a, uint64_t oid, uint64_t off,
 			 uint8_t *buf, uint8_t cdb[OSD_CDB_V2_LEN])
@@ -1303,6 +1348,7 @@ static Suite *suite(void)
 	tcase_add_test(t, free_closes_connections);
 	tcase_add_test(t, create_arguments);
 	tcase_add_test(t, concurrent_execution);
+	tcase_add_test(t, duplicate_itt);
 	tcase_add_test(t, object_ranges);
 	suite_add_tcase(s, t);
 	return s;
