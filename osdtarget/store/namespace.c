@@ -69,14 +69,9 @@ struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid)
 
 static void obj_free(struct osd__obj *o)
 {
-	if (o->fd >= 0)
-		close(o->fd);
-	if (o->sfd >= 0)
-		close(o->sfd);
+	osd__obj_io_free(o);
 	osd__attr_free_all(o);
 	pthread_mutex_destroy(&o->mu);
-	pthread_mutex_destroy(&o->wmu);
-	osd__trust_drop(o);
 	free(o);
 }
 
@@ -94,13 +89,10 @@ static struct osd__obj *obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type ty
 		return NULL;
 	o->pid = pid;
 	o->oid = oid;
-	o->type = type;
-	o->fd = -1;
-	o->sfd = -1;
+	o->type = (uint8_t)type;
 	o->quota = OSD_STORE_NO_QUOTA;
 	atomic_init(&o->refs, 1);
 	pthread_mutex_init(&o->mu, NULL);
-	pthread_mutex_init(&o->wmu, NULL);
 	return o;
 }
 
@@ -468,7 +460,7 @@ static void ckw_obj(struct ckpt_writer *w, const struct osd__obj *o)
 		put_ids(h, o->pid, o->oid);
 		osd__put_be32(h + 16, o->attrs[i].page);
 		osd__put_be32(h + 20, o->attrs[i].num);
-		ckw_rec(w, OSD__REC_ATTR, h, 24, o->attrs[i].val, o->attrs[i].len);
+		ckw_rec(w, OSD__REC_ATTR, h, 24, osd__attr_val(&o->attrs[i]), o->attrs[i].len);
 	}
 }
 
