@@ -675,6 +675,42 @@ static int gen_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Sort by generation: a radix sort, one pass per byte the largest
+ * generation has (three at 16M). qsort() of the map was a sixth of the
+ * open of 1M objects. Falls back to qsort() without memory for the copy.
+ */
+static void gen_sort(struct gen_ent *map, size_t n)
+{
+	uint64_t all = 0;
+	for (size_t i = 0; i < n; i++)
+		all |= map[i].gen;
+	struct gen_ent *tmp = n > 1 ? malloc(n * sizeof(*tmp)) : NULL;
+	if (!tmp) {
+		qsort(map, n, sizeof(*map), gen_cmp);
+		return;
+	}
+	struct gen_ent *from = map, *to = tmp;
+	for (unsigned shift = 0; shift < 64 && all >> shift; shift += 8) {
+		size_t at[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			at[from[i].gen >> shift & 0xFF]++;
+		for (size_t k = 0, sum = 0; k < 256; k++) {
+			size_t c = at[k];
+			at[k] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[at[from[i].gen >> shift & 0xFF]++] = from[i];
+		struct gen_ent *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != map)
+		memcpy(map, from, n * sizeof(*map));
+	free(tmp);
+}
+
 int osd__parse_hex16(const char *name, uint64_t *gen)
 {
 	uint64_t g = 0;
@@ -780,7 +816,7 @@ int osd__data_scan(struct osd_store *st)
 		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext)
 			if (o->type == OSD_OBJ_USER)
 				map[n++] = (struct gen_ent){ o->gen, o };
-	qsort(map, n, sizeof(*map), gen_cmp);
+	gen_sort(map, n);
 	int r = 0;
 	struct unnamed u = { .deleted = 0 };
 	uint64_t max_gen = 0;
