@@ -812,11 +812,23 @@ int osd__data_scan(struct osd_store *st)
 	size_t n = 0;
 	if (!map)
 		return -ENOMEM;
-	for (size_t i = 0; i < st->hash_size; i++)
-		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext)
-			if (o->type == OSD_OBJ_USER)
-				map[n++] = (struct gen_ent){ o->gen, o };
-	gen_sort(map, n);
+	/* In id order: objects made one after the other have rising
+	 * generations, and a map that is sorted already needs no sort (nor its
+	 * copy, at the open's peak of memory). */
+	int sorted = 1;
+	for (size_t i = 0; i < st->nparts; i++) {
+		const struct osd__part *p = st->parts[i];
+		for (size_t k = 0; k < p->nids; k++) {
+			if (p->ids[k].type != OSD_OBJ_USER)
+				continue;
+			struct osd__obj *o = osd__ns_find(st, p->pid, p->ids[k].id);
+			if (n && map[n - 1].gen >= o->gen)
+				sorted = 0;
+			map[n++] = (struct gen_ent){ o->gen, o };
+		}
+	}
+	if (!sorted)
+		gen_sort(map, n);
 	int r = 0;
 	struct unnamed u = { .deleted = 0 };
 	uint64_t max_gen = 0;

@@ -1695,6 +1695,41 @@ START_TEST(t_io_on_demand)
 }
 END_TEST
 
+/* The open finds each data file's object by generation: objects made in
+ * descending id order (generations falling along the ids, two bytes of
+ * them, so the sort takes two passes) and in ascending order in a second
+ * partition all get their data back. */
+START_TEST(t_scan_order)
+{
+	enum { N = 300 };
+	uint8_t b[8], got[8];
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_partition_create(st, P2, 0), 0);
+	for (int i = N - 1; i >= 0; i--) {
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + (uint64_t)i, OSD_OBJ_USER, 0), 0);
+		th_fill(b, sizeof(b), (uint64_t)i, 0);
+		ck_assert_int_eq(wr(P1, O1 + (uint64_t)i, 0, b, sizeof(b)), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(osd_store_object_create(st, P2, O1 + (uint64_t)i, OSD_OBJ_USER, 0), 0);
+		th_fill(b, sizeof(b), 1000 + (uint64_t)i, 0);
+		ck_assert_int_eq(wr(P2, O1 + (uint64_t)i, 0, b, sizeof(b)), 0);
+	}
+	reopen();
+	ck_assert_str_eq(osd_store_error(st), "");
+	for (int i = 0; i < N; i++) {
+		th_fill(b, sizeof(b), (uint64_t)i, 0);
+		ck_assert_uint_eq(rd(P1, O1 + (uint64_t)i, 0, got, sizeof(got)), sizeof(got));
+		ck_assert_mem_eq(got, b, sizeof(b));
+	}
+	for (int i = 0; i < 3; i++) {
+		th_fill(b, sizeof(b), 1000 + (uint64_t)i, 0);
+		ck_assert_uint_eq(rd(P2, O1 + (uint64_t)i, 0, got, sizeof(got)), sizeof(got));
+		ck_assert_mem_eq(got, b, sizeof(b));
+	}
+}
+END_TEST
+
 /*
  * A log several times the replay's release step (8 MiB): the pages behind
  * the replay are given back as it goes, so everything that reads the log
@@ -1817,6 +1852,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_attr_inline);
 	tcase_add_test(tc, t_io_on_demand);
 	tcase_add_test(tc, t_long_log);
+	tcase_add_test(tc, t_scan_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
