@@ -34,12 +34,16 @@ static char *dir;
 static struct osd_store *st;
 static uint8_t *data, *back;
 static char last_log[1024];
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER; /* readers in threads log too */
 
 static void log_cb(void *arg, int level, const char *msg)
 {
 	(void)arg;
-	if (level == OSD_STORE_LOG_ERR)
-		snprintf(last_log, sizeof(last_log), "%s", msg);
+	if (level != OSD_STORE_LOG_ERR)
+		return;
+	pthread_mutex_lock(&log_mu);
+	snprintf(last_log, sizeof(last_log), "%s", msg);
+	pthread_mutex_unlock(&log_mu);
 }
 
 static struct osd_store *open_store(int create, int verify_reads)
