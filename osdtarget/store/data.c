@@ -802,19 +802,17 @@ static int scan_sums(struct osd_store *st, struct gen_ent *map, size_t n)
 }
 
 /*
- * Attach every data file to its object (length and used bytes from the
- * file). Files no object refers to are deleted or quarantined
- * (unnamed_file()). New objects get generations above every file seen.
+ * The user objects sorted by generation, made when the scan meets its first
+ * file (objects that never held data need none). In id order: objects made
+ * one after the other have rising generations, and a map that is sorted
+ * already needs no sort (nor its copy, at the open's peak of memory).
  */
-int osd__data_scan(struct osd_store *st)
+static int gen_map(struct osd_store *st, struct gen_ent **mapp, size_t *np)
 {
 	struct gen_ent *map = malloc((st->nobjs + 1) * sizeof(*map));
 	size_t n = 0;
 	if (!map)
 		return -ENOMEM;
-	/* In id order: objects made one after the other have rising
-	 * generations, and a map that is sorted already needs no sort (nor its
-	 * copy, at the open's peak of memory). */
 	int sorted = 1;
 	for (size_t i = 0; i < st->nparts; i++) {
 		const struct osd__part *p = st->parts[i];
@@ -829,6 +827,20 @@ int osd__data_scan(struct osd_store *st)
 	}
 	if (!sorted)
 		gen_sort(map, n);
+	*mapp = map;
+	*np = n;
+	return 0;
+}
+
+/*
+ * Attach every data file to its object (length and used bytes from the
+ * file). Files no object refers to are deleted or quarantined
+ * (unnamed_file()). New objects get generations above every file seen.
+ */
+int osd__data_scan(struct osd_store *st)
+{
+	struct gen_ent *map = NULL;
+	size_t n = 0;
 	int r = 0;
 	struct unnamed u = { .deleted = 0 };
 	uint64_t max_gen = 0;
@@ -854,6 +866,8 @@ int osd__data_scan(struct osd_store *st)
 				continue;
 			if (key.gen > max_gen)
 				max_gen = key.gen;
+			if (!map && (r = gen_map(st, &map, &n)) != 0)
+				break;
 			hit = bsearch(&key, map, n, sizeof(*map), gen_cmp);
 			if (!hit) {
 				unnamed_file(st, dfd, de->d_name, key.gen, &u);

@@ -257,6 +257,9 @@ int osd__recover_gone(struct osd_store *st, uint64_t gen);
 int osd__ns_init(struct osd_store *st);
 void osd__ns_free(struct osd_store *st);
 struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid);
+/* Size the hash for @p n objects now (the open, before a replay): growing
+ * it one doubling at a time rehashed every object again and again. */
+void osd__ns_reserve(struct osd_store *st, size_t n);
 struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid);
 void osd__obj_put(struct osd_store *st, struct osd__obj *obj);
 struct osd__part *osd__ns_part(struct osd_store *st, uint64_t pid);

@@ -24,17 +24,16 @@ static size_t ns_slot(const struct osd_store *st, uint64_t pid, uint64_t oid)
 	return (size_t)h & (st->hash_size - 1);
 }
 
-static int ns_grow(struct osd_store *st)
+/* Rehash into @p size slots (a power of two larger than hash_size). */
+static int ns_rehash(struct osd_store *st, size_t size)
 {
-	if (st->nobjs < st->hash_size)
-		return 0;
 	size_t old = st->hash_size;
 	struct osd__obj **oldh = st->hash;
-	struct osd__obj **h = calloc(old * 2, sizeof(*h));
+	struct osd__obj **h = calloc(size, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	st->hash = h;
-	st->hash_size = old * 2;
+	st->hash_size = size;
 	for (size_t i = 0; i < old; i++) {
 		struct osd__obj *o = oldh[i];
 		while (o) {
@@ -47,6 +46,20 @@ static int ns_grow(struct osd_store *st)
 	}
 	free(oldh);
 	return 0;
+}
+
+static int ns_grow(struct osd_store *st)
+{
+	return st->nobjs < st->hash_size ? 0 : ns_rehash(st, st->hash_size * 2);
+}
+
+void osd__ns_reserve(struct osd_store *st, size_t n)
+{
+	size_t size = st->hash_size;
+	while (size < n && size <= SIZE_MAX / 4 / sizeof(*st->hash))
+		size *= 2;
+	if (size > st->hash_size)
+		(void)ns_rehash(st, size); /* a hint: without memory, growth rehashes */
 }
 
 struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)

@@ -185,6 +185,25 @@ static void release_behind(struct replay *rp, size_t off)
 }
 
 /*
+ * The objects and partitions the records create, from their headers alone
+ * (no CRC; the count ends at the first impossible length): the hash is
+ * sized for them before the replay.
+ */
+static size_t creates_in(const struct replay *rp)
+{
+	size_t n = 0;
+	for (size_t off = OSD__FILE_HDR; rp->len - off >= OSD__REC_HDR;) {
+		uint32_t len = osd__get_be32(rp->buf + off + 4);
+		uint8_t t = rp->buf[off + 8];
+		if (len > OSD__REC_MAX_PAYLOAD || rp->len - off - OSD__REC_HDR < len)
+			break;
+		n += t == OSD__REC_OBJ_CREATE || t == OSD__REC_PART_CREATE;
+		off += OSD__REC_HDR + len;
+	}
+	return n;
+}
+
+/*
  * Apply the records after the header. Strict: stop at the first damage and
  * count the intact records after it. Salvage: skip the damaged bytes up to
  * the next record whose CRC verifies, and records that do not apply.
@@ -192,6 +211,8 @@ static void release_behind(struct replay *rp, size_t off)
 static void replay(struct osd_store *st, struct replay *rp, int salvage)
 {
 	size_t off = OSD__FILE_HDR;
+	if (rp->len > OSD__FILE_HDR)
+		osd__ns_reserve(st, st->nobjs + creates_in(rp));
 	while (off < rp->len) {
 		struct osd__rec rec;
 		const char *why;
