@@ -37,6 +37,38 @@ static size_t attr_lower(const struct osd__obj *obj, uint32_t page, uint32_t num
 	return lo;
 }
 
+static void attr_val_free(struct osd__attr *a)
+{
+	if (a->len > OSD__ATTR_INLINE)
+		free(a->v.ptr);
+}
+
+/* Entries an array holding @p n has room for: most objects hold three
+ * timestamps, so the first array has room for three and later ones grow by
+ * half. The object keeps no capacity of its own: it follows from nattrs. */
+static uint64_t attr_room(uint64_t n)
+{
+	uint64_t c = 3;
+	while (c < n)
+		c += c / 2 + 1;
+	return c;
+}
+
+/* Room for one more entry. */
+static int attr_grow(struct osd__obj *obj)
+{
+	if (obj->nattrs && obj->nattrs < attr_room(obj->nattrs))
+		return 0;
+	uint64_t cap = attr_room((uint64_t)obj->nattrs + 1);
+	if (cap > UINT32_MAX)
+		return -ENOMEM;
+	struct osd__attr *a = realloc(obj->attrs, (size_t)cap * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	obj->attrs = a;
+	return 0;
+}
+
 /* Set or (len 0) delete an attribute. Caller holds obj->mu or owns obj. */
 int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
 		  const void *val, size_t len)
@@ -47,7 +79,7 @@ int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
 	int found = i < obj->nattrs && attr_cmp(&obj->attrs[i], page, num) == 0;
 	if (len == 0) {
 		if (found) {
-			free(obj->attrs[i].val);
+			attr_val_free(&obj->attrs[i]);
 			memmove(&obj->attrs[i], &obj->attrs[i + 1],
 				(obj->nattrs - i - 1) * sizeof(*obj->attrs));
 			obj->nattrs--;
@@ -55,26 +87,24 @@ int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
 		return 0;
 	}
 	if (found && obj->attrs[i].len == len) {
-		memcpy(obj->attrs[i].val, val, len); /* same size: no reallocation */
+		/* same size: no reallocation */
+		memcpy((uint8_t *)osd__attr_val(&obj->attrs[i]), val, len);
 		obj->attrs[i].lazy = 0;
 		return 0;
 	}
-	uint8_t *v = malloc(len);
-	if (!v)
-		return -ENOMEM;
-	memcpy(v, val, len);
+	uint8_t *v = NULL;
+	if (len > OSD__ATTR_INLINE) {
+		v = malloc(len);
+		if (!v)
+			return -ENOMEM;
+		memcpy(v, val, len);
+	}
 	if (found) {
-		free(obj->attrs[i].val);
+		attr_val_free(&obj->attrs[i]);
 	} else {
-		if (obj->nattrs == obj->attrs_cap) {
-			size_t cap = obj->attrs_cap ? obj->attrs_cap * 2 : 4;
-			struct osd__attr *a = realloc(obj->attrs, cap * sizeof(*a));
-			if (!a) {
-				free(v);
-				return -ENOMEM;
-			}
-			obj->attrs = a;
-			obj->attrs_cap = cap;
+		if (attr_grow(obj)) {
+			free(v);
+			return -ENOMEM;
 		}
 		memmove(&obj->attrs[i + 1], &obj->attrs[i],
 			(obj->nattrs - i) * sizeof(*obj->attrs));
@@ -82,19 +112,23 @@ int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
 		obj->attrs[i].page = page;
 		obj->attrs[i].num = num;
 	}
-	obj->attrs[i].val = v;
-	obj->attrs[i].len = (uint32_t)len;
-	obj->attrs[i].lazy = 0;
+	struct osd__attr *a = &obj->attrs[i];
+	a->len = (uint16_t)len;
+	if (v)
+		a->v.ptr = v;
+	else
+		memcpy(a->v.in, val, len);
+	a->lazy = 0;
 	return 0;
 }
 
 void osd__attr_free_all(struct osd__obj *obj)
 {
 	for (size_t i = 0; i < obj->nattrs; i++)
-		free(obj->attrs[i].val);
+		attr_val_free(&obj->attrs[i]);
 	free(obj->attrs);
 	obj->attrs = NULL;
-	obj->nattrs = obj->attrs_cap = 0;
+	obj->nattrs = 0;
 }
 
 int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
@@ -113,7 +147,7 @@ int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
 	if (i < o->nattrs && attr_cmp(&o->attrs[i], page, num) == 0) {
 		size_t l = o->attrs[i].len;
 		if (buf && bufsize)
-			memcpy(buf, o->attrs[i].val, l < bufsize ? l : bufsize);
+			memcpy(buf, osd__attr_val(&o->attrs[i]), l < bufsize ? l : bufsize);
 		if (len)
 			*len = l;
 		r = 0;
@@ -134,7 +168,7 @@ static int attr_unchanged(const struct osd__obj *obj, uint32_t page, uint32_t nu
 
 	return len && i < obj->nattrs && attr_cmp(&obj->attrs[i], page, num) == 0 &&
 	       (lazy || !obj->attrs[i].lazy) &&
-	       obj->attrs[i].len == len && memcmp(obj->attrs[i].val, val, len) == 0;
+	       obj->attrs[i].len == len && memcmp(osd__attr_val(&obj->attrs[i]), val, len) == 0;
 }
 
 static void attr_hdr(uint8_t h[24], uint64_t pid, uint64_t oid, uint32_t page,
@@ -239,7 +273,7 @@ static int batch_add_lazy(struct attr_batch *b, const struct osd__obj *o, int ex
 	for (size_t i = 0; i < o->nattrs && !r; i++) {
 		const struct osd__attr *a = &o->attrs[i];
 		if (a->lazy && !(except && attr_cmp(a, page, num) == 0))
-			r = batch_add(b, a->page, a->num, a->val, a->len, pos);
+			r = batch_add(b, a->page, a->num, osd__attr_val(a), a->len, pos);
 	}
 	return r;
 }
@@ -346,7 +380,7 @@ int osd_store_attr_iterate(struct osd_store *st, uint64_t pid, uint64_t oid,
 		const struct osd__attr *a = &o->attrs[i];
 		if (page != OSD_STORE_ALL_PAGES && a->page != page)
 			break;
-		r = cb(a->page, a->num, a->val, a->len, payload);
+		r = cb(a->page, a->num, osd__attr_val(a), a->len, payload);
 	}
 	pthread_mutex_unlock(&o->mu);
 	pthread_rwlock_unlock(&st->ns);

@@ -67,22 +67,62 @@ static uint64_t fd_key(const struct osd__obj *o)
 
 static struct osd__obj *fd_obj(struct osd__lru_node *n)
 {
-	return n ? OSD__LRU_ENTRY(n, struct osd__obj, fd_node) : NULL;
+	return n ? OSD__LRU_ENTRY(n, struct osd__obj_io, fd_node)->obj : NULL;
+}
+
+struct osd__obj_io *osd__obj_io_locked(struct osd__obj *o)
+{
+	struct osd__obj_io *io = o->io;
+	if (io)
+		return io;
+	io = calloc(1, sizeof(*io));
+	if (!io)
+		return NULL;
+	io->obj = o;
+	io->fd = -1;
+	io->sfd = -1;
+	pthread_mutex_init(&io->wmu, NULL);
+	o->io = io;
+	return io;
+}
+
+/* osd__obj_io_locked() for an object whose mu the caller does not hold. */
+static struct osd__obj_io *obj_io(struct osd__obj *o)
+{
+	pthread_mutex_lock(&o->mu);
+	struct osd__obj_io *io = osd__obj_io_locked(o);
+	pthread_mutex_unlock(&o->mu);
+	return io;
+}
+
+void osd__obj_io_free(struct osd__obj *o)
+{
+	struct osd__obj_io *io = o->io;
+	if (!io)
+		return;
+	if (io->fd >= 0)
+		close(io->fd);
+	if (io->sfd >= 0)
+		close(io->sfd);
+	osd__trust_drop(o);
+	pthread_mutex_destroy(&io->wmu);
+	free(io);
+	o->io = NULL;
 }
 
 /* Close an idle cached fd. obj->mu held. @return 1 if the LRU reference must be dropped. */
 static int fd_close_locked(struct osd_store *st, struct osd__obj *o)
 {
-	if (o->fd < 0 || o->fd_users)
+	if (!o->io || o->io->fd < 0 || o->io->fd_users)
 		return 0;
-	close(o->fd);
-	o->fd = -1;
-	if (o->sfd >= 0)
-		close(o->sfd);
-	o->sfd = -1;
+	close(o->io->fd);
+	o->io->fd = -1;
+	if (o->io->sfd >= 0)
+		close(o->io->sfd);
+	o->io->sfd = -1;
 	osd__trust_drop(o); /* trust lives with the descriptor */
 	pthread_mutex_lock(&st->lru_mu);
-	osd__lru_remove(&st->fds, &o->fd_node);
+	osd__lru_remove(&st->fds, &o->io->fd_node);
 	pthread_mutex_unlock(&st->lru_mu);
 	return 1;
 }
@@ -108,17 +148,17 @@ static void fd_evict_to(struct osd_store *st, int keep)
 	size_t want = keep < 0 ? st->fds.count / 2 : (size_t)keep;
 	struct osd__obj *o = fd_obj(osd__lru_oldest(&st->fds));
 	while (st->fds.count > want && o && n < 64) {
-		struct osd__obj *next = fd_obj(o->fd_node.lnext);
+		struct osd__obj *next = fd_obj(o->io->fd_node.lnext);
 		/* trylock: the usual order is obj->mu before lru_mu */
 		if (pthread_mutex_trylock(&o->mu) == 0) {
-			if (o->fd >= 0 && !o->fd_users) {
-				close(o->fd);
-				o->fd = -1;
-				if (o->sfd >= 0)
-					close(o->sfd);
-				o->sfd = -1;
+			if (o->io->fd >= 0 && !o->io->fd_users) {
+				close(o->io->fd);
+				o->io->fd = -1;
+				if (o->io->sfd >= 0)
+					close(o->io->sfd);
+				o->io->sfd = -1;
 				osd__trust_drop(o);
-				osd__lru_remove(&st->fds, &o->fd_node);
+				osd__lru_remove(&st->fds, &o->io->fd_node);
 				victims[n++] = o;
 			}
 			pthread_mutex_unlock(&o->mu);
@@ -143,7 +183,9 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 			 int *need_evict)
 {
 	*fd = -1;
-	if (o->fd < 0) {
+	if (!osd__obj_io_locked(o))
+		return -ENOMEM;
+	if (o->io->fd < 0) {
 		if (!o->has_file && !create)
 			return 0;
 		char name[32];
@@ -188,7 +230,7 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 				close(sfd);
 			return -e;
 		}
-		o->sfd = sfd;
+		o->io->sfd = sfd;
 		/* The store's reads then bring in only the pages they ask for:
 		 * no readahead reads a trusted block back from disk unseen
 		 * (trust.c). Initiators read ahead themselves. */
@@ -196,22 +238,22 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 			(void)posix_fadvise(f, 0, 0, POSIX_FADV_RANDOM);
 		if (!o->has_file) {
 			o->has_file = 1;
-			atomic_store(&o->dir_dirty, 1);
+			atomic_store(&o->io->dir_dirty, 1);
 			atomic_fetch_or(&st->dirs_dirty[dir / 64], 1ULL << (dir % 64));
 		}
-		o->fd = f;
+		o->io->fd = f;
 		atomic_fetch_add(&o->refs, 1); /* held by the LRU while the fd is open */
 		pthread_mutex_lock(&st->lru_mu);
-		osd__lru_insert(&st->fds, &o->fd_node, fd_key(o), 0);
+		osd__lru_insert(&st->fds, &o->io->fd_node, fd_key(o), 0);
 		*need_evict = st->fds.count > (size_t)st->max_fds;
 		pthread_mutex_unlock(&st->lru_mu);
 	} else {
 		pthread_mutex_lock(&st->lru_mu);
-		osd__lru_touch(&st->fds, &o->fd_node);
+		osd__lru_touch(&st->fds, &o->io->fd_node);
 		pthread_mutex_unlock(&st->lru_mu);
 	}
-	o->fd_users++;
-	*fd = o->fd;
+	o->io->fd_users++;
+	*fd = o->io->fd;
 	return 0;
 }
 
@@ -232,7 +274,7 @@ static int fd_get_for_change(struct osd_store *st, struct osd__obj *o, int creat
 static void fd_put(struct osd_store *st, struct osd__obj *o)
 {
 	pthread_mutex_lock(&o->mu);
-	o->fd_users--;
+	o->io->fd_users--;
 	int drop = o->removed ? fd_close_locked(st, o) : 0;
 	pthread_mutex_unlock(&o->mu);
 	if (drop)
@@ -264,11 +306,11 @@ static void account_fd_locked(struct osd_store *st, struct osd__obj *o, int fd)
 		o->length = (uint64_t)sb.st_size;
 		osd__data_account(st, o, (uint64_t)sb.st_blocks * 512);
 	}
-	if (o->tchanging && ok) {
+	if (o->io->tchanging && ok) {
 		osd__trust_change_end(o, &sb.st_ctim);
-	} else if (o->tchanging) {
+	} else if (o->io->tchanging) {
 		osd__trust_drop(o);
-		o->tchanging = 0;
+		o->io->tchanging = 0;
 	}
 }
 
@@ -328,13 +370,13 @@ static int space_check_locked(struct osd_store *st, struct osd__obj *o, uint64_t
 
 static void mark_dirty(struct osd_store *st, struct osd__obj *o)
 {
-	if (atomic_exchange(&o->dirty, 1))
+	if (atomic_exchange(&o->io->dirty, 1))
 		return;
 	pthread_mutex_lock(&st->dirty_mu);
-	if (!o->on_dirty_list) {
-		o->on_dirty_list = 1;
+	if (!o->io->on_dirty_list) {
+		o->io->on_dirty_list = 1;
 		atomic_fetch_add(&o->refs, 1);
-		o->dirty_next = st->dirty;
+		o->io->dirty_next = st->dirty;
 		st->dirty = o;
 	}
 	pthread_mutex_unlock(&st->dirty_mu);
@@ -359,20 +401,20 @@ static int fsync_dir(struct osd_store *st, unsigned dir)
 static void sums_clean(struct osd_store *st, struct osd__obj *o, uint64_t seq)
 {
 	int fd = -1, evict = 0;
-	pthread_mutex_lock(&o->wmu);
-	if (o->dlo < o->dhi && atomic_load(&o->wseq) == seq) {
+	pthread_mutex_lock(&o->io->wmu);
+	if (o->io->dlo < o->io->dhi && atomic_load(&o->io->wseq) == seq) {
 		pthread_mutex_lock(&o->mu);
 		int r = o->removed ? -ENOENT : fd_get_locked(st, o, 0, &fd, &evict);
-		int sfd = o->sfd;
+		int sfd = o->io->sfd;
 		uint64_t len = o->length;
 		pthread_mutex_unlock(&o->mu);
 		if (!r && fd >= 0) {
 			if (sfd >= 0 && osd__sum_hdr_write(sfd, len, 0, 0) == 0)
-				o->dlo = o->dhi = 0;
+				o->io->dlo = o->io->dhi = 0;
 			fd_put(st, o);
 		}
 	}
-	pthread_mutex_unlock(&o->wmu);
+	pthread_mutex_unlock(&o->io->wmu);
 	if (evict)
 		fd_evict(st);
 }
@@ -386,20 +428,20 @@ static void sums_clean(struct osd_store *st, struct osd__obj *o, uint64_t seq)
  */
 static void sums_flushed(struct osd_store *st, struct osd__obj *o, uint64_t seq)
 {
-	pthread_mutex_lock(&o->wmu);
-	int open = o->dlo < o->dhi && atomic_load(&o->wseq) == seq;
+	pthread_mutex_lock(&o->io->wmu);
+	int open = o->io->dlo < o->io->dhi && atomic_load(&o->io->wseq) == seq;
 	if (open) {
-		o->armed_seq = seq;
-		o->armed_gen = atomic_load(&st->flush_gen);
+		o->io->armed_seq = seq;
+		o->io->armed_gen = atomic_load(&st->flush_gen);
 	}
-	pthread_mutex_unlock(&o->wmu);
+	pthread_mutex_unlock(&o->io->wmu);
 	if (!open)
 		return; /* clean already, or changed meanwhile: dirty, flushed again */
 	pthread_mutex_lock(&st->open_mu);
-	if (!o->on_open) {
-		o->on_open = 1;
+	if (!o->io->on_open) {
+		o->io->on_open = 1;
 		atomic_fetch_add(&o->refs, 1);
-		o->open_next = st->open;
+		o->io->open_next = st->open;
 		st->open = o;
 	}
 	pthread_mutex_unlock(&st->open_mu);
@@ -413,19 +455,19 @@ void osd__data_close_ranges(struct osd_store *st, uint64_t gen)
 	pthread_mutex_unlock(&st->open_mu);
 	while (list) {
 		struct osd__obj *o = list;
-		list = o->open_next;
-		pthread_mutex_lock(&o->wmu);
-		uint64_t seq = o->armed_seq;
-		int ripe = o->armed_gen < gen && atomic_load(&o->wseq) == seq;
-		pthread_mutex_unlock(&o->wmu);
+		list = o->io->open_next;
+		pthread_mutex_lock(&o->io->wmu);
+		uint64_t seq = o->io->armed_seq;
+		int ripe = o->io->armed_gen < gen && atomic_load(&o->io->wseq) == seq;
+		pthread_mutex_unlock(&o->io->wmu);
 		if (ripe)
 			sums_clean(st, o, seq);
 		int drop = ripe || gen == UINT64_MAX;
 		pthread_mutex_lock(&st->open_mu);
 		if (drop) {
-			o->on_open = 0;
+			o->io->on_open = 0;
 		} else {
-			o->open_next = st->open;
+			o->io->open_next = st->open;
 			st->open = o;
 		}
 		pthread_mutex_unlock(&st->open_mu);
@@ -438,13 +480,15 @@ void osd__data_close_ranges(struct osd_store *st, uint64_t gen)
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 {
 	int r = 0, fd, evict = 0;
-	if (atomic_exchange(&obj->dirty, 0)) {
-		uint64_t seq = atomic_load(&obj->wseq);
+	if (!obj->io)
+		return 0; /* no data access since open: nothing unflushed */
+	if (atomic_exchange(&obj->io->dirty, 0)) {
+		uint64_t seq = atomic_load(&obj->io->wseq);
 		pthread_mutex_lock(&obj->mu);
 		r = obj->removed ? 0 : fd_get_locked(st, obj, 0, &fd, &evict);
 		if (obj->removed)
 			fd = -1;
-		int sfd = obj->sfd;
+		int sfd = obj->io->sfd;
 		pthread_mutex_unlock(&obj->mu);
 		if (!r && fd >= 0) {
 			if (fdatasync(fd) != 0 || (sfd >= 0 && fdatasync(sfd) != 0)) {
@@ -458,13 +502,13 @@ int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 		if (evict)
 			fd_evict(st);
 	}
-	if (!r && atomic_exchange(&obj->dir_dirty, 0)) {
+	if (!r && atomic_exchange(&obj->io->dir_dirty, 0)) {
 		unsigned dir;
 		char name[32];
 		osd__data_path(obj->gen, name, &dir);
 		r = fsync_dir(st, dir);
 		if (r)
-			atomic_store(&obj->dir_dirty, 1);
+			atomic_store(&obj->io->dir_dirty, 1);
 	}
 	return r;
 }
@@ -488,9 +532,9 @@ static int flush_by_syncfs(struct osd_store *st, struct osd__obj **objs, size_t 
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		seq[i] = atomic_load(&objs[i]->wseq);
-		was[i] = (unsigned char)(atomic_exchange(&objs[i]->dirty, 0) |
-					 atomic_exchange(&objs[i]->dir_dirty, 0) << 1);
+		seq[i] = atomic_load(&objs[i]->io->wseq);
+		was[i] = (unsigned char)(atomic_exchange(&objs[i]->io->dirty, 0) |
+					 atomic_exchange(&objs[i]->io->dir_dirty, 0) << 1);
 	}
 	for (size_t d = 0; d < OSD__FANOUT / 64; d++)
 		dirs[d] = atomic_exchange(&st->dirs_dirty[d], 0);
@@ -499,7 +543,7 @@ static int flush_by_syncfs(struct osd_store *st, struct osd__obj **objs, size_t 
 		atomic_fetch_or(&st->dirs_dirty[d], dirs[d]);
 	for (size_t i = 0; r && i < n; i++) {
 		if (was[i] & 2)
-			atomic_store(&objs[i]->dir_dirty, 1);
+			atomic_store(&objs[i]->io->dir_dirty, 1);
 		if (was[i] & 1)
 			mark_dirty(st, objs[i]);
 	}
@@ -518,7 +562,7 @@ int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all)
 	size_t n = 0, cap = 0;
 	struct osd__obj **mine = NULL;
 	pthread_mutex_lock(&st->dirty_mu);
-	for (struct osd__obj *o = st->dirty; o; o = o->dirty_next)
+	for (struct osd__obj *o = st->dirty; o; o = o->io->dirty_next)
 		cap += all || o->pid == pid;
 	if (cap && !(mine = malloc(cap * sizeof(*mine)))) {
 		pthread_mutex_unlock(&st->dirty_mu);
@@ -528,12 +572,12 @@ int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all)
 	while (*pp) {
 		struct osd__obj *o = *pp;
 		if (all || o->pid == pid) {
-			*pp = o->dirty_next;
-			o->on_dirty_list = 0;
-			o->dirty_next = NULL;
+			*pp = o->io->dirty_next;
+			o->io->on_dirty_list = 0;
+			o->io->dirty_next = NULL;
 			mine[n++] = o; /* keeps the list's reference */
 		} else {
-			pp = &o->dirty_next;
+			pp = &o->io->dirty_next;
 		}
 	}
 	pthread_mutex_unlock(&st->dirty_mu);
@@ -578,7 +622,7 @@ void osd__data_unlink_later(struct osd_store *st, struct osd__obj *obj, uint64_t
 	/* Removal closed the descriptor unless I/O still holds it; that I/O may
 	 * write after this, so its file must not get a new owner. */
 	pthread_mutex_lock(&obj->mu);
-	u->recycle = obj->fd < 0;
+	u->recycle = !obj->io || obj->io->fd < 0;
 	pthread_mutex_unlock(&obj->mu);
 	u->next = NULL;
 	pthread_mutex_lock(&st->unlink_mu);
@@ -629,6 +673,42 @@ static int gen_cmp(const void *a, const void *b)
 {
 	uint64_t x = ((const struct gen_ent *)a)->gen, y = ((const struct gen_ent *)b)->gen;
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * Sort by generation: a radix sort, one pass per byte the largest
+ * generation has (three at 16M). qsort() of the map was a sixth of the
+ * open of 1M objects. Falls back to qsort() without memory for the copy.
+ */
+static void gen_sort(struct gen_ent *map, size_t n)
+{
+	uint64_t all = 0;
+	for (size_t i = 0; i < n; i++)
+		all |= map[i].gen;
+	struct gen_ent *tmp = n > 1 ? malloc(n * sizeof(*tmp)) : NULL;
+	if (!tmp) {
+		qsort(map, n, sizeof(*map), gen_cmp);
+		return;
+	}
+	struct gen_ent *from = map, *to = tmp;
+	for (unsigned shift = 0; shift < 64 && all >> shift; shift += 8) {
+		size_t at[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			at[from[i].gen >> shift & 0xFF]++;
+		for (size_t k = 0, sum = 0; k < 256; k++) {
+			size_t c = at[k];
+			at[k] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[at[from[i].gen >> shift & 0xFF]++] = from[i];
+		struct gen_ent *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != map)
+		memcpy(map, from, n * sizeof(*map));
+	free(tmp);
 }
 
 int osd__parse_hex16(const char *name, uint64_t *gen)
@@ -722,21 +802,45 @@ static int scan_sums(struct osd_store *st, struct gen_ent *map, size_t n)
 }
 
 /*
+ * The user objects sorted by generation, made when the scan meets its first
+ * file (objects that never held data need none). In id order: objects made
+ * one after the other have rising generations, and a map that is sorted
+ * already needs no sort (nor its copy, at the open's peak of memory).
+ */
+static int gen_map(struct osd_store *st, struct gen_ent **mapp, size_t *np)
+{
+	struct gen_ent *map = malloc((st->nobjs + 1) * sizeof(*map));
+	size_t n = 0;
+	if (!map)
+		return -ENOMEM;
+	int sorted = 1;
+	for (size_t i = 0; i < st->nparts; i++) {
+		const struct osd__part *p = st->parts[i];
+		for (size_t k = 0; k < p->nids; k++) {
+			if (p->ids[k].type != OSD_OBJ_USER)
+				continue;
+			struct osd__obj *o = osd__ns_find(st, p->pid, p->ids[k].id);
+			if (n && map[n - 1].gen >= o->gen)
+				sorted = 0;
+			map[n++] = (struct gen_ent){ o->gen, o };
+		}
+	}
+	if (!sorted)
+		gen_sort(map, n);
+	*mapp = map;
+	*np = n;
+	return 0;
+}
+
+/*
  * Attach every data file to its object (length and used bytes from the
  * file). Files no object refers to are deleted or quarantined
  * (unnamed_file()). New objects get generations above every file seen.
  */
 int osd__data_scan(struct osd_store *st)
 {
-	struct gen_ent *map = malloc((st->nobjs + 1) * sizeof(*map));
+	struct gen_ent *map = NULL;
 	size_t n = 0;
-	if (!map)
-		return -ENOMEM;
-	for (size_t i = 0; i < st->hash_size; i++)
-		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext)
-			if (o->type == OSD_OBJ_USER)
-				map[n++] = (struct gen_ent){ o->gen, o };
-	qsort(map, n, sizeof(*map), gen_cmp);
 	int r = 0;
 	struct unnamed u = { .deleted = 0 };
 	uint64_t max_gen = 0;
@@ -762,6 +866,8 @@ int osd__data_scan(struct osd_store *st)
 				continue;
 			if (key.gen > max_gen)
 				max_gen = key.gen;
+			if (!map && (r = gen_map(st, &map, &n)) != 0)
+				break;
 			hit = bsearch(&key, map, n, sizeof(*map), gen_cmp);
 			if (!hit) {
 				unnamed_file(st, dfd, de->d_name, key.gen, &u);
@@ -883,15 +989,17 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 	/* appends are ordered by obj->mu, or by wmu with checksums */
 	int hold = append && !st->sums;
 	uint8_t *ent = NULL;
+	if (!obj_io(o))
+		return -ENOMEM;
 	if (st->sums)
-		pthread_mutex_lock(&o->wmu);
+		pthread_mutex_lock(&o->io->wmu);
 	pthread_mutex_lock(&o->mu);
 	if (append)
 		off = o->length;
 	if (off > (uint64_t)INT64_MAX - total) {
 		pthread_mutex_unlock(&o->mu);
 		if (st->sums)
-			pthread_mutex_unlock(&o->wmu);
+			pthread_mutex_unlock(&o->io->wmu);
 		return -EFBIG;
 	}
 	r = o->removed ? -ENOENT : space_check_locked(st, o, off, off + total);
@@ -904,7 +1012,7 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 	have = !r;
 	int trust = have && trusting(st);
 	uint64_t epoch = trust ? osd__trust_change_begin(o, fd, blk_lo(off), blk_hi(off + total)) : 0;
-	int sfd = o->sfd;
+	int sfd = o->io->sfd;
 	uint64_t len = o->length;
 	if (!hold)
 		pthread_mutex_unlock(&o->mu); /* plain writes run in parallel */
@@ -919,7 +1027,7 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 		else if (ent) { /* what reached the file, old or new, is what counts */
 			(void)osd__sum_recompute(fd, sfd, off + total, off / OSD__SUM_BLOCK,
 						 (off + total - 1) / OSD__SUM_BLOCK + 1);
-			o->sum_alloc = 0; /* it may punch holes in the sidecar */
+			o->io->sum_alloc = 0; /* it may punch holes in the sidecar */
 		}
 		if (!r)
 			start_writeback(fd, off, total);
@@ -940,8 +1048,8 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 		pthread_mutex_unlock(&o->mu);
 	}
 	if (st->sums) {
-		atomic_fetch_add(&o->wseq, 1);
-		pthread_mutex_unlock(&o->wmu);
+		atomic_fetch_add(&o->io->wseq, 1);
+		pthread_mutex_unlock(&o->io->wmu);
 	}
 	if (r == -EIO)
 		report_bad(st, o, *bad, "write of");
@@ -1068,9 +1176,9 @@ static int read_copy(struct osd_store *st, struct osd__obj *o, int fd, uint64_t 
 	int slot = osd__trust_copy_begin(o, lo, hi);
 	int all = slot >= 0 && osd__trust_covers(o, lo, hi);
 	/* no slot: no RWF_NOWAIT try; the epoch moves before the read */
-	t->epoch = slot >= 0 ? atomic_load(&o->tepoch) : osd__trust_fault(o, lo, hi);
+	t->epoch = slot >= 0 ? atomic_load(&o->io->tepoch) : osd__trust_fault(o, lo, hi);
 	/* the ctime before the copy is needed only to learn it (trust.c) */
-	t->has_c0 = !o->tvalid;
+	t->has_c0 = !o->io->tvalid;
 	pthread_mutex_unlock(&o->mu);
 	int known = !t->has_c0 || osd__trust_ctime(fd, &t->c0) == 0;
 	int full = known && slot >= 0 ? read_nowait(fd, offset, iov, iovcnt, want, total) : 0;
@@ -1126,7 +1234,7 @@ static int read_once(struct osd_store *st, struct osd__obj *o, int fd, uint64_t 
 	struct read_trust t = { .on = trusting(st) };
 	pthread_mutex_lock(&o->mu);
 	uint64_t len = o->length;
-	int sfd = o->sfd;
+	int sfd = o->io->sfd;
 	pthread_mutex_unlock(&o->mu);
 	uint64_t want = offset >= len ? 0 : len - offset < total ? len - offset : total;
 	int r = read_copy(st, o, fd, offset, iov, iovcnt, want, total, gotp, &t);
@@ -1171,9 +1279,9 @@ static int read_verified(struct osd_store *st, struct osd__obj *o, int fd, uint6
 	int r = read_once(st, o, fd, offset, iov, iovcnt, total, gotp, bad);
 	if (r != -EIO || !st->sums)
 		return r;
-	pthread_mutex_lock(&o->wmu);
+	pthread_mutex_lock(&o->io->wmu);
 	r = read_once(st, o, fd, offset, iov, iovcnt, total, gotp, bad);
-	pthread_mutex_unlock(&o->wmu);
+	pthread_mutex_unlock(&o->io->wmu);
 	return r;
 }
 
@@ -1231,8 +1339,12 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 	int r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
+	if (!obj_io(o)) {
+		osd__obj_put(st, o);
+		return -ENOMEM;
+	}
 	if (st->sums)
-		pthread_mutex_lock(&o->wmu);
+		pthread_mutex_lock(&o->io->wmu);
 	pthread_mutex_lock(&o->mu);
 	r = o->removed ? -ENOENT : space_check_locked(st, o, o->length, length);
 	if (!r && length != o->length && o->sums_bad)
@@ -1244,15 +1356,15 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 			(void)osd__trust_change_begin(o, fd, blk_lo(length < o->length ? length
 								    : o->length), UINT64_MAX);
 		if (st->sums)
-			r = osd__sum_truncate(o, fd, o->sfd, o->length, length, &bad);
+			r = osd__sum_truncate(o, fd, o->io->sfd, o->length, length, &bad);
 		else if (ftruncate(fd, (off_t)length) != 0)
 			r = -errno;
 		account_fd_locked(st, o, fd);
 	}
 	pthread_mutex_unlock(&o->mu);
 	if (st->sums) {
-		atomic_fetch_add(&o->wseq, 1);
-		pthread_mutex_unlock(&o->wmu);
+		atomic_fetch_add(&o->io->wseq, 1);
+		pthread_mutex_unlock(&o->io->wmu);
 	}
 	if (r == -EIO)
 		report_bad(st, o, bad, "truncate of");
@@ -1277,8 +1389,12 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 	int r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
+	if (!obj_io(o)) {
+		osd__obj_put(st, o);
+		return -ENOMEM;
+	}
 	if (st->sums)
-		pthread_mutex_lock(&o->wmu);
+		pthread_mutex_lock(&o->io->wmu);
 	pthread_mutex_lock(&o->mu);
 	uint64_t end = len > o->length - offset ? o->length : offset + len;
 	if (o->removed)
@@ -1291,7 +1407,7 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 		if (trusting(st))
 			(void)osd__trust_change_begin(o, fd, blk_lo(offset), blk_hi(end));
 		if (st->sums)
-			r = osd__sum_punch(o, fd, o->sfd, o->length, offset, end, &bad);
+			r = osd__sum_punch(o, fd, o->io->sfd, o->length, offset, end, &bad);
 		else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset,
 				   (off_t)(end - offset)) != 0)
 			r = -errno;
@@ -1299,8 +1415,8 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 	}
 	pthread_mutex_unlock(&o->mu);
 	if (st->sums) {
-		atomic_fetch_add(&o->wseq, 1);
-		pthread_mutex_unlock(&o->wmu);
+		atomic_fetch_add(&o->io->wseq, 1);
+		pthread_mutex_unlock(&o->io->wmu);
 	}
 	if (r == -EIO)
 		report_bad(st, o, bad, "punch of");
@@ -1391,10 +1507,10 @@ int osd_store_verify(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t 
 		r = -ENOMEM;
 	for (uint64_t b = 0; !r && buf;) {
 		/* per chunk under wmu: a racing write is never seen half done */
-		pthread_mutex_lock(&o->wmu);
+		pthread_mutex_lock(&o->io->wmu);
 		pthread_mutex_lock(&o->mu);
 		uint64_t len = o->length, end = len / OSD__SUM_BLOCK + (len % OSD__SUM_BLOCK != 0);
-		int sfd = o->sfd;
+		int sfd = o->io->sfd;
 		pthread_mutex_unlock(&o->mu);
 		b = b < end ? next_checked(fd, sfd, b, end) : end;
 		uint64_t k = end - b < chunk ? end - b : chunk;
@@ -1407,7 +1523,7 @@ int osd_store_verify(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t 
 			uint64_t upto = (b + k) * OSD__SUM_BLOCK < len ? (b + k) * OSD__SUM_BLOCK : len;
 			*bytes += upto - b * OSD__SUM_BLOCK;
 		}
-		pthread_mutex_unlock(&o->wmu);
+		pthread_mutex_unlock(&o->io->wmu);
 		if (!k)
 			break;
 		b += k;

@@ -28,34 +28,40 @@
 /* Data files live in data/<gen & 0xFF as 2 hex>/<gen as 16 hex>. */
 #define OSD__FANOUT 256
 
+/* Values up to this size live in the entry itself: the timestamps every
+ * object has (6 bytes each) then cost no allocation of their own. */
+#define OSD__ATTR_INLINE 8u
+
 struct osd__attr {
 	uint32_t page, num;
-	uint32_t len;
-	uint32_t lazy;             /* set with OSD_STORE_LAZY, not yet logged */
-	uint8_t *val;
+	uint16_t len;              /* at most OSD_STORE_ATTR_MAX */
+	uint8_t lazy;              /* set with OSD_STORE_LAZY, not yet logged */
+	union {
+		uint8_t in[OSD__ATTR_INLINE]; /* len <= OSD__ATTR_INLINE */
+		uint8_t *ptr;      /* longer values (malloc) */
+	} v;
 };
+
+/* The bytes of an attribute's value. */
+static inline const uint8_t *osd__attr_val(const struct osd__attr *a)
+{
+	return a->len <= OSD__ATTR_INLINE ? a->v.in : a->v.ptr;
+}
 
 struct osd__part;
 
-struct osd__obj {
-	uint64_t pid, oid;
-	enum osd_obj_type type;
-	uint64_t gen;              /* data file generation (user objects) */
-	struct osd__obj *hnext;    /* hash chain */
-	atomic_int refs;           /* 1 for the namespace + 1 per holder */
-	struct osd__part *part;    /* owning partition (NULL for root and partitions) */
-
-	pthread_mutex_t mu;        /* everything below */
-	struct osd__attr *attrs;   /* sorted by (page, num) */
-	size_t nattrs, attrs_cap;
-	int has_lazy;              /* some attrs[].lazy is set */
-	uint64_t length;           /* logical length = data file size */
-	uint64_t used;             /* allocated data bytes */
-	uint64_t quota;
-	int has_file;
-	int removed;
-	int fd;                    /* cached data fd or -1 */
-	int fd_users;              /* I/O in progress on fd */
+/*
+ * What an object needs only once its data is accessed: the cached
+ * descriptors, dirty state, checksum sidecar state and read trust. Made at
+ * the object's first data access (osd__obj_io) and freed with the object,
+ * never before: whoever reaches it through the object, a list or the
+ * descriptor LRU holds a reference to the object, so it stays valid without
+ * further rules. An object that was only created or listed costs none.
+ */
+struct osd__obj_io {
+	struct osd__obj *obj;      /* the owner (the descriptor LRU finds objects by it) */
+	int fd;                    /* cached data fd or -1 (obj->mu) */
+	int fd_users;              /* I/O in progress on fd (obj->mu) */
 	struct osd__lru_node fd_node; /* in st->fds while fd is open (st->lru_mu) */
 	atomic_int dirty;          /* unflushed data: on st->dirty list */
 	atomic_int dir_dirty;      /* data file created, directory not yet fsynced */
@@ -66,8 +72,6 @@ struct osd__obj {
 	 * a partial block's checksum needs the block's other bytes. */
 	pthread_mutex_t wmu;
 	int sfd;                   /* checksum sidecar fd, open while fd is (obj->mu) */
-	int has_sums;              /* a sidecar exists */
-	int sums_bad;              /* sidecar missing or damaged: data I/O fails with EIO */
 	int sum_fresh;             /* the sidecar's header on disk is still the one made
 				      with it (dirty over everything, unsynced): a first
 				      mark needs no write or fdatasync (set with has_sums) */
@@ -92,6 +96,34 @@ struct osd__obj {
 	unsigned copies;           /* slots of copies from the page cache in flight: */
 	uint64_t copy_lo[OSD__TRUST_COPIES], copy_hi[OSD__TRUST_COPIES]; /* blocks they may
 				      make the kernel read from disk before they bump the epoch */
+};
+
+/*
+ * One object of the namespace. Kept small (every object of the store is in
+ * memory): state of data access lives in io, made on demand.
+ */
+struct osd__obj {
+	uint64_t pid, oid;
+	uint64_t gen;              /* data file generation (user objects) */
+	struct osd__obj *hnext;    /* hash chain */
+	struct osd__part *part;    /* owning partition (NULL for root and partitions) */
+	struct osd__obj_io *_Atomic io; /* NULL until the first data access (obj->mu) */
+	atomic_int refs;           /* 1 for the namespace + 1 per holder */
+	uint8_t type;              /* enum osd_obj_type */
+
+	/* obj->mu for everything below; each flag its own byte, so that
+	 * flags changed under different locks never share a memory location */
+	uint8_t has_file;
+	uint8_t removed;
+	uint8_t has_sums;          /* a checksum sidecar exists */
+	uint8_t sums_bad;          /* sidecar missing or damaged: data I/O fails with EIO */
+	uint8_t has_lazy;          /* some attrs[].lazy is set */
+	uint32_t nattrs;           /* the array has room for more (attr_room, attr.c) */
+	struct osd__attr *attrs;   /* sorted by (page, num) */
+	uint64_t length;           /* logical length = data file size */
+	uint64_t used;             /* allocated data bytes */
+	uint64_t quota;
+	pthread_mutex_t mu;
 };
 
 struct osd__id {
@@ -225,6 +257,9 @@ int osd__recover_gone(struct osd_store *st, uint64_t gen);
 int osd__ns_init(struct osd_store *st);
 void osd__ns_free(struct osd_store *st);
 struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid);
+/* Size the hash for @p n objects now (the open, before a replay): growing
+ * it one doubling at a time rehashed every object again and again. */
+void osd__ns_reserve(struct osd_store *st, size_t n);
 struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid);
 void osd__obj_put(struct osd_store *st, struct osd__obj *obj);
 struct osd__part *osd__ns_part(struct osd_store *st, uint64_t pid);
@@ -242,6 +277,11 @@ void osd__data_path(uint64_t gen, char name[32], unsigned *dir);
 /* Open fan-out directory @p dir; returns an fd or -errno. */
 int osd__data_open_dir(struct osd_store *st, unsigned dir);
 void osd__data_close_fd(struct osd_store *st, struct osd__obj *obj);
+/* The object's I/O state, made if it has none (obj->mu held); NULL when out
+ * of memory. */
+struct osd__obj_io *osd__obj_io_locked(struct osd__obj *obj);
+/* Free the I/O state of an object being freed (closes its descriptors). */
+void osd__obj_io_free(struct osd__obj *obj);
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj);
 int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all);
 int osd__data_sync_dirs(struct osd_store *st);

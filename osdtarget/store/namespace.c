@@ -24,17 +24,16 @@ static size_t ns_slot(const struct osd_store *st, uint64_t pid, uint64_t oid)
 	return (size_t)h & (st->hash_size - 1);
 }
 
-static int ns_grow(struct osd_store *st)
+/* Rehash into @p size slots (a power of two larger than hash_size). */
+static int ns_rehash(struct osd_store *st, size_t size)
 {
-	if (st->nobjs < st->hash_size)
-		return 0;
 	size_t old = st->hash_size;
 	struct osd__obj **oldh = st->hash;
-	struct osd__obj **h = calloc(old * 2, sizeof(*h));
+	struct osd__obj **h = calloc(size, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	st->hash = h;
-	st->hash_size = old * 2;
+	st->hash_size = size;
 	for (size_t i = 0; i < old; i++) {
 		struct osd__obj *o = oldh[i];
 		while (o) {
@@ -47,6 +46,20 @@ static int ns_grow(struct osd_store *st)
 	}
 	free(oldh);
 	return 0;
+}
+
+static int ns_grow(struct osd_store *st)
+{
+	return st->nobjs < st->hash_size ? 0 : ns_rehash(st, st->hash_size * 2);
+}
+
+void osd__ns_reserve(struct osd_store *st, size_t n)
+{
+	size_t size = st->hash_size;
+	while (size < n && size <= SIZE_MAX / 4 / sizeof(*st->hash))
+		size *= 2;
+	if (size > st->hash_size)
+		(void)ns_rehash(st, size); /* a hint: without memory, growth rehashes */
 }
 
 struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
@@ -69,14 +82,9 @@ struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid)
 
 static void obj_free(struct osd__obj *o)
 {
-	if (o->fd >= 0)
-		close(o->fd);
-	if (o->sfd >= 0)
-		close(o->sfd);
+	osd__obj_io_free(o);
 	osd__attr_free_all(o);
 	pthread_mutex_destroy(&o->mu);
-	pthread_mutex_destroy(&o->wmu);
-	osd__trust_drop(o);
 	free(o);
 }
 
@@ -94,13 +102,10 @@ static struct osd__obj *obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type ty
 		return NULL;
 	o->pid = pid;
 	o->oid = oid;
-	o->type = type;
-	o->fd = -1;
-	o->sfd = -1;
+	o->type = (uint8_t)type;
 	o->quota = OSD_STORE_NO_QUOTA;
 	atomic_init(&o->refs, 1);
 	pthread_mutex_init(&o->mu, NULL);
-	pthread_mutex_init(&o->wmu, NULL);
 	return o;
 }
 
@@ -468,7 +473,7 @@ static void ckw_obj(struct ckpt_writer *w, const struct osd__obj *o)
 		put_ids(h, o->pid, o->oid);
 		osd__put_be32(h + 16, o->attrs[i].page);
 		osd__put_be32(h + 20, o->attrs[i].num);
-		ckw_rec(w, OSD__REC_ATTR, h, 24, o->attrs[i].val, o->attrs[i].len);
+		ckw_rec(w, OSD__REC_ATTR, h, 24, osd__attr_val(&o->attrs[i]), o->attrs[i].len);
 	}
 }
 

@@ -687,9 +687,9 @@ static void close_all_fds(struct osd_store *st)
 	for (;;) {
 		pthread_mutex_lock(&st->lru_mu);
 		struct osd__lru_node *n = st->fds.tail; /* most recently used first */
-		while (n && OSD__LRU_ENTRY(n, struct osd__obj, fd_node)->fd_users)
+		while (n && OSD__LRU_ENTRY(n, struct osd__obj_io, fd_node)->fd_users)
 			n = n->lprev;
-		struct osd__obj *o = n ? OSD__LRU_ENTRY(n, struct osd__obj, fd_node) : NULL;
+		struct osd__obj *o = n ? OSD__LRU_ENTRY(n, struct osd__obj_io, fd_node)->obj : NULL;
 		if (o)
 			atomic_fetch_add(&o->refs, 1);
 		pthread_mutex_unlock(&st->lru_mu);

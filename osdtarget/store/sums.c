@@ -166,8 +166,8 @@ int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd
 			return r;
 		}
 		o->has_sums = 1;
-		o->sum_fresh = 1;
-		o->sum_alloc = 0;
+		o->io->sum_fresh = 1;
+		o->io->sum_alloc = 0;
 	}
 	*sfd = fd;
 	return 0;
@@ -175,13 +175,13 @@ int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd
 
 int osd__sum_mark(struct osd__obj *o, int sfd, uint64_t len, uint64_t lo, uint64_t hi)
 {
-	int clean = o->dlo >= o->dhi;
-	if (!clean && lo >= o->dlo && hi <= o->dhi)
+	int clean = o->io->dlo >= o->io->dhi;
+	if (!clean && lo >= o->io->dlo && hi <= o->io->dhi)
 		return 0;
-	if (clean && o->sum_fresh) { /* the header made with the sidecar covers it */
-		o->sum_fresh = 0;
-		o->dlo = 0;
-		o->dhi = FRESH_HI;
+	if (clean && o->io->sum_fresh) { /* the header made with the sidecar covers it */
+		o->io->sum_fresh = 0;
+		o->io->dlo = 0;
+		o->io->dhi = FRESH_HI;
 		return 0;
 	}
 	uint64_t nlo = lo / DIRTY_STEP * DIRTY_STEP;
@@ -193,12 +193,12 @@ int osd__sum_mark(struct osd__obj *o, int sfd, uint64_t len, uint64_t lo, uint64
 		if (nhi < nlo + ahead)
 			nhi = (nlo + ahead + DIRTY_STEP - 1) / DIRTY_STEP * DIRTY_STEP;
 	} else {
-		if (o->dlo < nlo)
-			nlo = o->dlo;
-		if (nhi > o->dhi && nhi < o->dhi + DIRTY_GROWTH * (o->dhi - o->dlo))
-			nhi = o->dhi + DIRTY_GROWTH * (o->dhi - o->dlo);
-		if (nhi < o->dhi)
-			nhi = o->dhi;
+		if (o->io->dlo < nlo)
+			nlo = o->io->dlo;
+		if (nhi > o->io->dhi && nhi < o->io->dhi + DIRTY_GROWTH * (o->io->dhi - o->io->dlo))
+			nhi = o->io->dhi + DIRTY_GROWTH * (o->io->dhi - o->io->dlo);
+		if (nhi < o->io->dhi)
+			nhi = o->io->dhi;
 	}
 	/* the length field counts only when clean */
 	int r = osd__sum_hdr_write(sfd, 0, nlo, nhi);
@@ -207,8 +207,8 @@ int osd__sum_mark(struct osd__obj *o, int sfd, uint64_t len, uint64_t lo, uint64
 	if (!r && fdatasync(sfd) != 0)
 		r = -errno;
 	if (!r) {
-		o->dlo = nlo;
-		o->dhi = nhi;
+		o->io->dlo = nlo;
+		o->io->dhi = nhi;
 	}
 	return r;
 }
@@ -403,11 +403,11 @@ int osd__sum_prepare_write(struct osd__obj *o, int fd, int sfd,
 	 * fails the write with nothing changed, never with new data whose
 	 * checksums could not be written (holes read as 0: still right).
 	 * Entries below sum_alloc have room already (an overwrite). */
-	if (!r && ent_off(first) + 4 * n > o->sum_alloc) {
+	if (!r && ent_off(first) + 4 * n > o->io->sum_alloc) {
 		if (fallocate(sfd, 0, (off_t)ent_off(first), (off_t)(4 * n)) == 0) {
 			/* the header is always written: [0, OSD__SUM_HDR) has room */
-			if (ent_off(first) <= o->sum_alloc || first == 0)
-				o->sum_alloc = ent_off(first) + 4 * n;
+			if (ent_off(first) <= o->io->sum_alloc || first == 0)
+				o->io->sum_alloc = ent_off(first) + 4 * n;
 		} else if (errno != EOPNOTSUPP) {
 			r = -errno;
 		}
@@ -449,8 +449,8 @@ int osd__sum_truncate(struct osd__obj *o, int fd, int sfd,
 		r = -errno;
 	if (!r && newlen < oldlen && ftruncate(sfd, (off_t)ent_off(keep)) != 0)
 		r = -errno;
-	if (o->sum_alloc > ent_off(keep))
-		o->sum_alloc = ent_off(keep);
+	if (o->io->sum_alloc > ent_off(keep))
+		o->io->sum_alloc = ent_off(keep);
 	if (!r && tail)
 		r = pwrite_all(sfd, e, 4, ent_off(newlen / BLK));
 	return r;
@@ -486,8 +486,8 @@ int osd__sum_punch(struct osd__obj *o, int fd, int sfd, uint64_t len,
 		r = -errno;
 	/* Whole blocks read as zeros now: their entries become 0 (a hole). */
 	uint64_t ff = first + has_head, lf = last + 1 - has_tail;
-	if (lf > ff && o->sum_alloc > ent_off(ff))
-		o->sum_alloc = ent_off(ff);
+	if (lf > ff && o->io->sum_alloc > ent_off(ff))
+		o->io->sum_alloc = ent_off(ff);
 	if (!r && lf > ff &&
 	    fallocate(sfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)ent_off(ff),
 		      (off_t)(4 * (lf - ff))) != 0)

@@ -44,12 +44,15 @@ static _Atomic uint64_t trust_bytes;
 
 void osd__trust_drop(struct osd__obj *o)
 {
-	atomic_fetch_sub(&trust_bytes, o->tcap / 8);
-	free(o->tbits);
-	o->tbits = NULL;
-	o->tcap = 0;
-	o->tvalid = 0;
-	atomic_fetch_add(&o->tepoch, 1);
+	struct osd__obj_io *io = o->io;
+	if (!io)
+		return; /* no descriptor was ever open: nothing trusted */
+	atomic_fetch_sub(&trust_bytes, io->tcap / 8);
+	free(io->tbits);
+	io->tbits = NULL;
+	io->tcap = 0;
+	io->tvalid = 0;
+	atomic_fetch_add(&io->tepoch, 1);
 }
 
 /* [lo, hi) widened to the folios a read of it may bring in. */
@@ -62,27 +65,29 @@ static void fault_range(uint64_t *lo, uint64_t *hi)
 
 uint64_t osd__trust_fault(struct osd__obj *o, uint64_t lo, uint64_t hi)
 {
+	struct osd__obj_io *io = o->io;
 	fault_range(&lo, &hi);
-	if (hi > o->tcap)
-		hi = o->tcap;
+	if (hi > io->tcap)
+		hi = io->tcap;
 	for (uint64_t b = lo; b < hi;) {
 		if (b % WORD == 0 && hi - b >= WORD) {
-			o->tbits[b / WORD] = 0;
+			io->tbits[b / WORD] = 0;
 			b += WORD;
 		} else {
-			o->tbits[b / WORD] &= ~(1ull << (b % WORD));
+			io->tbits[b / WORD] &= ~(1ull << (b % WORD));
 			b++;
 		}
 	}
-	return atomic_fetch_add(&o->tepoch, 1) + 1;
+	return atomic_fetch_add(&io->tepoch, 1) + 1;
 }
 
 int osd__trust_covers(const struct osd__obj *o, uint64_t lo, uint64_t hi)
 {
-	if (hi > o->tcap || !o->tvalid)
+	const struct osd__obj_io *io = o->io;
+	if (!io || hi > io->tcap || !io->tvalid)
 		return 0;
 	for (uint64_t b = lo; b < hi; b++) {
-		uint64_t w = o->tbits[b / WORD];
+		uint64_t w = io->tbits[b / WORD];
 		if (b % WORD == 0 && hi - b >= WORD) {
 			if (w != UINT64_MAX)
 				return 0;
@@ -96,36 +101,37 @@ int osd__trust_covers(const struct osd__obj *o, uint64_t lo, uint64_t hi)
 
 void osd__trust_grant(struct osd__obj *o, uint64_t epoch, uint64_t lo, uint64_t hi)
 {
-	if (epoch != atomic_load(&o->tepoch) || !o->tvalid)
+	struct osd__obj_io *io = o->io;
+	if (epoch != atomic_load(&io->tepoch) || !io->tvalid)
 		return;
 	if (hi > TRUST_MAX_BLOCKS)
 		hi = TRUST_MAX_BLOCKS;
 	if (lo >= hi)
 		return;
-	if (hi > o->tcap) {
-		uint64_t cap = o->tcap ? o->tcap : 4096;
+	if (hi > io->tcap) {
+		uint64_t cap = io->tcap ? io->tcap : 4096;
 		while (cap < hi)
 			cap *= 2;
-		uint64_t more = (cap - o->tcap) / 8;
+		uint64_t more = (cap - io->tcap) / 8;
 		if (atomic_fetch_add(&trust_bytes, more) + more > TRUST_BUDGET) {
 			atomic_fetch_sub(&trust_bytes, more);
 			return; /* no more trust: reads verify */
 		}
-		uint64_t *nb = realloc(o->tbits, (size_t)(cap / WORD * 8));
+		uint64_t *nb = realloc(io->tbits, (size_t)(cap / WORD * 8));
 		if (!nb) {
 			atomic_fetch_sub(&trust_bytes, more);
 			return;
 		}
-		memset(nb + o->tcap / WORD, 0, (size_t)((cap - o->tcap) / WORD * 8));
-		o->tbits = nb;
-		o->tcap = cap;
+		memset(nb + io->tcap / WORD, 0, (size_t)((cap - io->tcap) / WORD * 8));
+		io->tbits = nb;
+		io->tcap = cap;
 	}
 	for (uint64_t b = lo; b < hi;) {
 		if (b % WORD == 0 && hi - b >= WORD) {
-			o->tbits[b / WORD] = UINT64_MAX;
+			io->tbits[b / WORD] = UINT64_MAX;
 			b += WORD;
 		} else {
-			o->tbits[b / WORD] |= 1ull << (b % WORD);
+			io->tbits[b / WORD] |= 1ull << (b % WORD);
 			b++;
 		}
 	}
@@ -149,58 +155,63 @@ int osd__trust_ctime(int fd, struct timespec *ts)
  * store's last own change: nothing of it is trusted any more. */
 static void external_check(struct osd__obj *o, const struct timespec *now)
 {
-	if (o->tvalid && !o->tchanging && !ts_eq(now, &o->tctime))
+	struct osd__obj_io *io = o->io;
+	if (io->tvalid && !io->tchanging && !ts_eq(now, &io->tctime))
 		osd__trust_drop(o);
 }
 
 uint64_t osd__trust_change_begin(struct osd__obj *o, int fd, uint64_t lo, uint64_t hi)
 {
+	struct osd__obj_io *io = o->io;
 	struct timespec now;
 	if (osd__trust_ctime(fd, &now) != 0)
 		osd__trust_drop(o);
 	else
 		external_check(o, &now);
-	o->tchanging = 1; /* the change moves the ctime: known again at its end */
-	o->tvalid = 0;
+	io->tchanging = 1; /* the change moves the ctime: known again at its end */
+	io->tvalid = 0;
 	return osd__trust_fault(o, lo, hi);
 }
 
 void osd__trust_change_end(struct osd__obj *o, const struct timespec *ctime)
 {
-	o->tctime = *ctime;
-	o->tvalid = 1;
-	o->tchanging = 0;
+	struct osd__obj_io *io = o->io;
+	io->tctime = *ctime;
+	io->tvalid = 1;
+	io->tchanging = 0;
 }
 
 int osd__trust_read_ok(struct osd__obj *o, uint64_t epoch, const struct timespec *c0,
 		       const struct timespec *now)
 {
-	if (o->tchanging)
+	struct osd__obj_io *io = o->io;
+	if (io->tchanging)
 		return 0;
 	if (!c0) /* tvalid when the read began: tctime is the file's ctime before it */
-		c0 = &o->tctime;
+		c0 = &io->tctime;
 	if (!ts_eq(c0, now)) { /* changed during the read */
 		external_check(o, now);
 		return 0;
 	}
 	external_check(o, now);
-	if (!o->tvalid && epoch == atomic_load(&o->tepoch)) {
+	if (!io->tvalid && epoch == atomic_load(&io->tepoch)) {
 		/* nothing is trusted yet (or any more) and nobody changed the
 		 * file while it was read: this ctime is the file's */
-		o->tctime = *now;
-		o->tvalid = 1;
+		io->tctime = *now;
+		io->tvalid = 1;
 	}
-	return o->tvalid && epoch == atomic_load(&o->tepoch);
+	return io->tvalid && epoch == atomic_load(&io->tepoch);
 }
 
 int osd__trust_copy_begin(struct osd__obj *o, uint64_t lo, uint64_t hi)
 {
+	struct osd__obj_io *io = o->io;
 	for (int i = 0; i < OSD__TRUST_COPIES; i++) {
-		if (!(o->copies & (1u << i))) {
+		if (!(io->copies & (1u << i))) {
 			fault_range(&lo, &hi);
-			o->copies |= 1u << i;
-			o->copy_lo[i] = lo;
-			o->copy_hi[i] = hi;
+			io->copies |= 1u << i;
+			io->copy_lo[i] = lo;
+			io->copy_hi[i] = hi;
 			return i;
 		}
 	}
@@ -209,14 +220,16 @@ int osd__trust_copy_begin(struct osd__obj *o, uint64_t lo, uint64_t hi)
 
 int osd__trust_copy_alone(const struct osd__obj *o, int slot, uint64_t lo, uint64_t hi)
 {
+	const struct osd__obj_io *io = o->io;
 	for (int i = 0; i < OSD__TRUST_COPIES; i++)
-		if (i != slot && (o->copies & (1u << i)) && o->copy_lo[i] < hi && lo < o->copy_hi[i])
+		if (i != slot && (io->copies & (1u << i)) && io->copy_lo[i] < hi && lo < io->copy_hi[i])
 			return 0;
 	return 1;
 }
 
 void osd__trust_copy_end(struct osd__obj *o, int slot)
 {
+	struct osd__obj_io *io = o->io;
 	if (slot >= 0)
-		o->copies &= ~(1u << slot);
+		io->copies &= ~(1u << slot);
 }

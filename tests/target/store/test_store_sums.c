@@ -156,8 +156,8 @@ static void check_sum_alloc(void)
 	ck_assert_int_ge(fd, 0);
 	off_t hole = lseek(fd, 0, SEEK_HOLE);
 	ck_assert_int_ge(hole, 0);
-	ck_assert_msg((uint64_t)hole >= o->sum_alloc, "hole at %lld below sum_alloc %llu",
-		      (long long)hole, (unsigned long long)o->sum_alloc);
+	ck_assert_msg((uint64_t)hole >= o->io->sum_alloc, "hole at %lld below sum_alloc %llu",
+		      (long long)hole, (unsigned long long)o->io->sum_alloc);
 	close(fd);
 	osd__obj_put(st, o);
 }

@@ -34,12 +34,16 @@ static char *dir;
 static struct osd_store *st;
 static uint8_t *data, *back;
 static char last_log[1024];
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER; /* readers in threads log too */
 
 static void log_cb(void *arg, int level, const char *msg)
 {
 	(void)arg;
-	if (level == OSD_STORE_LOG_ERR)
-		snprintf(last_log, sizeof(last_log), "%s", msg);
+	if (level != OSD_STORE_LOG_ERR)
+		return;
+	pthread_mutex_lock(&log_mu);
+	snprintf(last_log, sizeof(last_log), "%s", msg);
+	pthread_mutex_unlock(&log_mu);
 }
 
 static struct osd_store *open_store(int create, int verify_reads)
@@ -267,7 +271,7 @@ START_TEST(t_disk_damage_after_drop)
 	struct osd__obj *o = obj();
 	struct timespec now;
 	pthread_mutex_lock(&o->mu);
-	ck_assert_int_eq(osd__trust_ctime(o->fd, &now), 0);
+	ck_assert_int_eq(osd__trust_ctime(o->io->fd, &now), 0);
 	osd__trust_change_end(o, &now);
 	pthread_mutex_unlock(&o->mu);
 	osd__obj_put(st, o);
@@ -395,6 +399,7 @@ START_TEST(t_copy_slots)
 {
 	struct osd__obj *o = calloc(1, sizeof(*o));
 	ck_assert_ptr_nonnull(o);
+	ck_assert_ptr_nonnull(osd__obj_io_locked(o));
 	int a = osd__trust_copy_begin(o, 0, 256);
 	int b = osd__trust_copy_begin(o, 300, 400);
 	ck_assert_int_ge(a, 0);
@@ -415,7 +420,7 @@ START_TEST(t_copy_slots)
 	ck_assert(osd__trust_copy_alone(o, a, 0, 288)); /* b: 288-399 */
 	ck_assert_int_eq(osd__trust_copy_begin(o, 5000, 5001), c);
 	/* the epoch: every fault moves it, a grant needs it unmoved */
-	o->tvalid = 1;
+	o->io->tvalid = 1;
 	uint64_t e = osd__trust_fault(o, 0, 1);
 	osd__trust_grant(o, e, 0, 100);
 	ck_assert(osd__trust_covers(o, 0, 100));
@@ -430,6 +435,7 @@ START_TEST(t_copy_slots)
 	ck_assert(!osd__trust_covers(o, 64, 80));
 	osd__trust_drop(o);
 	ck_assert(!osd__trust_covers(o, 0, 1));
+	osd__obj_io_free(o);
 	free(o);
 }
 END_TEST
@@ -484,7 +490,7 @@ START_TEST(t_threads_drop_damage)
 	struct osd__obj *o = obj();
 	struct timespec now;
 	pthread_mutex_lock(&o->mu);
-	ck_assert_int_eq(osd__trust_ctime(o->fd, &now), 0);
+	ck_assert_int_eq(osd__trust_ctime(o->io->fd, &now), 0);
 	osd__trust_change_end(o, &now);
 	pthread_mutex_unlock(&o->mu);
 	osd__obj_put(st, o);
