@@ -32,6 +32,15 @@ static int text_get(const struct osd__iscsi_text *t, const char *key, char *out,
 	return rc < 0 ? -EPROTO : 0;
 }
 
+/* CHAP_I: a number from 0 to 255 (RFC 7143 §12.1.3), decimal or 0x
+ * hexadecimal (§6.1), nothing after it. */
+static int chap_id(const char *val, uint64_t *id)
+{
+	struct osd__iscsi_kv kv = { .value = val, .value_len = strlen(val) };
+
+	return osd__iscsi_parse_number(&kv, 255, id);
+}
+
 static int text_append_raw(struct osd__iscsi_text *t, const uint8_t *d, size_t n)
 {
 	uint8_t *nb;
@@ -148,7 +157,7 @@ static int chap_exchange(struct osd__iscsi_sess *s, struct osd__iscsi_text *rt,
 	uint8_t chal[1024], resp[OSD_ISCSI_CHAP_DIGEST_LEN], mychal[CHAP_CHALLENGE_LEN], myid = 0;
 	char val[OSD_ISCSI_MAX_VALUE + 1], hex[2 * CHAP_CHALLENGE_LEN + 3];
 	long clen;
-	unsigned long id;
+	uint64_t id;
 	int rc;
 
 	rc = osd__iscsi_text_add_num(&q, "CHAP_A", OSD_ISCSI_CHAP_MD5);
@@ -161,8 +170,7 @@ static int chap_exchange(struct osd__iscsi_sess *s, struct osd__iscsi_text *rt,
 		osd__iscsi_set_error(s, "target did not accept CHAP with MD5");
 		goto out;
 	}
-	if (text_get(rt, "CHAP_I", val, sizeof(val)) != 1 ||
-	    (id = strtoul(val, NULL, 10)) > 255 || !*val) {
+	if (text_get(rt, "CHAP_I", val, sizeof(val)) != 1 || chap_id(val, &id) < 0) {
 		osd__iscsi_set_error(s, "missing or bad CHAP_I from the target");
 		goto out;
 	}

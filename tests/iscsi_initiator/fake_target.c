@@ -250,7 +250,7 @@ static int chap_stage(struct ft *ft)
 		    "CHAP_A=5 expected");
 	osd__iscsi_binary_encode(hex, chal, sizeof(chal));
 	osd__iscsi_text_add(&t, "CHAP_A", "5");
-	osd__iscsi_text_add(&t, "CHAP_I", "7");
+	osd__iscsi_text_add(&t, "CHAP_I", ft->chap_id ? ft->chap_id : "7");
 	osd__iscsi_text_add(&t, "CHAP_C", hex);
 	rc = login_reply(ft, OSD_ISCSI_LOGIN_FLAGS(0, 0, 0, 1), 0, &t, 0);
 	t.len = 0;

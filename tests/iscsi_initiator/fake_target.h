@@ -32,6 +32,7 @@ struct ft {
 	const char *chap_user, *chap_secret;   /* expect CHAP with these */
 	const char *chap_tuser, *chap_tsecret; /* mutual: answer with these */
 	int chap_bad_mutual;            /* send a wrong mutual CHAP_R */
+	const char *chap_id;            /* CHAP_I sent (NULL: "7") */
 	int token_by_script;            /* ft_login() leaves the token INQUIRY to the script */
 	/* records */
 	uint8_t login1[4096];           /* first Login Request, whole PDU */

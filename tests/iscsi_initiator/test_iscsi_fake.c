@@ -588,6 +588,31 @@ START_TEST(chap_mutual)
 }
 END_TEST
 
+/* A CHAP_I that is not a number from 0 to 255 (RFC 7143 12.1.3; numbers
+ * are decimal or 0x hexadecimal, 6.1) ends the login before any answer. */
+START_TEST(chap_bad_id)
+{
+	static const char *const bad[] = { "7x", "256", "-1", "0x", " 7", "0x100" };
+	struct ft *ft = ft_new();
+	struct osd_iscsi_options o = OSD_ISCSI_OPTIONS_INIT;
+	struct osd_transport tp = { NULL, NULL };
+	char url[128], err[256] = "";
+
+	ft->chap_user = o.chap_user = "alice";
+	ft->chap_secret = o.chap_secret = "alice-secret-1";
+	ft->chap_id = bad[_i];
+	ft_start(ft, script_chap_fail);
+	snprintf(url, sizeof(url), "iscsi://127.0.0.1:%u/" TARGET "/0", ft->port);
+	o.errbuf = err;
+	o.errbuf_len = sizeof(err);
+	ck_assert_int_eq(osd_iscsi_transport_new(&tp, url, &o), -EPROTO);
+	ck_assert_msg(strstr(err, "bad CHAP_I") != NULL, "%s: %s", bad[_i], err);
+	ck_assert_ptr_null(tp.ops);
+	ft_join(ft);
+	free(ft);
+}
+END_TEST
+
 /* _i = 0: wrong secret (the target refuses); 1: the target fails mutual CHAP */
 START_TEST(chap_refused)
 {
@@ -1147,6 +1172,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cmdsn_window);
 	tcase_add_test(tc, chap_mutual);
 	tcase_add_loop_test(tc, chap_refused, 0, 2);
+	tcase_add_loop_test(tc, chap_bad_id, 0, 6);
 	tcase_add_test(tc, task_abort);
 	tcase_add_test(tc, discovery);
 	tcase_add_test(tc, discovery_unterminated);
