@@ -17,7 +17,6 @@
  * it grow without bound.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
@@ -30,6 +29,8 @@
 #include <openssl/crypto.h>
 #include <osdtarget/iscsi.h>
 #include <osdtarget/target.h>
+
+#include "fuzz_scratch.h"
 
 #define FZ_MAX_INPUT 65536
 #define FZ_CAPACITY (8ULL << 20)
@@ -60,14 +61,6 @@ static osd_target *fz_tgt;
 static osd_target_iscsi *fz_srv[2]; /* without, with CHAP */
 static int fz_port[2];
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void fz_cleanup(void)
 {
 	for (int i = 0; i < 2; i++) {
@@ -76,7 +69,7 @@ static void fz_cleanup(void)
 	}
 	osd_target_close(fz_tgt);
 	if (fz_dir[0])
-		nftw(fz_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		fz_rm_tree(fz_dir);
 }
 
 /* The servers' log, shown when OSD_FUZZ_LOG is set (to debug seeds). */

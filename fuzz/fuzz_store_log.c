@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 
 #include "store/internal.h"
 #include "store/store.h"
+#include "fuzz_scratch.h"
 
 /* The capacity option keeps the store's reported size independent of the host. */
 #define FZ_CAPACITY (1ULL << 20)
@@ -35,20 +35,12 @@ static char fz_dir[256];
 static uint8_t *fz_tmpl_ckpt, *fz_tmpl_log;
 static size_t fz_tmpl_ckpt_len, fz_tmpl_log_len;
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void fz_cleanup(void)
 {
 	free(fz_tmpl_ckpt);
 	free(fz_tmpl_log);
 	if (fz_dir[0])
-		nftw(fz_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		fz_rm_tree(fz_dir);
 }
 
 static void fz_fail(const char *what, int rc)

@@ -16,7 +16,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@
 
 #include "store/internal.h"
 #include "store/store.h"
+#include "fuzz_scratch.h"
 
 #define FZ_P 0x10000ULL
 #define FZ_O 0x10000ULL
@@ -39,19 +39,11 @@ static uint8_t fz_data[FZ_LEN];
 static uint8_t *fz_tmpl_sums;
 static size_t fz_tmpl_sums_len;
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void fz_cleanup(void)
 {
 	free(fz_tmpl_sums);
 	if (fz_dir[0])
-		nftw(fz_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		fz_rm_tree(fz_dir);
 }
 
 static void fz_fail(const char *what, int rc)

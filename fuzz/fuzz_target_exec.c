@@ -20,7 +20,6 @@
  * decodable sense and never transfer more data-in than was offered.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,8 @@
 #include <osd/cdb.h>
 #include <osd/sense.h>
 #include <osdtarget/target.h>
+
+#include "fuzz_scratch.h"
 
 #define FZ_PART 0x10000ULL
 #define FZ_OBJ 0x10000ULL
@@ -57,20 +58,12 @@ static osd_target *fz_tgt;
 static int fz_dirty = 1;        /* the last input may have changed the store */
 static unsigned fz_since_reset; /* inputs since the last baseline */
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void fz_cleanup(void)
 {
 	osd_target_close(fz_tgt);
 	fz_tgt = NULL;
 	if (fz_dir[0])
-		nftw(fz_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		fz_rm_tree(fz_dir);
 }
 
 /* A NOSEC capability allowing everything in every partition. */

@@ -1028,6 +1028,25 @@ static void expect_good(struct tc *c, uint32_t itt)
 	ck_assert_uint_eq(p.bhs.status, 0);
 }
 
+/* A server with 4 workers whose commands pass @p g's gate, and @p c logged
+ * in to it with the unit attention cleared. */
+static osd_target_iscsi *gated_server(struct gate *g, struct tc *c)
+{
+	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
+	struct tc_login lo = { .target = IQN };
+	osd_target_iscsi *srv;
+
+	o.port = 0;
+	o.workers = 4;
+	o.on_execute = gate_hook;
+	o.on_execute_payload = g;
+	ck_assert_int_eq(osd_target_iscsi_create(&srv, g_luns, NLUNS, &o), 0);
+	ck_assert_int_eq(osd_target_iscsi_start(srv), 0);
+	ck_assert_int_eq(tc_login(c, osd_target_iscsi_port(srv), &lo), 0);
+	ck_assert_int_eq(tc_clear_ua(c, 0), 0);
+	return srv;
+}
+
 /*
  * A command held in execution (a FLUSH stopped in the on_execute hook, as
  * a slow disk would) does not hold up the connection: a NOP-Out is
@@ -1040,21 +1059,11 @@ START_TEST(concurrent_execution)
 {
 	static struct gate g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
 				 .hold = OSD_ACT_FLUSH };
-	osd_target_iscsi *srv;
-	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
 	const uint64_t a = 0x30001, b = 0x30002;
 	struct tc c;
 	struct osd__iscsi_pdu p;
+	osd_target_iscsi *srv = gated_server(&g, &c);
 
-	o.port = 0;
-	o.workers = 4;
-	o.on_execute = gate_hook;
-	o.on_execute_payload = &g;
-	ck_assert_int_eq(osd_target_iscsi_create(&srv, g_luns, NLUNS, &o), 0);
-	ck_assert_int_eq(osd_target_iscsi_start(srv), 0);
-	struct tc_login lo = { .target = IQN };
-	ck_assert_int_eq(tc_login(&c, osd_target_iscsi_port(srv), &lo), 0);
-	ck_assert_int_eq(tc_clear_ua(&c, 0), 0);
 	simple_osd(&c, OSD_ACT_CREATE_PARTITION, PID, 0);
 	simple_osd(&c, OSD_ACT_CREATE, PID, a);
 	simple_osd(&c, OSD_ACT_CREATE, PID, b);
@@ -1141,20 +1150,10 @@ START_TEST(duplicate_itt)
 {
 	static struct gate g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
 				 .hold = OSD_ACT_FLUSH };
-	osd_target_iscsi *srv;
-	struct osd_target_iscsi_options o = OSD_TARGET_ISCSI_OPTIONS_INIT;
 	const uint64_t a = 0x30003;
 	struct tc c;
+	osd_target_iscsi *srv = gated_server(&g, &c);
 
-	o.port = 0;
-	o.workers = 4;
-	o.on_execute = gate_hook;
-	o.on_execute_payload = &g;
-	ck_assert_int_eq(osd_target_iscsi_create(&srv, g_luns, NLUNS, &o), 0);
-	ck_assert_int_eq(osd_target_iscsi_start(srv), 0);
-	struct tc_login lo = { .target = IQN };
-	ck_assert_int_eq(tc_login(&c, osd_target_iscsi_port(srv), &lo), 0);
-	ck_assert_int_eq(tc_clear_ua(&c, 0), 0);
 	simple_osd(&c, OSD_ACT_CREATE_PARTITION, PID, 0);
 	simple_osd(&c, OSD_ACT_CREATE, PID, a);
 

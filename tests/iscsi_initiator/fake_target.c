@@ -287,22 +287,28 @@ out:
 	return rc ? -1 : 0;
 }
 
-int ft_answer_token(struct ft *ft)
+int ft_send_token(struct ft *ft, uint32_t from)
 {
 	uint8_t page[4 + sizeof(FT_TOKEN) - 1] = { 0x11, 0xB1, 0, sizeof(FT_TOKEN) - 1 };
 	struct osd__iscsi_bhs h;
 
-	if (!(ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD && ft->pdu.bhs.cdb[0] == 0x12 &&
-	      ft->pdu.bhs.cdb[1] == 1 && ft->pdu.bhs.cdb[2] == 0xB1))
-		return 0;
 	memcpy(page + 4, FT_TOKEN, sizeof(FT_TOKEN) - 1);
 	memset(&h, 0, sizeof(h));
 	h.opcode = OSD_ISCSI_OP_DATA_IN;
 	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_F_STATUS;
 	h.itt = ft->pdu.bhs.itt;
 	h.ttt = OSD_ISCSI_RSVD_TAG;
+	h.offset = from;
 	ft_rsp_sn(ft, &h, 1);
-	return ft_send(ft, &h, NULL, 0, page, sizeof(page)) ? -1 : 1;
+	return ft_send(ft, &h, NULL, 0, page + from, sizeof(page) - from);
+}
+
+int ft_answer_token(struct ft *ft)
+{
+	if (!(ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD && ft->pdu.bhs.cdb[0] == 0x12 &&
+	      ft->pdu.bhs.cdb[1] == 1 && ft->pdu.bhs.cdb[2] == 0xB1))
+		return 0;
+	return ft_send_token(ft, 0) ? -1 : 1;
 }
 
 /* The initiator reads the session's security token (INQUIRY, VPD page B1h)

@@ -72,6 +72,9 @@ int ft_login(struct ft *ft);
 /* Whether the last PDU is the INQUIRY of the security token page; if so,
  * answers it with FT_TOKEN (1), or -1 on failure, else 0. */
 int ft_answer_token(struct ft *ft);
+/* The security token page from byte @p from on, in one final Data-In with
+ * status, to the command just received (a gap when @p from is not 0). */
+int ft_send_token(struct ft *ft, uint32_t from);
 /* Answers a Logout Request (the next PDU must be one). */
 int ft_logout(struct ft *ft);
 /* Fills the response fields (StatSN, ExpCmdSN, MaxCmdSN) of @p h. */

@@ -729,6 +729,17 @@ END_TEST
 
 /* ---- discovery ---- */
 
+/* The header of a final Text Response to the request just received. */
+static void text_rsp_head(struct ft *ft, struct osd__iscsi_bhs *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->opcode = OSD_ISCSI_OP_TEXT_RSP;
+	h->flags = OSD_ISCSI_F_FINAL;
+	h->itt = ft->pdu.bhs.itt;
+	h->ttt = OSD_ISCSI_RSVD_TAG;
+	ft_rsp_sn(ft, h, 1);
+}
+
 static void script_discovery(struct ft *ft)
 {
 	struct osd__iscsi_text t = { 0 };
@@ -742,12 +753,7 @@ static void script_discovery(struct ft *ft)
 	osd__iscsi_text_add(&t, "TargetAddress", "127.0.0.1:3260,1");
 	osd__iscsi_text_add(&t, "TargetAddress", "[::1]:3260,1");
 	osd__iscsi_text_add(&t, "TargetName", "iqn.2026-01.org.x:b");
-	memset(&h, 0, sizeof(h));
-	h.opcode = OSD_ISCSI_OP_TEXT_RSP;
-	h.flags = OSD_ISCSI_F_FINAL;
-	h.itt = ft->pdu.bhs.itt;
-	h.ttt = OSD_ISCSI_RSVD_TAG;
-	ft_rsp_sn(ft, &h, 1);
+	text_rsp_head(ft, &h);
 	if (ft_send(ft, &h, NULL, 0, t.data, t.len) == 0)
 		ft_logout(ft);
 	osd__iscsi_text_free(&t);
@@ -789,12 +795,7 @@ static void script_discovery_unterminated(struct ft *ft)
 	if (ft_accept(ft) || ft_login(ft) || ft_recv(ft))
 		return;
 	FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_TEXT_REQ, "SendTargets=All expected");
-	memset(&h, 0, sizeof(h));
-	h.opcode = OSD_ISCSI_OP_TEXT_RSP;
-	h.flags = OSD_ISCSI_F_FINAL;
-	h.itt = ft->pdu.bhs.itt;
-	h.ttt = OSD_ISCSI_RSVD_TAG;
-	ft_rsp_sn(ft, &h, 1);
+	text_rsp_head(ft, &h);
 	/* the exact bytes, without the array's own terminating NUL */
 	ft_send(ft, &h, NULL, 0, st_unterminated, sizeof(st_unterminated) - 1);
 }
@@ -825,23 +826,12 @@ END_TEST
  * token made of the bytes its buffer held before. */
 static void script_token_gap(struct ft *ft)
 {
-	uint8_t page[4 + sizeof(FT_TOKEN) - 1] = { 0x11, 0xB1, 0, sizeof(FT_TOKEN) - 1 };
-	struct osd__iscsi_bhs h;
-
 	ft->token_by_script = 1;
 	if (ft_accept(ft) || ft_login(ft) || ft_recv(ft))
 		return;
 	FT_CHECK(ft, ft->pdu.bhs.opcode == OSD_ISCSI_OP_SCSI_CMD && ft->pdu.bhs.cdb[2] == 0xB1,
 		 "INQUIRY of the security token page expected");
-	memcpy(page + 4, FT_TOKEN, sizeof(FT_TOKEN) - 1);
-	memset(&h, 0, sizeof(h));
-	h.opcode = OSD_ISCSI_OP_DATA_IN;
-	h.flags = OSD_ISCSI_F_FINAL | OSD_ISCSI_F_STATUS;
-	h.itt = ft->pdu.bhs.itt;
-	h.ttt = OSD_ISCSI_RSVD_TAG;
-	h.offset = 4;
-	ft_rsp_sn(ft, &h, 1);
-	ft_send(ft, &h, NULL, 0, page + 4, sizeof(page) - 4);
+	ft_send_token(ft, 4);
 }
 
 START_TEST(token_gap)

@@ -1764,12 +1764,11 @@ static void big_check(int damaged_k)
 	}
 }
 
-START_TEST(t_long_log)
+/* BIG_SETS attribute sets over the BIG_OBJS objects (a long log), then close. */
+static void big_sets(void)
 {
-	char err[512], want[160], p[4200];
 	uint8_t v[BIG_VAL];
-	populate(BIG_OBJS);
-	off_t base = log_size();
+
 	for (int k = 0; k < BIG_SETS; k++) {
 		th_fill(v, sizeof(v), (uint64_t)k, 0);
 		ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + (uint64_t)(k % BIG_OBJS), 0x30000, 7,
@@ -1777,6 +1776,14 @@ START_TEST(t_long_log)
 	}
 	osd_store_close(st);
 	st = NULL;
+}
+
+START_TEST(t_long_log)
+{
+	char err[512], want[160], p[4200];
+	populate(BIG_OBJS);
+	off_t base = log_size();
+	big_sets();
 	ck_assert_int_eq(log_size(), base + (off_t)BIG_SETS * BIG_REC);
 	ck_assert_int_gt(log_size(), 3 * (8 << 20));
 	st = th_open(dir);
@@ -1803,13 +1810,7 @@ START_TEST(t_long_log)
 	/* salvage wrote a clean checkpoint; a new long log, torn at its end */
 	st = th_open(dir);
 	base = log_size();
-	for (int k = 0; k < BIG_SETS; k++) {
-		th_fill(v, sizeof(v), (uint64_t)k, 0);
-		ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + (uint64_t)(k % BIG_OBJS), 0x30000, 7,
-						    v, sizeof(v), 0), 0);
-	}
-	osd_store_close(st);
-	st = NULL;
+	big_sets();
 	th_path(p, sizeof(p), dir, "log");
 	ck_assert_int_eq(truncate(p, base + (off_t)BIG_SETS * BIG_REC - 5), 0);
 	st = th_open(dir);
