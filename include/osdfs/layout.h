@@ -129,8 +129,8 @@ OSD_EXTERN int osdfs_data_map_check(const struct osdfs_data_map *map, unsigned n
 				    char *err, size_t errlen);
 
 /** Version of struct osdfs_layout_config: 2 added @ref osdfs_layout_config.readonly,
- *  3 @ref osdfs_layout_config.no_write_gathering (versions 1 and 2 are still
- *  accepted, as read-write with write gathering). */
+ *  3 @ref osdfs_layout_config.no_write_gathering. Versions 1 and 2 are still
+ *  accepted, with write gathering on; version 1 as read-write. */
 #define OSDFS_LAYOUT_CONFIG_VERSION 3
 
 /** What osdfs_backend_layout_new() is built from. */
