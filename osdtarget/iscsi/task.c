@@ -488,9 +488,10 @@ static int check_cmd(struct iscsi_conn *c, const struct osd__iscsi_pdu *pdu,
 		return OSD_ISCSI_REJECT_OUT_OF_RESOURCES;
 	if (r && w && ahs->bidi_read_len > ISCSI_MAX_XFER)
 		return OSD_ISCSI_REJECT_OUT_OF_RESOURCES;
-	/* the tag of a command still collecting data, queued or running: two
-	 * tasks with one tag would share its answers and its ABORT TASK */
-	if (task_find(c, h->itt) || osd__tgt_iscsi_itt_unanswered(c, h->itt))
+	/* the tag of a command still collecting data (those are in c->order
+	 * too), queued or running: two tasks with one tag would share its
+	 * answers and its ABORT TASK */
+	if (osd__tgt_iscsi_itt_unanswered(c, h->itt))
 		return OSD_ISCSI_REJECT_TASK_IN_PROGRESS;
 	return 0;
 }

@@ -95,16 +95,26 @@ static struct osd__obj_io *obj_io(struct osd__obj *o)
 	return io;
 }
 
+/* Close the object's cached descriptors, data and sidecar; trust lives
+ * with them. obj->mu held (or the object being freed). */
+static void io_close_fds(struct osd__obj *o)
+{
+	struct osd__obj_io *io = o->io;
+	if (io->fd >= 0)
+		close(io->fd);
+	io->fd = -1;
+	if (io->sfd >= 0)
+		close(io->sfd);
+	io->sfd = -1;
+	osd__trust_drop(o);
+}
+
 void osd__obj_io_free(struct osd__obj *o)
 {
 	struct osd__obj_io *io = o->io;
 	if (!io)
 		return;
-	if (io->fd >= 0)
-		close(io->fd);
-	if (io->sfd >= 0)
-		close(io->sfd);
-	osd__trust_drop(o);
+	io_close_fds(o);
 	pthread_mutex_destroy(&io->wmu);
 	free(io);
 	o->io = NULL;
@@ -115,12 +125,7 @@ static int fd_close_locked(struct osd_store *st, struct osd__obj *o)
 {
 	if (!o->io || o->io->fd < 0 || o->io->fd_users)
 		return 0;
-	close(o->io->fd);
-	o->io->fd = -1;
-	if (o->io->sfd >= 0)
-		close(o->io->sfd);
-	o->io->sfd = -1;
-	osd__trust_drop(o); /* trust lives with the descriptor */
+	io_close_fds(o);
 	pthread_mutex_lock(&st->lru_mu);
 	osd__lru_remove(&st->fds, &o->io->fd_node);
 	pthread_mutex_unlock(&st->lru_mu);
@@ -152,12 +157,7 @@ static void fd_evict_to(struct osd_store *st, int keep)
 		/* trylock: the usual order is obj->mu before lru_mu */
 		if (pthread_mutex_trylock(&o->mu) == 0) {
 			if (o->io->fd >= 0 && !o->io->fd_users) {
-				close(o->io->fd);
-				o->io->fd = -1;
-				if (o->io->sfd >= 0)
-					close(o->io->sfd);
-				o->io->sfd = -1;
-				osd__trust_drop(o);
+				io_close_fds(o);
 				osd__lru_remove(&st->fds, &o->io->fd_node);
 				victims[n++] = o;
 			}
