@@ -186,14 +186,17 @@ static void attr_hdr(uint8_t h[24], uint64_t pid, uint64_t oid, uint32_t page,
  */
 struct attr_batch {
 	struct osd_store *st;
-	const struct osd__obj *o;
+	struct osd__obj *o;
 	uint8_t *buf;
 	size_t len, cap;
 	unsigned n;                /* entries in buf */
+	int pack;                  /* buf starts with the object's pending PACK state */
 	uint8_t local[256];        /* a few timestamps need no malloc */
 };
 
-static void batch_init(struct attr_batch *b, struct osd_store *st, const struct osd__obj *o)
+/* A packed object's pending state goes first, in the same record (a PACK
+ * record, store format 3): a first small WRITE then appends one record. */
+static void batch_init(struct attr_batch *b, struct osd_store *st, struct osd__obj *o)
 {
 	b->st = st;
 	b->o = o;
@@ -201,6 +204,12 @@ static void batch_init(struct attr_batch *b, struct osd_store *st, const struct 
 	b->cap = sizeof(b->local);
 	b->len = OSD__ATTRS_HDR;
 	b->n = 0;
+	b->pack = o->pack_pending && st->log_attrs;
+	if (b->pack) {
+		osd__pack_rec(o, b->buf);
+		b->len = OSD__PACK_HDR;
+		return;
+	}
 	osd__put_be64(b->buf, o->pid);
 	osd__put_be64(b->buf + 8, o->oid);
 }
@@ -215,7 +224,13 @@ static void batch_free(struct attr_batch *b)
 static int batch_log(struct attr_batch *b, uint64_t *pos)
 {
 	int r = 0;
-	if (b->n == 1) {
+	if (b->pack) {
+		r = osd__log_append(&b->st->log, OSD__REC_PACK, b->buf, b->len, NULL, 0, pos);
+		if (r)
+			return r;
+		osd__pack_logged(b->st, b->o, *pos);
+		b->pack = 0; /* what follows is ATTRS: pid and oid start both */
+	} else if (b->n == 1) {
 		const uint8_t *e = b->buf + OSD__ATTRS_HDR;
 		uint8_t h[24];
 		attr_hdr(h, b->o->pid, b->o->oid, osd__get_be32(e), osd__get_be32(e + 4));
@@ -239,7 +254,7 @@ static int batch_add(struct attr_batch *b, uint32_t page, uint32_t num, const vo
 {
 	size_t need = OSD__ATTRS_ENT + len;
 	int r = 0;
-	if (b->n && (!b->st->log_attrs || b->len + need > OSD__REC_MAX_PAYLOAD))
+	if ((b->n || b->pack) && (!b->st->log_attrs || b->len + need > OSD__REC_MAX_PAYLOAD))
 		r = batch_log(b, pos);
 	if (!r && b->len + need > b->cap) {
 		size_t cap = b->len + need > 2 * b->cap ? b->len + need : 2 * b->cap;
@@ -290,8 +305,10 @@ static void attr_lazy_logged(struct osd__obj *o)
 static int attr_log_lazy(struct osd_store *st, struct osd__obj *o, uint64_t *pos)
 {
 	struct attr_batch b;
+	int r = o->pack_pending && !st->log_attrs ? osd__pack_log_locked(st, o, pos) : 0;
 	batch_init(&b, st, o);
-	int r = batch_add_lazy(&b, o, 0, 0, 0, pos);
+	if (!r)
+		r = batch_add_lazy(&b, o, 0, 0, 0, pos);
 	if (!r)
 		r = batch_log(&b, pos);
 	if (!r)
@@ -324,7 +341,7 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 	 */
 	if (!(flags & OSD_STORE_FUA) && attr_unchanged(o, page, num, val, len, lazy)) {
 		int r = 0;
-		if (!lazy && o->has_lazy)
+		if (!lazy && (o->has_lazy || o->pack_pending))
 			r = attr_log_lazy(st, o, &pos);
 		pthread_mutex_unlock(&o->mu);
 		pthread_rwlock_unlock(&st->ns);
@@ -348,8 +365,13 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 	 * apply order.
 	 */
 	struct attr_batch b;
+	int r = 0;
+	/* an older build's log takes no PACK record with entries: one alone */
+	if (o->pack_pending && !st->log_attrs)
+		r = osd__pack_log_locked(st, o, &pos);
 	batch_init(&b, st, o);
-	int r = o->has_lazy ? batch_add_lazy(&b, o, 1, page, num, &pos) : 0;
+	if (!r && o->has_lazy)
+		r = batch_add_lazy(&b, o, 1, page, num, &pos);
 	if (!r)
 		r = batch_add(&b, page, num, val, len, &pos);
 	if (!r)

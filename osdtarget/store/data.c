@@ -479,7 +479,8 @@ void osd__data_close_ranges(struct osd_store *st, uint64_t gen)
 /* fdatasync the object's data and checksums (and its directory entry if new). */
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 {
-	int r = 0, fd, evict = 0;
+	int fd, evict = 0;
+	int r = 0;
 	if (!obj->io)
 		return 0; /* no data access since open: nothing unflushed */
 	if (atomic_exchange(&obj->io->dirty, 0)) {
@@ -555,7 +556,7 @@ static int flush_by_syncfs(struct osd_store *st, struct osd__obj **objs, size_t 
 }
 
 /* Flush dirty objects of partition @p pid (or all of them). */
-int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all)
+int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all, int wiping)
 {
 	/* Detach into an array: once off the list an object may be re-marked
 	 * dirty (and relinked through dirty_next) by a concurrent writer. */
@@ -582,6 +583,22 @@ int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all)
 	}
 	pthread_mutex_unlock(&st->dirty_mu);
 	int r = 0;
+	/* packed objects' new slots: their records go into the log (not when
+	 * FORMAT, holding st->ns, wipes everything) */
+	for (size_t i = 0; !wiping && i < n; i++) {
+		int e = osd__pack_log_pending(st, mine[i]);
+		if (e && !r)
+			r = e;
+	}
+	if (r) {
+		for (size_t i = 0; i < n; i++) {
+			atomic_store(&mine[i]->io->dirty, 0);
+			mark_dirty(st, mine[i]); /* kept for a retry */
+			osd__obj_put(st, mine[i]);
+		}
+		free(mine);
+		return r;
+	}
 	if (n >= SYNCFS_MIN_OBJECTS) {
 		r = flush_by_syncfs(st, mine, n);
 	} else {
@@ -635,6 +652,7 @@ void osd__data_unlink_later(struct osd_store *st, struct osd__obj *obj, uint64_t
 void osd__data_unlink_done(struct osd_store *st, uint64_t synced)
 {
 	struct osd__unlink *done = NULL, **tail = &done;
+	osd__pack_release(st, synced);
 	pthread_mutex_lock(&st->unlink_mu);
 	while (st->unlinks && st->unlinks->pos <= synced) {
 		struct osd__unlink *u = st->unlinks;
@@ -869,7 +887,9 @@ int osd__data_scan(struct osd_store *st)
 			if (!map && (r = gen_map(st, &map, &n)) != 0)
 				break;
 			hit = bsearch(&key, map, n, sizeof(*map), gen_cmp);
-			if (!hit) {
+			/* a packed object's file: its move out of the pack was
+			 * never logged, so the file holds nothing flushed */
+			if (!hit || hit->obj->packed) {
 				unnamed_file(st, dfd, de->d_name, key.gen, &u);
 				continue;
 			}
@@ -932,7 +952,9 @@ static int data_commit(struct osd_store *st, struct osd__obj *o, unsigned flags)
 {
 	if (!(flags & OSD_STORE_FUA) && !st->sync_writes)
 		return 0;
-	int r = osd__data_flush_obj(st, o);
+	int r = osd__pack_log_pending(st, o);
+	if (!r)
+		r = osd__data_flush_obj(st, o);
 	/* The object's CREATE record must be durable for its data to be found. */
 	return r ? r : osd__store_commit(st, UINT64_MAX, OSD_STORE_FUA);
 }
@@ -970,13 +992,164 @@ static void start_writeback(int fd, uint64_t off, uint64_t len)
 /* A checksum mismatch (or unreadable checksums) at byte @p bad of @p o. */
 static void report_bad(struct osd_store *st, struct osd__obj *o, uint64_t bad, const char *what)
 {
-	char name[32];
+	char name[48];
 	unsigned dir;
-	osd__data_path(o->gen, name, &dir);
+	if (o->packed)
+		snprintf(name, sizeof(name), "%s slot %" PRIu32, OSD__PACK_NAME, o->slot);
+	else
+		osd__data_path(o->gen, name, &dir);
 	osd__store_note(st, OSD_STORE_LOG_ERR, "%s: %s object 0x%" PRIx64 " in partition 0x%"
 			PRIx64 " (data/%s): %s at byte %" PRIu64 "; MEDIUM ERROR returned",
 			st->path, what, o->oid, o->pid, name,
 			o->sums_bad ? "checksums missing or damaged" : "checksum mismatch", bad);
+}
+
+/* ---- packed small objects (pack.c) ---------------------------------------------------- */
+
+enum pack_op { PACK_WRITE, PACK_APPEND, PACK_TRUNCATE, PACK_PUNCH };
+
+/* Copy [off, off + total) of the iovecs into @p dst. */
+static void iov_copy_in(uint8_t *dst, const struct iovec *iov, int iovcnt)
+{
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		dst += iov[i].iov_len;
+	}
+}
+
+/*
+ * Move a packed object's data into its own data file: written, checksummed
+ * and made durable (with its directory entry) before the state that says
+ * so can be logged, so no record ever names a file that a crash can lose
+ * while the slot is already reused. wmu and obj->mu held.
+ */
+static int pack_migrate(struct osd_store *st, struct osd__obj *o, uint64_t *bad)
+{
+	uint8_t img[OSD__PACK_SLOT];
+	uint8_t *ent = NULL;
+	int fd = -1, evict = 0, had = o->has_file;
+	uint64_t len = o->length;
+	int r = osd__pack_load(st, o, img);
+	if (r == -EIO)
+		*bad = 0;
+	if (!r)
+		r = fd_get_for_change(st, o, 1, &fd, &evict);
+	if (r)
+		return r;
+	int sfd = o->io->sfd;
+	struct stat sb;
+	/* a migration that failed before may have left bytes in the file */
+	if (had && fstat(fd, &sb) == 0 && sb.st_size)
+		r = osd__sum_truncate(o, fd, sfd, (uint64_t)sb.st_size, 0, bad);
+	struct iovec iov = { img, (size_t)len };
+	if (!r && len)
+		r = osd__sum_prepare_write(o, fd, sfd, 0, 0, &iov, 1, len, &ent, bad);
+	if (!r && len)
+		r = osd__pwrite_all(fd, &iov, 1, 0);
+	if (!r && ent)
+		r = osd__sum_put(sfd, 0, ent, (size_t)((len - 1) / OSD__SUM_BLOCK + 1));
+	free(ent);
+	if (!r && (fdatasync(fd) != 0 || (sfd >= 0 && fdatasync(sfd) != 0)))
+		r = -errno;
+	if (!r && atomic_exchange(&o->io->dir_dirty, 0)) {
+		char name[32];
+		unsigned dir;
+		osd__data_path(o->gen, name, &dir);
+		r = fsync_dir(st, dir);
+		if (r)
+			atomic_store(&o->io->dir_dirty, 1);
+	}
+	osd__store_space(st, r, "data");
+	if (!r) {
+		account_fd_locked(st, o, fd);
+		osd__pack_unpacked(st, o);
+	}
+	atomic_fetch_add(&o->io->wseq, 1);
+	o->io->fd_users--; /* fd_put() without retaking obj->mu */
+	if (evict)
+		fd_evict(st);
+	return r;
+}
+
+/*
+ * A data change of an object that has no data file, when packing is on:
+ * made on its slot if the result fits one (*handled = 1), else a packed
+ * object first moves into a file and the caller goes on as for any file.
+ * For PACK_WRITE/APPEND @p a is the offset and @p b the byte count; for
+ * PACK_TRUNCATE @p a is the length; for PACK_PUNCH [a, a + b).
+ */
+static int pack_change(struct osd_store *st, struct osd__obj *o, enum pack_op op, uint64_t a,
+		       uint64_t b, const struct iovec *iov, int iovcnt, uint64_t *where,
+		       uint64_t *bad, int *handled)
+{
+	int r = 0;
+	*handled = 0;
+	if (st->packfd < 0)
+		return 0;
+	if (!obj_io(o))
+		return -ENOMEM;
+	pthread_mutex_lock(&o->io->wmu);
+	pthread_mutex_lock(&o->mu);
+	uint64_t len = o->length, start = op == PACK_APPEND ? len : a, end, newlen = len;
+	int fits;
+	if (op == PACK_TRUNCATE) {
+		start = len;
+		end = newlen = a;
+		fits = a <= OSD__PACK_SLOT;
+	} else if (op == PACK_PUNCH) {
+		end = start >= len ? start : b > len - start ? len : start + b;
+		fits = o->packed;
+	} else {
+		fits = start <= OSD__PACK_SLOT && b <= OSD__PACK_SLOT - start;
+		end = fits ? start + b : start;
+		newlen = end > len ? end : len;
+	}
+	/* without pack_on (osd_store_options.no_pack) new objects get files */
+	if (!o->removed && !o->has_file && fits && (st->pack_on || o->packed)) {
+		*handled = 1;
+		uint8_t img[OSD__PACK_SLOT];
+		if (op != PACK_PUNCH)
+			r = space_check_locked(st, o, start, end);
+		if (!r && (r = osd__pack_load(st, o, img)) == -EIO)
+			*bad = 0;
+		if (!r && (op == PACK_WRITE || op == PACK_APPEND))
+			iov_copy_in(img + start, iov, iovcnt);
+		else if (!r && op == PACK_TRUNCATE)
+			memset(img + newlen, 0, OSD__PACK_SLOT - newlen);
+		else if (!r && start < end)
+			memset(img + start, 0, end - start);
+		int change = op == PACK_TRUNCATE ? newlen != len : op == PACK_PUNCH ? start < end : b;
+		if (!r && change)
+			r = osd__pack_store(st, o, img, newlen);
+		if (where)
+			*where = start;
+	} else if (!o->removed && o->packed) {
+		r = pack_migrate(st, o, bad); /* then the file's way */
+	}
+	pthread_mutex_unlock(&o->mu);
+	pthread_mutex_unlock(&o->io->wmu);
+	if (*handled && !r)
+		mark_dirty(st, o);
+	return r;
+}
+
+/* READ of a packed object. obj->mu held. */
+static int pack_read_locked(struct osd_store *st, struct osd__obj *o, uint64_t offset,
+			    const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *got)
+{
+	uint8_t img[OSD__PACK_SLOT];
+	uint64_t want = offset >= o->length ? 0 : o->length - offset < total ?
+			o->length - offset : total;
+	*got = 0;
+	if (!want)
+		return 0;
+	int r = osd__pack_load(st, o, img);
+	for (int i = 0; !r && i < iovcnt && *got < want; i++) {
+		size_t n = iov[i].iov_len < want - *got ? iov[i].iov_len : (size_t)(want - *got);
+		memcpy(iov[i].iov_base, img + offset + *got, n);
+		*got += n;
+	}
+	return r;
 }
 
 /* Write at @p off with obj->mu held for the length/quota bookkeeping; with
@@ -989,6 +1162,12 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 	/* appends are ordered by obj->mu, or by wmu with checksums */
 	int hold = append && !st->sums;
 	uint8_t *ent = NULL;
+	r = pack_change(st, o, append ? PACK_APPEND : PACK_WRITE, off, total, iov, iovcnt,
+			where, bad, &have);
+	if (r == -EIO)
+		report_bad(st, o, *bad, "write of");
+	if (r || have)
+		return r;
 	if (!obj_io(o))
 		return -ENOMEM;
 	if (st->sums)
@@ -1299,6 +1478,15 @@ int osd_store_read(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t of
 		return r;
 	pthread_mutex_lock(&o->mu);
 	uint64_t len = o->length;
+	if (!o->removed && o->packed) {
+		r = pack_read_locked(st, o, offset, iov, iovcnt, total, &got);
+		pthread_mutex_unlock(&o->mu);
+		if (r == -EIO)
+			report_bad(st, o, offset, "read of");
+		osd__obj_put(st, o);
+		*nread = (size_t)got;
+		return r;
+	}
 	/* a removed object's file may already belong to another object */
 	if (o->removed)
 		r = -ENOENT;
@@ -1336,9 +1524,19 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 	if (length > (uint64_t)INT64_MAX)
 		return -EFBIG;
 	uint64_t bad = 0;
+	int handled = 0;
 	int r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
+	r = pack_change(st, o, PACK_TRUNCATE, length, 0, NULL, 0, NULL, &bad, &handled);
+	if (r || handled) {
+		if (r == -EIO)
+			report_bad(st, o, bad, "truncate of");
+		if (!r)
+			r = data_commit(st, o, flags);
+		osd__obj_put(st, o);
+		return r;
+	}
 	if (!obj_io(o)) {
 		osd__obj_put(st, o);
 		return -ENOMEM;
@@ -1384,11 +1582,24 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 		    uint64_t len, unsigned flags)
 {
 	struct osd__obj *o;
-	int fd = -1, evict = 0;
+	int fd = -1, evict = 0, handled = 0;
 	uint64_t bad = 0;
 	int r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
+	pthread_mutex_lock(&o->mu);
+	int inside = offset < o->length;
+	pthread_mutex_unlock(&o->mu);
+	if (inside && len)
+		r = pack_change(st, o, PACK_PUNCH, offset, len, NULL, 0, NULL, &bad, &handled);
+	if (r || handled) {
+		if (r == -EIO)
+			report_bad(st, o, bad, "punch of");
+		if (!r)
+			r = data_commit(st, o, flags);
+		osd__obj_put(st, o);
+		return r;
+	}
 	if (!obj_io(o)) {
 		osd__obj_put(st, o);
 		return -ENOMEM;
@@ -1496,6 +1707,16 @@ int osd_store_verify(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t 
 	if (r)
 		return r;
 	pthread_mutex_lock(&o->mu);
+	if (!o->removed && o->packed) {
+		uint8_t img[OSD__PACK_SLOT];
+		r = osd__pack_load(st, o, img);
+		*bytes = r ? 0 : o->length;
+		pthread_mutex_unlock(&o->mu);
+		if (r == -EIO)
+			report_bad(st, o, 0, "scrub of");
+		osd__obj_put(st, o);
+		return r;
+	}
 	r = o->removed ? -ENOENT : o->sums_bad && o->length ? -EIO
 	    : fd_get_locked(st, o, 0, &fd, &evict);
 	pthread_mutex_unlock(&o->mu);

@@ -49,6 +49,7 @@ static inline const uint8_t *osd__attr_val(const struct osd__attr *a)
 }
 
 struct osd__part;
+struct osd__pack_free;
 
 /*
  * What an object needs only once its data is accessed: the cached
@@ -118,11 +119,16 @@ struct osd__obj {
 	uint8_t has_sums;          /* a checksum sidecar exists */
 	uint8_t sums_bad;          /* sidecar missing or damaged: data I/O fails with EIO */
 	uint8_t has_lazy;          /* some attrs[].lazy is set */
+	uint8_t packed;            /* the data is in pack slot `slot` (0: zeros), not a file */
+	uint8_t pack_pending;      /* packed/slot/length changed since the last PACK record */
 	uint32_t nattrs;           /* the array has room for more (attr_room, attr.c) */
 	struct osd__attr *attrs;   /* sorted by (page, num) */
 	uint64_t length;           /* logical length = data file size */
 	uint64_t used;             /* allocated data bytes */
 	uint64_t quota;
+	uint32_t slot;             /* pack slot of a packed object; 0 = none (pack.c) */
+	uint32_t slot_logged;      /* the slot the last record or checkpoint names */
+	uint32_t pcrc;             /* CRC32C of the whole slot */
 	pthread_mutex_t mu;
 };
 
@@ -206,6 +212,18 @@ struct osd_store {
 	atomic_int trust_off;      /* RWF_NOWAIT refused: no read trust */
 	_Atomic uint64_t blocks_verified, blocks_trusted; /* READ blocks (tests, bench) */
 	size_t ngone, gone_cap;
+
+	/* Packed small objects (pack.c) */
+	int pack_on;               /* new small objects are packed (format 3) */
+	int packfd;                /* data/pack */
+	atomic_int pack_dirty;     /* written since its last fdatasync */
+	pthread_mutex_t pack_mu;   /* the slot map and the frees */
+	uint64_t *pack_map;        /* slots in use */
+	size_t pack_words;
+	uint32_t pack_hint;        /* no free slot below it */
+	struct osd__pack_free *pack_frees, **pack_frees_tail;
+	uint32_t *pack_ckpt;       /* slots a checkpoint being written frees */
+	size_t pack_ckpt_n, pack_ckpt_cap;
 };
 
 /* What the open's scan of checksum sidecars found (osd__sum_report). */
@@ -283,7 +301,9 @@ struct osd__obj_io *osd__obj_io_locked(struct osd__obj *obj);
 /* Free the I/O state of an object being freed (closes its descriptors). */
 void osd__obj_io_free(struct osd__obj *obj);
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj);
-int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all);
+/* Flush the dirty objects of partition @p pid (@p all: every one), first
+ * logging packed objects' pending states unless @p wiping (FORMAT). */
+int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all, int wiping);
 int osd__data_sync_dirs(struct osd_store *st);
 /* pwrite() every byte of @p iov at @p off (retrying short writes and EINTR). */
 int osd__pwrite_all(int fd, const struct iovec *iov, int iovcnt, uint64_t off);
@@ -380,6 +400,49 @@ int osd__trust_read_ok(struct osd__obj *o, uint64_t epoch, const struct timespec
 		       const struct timespec *now);
 /* Blocks READ verified and READ trusted so far (tests and benchmarks). */
 void osd__store_read_counts(struct osd_store *st, uint64_t *verified, uint64_t *trusted);
+
+/* pack.c: small objects in slots of data/pack */
+#define OSD__PACK_SLOT 4096u      /* bytes of a slot: the largest packed object */
+#define OSD__PACK_NAME "pack"     /* relative to data/ */
+#define OSD__PACK_HDR 36u         /* PACK record header: pid oid where(8) length(8) crc(4) */
+#define OSD__PACK_IN_FILE UINT64_MAX /* "where" of an object whose data is in its file */
+/* Open data/pack (made when missing); slot 0 is its header. */
+int osd__pack_open(struct osd_store *st, int create);
+void osd__pack_close(struct osd_store *st);
+/* FORMAT: every slot free, the file emptied. Caller holds st->ns for writing. */
+void osd__pack_reset(struct osd_store *st);
+/* fdatasync data/pack if written since; osd__pack_presync is the log's hook. */
+int osd__pack_sync(struct osd_store *st);
+int osd__pack_presync(void *arg);
+uint32_t osd__pack_crc(const uint8_t img[OSD__PACK_SLOT]);
+/* The object's slot, checked against its CRC: -EIO on a mismatch. obj->mu held. */
+int osd__pack_load(struct osd_store *st, const struct osd__obj *o, uint8_t img[OSD__PACK_SLOT]);
+/* Make @p img (zero past @p length) the object's data in a fresh slot (none
+ * when all zero); the state is pending. obj->mu held. */
+int osd__pack_store(struct osd_store *st, struct osd__obj *o,
+		    const uint8_t img[OSD__PACK_SLOT], uint64_t length);
+/* The object's data moved into its (durable) data file. obj->mu held. */
+void osd__pack_unpacked(struct osd_store *st, struct osd__obj *o);
+/* The PACK record header of the object's current state. */
+void osd__pack_rec(const struct osd__obj *o, uint8_t out[OSD__PACK_HDR]);
+/* A record with the current state was appended at @p pos. obj->mu held. */
+void osd__pack_logged(struct osd_store *st, struct osd__obj *o, uint64_t pos);
+/* Append a PACK record of the state. st->ns (read) and obj->mu held. */
+int osd__pack_log_locked(struct osd_store *st, struct osd__obj *o, uint64_t *pos);
+/* Log the object's pending state, if any (takes st->ns and obj->mu). */
+int osd__pack_log_pending(struct osd_store *st, struct osd__obj *o);
+/* REMOVE logged at @p pos: the slots go. obj->mu held. */
+void osd__pack_forget(struct osd_store *st, struct osd__obj *o, uint64_t pos);
+/* Replay of a REMOVE: the object's slot is free at once. */
+void osd__pack_drop(struct osd_store *st, struct osd__obj *o);
+/* Checkpoint: 1 and the record header if the object is packed. obj->mu held. */
+int osd__pack_ckpt(struct osd_store *st, struct osd__obj *o, uint8_t rec[OSD__PACK_HDR]);
+/* The checkpoint is durable (@p ok) or failed. */
+void osd__pack_ckpt_done(struct osd_store *st, int ok);
+/* Replay of a PACK record's header onto @p o. */
+int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b);
+/* Free the slots whose superseding record is durable (log position <= @p synced). */
+void osd__pack_release(struct osd_store *st, uint64_t synced);
 
 /* pool.c */
 /* Make data/pool (@p create: a new store, whose caller fsyncs data/) or

@@ -248,12 +248,16 @@ int osd__log_sync(struct osd__log *lg, uint64_t pos)
 		int written = !r;
 		uint64_t goal = lg->base + lg->file_end;
 		int fd = lg->fd;
+		int (*pre)(void *) = lg->pre_sync;
 		pthread_mutex_unlock(&lg->mu);
-		if (written && fdatasync(fd) != 0)
+		int pr = written && pre ? pre(lg->pre_sync_arg) : 0;
+		if (pr)
+			r = pr; /* not the log's failure: nothing to write again */
+		else if (written && fdatasync(fd) != 0)
 			r = -errno;
 		pthread_mutex_lock(&lg->mu);
 		lg->syncing = 0;
-		if (r && fd == lg->fd)
+		if (r && !pr && fd == lg->fd)
 			sync_failed(lg, r, written, goal);
 		else if (!r && goal > lg->synced)
 			lg->synced = goal;

@@ -27,7 +27,9 @@ enum osd__rec_type {
 	OSD__REC_QUOTA = 7,       /* pid, oid, quota(8) */
 	OSD__REC_NEXT_GEN = 8,    /* next data-file generation(8); checkpoint only */
 	OSD__REC_END = 9,         /* record count(8); ends a checkpoint */
-	OSD__REC_ATTRS = 10       /* pid, oid, entries page(4) num(4) len(2) value; log v2 only */
+	OSD__REC_ATTRS = 10,      /* pid, oid, entries page(4) num(4) len(2) value; log v2 only */
+	OSD__REC_PACK = 11        /* pid, oid, where(8) length(8) crc(4), then ATTRS entries;
+				     store format 3 (packed small objects) */
 };
 
 /* ATTRS: the attribute changes of one object in one record, applied in order
@@ -41,9 +43,11 @@ enum osd__rec_type {
 #define OSD__FORMAT_VERSION 1u  /* checkpoint; a log without ATTRS records */
 #define OSD__LOG_VERSION 2u     /* a log that may hold ATTRS records */
 /* Superblock versions: 1 without data checksums, 2 with checksum sidecars
- * (docs/target-store.md, "Data checksums"). */
+ * (docs/target-store.md, "Data checksums"), 3 with packed small objects
+ * ("Packed small objects"). */
 #define OSD__SB_VERSION_NOSUMS 1u
-#define OSD__SB_VERSION 2u
+#define OSD__SB_VERSION_SUMS 2u
+#define OSD__SB_VERSION 3u
 #define OSD__SB_FLAG_NO_SUMS 0x1u /* made with checksums off (benchmarks) */
 
 /** A parsed record; payload points into the parsed buffer. */
@@ -93,6 +97,10 @@ struct osd__log {
 	 * (0); called with mu held, so it must not call into the log. */
 	void (*event)(void *arg, int err);
 	void *event_arg;
+	/* Called by the committer before each fdatasync of the log, without
+	 * mu: what records may name must be durable first (the pack file). */
+	int (*pre_sync)(void *arg);
+	void *pre_sync_arg;
 };
 
 int osd__log_init(struct osd__log *lg, int fd, uint64_t end);

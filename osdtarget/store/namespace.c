@@ -296,12 +296,14 @@ static int ns_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64
 
 /*
  * An ATTRS record: pid(8) oid(8), then one or more entries page(4) num(4)
- * len(2) value. The whole record is checked before any entry applies.
+ * len(2) value; a PACK record: pid(8) oid(8) where(8) length(8) crc(4),
+ * then zero or more such entries. The whole record is checked before any
+ * of it applies.
  */
-static int ns_apply_attrs(struct osd_store *st, const uint8_t *b, uint32_t n)
+static int ns_apply_attrs(struct osd_store *st, const uint8_t *b, uint32_t n, int pack)
 {
-	uint32_t off = OSD__ATTRS_HDR;
-	if (n <= off)
+	uint32_t off = pack ? OSD__PACK_HDR : OSD__ATTRS_HDR;
+	if (pack ? n < off : n <= off)
 		return -EBADMSG;
 	while (off < n) {
 		if (n - off < OSD__ATTRS_ENT)
@@ -314,8 +316,9 @@ static int ns_apply_attrs(struct osd_store *st, const uint8_t *b, uint32_t n)
 	struct osd__obj *o = osd__ns_find(st, osd__get_be64(b), osd__get_be64(b + 8));
 	if (!o)
 		return -ENOENT;
-	int r = 0;
-	for (off = OSD__ATTRS_HDR; off < n && !r; off += OSD__ATTRS_ENT + osd__get_be16(b + off + 8))
+	int r = pack ? osd__pack_apply(st, o, b) : 0;
+	off = pack ? OSD__PACK_HDR : OSD__ATTRS_HDR;
+	for (; off < n && !r; off += OSD__ATTRS_ENT + osd__get_be16(b + off + 8))
 		r = osd__attr_put(o, osd__get_be32(b + off), osd__get_be32(b + off + 4),
 				  b + off + OSD__ATTRS_ENT, osd__get_be16(b + off + 8));
 	return r;
@@ -343,6 +346,8 @@ int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)
 		o = ns_obj_remove(st, osd__get_be64(b), osd__get_be64(b + 8));
 		if (!o)
 			return -ENOENT;
+		osd__pack_drop(st, o);
+		osd__data_account(st, o, 0);
 		o->removed = 1;
 		osd__obj_put(st, o);
 		return 0;
@@ -355,7 +360,9 @@ int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)
 		return osd__attr_put(o, osd__get_be32(b + 16), osd__get_be32(b + 20),
 				     b + 24, n - 24);
 	case OSD__REC_ATTRS:
-		return ns_apply_attrs(st, b, n);
+		return ns_apply_attrs(st, b, n, 0);
+	case OSD__REC_PACK:
+		return ns_apply_attrs(st, b, n, 1);
 	case OSD__REC_CAPACITY:
 		if (n != 8)
 			return -EBADMSG;
@@ -453,9 +460,9 @@ static void ckw_rec(struct ckpt_writer *w, uint8_t type, const void *p1, size_t 
 	w->count++;
 }
 
-static void ckw_obj(struct ckpt_writer *w, const struct osd__obj *o)
+static void ckw_obj(struct osd_store *st, struct ckpt_writer *w, struct osd__obj *o)
 {
-	uint8_t b[25];
+	uint8_t b[25], pk[OSD__PACK_HDR];
 	put_ids(b, o->pid, o->oid);
 	if (o->type == OSD_OBJ_PARTITION) {
 		ckw_rec(w, OSD__REC_PART_CREATE, b, 8, NULL, 0);
@@ -463,6 +470,14 @@ static void ckw_obj(struct ckpt_writer *w, const struct osd__obj *o)
 		osd__put_be64(b + 16, o->gen);
 		b[24] = (uint8_t)o->type;
 		ckw_rec(w, OSD__REC_OBJ_CREATE, b, 25, NULL, 0);
+	}
+	if (o->type == OSD_OBJ_USER && st->packfd >= 0) {
+		/* data I/O changes the pack state under obj->mu alone */
+		pthread_mutex_lock(&o->mu);
+		int packed = osd__pack_ckpt(st, o, pk);
+		pthread_mutex_unlock(&o->mu);
+		if (packed)
+			ckw_rec(w, OSD__REC_PACK, pk, sizeof(pk), NULL, 0);
 	}
 	if (o->quota != OSD_STORE_NO_QUOTA) {
 		osd__put_be64(b + 16, o->quota);
@@ -493,12 +508,12 @@ int osd__ns_checkpoint(struct osd_store *st, int fd, uint64_t *size)
 	ckw_rec(&w, OSD__REC_CAPACITY, b, 8, NULL, 0);
 	osd__put_be64(b, st->next_gen);
 	ckw_rec(&w, OSD__REC_NEXT_GEN, b, 8, NULL, 0);
-	ckw_obj(&w, st->root);
+	ckw_obj(st, &w, st->root);
 	for (size_t i = 0; i < st->nparts; i++) {
 		const struct osd__part *p = st->parts[i];
-		ckw_obj(&w, p->obj);
+		ckw_obj(st, &w, p->obj);
 		for (size_t k = 0; k < p->nids; k++)
-			ckw_obj(&w, osd__ns_find(st, p->pid, p->ids[k].id));
+			ckw_obj(st, &w, osd__ns_find(st, p->pid, p->ids[k].id));
 	}
 	osd__put_be64(b, w.count);
 	ckw_rec(&w, OSD__REC_END, b, 8, NULL, 0);
@@ -613,6 +628,10 @@ int osd_store_object_remove(struct osd_store *st, uint64_t pid, uint64_t oid,
 		osd__data_account(st, o, 0);
 		pthread_mutex_unlock(&o->mu);
 		r = osd__log_append(&st->log, OSD__REC_OBJ_REMOVE, b, 16, NULL, 0, &pos);
+		/* its slots are free once the REMOVE is durable (never, unlogged) */
+		pthread_mutex_lock(&o->mu);
+		osd__pack_forget(st, o, r ? UINT64_MAX : pos);
+		pthread_mutex_unlock(&o->mu);
 	}
 	pthread_rwlock_unlock(&st->ns);
 	if (!o)

@@ -51,7 +51,8 @@ static int type_ok(const struct replay *rp, uint8_t t)
 {
 	return (t >= OSD__REC_PART_CREATE &&
 		(t <= OSD__REC_QUOTA || (rp->ckpt && t <= OSD__REC_END))) ||
-	       (rp->attrs && t == OSD__REC_ATTRS);
+	       (rp->attrs && t == OSD__REC_ATTRS) ||
+	       t == OSD__REC_PACK; /* the superblock (format 3) allows it */
 }
 
 /* Size of the intact record at @p off, 0 if there is none. */

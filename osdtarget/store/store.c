@@ -260,7 +260,11 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
 	int logfd = -1;
 	if (keep_prev)
 		keep_previous(st);
-	int r = install_file(st, "checkpoint", CKPT_MAGIC, epoch, 1, NULL, &size);
+	/* the slots the checkpoint names hold their bytes first */
+	int r = osd__pack_sync(st);
+	if (!r)
+		r = install_file(st, "checkpoint", CKPT_MAGIC, epoch, 1, NULL, &size);
+	osd__pack_ckpt_done(st, !r);
 	if (!r)
 		r = osd__install_log(st, epoch, &logfd);
 	if (r) {
@@ -331,7 +335,9 @@ int osd_store_flush_object(struct osd_store *st, uint64_t pid, uint64_t oid)
 	struct osd__obj *o = osd__ns_get(st, pid, oid);
 	if (!o)
 		return -ENOENT;
-	int r = o->type == OSD_OBJ_USER ? osd__data_flush_obj(st, o) : 0;
+	int r = o->type == OSD_OBJ_USER ? osd__pack_log_pending(st, o) : 0;
+	if (!r && o->type == OSD_OBJ_USER)
+		r = osd__data_flush_obj(st, o);
 	osd__obj_put(st, o);
 	return r ? r : log_sync_all(st);
 }
@@ -340,14 +346,14 @@ int osd_store_flush_partition(struct osd_store *st, uint64_t pid)
 {
 	if (!osd_store_partition_exists(st, pid))
 		return -ENOENT;
-	int r = osd__data_flush_dirty(st, pid, 0);
+	int r = osd__data_flush_dirty(st, pid, 0, 0);
 	return r ? r : log_sync_all(st);
 }
 
 int osd_store_flush_all(struct osd_store *st)
 {
 	uint64_t gen = atomic_fetch_add(&st->flush_gen, 1) + 1;
-	int r = osd__data_flush_dirty(st, 0, 1);
+	int r = osd__data_flush_dirty(st, 0, 1, 0);
 	if (!r)
 		r = osd__data_sync_dirs(st);
 	if (!r)
@@ -396,16 +402,21 @@ static void fs_size(struct osd_store *st)
  * first writes. A missing one (a store made before) is still made lazily.
  * Also data/pool, the recycled files (pool.c), made or adopted.
  */
-static int open_fanout(struct osd_store *st, int create)
+static int open_fanout(struct osd_store *st, int create, int make_pack)
 {
 	if (create && mkdirat(st->dirfd, "data", 0700) != 0 && errno != EEXIST)
 		return -errno;
 	st->datafd = openat(st->dirfd, "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (st->datafd < 0)
 		return -errno;
+	/* data/pack: made with the store, or by the upgrade of a format
+	 * before 3 (store_open) */
+	int r = osd__pack_open(st, create || make_pack);
+	if (r)
+		return r;
 	if (!create)
 		return osd__pool_open(st, 0);
-	int r = osd__pool_open(st, 1);
+	r = osd__pool_open(st, 1);
 	if (r)
 		return r;
 	for (unsigned d = 0; d < OSD__FANOUT; d++) {
@@ -423,7 +434,7 @@ static int open_fanout(struct osd_store *st, int create)
 /* Format an empty directory: data dirs, checkpoint, log, superblock last. */
 static int store_create(struct osd_store *st)
 {
-	int r = open_fanout(st, 1);
+	int r = open_fanout(st, 1, 1);
 	if (!r)
 		r = osd__log_init(&st->log, -1, 0);
 	if (r)
@@ -455,7 +466,7 @@ static int store_lock(struct osd_store *st)
 
 static int store_init(struct osd_store *st, const char *dir, const struct osd_store_options *o)
 {
-	st->dirfd = st->lockfd = st->datafd = -1;
+	st->dirfd = st->lockfd = st->datafd = st->packfd = -1;
 	st->log.fd = -1;
 	st->path = strdup(dir);
 	st->sync_writes = o->sync_writes;
@@ -483,6 +494,8 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	pthread_mutex_init(&st->pool_mu, NULL);
 	pthread_mutex_init(&st->open_mu, NULL);
 	pthread_mutex_init(&st->msg_mu, NULL);
+	pthread_mutex_init(&st->pack_mu, NULL);
+	st->pack_frees_tail = &st->pack_frees;
 	if (!st->path || osd__lru_init(&st->fds, (size_t)st->max_fds) < 0)
 		return -ENOMEM;
 	return osd__ns_init(st);
@@ -603,6 +616,7 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 			return -ENOENT;
 		}
 		st->sums = !o->no_checksums;
+		st->pack_on = st->sums && !o->no_pack;
 		return store_create(st);
 	}
 	if (r)
@@ -616,16 +630,18 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 			       "not an OSD store", dir);
 		return -EUCLEAN;
 	}
-	if (version != OSD__SB_VERSION && version != OSD__SB_VERSION_NOSUMS) {
+	if (version < OSD__SB_VERSION_NOSUMS || version > OSD__SB_VERSION) {
 		osd__store_msg(st, "%s: store format version %u; this build reads versions %u "
-			       "and %u only: not opened", dir, version, OSD__SB_VERSION_NOSUMS,
+			       "to %u only: not opened", dir, version, OSD__SB_VERSION_NOSUMS,
 			       OSD__SB_VERSION);
 		return -EUCLEAN;
 	}
 	/* Version 1 had no data checksums: the open computes them (upgrade). */
 	st->upgrading = version == OSD__SB_VERSION_NOSUMS;
 	st->sums = st->upgrading || !(flags & OSD__SB_FLAG_NO_SUMS);
-	if ((r = open_fanout(st, 0)) != 0) {
+	st->pack_on = st->sums && !o->no_pack;
+	/* before version 3 there is no data/pack: the open makes it (upgrade) */
+	if ((r = open_fanout(st, 0, version < OSD__SB_VERSION)) != 0) {
 		osd__store_msg(st, "%s: data directories missing or unreadable", dir);
 		return r == -ENOENT ? -EUCLEAN : r;
 	}
@@ -634,15 +650,16 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 		return r;
 	if ((r = osd__data_scan(st)) != 0)
 		return r;
-	if (st->upgrading) {
-		/* Every sidecar durable before the superblock says they exist. */
+	if (version < OSD__SB_VERSION) {
+		/* Every sidecar (and data/pack) durable before the superblock says they exist. */
 		if (syncfs(st->datafd) != 0 || fsync(st->datafd) != 0)
 			return -errno;
 		if ((r = install_superblock(st, created)) != 0)
 			return r;
 		osd__store_note(st, OSD_STORE_LOG_NOTICE, "%s: store format upgraded from version "
-				"%u to %u: every data block now carries a CRC32C checksum", dir,
-				OSD__SB_VERSION_NOSUMS, OSD__SB_VERSION);
+				"%u to %u:%s small objects are packed into data/%s", dir, version,
+				OSD__SB_VERSION, st->upgrading ? " every data block now carries a "
+				"CRC32C checksum;" : "", OSD__PACK_NAME);
 		st->upgrading = 0;
 	}
 	if (st->salvage) {
@@ -674,6 +691,8 @@ int osd_store_open(struct osd_store **out, const char *dir,
 	st->ngone = st->gone_cap = 0;
 	st->log.event = log_event;
 	st->log.event_arg = st;
+	st->log.pre_sync = osd__pack_presync;
+	st->log.pre_sync_arg = st;
 	st->opening = 0;
 	*out = st;
 	return 0;
@@ -716,12 +735,14 @@ void osd_store_close(struct osd_store *st)
 		return;
 	if (st->log.buf) {
 		if (osd_store_flush_all(st) != 0)
-			(void)osd__data_flush_dirty(st, 0, 1); /* still drop list references */
+			(void)osd__data_flush_dirty(st, 0, 1, 0); /* still drop list references */
 	}
 	osd__data_close_ranges(st, UINT64_MAX); /* every sidecar clean, the references dropped */
 	close_all_fds(st);
 	osd__ns_free(st);
 	drop_unlinks(st);
+	osd__pack_close(st);
+	free(st->pack_ckpt);
 	if (st->log.buf)
 		osd__log_destroy(&st->log);
 	if (st->datafd >= 0)
@@ -739,6 +760,7 @@ void osd_store_close(struct osd_store *st)
 	pthread_mutex_destroy(&st->pool_mu);
 	pthread_mutex_destroy(&st->open_mu);
 	pthread_mutex_destroy(&st->msg_mu);
+	pthread_mutex_destroy(&st->pack_mu);
 	free(st->gone);
 	free(st->path);
 	free(st);
@@ -766,7 +788,7 @@ static void wipe_data(struct osd_store *st)
 int osd_store_format(struct osd_store *st, uint64_t capacity)
 {
 	pthread_rwlock_wrlock(&st->ns);
-	(void)osd__data_flush_dirty(st, 0, 1); /* drops dirty-list references */
+	(void)osd__data_flush_dirty(st, 0, 1, 1); /* drops dirty-list references */
 	osd__data_close_ranges(st, UINT64_MAX); /* and the open list's */
 	uint64_t next_gen = st->next_gen;
 	osd__ns_free(st);
@@ -790,6 +812,7 @@ int osd_store_format(struct osd_store *st, uint64_t capacity)
 		pthread_mutex_unlock(&st->unlink_mu);
 		wipe_data(st);
 		osd__pool_wipe(st);
+		osd__pack_reset(st);
 		atomic_store(&st->used, 0);
 	}
 	pthread_rwlock_unlock(&st->ns);

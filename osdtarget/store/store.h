@@ -61,6 +61,10 @@ struct osd_store_options {
 	   verified once is trusted while its page stays in the host page cache
 	   (docs/target-store.md, "Read trust"). Not persisted. */
 	int verify_reads;
+	/* 1: new objects get a data file of their own even when their data
+	   would fit a pack slot (docs/target-store.md, "Packed small objects");
+	   objects packed before stay packed while they fit. Not persisted. */
+	int no_pack;
 };
 
 /** @name Levels of osd_store_options.log (the syslog values) */

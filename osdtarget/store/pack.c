@@ -1,0 +1,466 @@
+/*
+ * Small objects packed into one shared file, data/pack (store format 3).
+ *
+ * An object without a data file keeps its data, at most one slot of
+ * OSD__PACK_SLOT bytes, in a slot of data/pack, so making a small object
+ * creates no host file (two file creations per object were the limit of
+ * CREATE + 4 KiB WRITE). Slots are copy-on-write: every change writes a
+ * fresh slot and the object's PACK state (slot, length, CRC32C of the whole
+ * slot) goes into the log with the object's next record, or at the flush
+ * that covers it. A superseded slot is reused only once a record (or a
+ * checkpoint) that no longer names it is durable, and the pack file is
+ * made durable before any log sync (osd__pack_sync is the log's pre-sync
+ * hook), so every durable record names a slot holding exactly its bytes.
+ * An object that outgrows a slot moves into its own data file for good
+ * (data.c). docs/target-store.md, "Packed small objects".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum/crc32c.h"
+#include "proto/byteorder.h"
+#include "store/internal.h"
+
+#define PACK_MAGIC "OSDPACK1"
+#define PACK_VERSION 1u
+
+/* A slot superseded by a record at log position pos. */
+struct osd__pack_free {
+	uint32_t slot;
+	uint64_t pos;
+	struct osd__pack_free *next;
+};
+
+static uint64_t slot_off(uint32_t slot)
+{
+	return (uint64_t)slot * OSD__PACK_SLOT;
+}
+
+/* ---- slot map -------------------------------------------------------------------- */
+
+/* Mark @p slot used (1) or free (0) in the map. pack_mu held. */
+static int map_set(struct osd_store *st, uint32_t slot, int used)
+{
+	size_t w = slot / 64;
+	if (w >= st->pack_words) {
+		if (!used)
+			return 0;
+		size_t n = st->pack_words ? st->pack_words : 16;
+		while (n <= w)
+			n *= 2;
+		uint64_t *m = realloc(st->pack_map, n * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		memset(m + st->pack_words, 0, (n - st->pack_words) * sizeof(*m));
+		st->pack_map = m;
+		st->pack_words = n;
+	}
+	uint64_t bit = 1ULL << (slot % 64);
+	int was = !!(st->pack_map[w] & bit);
+	if (used)
+		st->pack_map[w] |= bit;
+	else
+		st->pack_map[w] &= ~bit;
+	if (!used && slot < st->pack_hint)
+		st->pack_hint = slot;
+	return was;
+}
+
+/* The lowest free slot, marked used. */
+static int slot_alloc(struct osd_store *st, uint32_t *out)
+{
+	pthread_mutex_lock(&st->pack_mu);
+	size_t w = st->pack_hint / 64;
+	while (w < st->pack_words && st->pack_map[w] == UINT64_MAX)
+		w++;
+	uint64_t s = w * 64 + (w < st->pack_words ? (uint64_t)__builtin_ctzll(~st->pack_map[w]) : 0);
+	int r = s >= UINT32_MAX ? -ENOSPC : map_set(st, (uint32_t)s, 1);
+	if (r >= 0) {
+		st->pack_hint = (uint32_t)s + 1;
+		*out = (uint32_t)s;
+		r = 0;
+	}
+	pthread_mutex_unlock(&st->pack_mu);
+	return r;
+}
+
+/* Free @p slot now: no durable record names it. Its bytes are punched out,
+ * so the space returns and no old data lingers. */
+static void slot_free(struct osd_store *st, uint32_t slot)
+{
+	if (!slot)
+		return;
+	(void)fallocate(st->packfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			(off_t)slot_off(slot), OSD__PACK_SLOT);
+	pthread_mutex_lock(&st->pack_mu);
+	(void)map_set(st, slot, 0);
+	pthread_mutex_unlock(&st->pack_mu);
+}
+
+/* Free @p slot once the log is durable up to @p pos. */
+static void slot_free_later(struct osd_store *st, uint32_t slot, uint64_t pos)
+{
+	if (!slot)
+		return;
+	struct osd__pack_free *f = malloc(sizeof(*f));
+	if (!f)
+		return; /* never reused in this run; the next open frees it */
+	f->slot = slot;
+	f->pos = pos;
+	f->next = NULL;
+	pthread_mutex_lock(&st->pack_mu);
+	*st->pack_frees_tail = f;
+	st->pack_frees_tail = &f->next;
+	pthread_mutex_unlock(&st->pack_mu);
+}
+
+void osd__pack_release(struct osd_store *st, uint64_t synced)
+{
+	for (;;) {
+		pthread_mutex_lock(&st->pack_mu);
+		struct osd__pack_free *f = st->pack_frees;
+		if (f && f->pos <= synced) {
+			st->pack_frees = f->next;
+			if (!st->pack_frees)
+				st->pack_frees_tail = &st->pack_frees;
+		} else {
+			f = NULL;
+		}
+		pthread_mutex_unlock(&st->pack_mu);
+		if (!f)
+			return;
+		slot_free(st, f->slot);
+		free(f);
+	}
+}
+
+static void drop_frees(struct osd_store *st)
+{
+	while (st->pack_frees) {
+		struct osd__pack_free *f = st->pack_frees;
+		st->pack_frees = f->next;
+		free(f);
+	}
+	st->pack_frees_tail = &st->pack_frees;
+}
+
+/* ---- the pack file ----------------------------------------------------------------- */
+
+static int write_hdr(int fd)
+{
+	uint8_t hdr[OSD__FILE_HDR];
+	osd__file_hdr_put_ver(hdr, PACK_MAGIC, PACK_VERSION, 0, 0);
+	ssize_t n = pwrite(fd, hdr, sizeof(hdr), 0);
+	return n == (ssize_t)sizeof(hdr) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int osd__pack_open(struct osd_store *st, int create)
+{
+	st->pack_frees_tail = &st->pack_frees;
+	pthread_mutex_lock(&st->pack_mu);
+	int r = map_set(st, 0, 1) < 0 ? -ENOMEM : 0; /* slot 0 holds the header */
+	pthread_mutex_unlock(&st->pack_mu);
+	if (r)
+		return r;
+	st->packfd = openat(st->datafd, OSD__PACK_NAME, O_RDWR | O_CLOEXEC);
+	int missing = st->packfd < 0 && errno == ENOENT;
+	if (st->packfd < 0 && !missing)
+		return -errno;
+	if (missing) {
+		st->packfd = openat(st->datafd, OSD__PACK_NAME, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (st->packfd < 0)
+			return -errno;
+		if ((r = write_hdr(st->packfd)) != 0 || fsync(st->packfd) != 0 ||
+		    fsync(st->datafd) != 0)
+			return r ? r : -errno;
+		if (!create)
+			osd__store_note(st, OSD_STORE_LOG_ERR, "%s: data/%s was missing and is made "
+					"anew; any packed object in it reads as damaged",
+					st->path, OSD__PACK_NAME);
+		return 0;
+	}
+	uint8_t hdr[OSD__FILE_HDR];
+	uint32_t version = 0, flags = 0;
+	uint64_t epoch;
+	if (pread(st->packfd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
+	    osd__file_hdr_get_ver(hdr, PACK_MAGIC, &version, &flags, &epoch) != 0 ||
+	    version != PACK_VERSION || flags) {
+		/* only slot 0 is the header: the slots stay as they are */
+		osd__store_note(st, OSD_STORE_LOG_WARNING, "%s: data/%s header damaged; "
+				"written anew", st->path, OSD__PACK_NAME);
+		return write_hdr(st->packfd);
+	}
+	return 0;
+}
+
+void osd__pack_close(struct osd_store *st)
+{
+	if (st->packfd >= 0)
+		close(st->packfd);
+	st->packfd = -1;
+	drop_frees(st);
+	free(st->pack_map);
+	st->pack_map = NULL;
+	st->pack_words = 0;
+}
+
+void osd__pack_reset(struct osd_store *st)
+{
+	pthread_mutex_lock(&st->pack_mu);
+	drop_frees(st);
+	if (st->pack_map)
+		memset(st->pack_map, 0, st->pack_words * sizeof(*st->pack_map));
+	(void)map_set(st, 0, 1);
+	st->pack_hint = 1;
+	pthread_mutex_unlock(&st->pack_mu);
+	if (st->packfd >= 0 && ftruncate(st->packfd, OSD__PACK_SLOT) == 0)
+		(void)fallocate(st->packfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				OSD__FILE_HDR, OSD__PACK_SLOT - OSD__FILE_HDR);
+}
+
+int osd__pack_sync(struct osd_store *st)
+{
+	if (st->packfd < 0 || !atomic_exchange(&st->pack_dirty, 0))
+		return 0;
+	if (fdatasync(st->packfd) == 0)
+		return 0;
+	int r = -errno;
+	atomic_store(&st->pack_dirty, 1);
+	return r;
+}
+
+int osd__pack_presync(void *arg)
+{
+	return osd__pack_sync(arg);
+}
+
+/* ---- an object's slot ----------------------------------------------------------------- */
+
+uint32_t osd__pack_crc(const uint8_t img[OSD__PACK_SLOT])
+{
+	return osd__crc32c(0, img, OSD__PACK_SLOT);
+}
+
+int osd__pack_load(struct osd_store *st, const struct osd__obj *o, uint8_t img[OSD__PACK_SLOT])
+{
+	if (o->sums_bad)
+		return -EIO;
+	memset(img, 0, OSD__PACK_SLOT);
+	if (!o->slot)
+		return 0; /* no slot: zeros up to the length */
+	size_t got = 0;
+	while (got < OSD__PACK_SLOT) {
+		ssize_t n = pread(st->packfd, img + got, OSD__PACK_SLOT - got,
+				  (off_t)(slot_off(o->slot) + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -EIO;
+		if (n == 0)
+			break; /* past the end: zeros, which the CRC judges */
+		got += (size_t)n;
+	}
+	return osd__pack_crc(img) == o->pcrc ? 0 : -EIO;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* The slot the object no longer uses: freed now unless a record or a
+ * checkpoint may name it (then once a newer record is durable). */
+static void slot_superseded(struct osd_store *st, struct osd__obj *o, uint32_t old)
+{
+	if (old && old != o->slot_logged)
+		slot_free(st, old);
+}
+
+int osd__pack_store(struct osd_store *st, struct osd__obj *o,
+		    const uint8_t img[OSD__PACK_SLOT], uint64_t length)
+{
+	uint32_t slot = 0;
+	int r = 0;
+	if (!all_zero(img, OSD__PACK_SLOT)) {
+		r = slot_alloc(st, &slot);
+		if (!r)
+			r = osd__pwrite_all(st->packfd, &(struct iovec){ (void *)img, OSD__PACK_SLOT },
+					    1, slot_off(slot));
+		osd__store_space(st, r, "data");
+		if (r) {
+			slot_free(st, slot);
+			return r;
+		}
+		atomic_store(&st->pack_dirty, 1);
+	}
+	uint32_t old = o->slot;
+	o->slot = slot;
+	o->pcrc = slot ? osd__pack_crc(img) : 0;
+	o->length = length;
+	o->packed = 1;
+	o->pack_pending = 1;
+	slot_superseded(st, o, old);
+	osd__data_account(st, o, slot ? OSD__PACK_SLOT : 0);
+	return 0;
+}
+
+void osd__pack_unpacked(struct osd_store *st, struct osd__obj *o)
+{
+	uint32_t old = o->slot;
+	o->slot = 0;
+	o->pcrc = 0;
+	o->packed = 0;
+	o->pack_pending = 1;
+	slot_superseded(st, o, old);
+}
+
+/* ---- records ------------------------------------------------------------------------ */
+
+void osd__pack_rec(const struct osd__obj *o, uint8_t out[OSD__PACK_HDR])
+{
+	osd__put_be64(out, o->pid);
+	osd__put_be64(out + 8, o->oid);
+	osd__put_be64(out + 16, o->packed ? o->slot : OSD__PACK_IN_FILE);
+	osd__put_be64(out + 24, o->packed ? o->length : 0);
+	osd__put_be32(out + 32, o->pcrc);
+}
+
+void osd__pack_logged(struct osd_store *st, struct osd__obj *o, uint64_t pos)
+{
+	if (o->slot_logged != o->slot)
+		slot_free_later(st, o->slot_logged, pos);
+	o->slot_logged = o->slot;
+	o->pack_pending = 0;
+}
+
+int osd__pack_log_locked(struct osd_store *st, struct osd__obj *o, uint64_t *pos)
+{
+	uint8_t b[OSD__PACK_HDR];
+	osd__pack_rec(o, b);
+	int r = osd__log_append(&st->log, OSD__REC_PACK, b, sizeof(b), NULL, 0, pos);
+	if (!r)
+		osd__pack_logged(st, o, *pos);
+	return r;
+}
+
+int osd__pack_log_pending(struct osd_store *st, struct osd__obj *o)
+{
+	uint64_t pos = 0;
+	int r = 0;
+	if (!o->pack_pending) /* a racy peek; the decision is made under the locks */
+		return 0;
+	pthread_rwlock_rdlock(&st->ns);
+	pthread_mutex_lock(&o->mu);
+	if (o->pack_pending && !o->removed)
+		r = osd__pack_log_locked(st, o, &pos);
+	pthread_mutex_unlock(&o->mu);
+	pthread_rwlock_unlock(&st->ns);
+	return r;
+}
+
+void osd__pack_forget(struct osd_store *st, struct osd__obj *o, uint64_t pos)
+{
+	slot_superseded(st, o, o->slot);
+	if (pos != UINT64_MAX)
+		slot_free_later(st, o->slot_logged, pos);
+	o->slot = o->slot_logged = 0;
+	o->pack_pending = 0;
+}
+
+/* Remember @p slot to free once the checkpoint being written is durable.
+ * Without memory it stays taken until the next open. */
+static void ckpt_free_push(struct osd_store *st, uint32_t slot)
+{
+	if (st->pack_ckpt_n == st->pack_ckpt_cap) {
+		size_t cap = st->pack_ckpt_cap ? 2 * st->pack_ckpt_cap : 64;
+		uint32_t *a = realloc(st->pack_ckpt, cap * sizeof(*a));
+		if (!a)
+			return;
+		st->pack_ckpt = a;
+		st->pack_ckpt_cap = cap;
+	}
+	st->pack_ckpt[st->pack_ckpt_n++] = slot;
+}
+
+void osd__pack_drop(struct osd_store *st, struct osd__obj *o)
+{
+	pthread_mutex_lock(&st->pack_mu);
+	if (o->slot)
+		(void)map_set(st, o->slot, 0);
+	pthread_mutex_unlock(&st->pack_mu);
+	o->slot = o->slot_logged = 0;
+}
+
+int osd__pack_ckpt(struct osd_store *st, struct osd__obj *o, uint8_t rec[OSD__PACK_HDR])
+{
+	if (o->pack_pending && o->slot_logged != o->slot) {
+		/* The checkpoint names the current slot, so it must outlive a
+		 * change made before the next record; the slot the log named is
+		 * free once the checkpoint is durable. The state stays pending: the
+		 * next flush logs it again, which costs a record and is always right. */
+		if (o->slot_logged)
+			ckpt_free_push(st, o->slot_logged);
+		o->slot_logged = o->slot;
+	}
+	if (!o->packed)
+		return 0;
+	osd__pack_rec(o, rec);
+	return 1;
+}
+
+void osd__pack_ckpt_done(struct osd_store *st, int ok)
+{
+	/* after a failed checkpoint the old slots stay taken until the next open */
+	for (size_t i = 0; ok && i < st->pack_ckpt_n; i++)
+		slot_free(st, st->pack_ckpt[i]);
+	st->pack_ckpt_n = 0;
+}
+
+/* A PACK record's state applied at open (replay). */
+int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
+{
+	uint64_t where = osd__get_be64(b + 16), length = osd__get_be64(b + 24);
+	if (o->type != OSD_OBJ_USER)
+		return -EINVAL;
+	if (where != OSD__PACK_IN_FILE && (length > OSD__PACK_SLOT || where >= UINT32_MAX))
+		return -EBADMSG;
+	pthread_mutex_lock(&st->pack_mu);
+	if (o->slot)
+		(void)map_set(st, o->slot, 0);
+	int clash = 0;
+	if (where != OSD__PACK_IN_FILE && where) {
+		int was = map_set(st, (uint32_t)where, 1);
+		if (was < 0) {
+			pthread_mutex_unlock(&st->pack_mu);
+			return -ENOMEM;
+		}
+		clash = was == 1;
+	}
+	pthread_mutex_unlock(&st->pack_mu);
+	if (where == OSD__PACK_IN_FILE) {
+		o->packed = 0;
+		o->slot = o->slot_logged = 0;
+		o->pcrc = 0;
+		return 0;
+	}
+	o->packed = 1;
+	o->slot = o->slot_logged = (uint32_t)where;
+	o->pcrc = osd__get_be32(b + 32);
+	o->length = length;
+	osd__data_account(st, o, where ? OSD__PACK_SLOT : 0);
+	if (clash) {
+		/* damage: two objects name one slot. Its CRC decides which reads. */
+		osd__store_note(st, OSD_STORE_LOG_ERR, "%s: object 0x%" PRIx64 " in partition 0x%"
+				PRIx64 " names pack slot %" PRIu64 ", which another object holds",
+				st->path, o->oid, o->pid, where);
+	}
+	return 0;
+}
