@@ -9,7 +9,7 @@
  *   rest           the file's bytes
  * Opening must then give 0 or -EUCLEAN (-ENOMEM), never crash or leak. When
  * it opens, the recovered state (partitions, objects, types, attributes,
- * quotas, capacity) must survive a checkpoint of itself: compact, close,
+ * quotas, capacity, packed objects' slots) must survive a checkpoint of itself: compact, close,
  * reopen and compare.
  */
 #include <errno.h>
@@ -116,7 +116,24 @@ static int fz_attr_cb(uint32_t page, uint32_t num, const void *val, size_t len, 
 	return 0;
 }
 
-/* One object's type, attributes, quota and length. */
+/* A packed object's slot, CRC and damage mark must survive a checkpoint too. */
+static void fz_digest_pack(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *h)
+{
+	struct osd__obj *o = osd__ns_get(st, pid, oid);
+	uint64_t used = 0;
+
+	if (!o)
+		fz_fail("object listed but not found", -ENOENT);
+	fz_mix_u64(h, o->packed);
+	fz_mix_u64(h, o->packed ? o->slot : 0);
+	fz_mix_u64(h, o->packed ? o->pcrc : 0);
+	fz_mix_u64(h, o->sums_bad);
+	osd__obj_put(st, o);
+	fz_mix_u64(h, (uint64_t)osd_store_used(st, pid, oid, &used));
+	fz_mix_u64(h, used);
+}
+
+/* One object's type, attributes, quota, length and pack state. */
 static void fz_digest_obj(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t *h)
 {
 	enum osd_obj_type type = 0;
@@ -138,6 +155,7 @@ static void fz_digest_obj(struct osd_store *st, uint64_t pid, uint64_t oid, uint
 		rc = osd_store_length(st, pid, oid, &v);
 		fz_mix_u64(h, (uint64_t)rc);
 		fz_mix_u64(h, v);
+		fz_digest_pack(st, pid, oid, h);
 	}
 }
 

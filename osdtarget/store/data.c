@@ -1108,9 +1108,14 @@ static int pack_change(struct osd_store *st, struct osd__obj *o, enum pack_op op
 	if (!o->removed && !o->has_file && fits && (st->pack_on || o->packed)) {
 		*handled = 1;
 		uint8_t img[OSD__PACK_SLOT];
+		/* a change that replaces every byte reads nothing (and heals a
+		 * damaged slot, as a whole block written heals a file's block) */
+		int whole = op == PACK_TRUNCATE ? a == 0 : op != PACK_PUNCH && start == 0 && end >= len;
 		if (op != PACK_PUNCH)
 			r = space_check_locked(st, o, start, end);
-		if (!r && (r = osd__pack_load(st, o, img)) == -EIO)
+		if (!r && whole)
+			memset(img, 0, sizeof(img));
+		else if (!r && (r = osd__pack_load(st, o, img)) == -EIO)
 			*bad = 0;
 		if (!r && (op == PACK_WRITE || op == PACK_APPEND))
 			iov_copy_in(img + start, iov, iovcnt);

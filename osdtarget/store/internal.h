@@ -221,6 +221,8 @@ struct osd_store {
 	uint64_t *pack_map;        /* slots in use */
 	size_t pack_words;
 	uint32_t pack_hint;        /* no free slot below it */
+	uint64_t pack_open_slots;  /* slots data/pack had at the open (replay bound) */
+	int pack_clash;            /* open: two records named one slot (osd__pack_settle) */
 	struct osd__pack_free *pack_frees, **pack_frees_tail;
 	uint32_t *pack_ckpt;       /* slots a checkpoint being written frees */
 	size_t pack_ckpt_n, pack_ckpt_cap;
@@ -441,6 +443,9 @@ int osd__pack_ckpt(struct osd_store *st, struct osd__obj *o, uint8_t rec[OSD__PA
 void osd__pack_ckpt_done(struct osd_store *st, int ok);
 /* Replay of a PACK record's header onto @p o. */
 int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b);
+/* After the replay: of objects naming one slot, only the one whose CRC the
+ * slot's bytes match keeps it; the others read as damaged. */
+int osd__pack_settle(struct osd_store *st);
 /* Free the slots whose superseding record is durable (log position <= @p synced). */
 void osd__pack_release(struct osd_store *st, uint64_t synced);
 

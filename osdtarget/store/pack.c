@@ -184,6 +184,10 @@ int osd__pack_open(struct osd_store *st, int create)
 					st->path, OSD__PACK_NAME);
 		return 0;
 	}
+	struct stat sb;
+	if (fstat(st->packfd, &sb) != 0)
+		return -errno;
+	st->pack_open_slots = ((uint64_t)sb.st_size + OSD__PACK_SLOT - 1) / OSD__PACK_SLOT;
 	uint8_t hdr[OSD__FILE_HDR];
 	uint32_t version = 0, flags = 0;
 	uint64_t epoch;
@@ -301,6 +305,12 @@ int osd__pack_store(struct osd_store *st, struct osd__obj *o,
 		}
 		atomic_store(&st->pack_dirty, 1);
 	}
+	if (o->packed && o->sums_bad) {
+		/* written whole (osd__pack_load refused anything less): healed; the
+		 * damaged number was never its slot */
+		o->slot = o->slot_logged = 0;
+		o->sums_bad = 0;
+	}
 	uint32_t old = o->slot;
 	o->slot = slot;
 	o->pcrc = slot ? osd__pack_crc(img) : 0;
@@ -368,6 +378,8 @@ int osd__pack_log_pending(struct osd_store *st, struct osd__obj *o)
 
 void osd__pack_forget(struct osd_store *st, struct osd__obj *o, uint64_t pos)
 {
+	if (o->packed && o->sums_bad)
+		o->slot = o->slot_logged = 0; /* numbers of damage, not its slots */
 	slot_superseded(st, o, o->slot);
 	if (pos != UINT64_MAX)
 		slot_free_later(st, o->slot_logged, pos);
@@ -393,10 +405,11 @@ static void ckpt_free_push(struct osd_store *st, uint32_t slot)
 void osd__pack_drop(struct osd_store *st, struct osd__obj *o)
 {
 	pthread_mutex_lock(&st->pack_mu);
-	if (o->slot)
+	if (o->slot && !o->sums_bad) /* a damaged object's number is not its slot */
 		(void)map_set(st, o->slot, 0);
 	pthread_mutex_unlock(&st->pack_mu);
 	o->slot = o->slot_logged = 0;
+	o->sums_bad = 0;
 }
 
 int osd__pack_ckpt(struct osd_store *st, struct osd__obj *o, uint8_t rec[OSD__PACK_HDR])
@@ -432,35 +445,99 @@ int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
 		return -EINVAL;
 	if (where != OSD__PACK_IN_FILE && (length > OSD__PACK_SLOT || where >= UINT32_MAX))
 		return -EBADMSG;
-	pthread_mutex_lock(&st->pack_mu);
-	if (o->slot)
-		(void)map_set(st, o->slot, 0);
-	int clash = 0;
-	if (where != OSD__PACK_IN_FILE && where) {
-		int was = map_set(st, (uint32_t)where, 1);
-		if (was < 0) {
-			pthread_mutex_unlock(&st->pack_mu);
-			return -ENOMEM;
-		}
-		clash = was == 1;
-	}
-	pthread_mutex_unlock(&st->pack_mu);
+	osd__pack_drop(st, o); /* the slot an earlier record gave it */
+	o->pcrc = 0;
 	if (where == OSD__PACK_IN_FILE) {
 		o->packed = 0;
-		o->slot = o->slot_logged = 0;
-		o->pcrc = 0;
 		return 0;
+	}
+	/* Damage: a slot past the end the file had at the open (never made
+	 * durable, or the file lost its tail). The object keeps the number (a
+	 * checkpoint writes it again) but not the slot: its reads fail until it
+	 * is written whole, and it never frees the slot; the map stays as large
+	 * as the file. A slot another object holds too is settled after the
+	 * replay (osd__pack_settle). */
+	int past = where >= st->pack_open_slots, clash = 0;
+	if (where && !past) {
+		pthread_mutex_lock(&st->pack_mu);
+		clash = map_set(st, (uint32_t)where, 1);
+		pthread_mutex_unlock(&st->pack_mu);
+		if (clash < 0)
+			return -ENOMEM;
 	}
 	o->packed = 1;
 	o->slot = o->slot_logged = (uint32_t)where;
 	o->pcrc = osd__get_be32(b + 32);
 	o->length = length;
-	osd__data_account(st, o, where ? OSD__PACK_SLOT : 0);
-	if (clash) {
-		/* damage: two objects name one slot. Its CRC decides which reads. */
+	o->sums_bad = past;
+	osd__data_account(st, o, where && !past ? OSD__PACK_SLOT : 0);
+	if (clash)
+		st->pack_clash = 1;
+	if (past)
 		osd__store_note(st, OSD_STORE_LOG_ERR, "%s: object 0x%" PRIx64 " in partition 0x%"
-				PRIx64 " names pack slot %" PRIu64 ", which another object holds",
-				st->path, o->oid, o->pid, where);
-	}
+				PRIx64 " names pack slot %" PRIu64 ", past the end of data/%s; its "
+				"reads fail until it is written whole", st->path, o->oid, o->pid,
+				where, OSD__PACK_NAME);
 	return 0;
+}
+
+/* Calls @p fn for every packed user object with a slot of its own. */
+static void each_slotted(struct osd_store *st, void (*fn)(struct osd_store *, struct osd__obj *,
+							  uint64_t **),
+			 uint64_t **maps)
+{
+	for (size_t i = 0; i < st->hash_size; i++)
+		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext)
+			if (o->type == OSD_OBJ_USER && o->packed && o->slot && !o->sums_bad)
+				fn(st, o, maps);
+}
+
+static int bit_test_set(uint64_t *m, uint32_t b)
+{
+	int was = !!(m[b / 64] & (1ULL << (b % 64)));
+	m[b / 64] |= 1ULL << (b % 64);
+	return was;
+}
+
+/* maps[0]: slots named once, maps[1]: named more than once. */
+static void count_claims(struct osd_store *st, struct osd__obj *o, uint64_t **maps)
+{
+	(void)st;
+	if (bit_test_set(maps[0], o->slot))
+		bit_test_set(maps[1], o->slot);
+}
+
+/* maps[2]: a claimant of the slot was kept. */
+static void judge_claim(struct osd_store *st, struct osd__obj *o, uint64_t **maps)
+{
+	uint8_t img[OSD__PACK_SLOT];
+	uint32_t b = o->slot;
+	if (!(maps[1][b / 64] & (1ULL << (b % 64))))
+		return;
+	if (osd__pack_load(st, o, img) == 0 && !bit_test_set(maps[2], b))
+		return; /* its bytes: it keeps the slot */
+	o->sums_bad = 1;
+	osd__data_account(st, o, 0);
+	osd__store_note(st, OSD_STORE_LOG_ERR, "%s: object 0x%" PRIx64 " in partition 0x%" PRIx64
+			" names pack slot %" PRIu32 ", which another object holds; its reads "
+			"fail until it is written whole", st->path, o->oid, o->pid, b);
+}
+
+int osd__pack_settle(struct osd_store *st)
+{
+	if (!st->pack_clash)
+		return 0;
+	st->pack_clash = 0;
+	size_t words = (size_t)(st->pack_open_slots / 64 + 1);
+	uint64_t *maps[3];
+	for (int k = 0; k < 3; k++)
+		maps[k] = calloc(words, sizeof(uint64_t));
+	int r = maps[0] && maps[1] && maps[2] ? 0 : -ENOMEM;
+	if (!r) {
+		each_slotted(st, count_claims, maps);
+		each_slotted(st, judge_claim, maps);
+	}
+	for (int k = 0; k < 3; k++)
+		free(maps[k]);
+	return r;
 }

@@ -170,6 +170,10 @@ static int install_file_ver(struct osd_store *st, const char *name, const char *
 	int r = write_all(fd, hdr, sizeof(hdr), 0);
 	if (!r && body)
 		r = osd__ns_checkpoint(st, fd, &sz);
+	/* the pack slots the checkpoint names hold their bytes first (each was
+	 * written before its object's state was taken) */
+	if (!r && body)
+		r = osd__pack_sync(st);
 	if (!r && fsync(fd) != 0)
 		r = -errno;
 	if (!r && renameat(st->dirfd, tmp, st->dirfd, name) != 0)
@@ -260,10 +264,7 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
 	int logfd = -1;
 	if (keep_prev)
 		keep_previous(st);
-	/* the slots the checkpoint names hold their bytes first */
-	int r = osd__pack_sync(st);
-	if (!r)
-		r = install_file(st, "checkpoint", CKPT_MAGIC, epoch, 1, NULL, &size);
+	int r = install_file(st, "checkpoint", CKPT_MAGIC, epoch, 1, NULL, &size);
 	osd__pack_ckpt_done(st, !r);
 	if (!r)
 		r = osd__install_log(st, epoch, &logfd);
@@ -649,6 +650,8 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 	if ((r = osd__recover_load(st)) != 0)
 		return r;
 	if ((r = osd__data_scan(st)) != 0)
+		return r;
+	if ((r = osd__pack_settle(st)) != 0)
 		return r;
 	if (version < OSD__SB_VERSION) {
 		/* Every sidecar (and data/pack) durable before the superblock says they exist. */

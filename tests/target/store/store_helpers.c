@@ -35,8 +35,13 @@ void th_rmtree(char *path)
 
 struct osd_store *th_open(const char *dir)
 {
+	return th_open_files(dir, 0);
+}
+
+struct osd_store *th_open_files(const char *dir, int files)
+{
 	struct osd_store *st = NULL;
-	struct osd_store_options o = { .create = 1 };
+	struct osd_store_options o = { .create = 1, .no_pack = files };
 	char err[256] = "";
 	int r = osd_store_open(&st, dir, &o, err, sizeof(err));
 	ck_assert_msg(r == 0, "open %s: %d %s", dir, r, err);

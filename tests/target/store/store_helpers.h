@@ -13,6 +13,9 @@ char *th_mkdtemp(void);
 void th_rmtree(char *path);
 /** Open (create) a store or fail the test. */
 struct osd_store *th_open(const char *dir);
+/** th_open(); with @p files every new object gets a data file of its own
+ *  (no packing: tests of the data files themselves). */
+struct osd_store *th_open_files(const char *dir, int files);
 /** Deterministic bytes for (seed, offset). */
 void th_fill(uint8_t *buf, size_t len, uint64_t seed, uint64_t off);
 /** 1 if buf matches th_fill(seed, off). */

@@ -24,11 +24,21 @@
 
 static char *dir;
 static struct osd_store *st;
+static int files_only; /* tests of the data files: no packed objects */
 
 static void setup(void)
 {
 	dir = th_mkdtemp();
+	files_only = 0;
 	st = th_open(dir);
+}
+
+/* The rest of the test gives every new object a data file of its own. */
+static void use_files(void)
+{
+	files_only = 1;
+	osd_store_close(st);
+	st = th_open_files(dir, 1);
 }
 
 static void teardown(void)
@@ -42,7 +52,7 @@ static void teardown(void)
 static void reopen(void)
 {
 	osd_store_close(st);
-	st = th_open(dir);
+	st = th_open_files(dir, files_only);
 }
 
 /* 1 if buf[0..len) is all zero (one assertion instead of one per byte). */
@@ -423,6 +433,7 @@ START_TEST(t_remove_recreate)
 {
 	uint8_t a[5000], b[5000];
 	uint64_t len, used;
+	use_files();
 	th_fill(a, sizeof(a), 3, 0);
 	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
@@ -493,6 +504,7 @@ static void remove_data_dirs(void)
 START_TEST(t_fanout)
 {
 	uint8_t b[8];
+	use_files();
 	/* A new store has its 256 fan-out directories. A store without them (made
 	 * before they were made up front) gets each when its first file needs it;
 	 * CREATE makes none. */
@@ -564,6 +576,7 @@ START_TEST(t_recycle)
 	uint8_t b[64];
 	uint64_t len, used;
 	char pooled[4600], elsewhere[4300];
+	use_files();
 
 	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
 	ck_assert_int_eq(pool_files(NULL, 0), 0);
@@ -610,7 +623,7 @@ START_TEST(t_recycle)
 	ck_assert_int_eq(symlink(elsewhere, junk), 0);
 	snprintf(target, sizeof(target), "%s/data/pool/not-a-pool-file", dir);
 	ck_assert_int_eq(mkdir(target, 0755), 0);
-	st = th_open(dir);
+	st = th_open_files(dir, 1);
 	ck_assert_int_eq(rmdir(target), 0); /* left alone */
 	ck_assert_int_eq(pool_files(NULL, 0), 1); /* the other file of the pair stays */
 	ck_assert_int_eq(access(elsewhere, F_OK), 0);
@@ -1663,6 +1676,7 @@ START_TEST(t_io_on_demand)
 {
 	uint8_t b[16];
 	size_t got, len;
+	use_files();
 	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 1, OSD_OBJ_USER, 0), 0);
