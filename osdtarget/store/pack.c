@@ -365,8 +365,6 @@ int osd__pack_log_pending(struct osd_store *st, struct osd__obj *o)
 {
 	uint64_t pos = 0;
 	int r = 0;
-	if (!o->pack_pending) /* a racy peek; the decision is made under the locks */
-		return 0;
 	pthread_rwlock_rdlock(&st->ns);
 	pthread_mutex_lock(&o->mu);
 	if (o->pack_pending && !o->removed)
