@@ -479,8 +479,7 @@ void osd__data_close_ranges(struct osd_store *st, uint64_t gen)
 /* fdatasync the object's data and checksums (and its directory entry if new). */
 int osd__data_flush_obj(struct osd_store *st, struct osd__obj *obj)
 {
-	int fd, evict = 0;
-	int r = 0;
+	int r = 0, fd, evict = 0;
 	if (!obj->io)
 		return 0; /* no data access since open: nothing unflushed */
 	if (atomic_exchange(&obj->io->dirty, 0)) {

@@ -217,10 +217,13 @@ struct osd_store {
 	int pack_on;               /* new small objects are packed (format 3) */
 	int packfd;                /* data/pack */
 	atomic_int pack_dirty;     /* written since its last fdatasync */
+	atomic_uint pack_written;  /* slots written (writeback starts every 256) */
 	pthread_mutex_t pack_mu;   /* the slot map and the frees */
 	uint64_t *pack_map;        /* slots in use */
-	size_t pack_words;
+	uint64_t *pack_loose_map;  /* slots freed since the last punch_loose() */
+	size_t pack_words;         /* of each map */
 	uint32_t pack_hint;        /* no free slot below it */
+	uint32_t pack_loose;       /* bits set in pack_loose_map */
 	uint64_t pack_open_slots;  /* slots data/pack had at the open (replay bound) */
 	int pack_clash;            /* open: two records named one slot (osd__pack_settle) */
 	struct osd__pack_free *pack_frees, **pack_frees_tail;

@@ -56,8 +56,13 @@ static int map_set(struct osd_store *st, uint32_t slot, int used)
 		uint64_t *m = realloc(st->pack_map, n * sizeof(*m));
 		if (!m)
 			return -ENOMEM;
-		memset(m + st->pack_words, 0, (n - st->pack_words) * sizeof(*m));
 		st->pack_map = m;
+		uint64_t *l = realloc(st->pack_loose_map, n * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		memset(m + st->pack_words, 0, (n - st->pack_words) * sizeof(*m));
+		memset(l + st->pack_words, 0, (n - st->pack_words) * sizeof(*l));
+		st->pack_loose_map = l;
 		st->pack_words = n;
 	}
 	uint64_t bit = 1ULL << (slot % 64);
@@ -89,16 +94,61 @@ static int slot_alloc(struct osd_store *st, uint32_t *out)
 	return r;
 }
 
-/* Free @p slot now: no durable record names it. Its bytes are punched out,
- * so the space returns and no old data lingers. */
+/* Freed slots between two sweeps that punch them out (64 MiB). */
+#define PUNCH_BATCH 16384u
+
+static int bit_get(const uint64_t *m, size_t words, uint64_t b)
+{
+	return b / 64 < words && (m[b / 64] >> (b % 64) & 1);
+}
+
+/*
+ * Punch the slots freed since the last sweep out of the file, a run of
+ * them at a time: their space returns. In
+ * batches: every rewrite of a packed object frees a slot, and a punch per
+ * slot (about 85 us) made the sync that released them slow. The lowest
+ * free slot is taken first, so many are written again before a sweep and
+ * are not punched. pack_mu held: no slot is taken meanwhile.
+ */
+static void punch_loose(struct osd_store *st)
+{
+	uint64_t end = (uint64_t)st->pack_words * 64;
+	for (uint64_t s = 1; s < end;) {
+		if (!bit_get(st->pack_loose_map, st->pack_words, s) ||
+		    bit_get(st->pack_map, st->pack_words, s)) {
+			s++;
+			continue;
+		}
+		uint64_t e = s;
+		while (e < end && bit_get(st->pack_loose_map, st->pack_words, e) &&
+		       !bit_get(st->pack_map, st->pack_words, e))
+			e++;
+		(void)fallocate(st->packfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				(off_t)(s * OSD__PACK_SLOT), (off_t)((e - s) * OSD__PACK_SLOT));
+		s = e;
+	}
+	memset(st->pack_loose_map, 0, st->pack_words * sizeof(uint64_t));
+	st->pack_loose = 0;
+}
+
+/* Free @p slot now: no durable record names it. Its bytes are zeroed
+ * first (a page-cache write, not a punch): an object that damage brings
+ * back naming it (its REMOVE lost) then fails its CRC, and never reads
+ * what was removed. */
 static void slot_free(struct osd_store *st, uint32_t slot)
 {
+	static const uint8_t zeros[OSD__PACK_SLOT];
 	if (!slot)
 		return;
-	(void)fallocate(st->packfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			(off_t)slot_off(slot), OSD__PACK_SLOT);
+	(void)osd__pwrite_all(st->packfd, &(struct iovec){ (void *)zeros, sizeof(zeros) }, 1,
+			      slot_off(slot));
 	pthread_mutex_lock(&st->pack_mu);
 	(void)map_set(st, slot, 0);
+	if (slot / 64 < st->pack_words && st->pack_loose_map) {
+		st->pack_loose_map[slot / 64] |= 1ULL << (slot % 64);
+		if (++st->pack_loose >= PUNCH_BATCH)
+			punch_loose(st);
+	}
 	pthread_mutex_unlock(&st->pack_mu);
 }
 
@@ -209,7 +259,8 @@ void osd__pack_close(struct osd_store *st)
 	st->packfd = -1;
 	drop_frees(st);
 	free(st->pack_map);
-	st->pack_map = NULL;
+	free(st->pack_loose_map);
+	st->pack_map = st->pack_loose_map = NULL;
 	st->pack_words = 0;
 }
 
@@ -217,8 +268,11 @@ void osd__pack_reset(struct osd_store *st)
 {
 	pthread_mutex_lock(&st->pack_mu);
 	drop_frees(st);
-	if (st->pack_map)
+	if (st->pack_map) {
 		memset(st->pack_map, 0, st->pack_words * sizeof(*st->pack_map));
+		memset(st->pack_loose_map, 0, st->pack_words * sizeof(*st->pack_map));
+	}
+	st->pack_loose = 0;
 	(void)map_set(st, 0, 1);
 	st->pack_hint = 1;
 	pthread_mutex_unlock(&st->pack_mu);
@@ -280,6 +334,22 @@ static int all_zero(const uint8_t *p, size_t n)
 	return 1;
 }
 
+/* Slots written between two starts of the pack file's writeback (1 MiB). */
+#define WRITEBACK_SLOTS 256u
+
+/*
+ * Every record's sync makes data/pack durable first, and the file is
+ * shared: an fsync of one large file also waits for every small object
+ * written before it (much as ext4's journal ties them together). Starting
+ * the writeback every megabyte, without waiting, leaves that sync little
+ * to write. Only a hint: durability comes from osd__pack_sync().
+ */
+static void start_writeback(struct osd_store *st)
+{
+	if (atomic_fetch_add(&st->pack_written, 1) % WRITEBACK_SLOTS == WRITEBACK_SLOTS - 1)
+		(void)sync_file_range(st->packfd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 /* The slot the object no longer uses: freed now unless a record or a
  * checkpoint may name it (then once a newer record is durable). */
 static void slot_superseded(struct osd_store *st, struct osd__obj *o, uint32_t old)
@@ -304,6 +374,7 @@ int osd__pack_store(struct osd_store *st, struct osd__obj *o,
 			return r;
 		}
 		atomic_store(&st->pack_dirty, 1);
+		start_writeback(st);
 	}
 	if (o->packed && o->sums_bad) {
 		/* written whole (osd__pack_load refused anything less): healed; the
