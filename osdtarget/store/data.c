@@ -1081,7 +1081,7 @@ static int pack_change(struct osd_store *st, struct osd__obj *o, enum pack_op op
 		       uint64_t b, const struct iovec *iov, int iovcnt, uint64_t *where,
 		       uint64_t *bad, int *handled)
 {
-	int r = 0;
+	int r = 0, moved = 0;
 	*handled = 0;
 	if (st->packfd < 0)
 		return 0;
@@ -1129,10 +1129,12 @@ static int pack_change(struct osd_store *st, struct osd__obj *o, enum pack_op op
 			*where = start;
 	} else if (!o->removed && o->packed) {
 		r = pack_migrate(st, o, bad); /* then the file's way */
+		moved = !r;
 	}
 	pthread_mutex_unlock(&o->mu);
 	pthread_mutex_unlock(&o->io->wmu);
-	if (*handled && !r)
+	/* a move is logged by the next flush even if the change after it fails */
+	if ((*handled || moved) && !r)
 		mark_dirty(st, o);
 	return r;
 }
