@@ -490,6 +490,7 @@ static void in_child(int (*fn)(struct osd_store *s, void *arg), void *arg)
 	int status;
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+	logged_text[0] = 0;
 	st = open_store(0, 0);
 }
 
@@ -570,13 +571,29 @@ START_TEST(t_migration)
 	ck_assert_int_eq(obj_of(O1)->packed, 0);
 	ck_assert_int_eq(pack_size(), psize);
 
+	/* a change refused after the move (the quota): the move is still logged */
+	mkobj(O1 + 4);
+	ck_assert_int_eq(osd_store_set_quota(st, P1, O1 + 4, 5000, 0), 0);
+	ck_assert_int_eq(wr(O1 + 4, 0, a, 100), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 4, 10000, 0), -EDQUOT);
+	ck_assert_int_eq(wr(O1 + 4, 4000, a, 2000), -EDQUOT);
+	expect_obj(O1 + 4, a, 100);
+	logged_text[0] = 0;
+	reopen();
+	ck_assert_msg(!logged(OSD_STORE_LOG_WARNING, "quarantine"), "%s", logged_text);
+	expect_obj(O1 + 4, a, 100);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 4, 10, 0), 0);
+	expect_obj(O1 + 4, a, 10);
+
 	/* a move not yet logged when the process dies: the records still name
 	 * the slot, the new file goes to quarantine/ */
 	mkobj(O1 + 3);
 	ck_assert_int_eq(wr(O1 + 3, 0, a, 3000), 0);
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	int files = data_files();
 	in_child(grow_and_die, a);
-	ck_assert_int_eq(data_files(), 3);
+	ck_assert_int_eq(data_files(), files);
 	expect_obj(O1 + 3, a, 3000);
 	ck_assert_int_eq(obj_of(O1 + 3)->packed, 1);
 	ck_assert(logged(OSD_STORE_LOG_WARNING, "moved to quarantine/"));
