@@ -9,7 +9,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -977,6 +979,103 @@ START_TEST(t_crash_checkpoint)
 }
 END_TEST
 
+/* ---- concurrency --------------------------------------------------------------------- */
+
+#define THREADS 4
+#define PER_THREAD 4
+#define THREAD_OPS 300
+
+struct thr {
+	int id;
+	uint32_t ver[PER_THREAD];
+	char err[256];
+};
+
+static atomic_int writers_left;
+
+/* Rewrite, read back and sometimes remove and remake this thread's objects. */
+static void *thr_writer(void *arg)
+{
+	struct thr *t = arg;
+	uint8_t buf[SLOT], back[SLOT + 1];
+	uint64_t seed = 99 + (uint64_t)t->id;
+	for (int i = 0; i < THREAD_OPS && !t->err[0]; i++) {
+		int k = (int)(rnd(&seed) % PER_THREAD);
+		uint64_t oid = O1 + (uint64_t)(t->id * PER_THREAD + k);
+		size_t got, n = crash_content(oid, ++t->ver[k], buf);
+		struct iovec iov = { buf, n }, in = { back, sizeof(back) };
+		int r = 0;
+		if (rnd(&seed) % 16 == 0) {
+			r = osd_store_object_remove(st, P1, oid, 0);
+			if (!r)
+				r = osd_store_object_create(st, P1, oid, OSD_OBJ_USER, 0);
+		}
+		if (!r)
+			r = osd_store_truncate(st, P1, oid, 0, 0);
+		if (!r)
+			r = osd_store_write(st, P1, oid, 0, &iov, 1, 0);
+		if (!r && rnd(&seed) % 2)
+			r = osd_store_attr_set(st, P1, oid, 0x3, 0x5, &i, sizeof(i), 0);
+		if (!r)
+			r = osd_store_read(st, P1, oid, 0, &in, 1, &got);
+		if (r || got != n || memcmp(back, buf, n))
+			snprintf(t->err, sizeof(t->err), "object %#llx version %u: %d, %zu of %zu "
+				 "bytes", (unsigned long long)oid, t->ver[k], r, got, n);
+	}
+	atomic_fetch_sub(&writers_left, 1);
+	return NULL;
+}
+
+/* Flushes and checkpoints while the writers run. */
+static void *thr_flusher(void *arg)
+{
+	int *err = arg;
+	for (unsigned i = 0; atomic_load(&writers_left) && !*err; i++)
+		*err = i % 4 == 3 ? osd__store_compact(st) : osd_store_flush_all(st);
+	return NULL;
+}
+
+START_TEST(t_threads)
+{
+	static struct thr t[THREADS];
+	static uint8_t buf[SLOT];
+	pthread_t th[THREADS + 1];
+	int ferr = 0;
+	for (int i = 0; i < THREADS * PER_THREAD; i++)
+		mkobj(O1 + (uint64_t)i);
+	atomic_store(&writers_left, THREADS);
+	for (int i = 0; i < THREADS; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].id = i;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, thr_writer, &t[i]), 0);
+	}
+	ck_assert_int_eq(pthread_create(&th[THREADS], NULL, thr_flusher, &ferr), 0);
+	for (int i = 0; i <= THREADS; i++)
+		pthread_join(th[i], NULL);
+	ck_assert_int_eq(ferr, 0);
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_msg(!t[i].err[0], "thread %d: %s", i, t[i].err);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		size_t slots = 1; /* the header */
+		for (int i = 0; i < THREADS * PER_THREAD; i++) {
+			uint64_t oid = O1 + (uint64_t)i;
+			uint32_t v = t[i / PER_THREAD].ver[i % PER_THREAD];
+			if (v)
+				expect_obj(oid, buf, crash_content(oid, v, buf));
+			slots += obj_of(oid)->slot != 0;
+		}
+		ck_assert_int_eq(data_files(), 0);
+		/* once all is durable, no slot is taken but the objects' own */
+		size_t taken = 0;
+		for (size_t w = 0; w < st->pack_words; w++)
+			taken += (size_t)__builtin_popcountll(st->pack_map[w]);
+		ck_assert_uint_eq(taken, slots);
+		reopen();
+	}
+}
+END_TEST
+
 /* ---- 6: damage ---------------------------------------------------------------------- */
 
 static void flip_pack(uint64_t off)
@@ -1262,6 +1361,7 @@ int main(void)
 	tcase_add_test(tc, t_slot_reuse);
 	tcase_add_test(tc, t_crash);
 	tcase_add_test(tc, t_crash_checkpoint);
+	tcase_add_test(tc, t_threads);
 	tcase_add_test(tc, t_damage);
 	tcase_add_test(tc, t_upgrade);
 	tcase_add_test(tc, t_upgrade_v1);
