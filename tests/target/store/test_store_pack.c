@@ -1183,6 +1183,76 @@ START_TEST(t_damage)
 }
 END_TEST
 
+/* Append record @p type with @p payload to the log file (the store closed). */
+static void log_append_raw(uint8_t type, const uint8_t *payload, size_t n)
+{
+	char path[4200];
+	uint8_t rec[256];
+	ck_assert_uint_le(n + 9, sizeof(rec));
+	size_t k = frame(rec, type, payload, n);
+	snprintf(path, sizeof(path), "%s/log", dir);
+	int fd = open(path, O_WRONLY | O_APPEND);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, rec, k), (ssize_t)k);
+	close(fd);
+}
+
+/* PACK records that cannot apply are damage: refused with the offset when
+ * intact records follow, kept out by salvage; a slot named twice is told. */
+START_TEST(t_bad_records)
+{
+	static uint8_t a[SLOT], b[SLOT], buf[SLOT];
+	uint8_t good[PACK_HDR], bad[PACK_HDR];
+	char err[1024];
+	size_t got;
+	th_fill(a, sizeof(a), 1, 0);
+	th_fill(b, sizeof(b), 2, 0);
+	mkobj(O1);
+	mkobj(O1 + 1);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 2, OSD_OBJ_COLLECTION, 0), 0);
+	ck_assert_int_eq(wr(O1, 0, a, 3000), 0);
+	ck_assert_int_eq(wr(O1 + 1, 0, b, 2000), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	uint32_t sa = obj_of(O1)->slot;
+	pack_head(good, P1, O1, sa, 3000, slot_crc(a, 3000));
+	const struct { uint64_t oid, where, length; } cases[] = {
+		{ O1, sa, SLOT + 1 },              /* longer than a slot */
+		{ O1, 1ull << 32, 3000 },          /* no such slot number */
+		{ O1 + 2, sa, 3000 },              /* a collection has no data */
+		{ O1 + 7, sa, 3000 },              /* no such object */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		osd_store_close(st);
+		st = NULL;
+		pack_head(bad, P1, cases[i].oid, cases[i].where, cases[i].length, 0);
+		log_append_raw(REC_PACK, bad, sizeof(bad));
+		log_append_raw(REC_PACK, good, sizeof(good)); /* an intact record after it */
+		ck_assert_int_eq(open_opts(&st, 0, 0, err, sizeof(err)), -EUCLEAN);
+		ck_assert_msg(strstr(err, "log is damaged at byte") &&
+			      strstr(err, "a record that does not apply"), "case %zu: %s", i, err);
+		struct osd_store_options so = { .salvage = 1, .log = log_cb };
+		ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), 0);
+		expect_obj(O1, a, 3000);
+		expect_obj(O1 + 1, b, 2000);
+	}
+	/* a slot named by two objects: told; the CRC decides which reads */
+	sa = obj_of(O1)->slot; /* salvage wrote the state anew */
+	osd_store_close(st);
+	st = NULL;
+	pack_head(bad, P1, O1 + 1, sa, 2000, slot_crc(b, 2000));
+	log_append_raw(REC_PACK, bad, sizeof(bad));
+	logged_text[0] = 0;
+	st = open_store(0, 0);
+	char text[128];
+	snprintf(text, sizeof(text), "object 0x%llx in partition 0x%llx names pack slot %u, "
+		 "which another object holds", (unsigned long long)(O1 + 1),
+		 (unsigned long long)P1, sa);
+	ck_assert_msg(logged(OSD_STORE_LOG_ERR, text), "%s", logged_text);
+	expect_obj(O1, a, 3000);
+	ck_assert_int_eq(rd(O1 + 1, 0, buf, sizeof(buf), &got), -EIO);
+}
+END_TEST
+
 /* ---- 7: upgrade ---------------------------------------------------------------------- */
 
 static void sb_read(uint32_t *version, uint32_t *flags, uint64_t *created)
@@ -1363,6 +1433,7 @@ int main(void)
 	tcase_add_test(tc, t_crash_checkpoint);
 	tcase_add_test(tc, t_threads);
 	tcase_add_test(tc, t_damage);
+	tcase_add_test(tc, t_bad_records);
 	tcase_add_test(tc, t_upgrade);
 	tcase_add_test(tc, t_upgrade_v1);
 	tcase_add_test(tc, t_no_pack);
