@@ -339,6 +339,19 @@ START_TEST(t_known_bytes)
 	reopen();
 	expect_obj(O1, data, SLOT);
 	expect_obj(O1 + 1, (const uint8_t *)"hello", 5);
+
+	/* several iovecs in, several out, a read past the length is short */
+	struct iovec in[3] = { { data, 7 }, { data + 7, 1000 }, { data + 1007, 93 } };
+	ck_assert_int_eq(osd_store_write(st, P1, O1 + 1, 3, in, 3, 0), 0);
+	uint8_t *part = got + 2000;
+	struct iovec out[2] = { { got, 555 }, { part, 1000 } };
+	ck_assert_int_eq(osd_store_read(st, P1, O1 + 1, 1, out, 2, &n), 0);
+	ck_assert_uint_eq(n, 3 + 1100 - 1);
+	ck_assert_mem_eq(got, "el", 2);
+	ck_assert_mem_eq(got + 2, data, 553);
+	ck_assert_mem_eq(part, data + 553, 1100 - 553);
+	ck_assert_int_eq(osd_store_read(st, P1, O1 + 1, 1103, out, 2, &n), 0);
+	ck_assert_uint_eq(n, 0);
 }
 END_TEST
 
