@@ -1263,6 +1263,16 @@ START_TEST(t_bad_records)
 	ck_assert_msg(logged(OSD_STORE_LOG_ERR, text), "%s", logged_text);
 	expect_obj(O1, a, 3000);
 	ck_assert_int_eq(rd(O1 + 1, 0, buf, sizeof(buf), &got), -EIO);
+	/* the damaged one rewritten: the slot the other still holds stays */
+	ck_assert_int_eq(wr(O1 + 1, 0, b, 2000), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	mkobj(O1 + 3);
+	ck_assert_int_eq(wr(O1 + 3, 0, b, 100), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	expect_obj(O1, a, 3000);
+	expect_obj(O1 + 1, b, 2000);
+	reopen();
+	expect_obj(O1, a, 3000);
 }
 END_TEST
 
