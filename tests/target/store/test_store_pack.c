@@ -1276,6 +1276,60 @@ START_TEST(t_bad_records)
 }
 END_TEST
 
+/* A version 1 log (an older build's, before ATTRS records): a PACK record
+ * goes alone, the attribute in its own ATTR record after it. */
+START_TEST(t_old_log)
+{
+	static uint8_t data[SLOT], rec[256], want[256];
+	uint8_t hdr[OSD__FILE_HDR], payload[PACK_HDR];
+	char path[4200];
+	uint32_t version, flags;
+	uint64_t epoch;
+	th_fill(data, sizeof(data), 4, 0);
+	mkobj(O1);
+	osd_store_close(st);
+	st = NULL;
+	snprintf(path, sizeof(path), "%s/log", dir);
+	int fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
+	ck_assert_int_eq(osd__file_hdr_get_ver(hdr, OSD__LOG_MAGIC, &version, &flags, &epoch), 0);
+	ck_assert_uint_eq(version, 2);
+	osd__file_hdr_put_ver(hdr, OSD__LOG_MAGIC, 1, flags, epoch);
+	ck_assert_int_eq(pwrite(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
+	close(fd);
+	st = open_store(0, 0);
+	ck_assert_int_eq(wr(O1, 0, data, 1000), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 0x5, "abcdef", 6, 0), 0);
+	/* the last record: ATTR pid oid page num value */
+	uint8_t attr[24 + 6];
+	osd__put_be64(attr, P1);
+	osd__put_be64(attr + 8, O1);
+	osd__put_be32(attr + 16, 0x3);
+	osd__put_be32(attr + 20, 0x5);
+	memcpy(attr + 24, "abcdef", 6);
+	size_t wn = frame(want, 5, attr, sizeof(attr));
+	size_t n = last_log_record(rec, sizeof(rec));
+	ck_assert_uint_eq(n, wn);
+	ck_assert_mem_eq(rec, want, wn);
+	/* and the PACK record alone before it */
+	static uint8_t logbuf[1 << 16];
+	fd = open(path, O_RDONLY);
+	ssize_t len = read(fd, logbuf, sizeof(logbuf));
+	close(fd);
+	ck_assert_int_gt(len, (ssize_t)(wn + 9 + PACK_HDR));
+	pack_head(payload, P1, O1, 1, 1000, slot_crc(data, 1000));
+	wn = frame(want, REC_PACK, payload, PACK_HDR);
+	ck_assert_mem_eq(logbuf + len - n - wn, want, wn);
+	reopen();
+	expect_obj(O1, data, 1000);
+	char v[6];
+	size_t vl = 0;
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1, 0x3, 0x5, v, sizeof(v), &vl), 0);
+	ck_assert_mem_eq(v, "abcdef", 6);
+}
+END_TEST
+
 /* ---- 7: upgrade ---------------------------------------------------------------------- */
 
 static void sb_read(uint32_t *version, uint32_t *flags, uint64_t *created)
@@ -1457,6 +1511,7 @@ int main(void)
 	tcase_add_test(tc, t_threads);
 	tcase_add_test(tc, t_damage);
 	tcase_add_test(tc, t_bad_records);
+	tcase_add_test(tc, t_old_log);
 	tcase_add_test(tc, t_upgrade);
 	tcase_add_test(tc, t_upgrade_v1);
 	tcase_add_test(tc, t_no_pack);
