@@ -480,6 +480,11 @@ START_TEST(t_ops_reference)
 	ck_assert_uint_eq(part, sum);
 	reopen();
 	check_all_ref();
+	uint64_t total = 0;
+	ck_assert_int_eq(osd_store_used(st, P1, 0, &part), 0);
+	ck_assert_uint_eq(part, sum);
+	ck_assert_int_eq(osd_store_capacity(st, NULL, &total), 0);
+	ck_assert_uint_eq(total, sum);
 }
 END_TEST
 
@@ -554,6 +559,11 @@ START_TEST(t_migration)
 	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 2, 10000, 0), 0);
 	ck_assert_int_eq(data_files(), 3);
 	expect_obj(O1 + 2, c, 10000);
+	uint64_t sum = 0, part = 0;
+	for (uint64_t k = 0; k < 3; k++)
+		sum += obj_used(O1 + k);
+	ck_assert_int_eq(osd_store_used(st, P1, 0, &part), 0);
+	ck_assert_uint_eq(part, sum); /* the slots they left count no more */
 
 	/* once the move is durable, the slot it left is free (punched) */
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
@@ -564,8 +574,13 @@ START_TEST(t_migration)
 	expect_obj(O1, a, 4200);
 	expect_obj(O1 + 1, b, 5000);
 	expect_obj(O1 + 2, c, 10000);
-	for (uint64_t k = 0; k < 3; k++)
+	sum = 0;
+	for (uint64_t k = 0; k < 3; k++) {
 		ck_assert_int_eq(obj_of(O1 + k)->packed, 0);
+		sum += obj_used(O1 + k);
+	}
+	ck_assert_int_eq(osd_store_used(st, P1, 0, &part), 0);
+	ck_assert_uint_eq(part, sum);
 
 	/* never back into the pack */
 	off_t psize = pack_size();
@@ -662,9 +677,15 @@ START_TEST(t_slot_reuse)
 	uint64_t used = 0;
 	ck_assert_int_eq(osd_store_used(st, P1, 0, &used), 0);
 	ck_assert_uint_eq(used, 6 * SLOT);
+	ck_assert_int_eq(osd_store_capacity(st, NULL, &used), 0);
+	ck_assert_uint_eq(used, 6 * SLOT);
 	reopen();
 	for (uint64_t k = 0; k < 3; k++)
 		ck_assert_int_eq(osd_store_object_type(st, P1, O1 + k, NULL), -ENOENT);
+	ck_assert_int_eq(osd_store_used(st, P1, 0, &used), 0);
+	ck_assert_uint_eq(used, 6 * SLOT);
+	ck_assert_int_eq(osd_store_capacity(st, NULL, &used), 0);
+	ck_assert_uint_eq(used, 6 * SLOT);
 	for (uint64_t k = 3; k < 9; k++)
 		check_pattern(O1 + k, k, k < 6 ? SLOT : 1000 + k);
 
