@@ -494,6 +494,8 @@ END_TEST
  * Run @p fn on the store in a child process that then dies without a
  * close (as kill -9 would leave it), and reopen the store here.
  */
+static int child_sync_writes; /* the child opens with sync_writes */
+
 static void in_child(int (*fn)(struct osd_store *s, void *arg), void *arg)
 {
 	osd_store_close(st);
@@ -502,7 +504,7 @@ static void in_child(int (*fn)(struct osd_store *s, void *arg), void *arg)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		struct osd_store *s = NULL;
-		struct osd_store_options o = { .create = 0 };
+		struct osd_store_options o = { .sync_writes = child_sync_writes };
 		if (osd_store_open(&s, dir, &o, NULL, 0))
 			_exit(100);
 		_exit(fn(s, arg) ? 101 : 0);
@@ -986,6 +988,36 @@ static int fua_and_die(struct osd_store *s, void *arg)
 	return r;
 }
 
+/* P1's objects flushed by partition, written again; another partition's
+ * never flushed (O1 + 5 there); O1 + 6 written with sync_writes. */
+#define P2 0x10001ull
+static int partition_and_die(struct osd_store *s, void *arg)
+{
+	(void)arg;
+	struct iovec v0 = { ckv[0], 1500 }, v1 = { ckv[1], 1500 };
+	int r = osd_store_partition_create(s, P2, 0);
+	for (uint64_t p = P1; p <= P2 && !r; p++) {
+		r = osd_store_object_create(s, p, O1 + 4, OSD_OBJ_USER, 0);
+		if (!r)
+			r = osd_store_write(s, p, O1 + 4, 0, &v0, 1, 0);
+	}
+	if (!r)
+		r = osd_store_flush_partition(s, P1);
+	for (uint64_t p = P1; p <= P2 && !r; p++)
+		r = osd_store_write(s, p, O1 + 4, 0, &v1, 1, 0);
+	return r;
+}
+
+static int sync_writes_and_die(struct osd_store *s, void *arg)
+{
+	(void)arg;
+	struct iovec v = { ckv[2], 700 };
+	int r = osd_store_object_create(s, P1, O1 + 6, OSD_OBJ_USER, 0);
+	if (!r)
+		r = osd_store_write(s, P1, O1 + 6, 0, &v, 1, 0);
+	return r;
+}
+
 START_TEST(t_crash_checkpoint)
 {
 	static uint8_t want[2000];
@@ -1005,6 +1037,16 @@ START_TEST(t_crash_checkpoint)
 	}
 	ck_assert_int_eq(data_files(), 0);
 	expect_obj(O1 + 3, want, sizeof(want));
+	in_child(partition_and_die, NULL);
+	expect_obj(O1 + 4, ckv[0], 1500);
+	ck_assert_int_eq(osd_store_partition_exists(st, P2), 1); /* logged before P1's sync */
+	uint64_t n = 99;
+	ck_assert_int_eq(osd_store_length(st, P2, O1 + 4, &n), 0);
+	ck_assert_uint_eq(n, 0); /* its data never logged */
+	child_sync_writes = 1;
+	in_child(sync_writes_and_die, NULL);
+	child_sync_writes = 0;
+	expect_obj(O1 + 6, ckv[2], 700);
 	/* and from here on as any store */
 	ck_assert_int_eq(wr(O1, 0, ckv[2], 10), 0);
 	memcpy(ckv[1], ckv[2], 10);
