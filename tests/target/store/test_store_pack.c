@@ -307,7 +307,7 @@ START_TEST(t_known_bytes)
 	n = last_log_record(rec, sizeof(rec));
 	ck_assert_uint_eq(n, wn);
 	ck_assert_mem_eq(rec, want, wn);
-	/* the flush made the record durable: slot 1 is free and punched */
+	/* the flush made the record durable: slot 1 is free, its bytes zeroed */
 	pack_read(SLOT, got, SLOT);
 	ck_assert_mem_eq(got, zero, SLOT);
 
@@ -567,7 +567,7 @@ START_TEST(t_migration)
 	ck_assert_int_eq(osd_store_used(st, P1, 0, &part), 0);
 	ck_assert_uint_eq(part, sum); /* the slots they left count no more */
 
-	/* once the move is durable, the slot it left is free (punched) */
+	/* once the move is durable, the slot it left is free, its bytes zeroed */
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
 	pack_read((uint64_t)slot0 * SLOT, got, SLOT);
 	ck_assert_mem_eq(got, zero, SLOT);
@@ -729,7 +729,7 @@ START_TEST(t_slot_reuse)
 	ck_assert(!(st->pack_map[durable / 64] >> (durable % 64) & 1));
 	check_pattern(O1 + 6, 500, 2000);
 
-	/* REMOVE, durable at the close: its slot is free (and punched) */
+	/* REMOVE, durable at the close: its slot is free, its bytes zeroed */
 	uint32_t freed = obj_of(O1 + 5)->slot;
 	ck_assert(st->pack_map[freed / 64] >> (freed % 64) & 1);
 	ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + 5, 0), 0);
