@@ -581,23 +581,7 @@ int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all, int wipin
 		}
 	}
 	pthread_mutex_unlock(&st->dirty_mu);
-	int r = 0;
-	/* packed objects' new slots: their records go into the log (not when
-	 * FORMAT, holding st->ns, wipes everything) */
-	for (size_t i = 0; !wiping && i < n; i++) {
-		int e = osd__pack_log_pending(st, mine[i]);
-		if (e && !r)
-			r = e;
-	}
-	if (r) {
-		for (size_t i = 0; i < n; i++) {
-			atomic_store(&mine[i]->io->dirty, 0);
-			mark_dirty(st, mine[i]); /* kept for a retry */
-			osd__obj_put(st, mine[i]);
-		}
-		free(mine);
-		return r;
-	}
+	int r = 0, pr = 0;
 	if (n >= SYNCFS_MIN_OBJECTS) {
 		r = flush_by_syncfs(st, mine, n);
 	} else {
@@ -607,10 +591,26 @@ int osd__data_flush_dirty(struct osd_store *st, uint64_t pid, int all, int wipin
 				r = e;
 		}
 	}
-	for (size_t i = 0; i < n; i++)
+	/* Packed objects' new slots: their records go into the log, after the
+	 * dirty flags were cleared above. A change made before the clear is
+	 * logged here; one made after marks its object dirty again. (Logged
+	 * before the clear, a change in between left its object pending with
+	 * the flag cleared and off the list: no later flush logged it.) Not
+	 * when FORMAT, holding st->ns, wipes everything. */
+	for (size_t i = 0; !wiping && i < n; i++) {
+		int e = osd__pack_log_pending(st, mine[i]);
+		if (e && !pr)
+			pr = e;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (pr) {
+			atomic_store(&mine[i]->io->dirty, 0);
+			mark_dirty(st, mine[i]); /* kept for a retry */
+		}
 		osd__obj_put(st, mine[i]);
+	}
 	free(mine);
-	return r;
+	return r ? r : pr;
 }
 
 /* fsync every fan-out directory that gained a file since its last fsync. */
@@ -1081,7 +1081,7 @@ static int pack_change(struct osd_store *st, struct osd__obj *o, enum pack_op op
 		       uint64_t b, const struct iovec *iov, int iovcnt, uint64_t *where,
 		       uint64_t *bad, int *handled)
 {
-	int r = 0;
+	int r = 0, moved = 0;
 	*handled = 0;
 	if (st->packfd < 0)
 		return 0;
@@ -1129,10 +1129,12 @@ static int pack_change(struct osd_store *st, struct osd__obj *o, enum pack_op op
 			*where = start;
 	} else if (!o->removed && o->packed) {
 		r = pack_migrate(st, o, bad); /* then the file's way */
+		moved = !r;
 	}
 	pthread_mutex_unlock(&o->mu);
 	pthread_mutex_unlock(&o->io->wmu);
-	if (*handled && !r)
+	/* a move is logged by the next flush even if the change after it fails */
+	if ((*handled || moved) && !r)
 		mark_dirty(st, o);
 	return r;
 }

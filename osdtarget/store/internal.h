@@ -219,6 +219,7 @@ struct osd_store {
 	atomic_int pack_dirty;     /* written since its last fdatasync */
 	atomic_uint pack_written;  /* slots written (writeback starts every 256) */
 	pthread_mutex_t pack_mu;   /* the slot map and the frees */
+	pthread_mutex_t pack_sync_mu; /* one osd__pack_sync at a time */
 	uint64_t *pack_map;        /* slots in use */
 	uint64_t *pack_loose_map;  /* slots freed since the last punch_loose() */
 	size_t pack_words;         /* of each map */

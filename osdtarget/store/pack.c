@@ -283,12 +283,18 @@ void osd__pack_reset(struct osd_store *st)
 
 int osd__pack_sync(struct osd_store *st)
 {
-	if (st->packfd < 0 || !atomic_exchange(&st->pack_dirty, 0))
+	if (st->packfd < 0)
 		return 0;
-	if (fdatasync(st->packfd) == 0)
-		return 0;
-	int r = -errno;
-	atomic_store(&st->pack_dirty, 1);
+	/* One at a time: a caller that finds the flag clear must not return
+	 * while the fdatasync of the caller that cleared it still runs (the
+	 * log's committer and a checkpoint may sync at once). */
+	int r = 0;
+	pthread_mutex_lock(&st->pack_sync_mu);
+	if (atomic_exchange(&st->pack_dirty, 0) && fdatasync(st->packfd) != 0) {
+		r = -errno;
+		atomic_store(&st->pack_dirty, 1);
+	}
+	pthread_mutex_unlock(&st->pack_sync_mu);
 	return r;
 }
 

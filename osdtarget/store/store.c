@@ -496,6 +496,7 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	pthread_mutex_init(&st->open_mu, NULL);
 	pthread_mutex_init(&st->msg_mu, NULL);
 	pthread_mutex_init(&st->pack_mu, NULL);
+	pthread_mutex_init(&st->pack_sync_mu, NULL);
 	st->pack_frees_tail = &st->pack_frees;
 	if (!st->path || osd__lru_init(&st->fds, (size_t)st->max_fds) < 0)
 		return -ENOMEM;
@@ -764,6 +765,7 @@ void osd_store_close(struct osd_store *st)
 	pthread_mutex_destroy(&st->open_mu);
 	pthread_mutex_destroy(&st->msg_mu);
 	pthread_mutex_destroy(&st->pack_mu);
+	pthread_mutex_destroy(&st->pack_sync_mu);
 	free(st->gone);
 	free(st->path);
 	free(st);
