@@ -85,7 +85,8 @@ static int apply(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_ty
 
 	switch (osd__set_rule_of(t, a->page, a->number, &need)) {
 	case OSD__SET_LENGTH:
-		rc = osd_store_truncate(c->st, o->partition, o->id, value_u64(a), c->fua);
+		rc = osd_store_truncate(c->st, o->partition, o->id, value_u64(a),
+					osd__data_flags(c));
 		if (rc == 0)
 			osd__touch(c, o->partition, o->id, OSD__TS_DATA_WRITE);
 		break;

@@ -37,7 +37,7 @@ static int write_range(struct osd__cmd *c, uint64_t pid, uint64_t oid, size_t do
 		free(iov);
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, osd__fp_length(c));
 	}
-	rc = osd_store_write(c->st, pid, oid, offset, iov, n, c->fua);
+	rc = osd_store_write(c->st, pid, oid, offset, iov, n, osd__data_flags(c));
 	free(iov);
 	return rc < 0 ? osd__fail_store(c, rc, OSD__FP_OBJECT) : 0;
 }
@@ -162,7 +162,8 @@ int osd__cmd_append(struct osd__cmd *c)
 		free(iov);
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, osd__fp_length(c));
 	}
-	rc = osd_store_append(c->st, o->partition, o->id, iov, n, c->fua, &c->cc_append);
+	rc = osd_store_append(c->st, o->partition, o->id, iov, n, osd__data_flags(c),
+			      &c->cc_append);
 	free(iov);
 	if (rc < 0)
 		return osd__fail_store(c, rc, OSD__FP_OBJECT);
@@ -207,7 +208,8 @@ int osd__cmd_punch(struct osd__cmd *c)
 	if (rc == 0)
 		rc = clip_range(c, &off, &len);
 	if (rc == 0 && len) {
-		int err = osd_store_punch(c->st, o->partition, o->id, off, len, c->fua);
+		int err = osd_store_punch(c->st, o->partition, o->id, off, len,
+					  osd__data_flags(c));
 
 		if (err < 0)
 			rc = osd__fail_store(c, err, OSD__FP_OBJECT);

@@ -128,6 +128,12 @@ void osd__bump_generation(struct osd__cmd *c);
 /* ---- timestamps (exec/timestamps.c) ---- */
 enum osd__ts_event { OSD__TS_ATTR_READ, OSD__TS_ATTR_WRITE, OSD__TS_DATA_READ, OSD__TS_DATA_WRITE };
 void osd__touch(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd__ts_event ev);
+/* Flags of a store data call followed by osd__touch(OSD__TS_DATA_WRITE):
+ * the stamp, unless bypassed, logs a packed object's new state with it. */
+static inline unsigned osd__data_flags(const struct osd__cmd *c)
+{
+	return (unsigned)c->fua | (c->bypass_ts ? 0u : OSD_STORE_STAMPED);
+}
 void osd__stamp_created(struct osd__cmd *c, uint64_t pid, uint64_t oid);
 
 /* ---- data-out access (exec/dataout.c) ---- */

@@ -1078,13 +1078,15 @@ static int pack_migrate(struct osd_store *st, struct osd__obj *o, uint64_t *bad)
  * PACK_TRUNCATE @p a is the length; for PACK_PUNCH [a, a + b).
  */
 static int pack_change(struct osd_store *st, struct osd__obj *o, enum pack_op op, uint64_t a,
-		       uint64_t b, const struct iovec *iov, int iovcnt, uint64_t *where,
-		       uint64_t *bad, int *handled)
+		       uint64_t b, const struct iovec *iov, int iovcnt, unsigned flags,
+		       uint64_t *where, uint64_t *bad, int *handled)
 {
 	int r = 0, moved = 0;
 	*handled = 0;
 	if (st->packfd < 0)
 		return 0;
+	if (osd__pack_frees_many(st) && (r = osd__store_commit(st, UINT64_MAX, OSD_STORE_FUA)) != 0)
+		return r;
 	if (!obj_io(o))
 		return -ENOMEM;
 	pthread_mutex_lock(&o->io->wmu);
@@ -1136,6 +1138,10 @@ static int pack_change(struct osd_store *st, struct osd__obj *o, enum pack_op op
 	/* a move is logged by the next flush even if the change after it fails */
 	if ((*handled || moved) && !r)
 		mark_dirty(st, o);
+	/* the new state rides on the caller's stamp, or is logged now (after
+	 * wmu: st->ns is taken before it elsewhere) */
+	if ((*handled || moved) && !r && !(flags & OSD_STORE_STAMPED))
+		r = osd__pack_log_pending(st, o);
 	return r;
 }
 
@@ -1161,14 +1167,14 @@ static int pack_read_locked(struct osd_store *st, struct osd__obj *o, uint64_t o
 /* Write at @p off with obj->mu held for the length/quota bookkeeping; with
  * checksums, wmu orders the whole change (sums.c). */
 static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint64_t off,
-		      const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *where,
-		      uint64_t *bad)
+		      const struct iovec *iov, int iovcnt, uint64_t total, unsigned flags,
+		      uint64_t *where, uint64_t *bad)
 {
 	int fd = -1, evict = 0, r, have = 0;
 	/* appends are ordered by obj->mu, or by wmu with checksums */
 	int hold = append && !st->sums;
 	uint8_t *ent = NULL;
-	r = pack_change(st, o, append ? PACK_APPEND : PACK_WRITE, off, total, iov, iovcnt,
+	r = pack_change(st, o, append ? PACK_APPEND : PACK_WRITE, off, total, iov, iovcnt, flags,
 			where, bad, &have);
 	if (r == -EIO)
 		report_bad(st, o, *bad, "write of");
@@ -1256,7 +1262,7 @@ int osd_store_write(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 	if (r)
 		return r;
 	if (total)
-		r = data_write(st, o, 0, offset, iov, iovcnt, total, NULL, &bad);
+		r = data_write(st, o, 0, offset, iov, iovcnt, total, flags, NULL, &bad);
 	if (!r)
 		r = data_commit(st, o, flags);
 	osd__obj_put(st, o);
@@ -1273,7 +1279,7 @@ int osd_store_append(struct osd_store *st, uint64_t pid, uint64_t oid,
 		r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
-	r = data_write(st, o, 1, 0, iov, iovcnt, total, &where, &bad);
+	r = data_write(st, o, 1, 0, iov, iovcnt, total, flags, &where, &bad);
 	if (!r)
 		r = data_commit(st, o, flags);
 	if (!r && offset)
@@ -1534,7 +1540,7 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 	int r = user_obj(st, pid, oid, &o);
 	if (r)
 		return r;
-	r = pack_change(st, o, PACK_TRUNCATE, length, 0, NULL, 0, NULL, &bad, &handled);
+	r = pack_change(st, o, PACK_TRUNCATE, length, 0, NULL, 0, flags, NULL, &bad, &handled);
 	if (r || handled) {
 		if (r == -EIO)
 			report_bad(st, o, bad, "truncate of");
@@ -1597,7 +1603,7 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 	int inside = offset < o->length;
 	pthread_mutex_unlock(&o->mu);
 	if (inside && len)
-		r = pack_change(st, o, PACK_PUNCH, offset, len, NULL, 0, NULL, &bad, &handled);
+		r = pack_change(st, o, PACK_PUNCH, offset, len, NULL, 0, flags, NULL, &bad, &handled);
 	if (r || handled) {
 		if (r == -EIO)
 			report_bad(st, o, bad, "punch of");

@@ -228,6 +228,7 @@ struct osd_store {
 	uint64_t pack_open_slots;  /* slots data/pack had at the open (replay bound) */
 	int pack_clash;            /* open: two records named one slot (osd__pack_settle) */
 	struct osd__pack_free *pack_frees, **pack_frees_tail;
+	size_t pack_nfrees;        /* in pack_frees */
 	uint32_t *pack_ckpt;       /* slots a checkpoint being written frees */
 	size_t pack_ckpt_n, pack_ckpt_cap;
 };
@@ -450,6 +451,11 @@ int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b);
 /* After the replay: of objects naming one slot, only the one whose CRC the
  * slot's bytes match keeps it; the others read as damaged. */
 int osd__pack_settle(struct osd_store *st);
+/* Slots waiting for their superseding record to be durable, from which a
+ * data change first syncs the log: rewrites without a flush would grow
+ * data/pack without bound (16 MiB). */
+#define OSD__PACK_FREES_MAX 4096u
+int osd__pack_frees_many(struct osd_store *st);
 /* Free the slots whose superseding record is durable (log position <= @p synced). */
 void osd__pack_release(struct osd_store *st, uint64_t synced);
 

@@ -166,7 +166,16 @@ static void slot_free_later(struct osd_store *st, uint32_t slot, uint64_t pos)
 	pthread_mutex_lock(&st->pack_mu);
 	*st->pack_frees_tail = f;
 	st->pack_frees_tail = &f->next;
+	st->pack_nfrees++;
 	pthread_mutex_unlock(&st->pack_mu);
+}
+
+int osd__pack_frees_many(struct osd_store *st)
+{
+	pthread_mutex_lock(&st->pack_mu);
+	int many = st->pack_nfrees >= OSD__PACK_FREES_MAX;
+	pthread_mutex_unlock(&st->pack_mu);
+	return many;
 }
 
 void osd__pack_release(struct osd_store *st, uint64_t synced)
@@ -175,6 +184,7 @@ void osd__pack_release(struct osd_store *st, uint64_t synced)
 		pthread_mutex_lock(&st->pack_mu);
 		struct osd__pack_free *f = st->pack_frees;
 		if (f && f->pos <= synced) {
+			st->pack_nfrees--;
 			st->pack_frees = f->next;
 			if (!st->pack_frees)
 				st->pack_frees_tail = &st->pack_frees;
@@ -197,6 +207,7 @@ static void drop_frees(struct osd_store *st)
 		free(f);
 	}
 	st->pack_frees_tail = &st->pack_frees;
+	st->pack_nfrees = 0;
 }
 
 /* ---- the pack file ----------------------------------------------------------------- */

@@ -83,6 +83,15 @@ struct osd_store_options {
  * close; a crash or close before that loses it (docs/target-store.md).
  */
 #define OSD_STORE_LAZY 0x2u
+/*
+ * Data calls (write, append, truncate, punch): the caller sets an attribute
+ * of the object with a logged osd_store_attr_set() before its command
+ * completes (the exec engine's "data modified" stamp), so a packed object's
+ * new state goes into the log with that set, in one record. Without it the
+ * data call logs the state itself: a command's records are in the log
+ * before the next command's (docs/crash-model.md).
+ */
+#define OSD_STORE_STAMPED 0x4u
 
 /** Largest attribute value length (OSD: 0xFFFF means "undefined"). */
 #define OSD_STORE_ATTR_MAX 0xFFFEu

@@ -27,6 +27,10 @@
 #define P1 0x10000ull
 #define O1 0x10000ull
 #define SLOT 4096u
+/* Data calls as the exec engine makes them: an attribute set (its "data
+ * modified" stamp) logs a packed object's state; t_unstamped covers calls
+ * without it. */
+#define STAMP OSD_STORE_STAMPED
 #define REC_PACK 11u     /* record type (osdtarget/store/log.h) */
 #define PACK_HDR 36u     /* pid oid where length crc */
 
@@ -101,7 +105,7 @@ static void reopen(void)
 static int wr(uint64_t oid, uint64_t off, const void *buf, size_t len)
 {
 	struct iovec iov = { (void *)buf, len };
-	return osd_store_write(st, P1, oid, off, &iov, 1, 0);
+	return osd_store_write(st, P1, oid, off, &iov, 1, STAMP);
 }
 
 static int rd(uint64_t oid, uint64_t off, void *buf, size_t len, size_t *got)
@@ -342,7 +346,7 @@ START_TEST(t_known_bytes)
 
 	/* several iovecs in, several out, a read past the length is short */
 	struct iovec in[3] = { { data, 7 }, { data + 7, 1000 }, { data + 1007, 93 } };
-	ck_assert_int_eq(osd_store_write(st, P1, O1 + 1, 3, in, 3, 0), 0);
+	ck_assert_int_eq(osd_store_write(st, P1, O1 + 1, 3, in, 3, STAMP), 0);
 	uint8_t *part = got + 2000;
 	struct iovec out[2] = { { got, 555 }, { part, 1000 } };
 	ck_assert_int_eq(osd_store_read(st, P1, O1 + 1, 1, out, 2, &n), 0);
@@ -413,9 +417,9 @@ static void ref_step(uint64_t *s)
 		struct iovec iov = { buf, n };
 		uint64_t where = 0;
 		if (op == 0) {
-			ck_assert_int_eq(osd_store_write(st, P1, oid, off, &iov, 1, 0), 0);
+			ck_assert_int_eq(osd_store_write(st, P1, oid, off, &iov, 1, STAMP), 0);
 		} else {
-			ck_assert_int_eq(osd_store_append(st, P1, oid, &iov, 1, 0, &where), 0);
+			ck_assert_int_eq(osd_store_append(st, P1, oid, &iov, 1, STAMP, &where), 0);
 			ck_assert_uint_eq(where, off);
 		}
 		memcpy(ref[k] + off, buf, n);
@@ -425,13 +429,13 @@ static void ref_step(uint64_t *s)
 		size_t nl = rnd(s) % (SLOT + 1);
 		if (rnd(s) % 8 == 0)
 			nl = 0;
-		ck_assert_int_eq(osd_store_truncate(st, P1, oid, nl, 0), 0);
+		ck_assert_int_eq(osd_store_truncate(st, P1, oid, nl, STAMP), 0);
 		if (nl < len)
 			memset(ref[k] + nl, 0, len - nl);
 		ref_len[k] = nl;
 	} else { /* PUNCH, clipped to the length */
 		size_t off = rnd(s) % (len + 200), n = 1 + rnd(s) % SLOT;
-		ck_assert_int_eq(osd_store_punch(st, P1, oid, off, n, 0), 0);
+		ck_assert_int_eq(osd_store_punch(st, P1, oid, off, n, STAMP), 0);
 		if (off < len)
 			memset(ref[k] + off, 0, (off + n > len ? len : off + n) - off);
 	}
@@ -521,7 +525,7 @@ static int grow_and_die(struct osd_store *s, void *arg)
 {
 	struct iovec v = { arg, 6000 };
 	char path[4200];
-	int r = osd_store_write(s, P1, O1 + 3, 0, &v, 1, 0);
+	int r = osd_store_write(s, P1, O1 + 3, 0, &v, 1, STAMP);
 	data_file_path(path, sizeof(path), osd__ns_find(s, P1, O1 + 3)->gen);
 	return r || access(path, F_OK) != 0; /* the file is there */
 }
@@ -553,12 +557,12 @@ START_TEST(t_migration)
 	/* an append past it */
 	struct iovec iov = { b + 3000, 2000 };
 	uint64_t where = 0;
-	ck_assert_int_eq(osd_store_append(st, P1, O1 + 1, &iov, 1, 0, &where), 0);
+	ck_assert_int_eq(osd_store_append(st, P1, O1 + 1, &iov, 1, STAMP, &where), 0);
 	ck_assert_uint_eq(where, 3000);
 	ck_assert_int_eq(data_files(), 2);
 	expect_obj(O1 + 1, b, 5000);
 	/* a truncate past it */
-	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 2, 10000, 0), 0);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 2, 10000, STAMP), 0);
 	ck_assert_int_eq(data_files(), 3);
 	expect_obj(O1 + 2, c, 10000);
 	uint64_t sum = 0, part = 0;
@@ -586,9 +590,9 @@ START_TEST(t_migration)
 
 	/* never back into the pack */
 	off_t psize = pack_size();
-	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 100, 0), 0);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1, 100, STAMP), 0);
 	ck_assert_int_eq(wr(O1 + 1, 0, "x", 1), 0);
-	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 2, 0, 0), 0);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 2, 0, STAMP), 0);
 	ck_assert_int_eq(wr(O1 + 2, 0, c, 50), 0);
 	b[0] = 'x';
 	ck_assert_int_eq(data_files(), 3);
@@ -608,14 +612,14 @@ START_TEST(t_migration)
 	ck_assert_int_eq(osd_store_set_quota(st, P1, O1 + 4, 5000, 0), 0);
 	ck_assert_int_eq(wr(O1 + 4, 0, a, 100), 0);
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
-	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 4, 10000, 0), -EDQUOT);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 4, 10000, STAMP), -EDQUOT);
 	ck_assert_int_eq(wr(O1 + 4, 4000, a, 2000), -EDQUOT);
 	expect_obj(O1 + 4, a, 100);
 	logged_text[0] = 0;
 	reopen();
 	ck_assert_msg(!logged(OSD_STORE_LOG_WARNING, "quarantine"), "%s", logged_text);
 	expect_obj(O1 + 4, a, 100);
-	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 4, 10, 0), 0);
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + 4, 10, STAMP), 0);
 	expect_obj(O1 + 4, a, 10);
 
 	/* a move not yet logged when the process dies: the records still name
@@ -784,9 +788,9 @@ static int crash_write(struct osd_store *s, uint64_t p, uint64_t oid, uint32_t v
 	uint8_t buf[SLOT];
 	size_t n = crash_content(oid, v, buf);
 	struct iovec iov = { buf, n };
-	int r = osd_store_write(s, p, oid, 0, &iov, 1, 0);
+	int r = osd_store_write(s, p, oid, 0, &iov, 1, STAMP);
 	if (!r && *len > n)
-		r = osd_store_truncate(s, p, oid, n, 0);
+		r = osd_store_truncate(s, p, oid, n, STAMP);
 	*len = n;
 	return r;
 }
@@ -951,13 +955,13 @@ static int ckpt_and_die(struct osd_store *s, void *arg)
 		struct iovec iov = { ckv[0], SLOT - 100 * k };
 		r = osd_store_object_create(s, P1, O1 + k, OSD_OBJ_USER, 0);
 		if (!r)
-			r = osd_store_write(s, P1, O1 + k, 0, &iov, 1, 0);
+			r = osd_store_write(s, P1, O1 + k, 0, &iov, 1, STAMP);
 	}
 	if (!r)
 		r = osd_store_flush_all(s);
 	for (uint64_t k = 0; k < 3 && !r; k++) {
 		struct iovec iov = { ckv[1], SLOT - 100 * k };
-		r = osd_store_write(s, P1, O1 + k, 0, &iov, 1, 0);
+		r = osd_store_write(s, P1, O1 + k, 0, &iov, 1, STAMP);
 	}
 	if (!r)
 		r = osd__store_compact(s);
@@ -965,7 +969,7 @@ static int ckpt_and_die(struct osd_store *s, void *arg)
 		r = osd_store_flush_object(s, P1, O1 + 1);
 	for (uint64_t k = 0; k < 3 && !r; k++) {
 		struct iovec iov = { k == 2 ? ckgrow : ckv[2], k == 2 ? 2 * SLOT : SLOT - 100 * k };
-		r = osd_store_write(s, P1, O1 + k, 0, &iov, 1, 0);
+		r = osd_store_write(s, P1, O1 + k, 0, &iov, 1, STAMP);
 	}
 	return r;
 }
@@ -977,14 +981,14 @@ static int fua_and_die(struct osd_store *s, void *arg)
 	struct iovec iov = { ckv[0], 3000 };
 	int r = osd_store_object_create(s, P1, O1 + 3, OSD_OBJ_USER, OSD_STORE_FUA);
 	if (!r)
-		r = osd_store_write(s, P1, O1 + 3, 0, &iov, 1, OSD_STORE_FUA);
+		r = osd_store_write(s, P1, O1 + 3, 0, &iov, 1, OSD_STORE_FUA | STAMP);
 	if (!r)
-		r = osd_store_punch(s, P1, O1 + 3, 100, 100, OSD_STORE_FUA);
+		r = osd_store_punch(s, P1, O1 + 3, 100, 100, OSD_STORE_FUA | STAMP);
 	if (!r)
-		r = osd_store_truncate(s, P1, O1 + 3, 2000, OSD_STORE_FUA);
+		r = osd_store_truncate(s, P1, O1 + 3, 2000, OSD_STORE_FUA | STAMP);
 	iov = (struct iovec){ ckv[1], 10 };
 	if (!r)
-		r = osd_store_write(s, P1, O1 + 3, 0, &iov, 1, 0);
+		r = osd_store_write(s, P1, O1 + 3, 0, &iov, 1, STAMP);
 	return r;
 }
 
@@ -999,12 +1003,12 @@ static int partition_and_die(struct osd_store *s, void *arg)
 	for (uint64_t p = P1; p <= P2 && !r; p++) {
 		r = osd_store_object_create(s, p, O1 + 4, OSD_OBJ_USER, 0);
 		if (!r)
-			r = osd_store_write(s, p, O1 + 4, 0, &v0, 1, 0);
+			r = osd_store_write(s, p, O1 + 4, 0, &v0, 1, STAMP);
 	}
 	if (!r)
 		r = osd_store_flush_partition(s, P1);
 	for (uint64_t p = P1; p <= P2 && !r; p++)
-		r = osd_store_write(s, p, O1 + 4, 0, &v1, 1, 0);
+		r = osd_store_write(s, p, O1 + 4, 0, &v1, 1, STAMP);
 	return r;
 }
 
@@ -1014,7 +1018,7 @@ static int sync_writes_and_die(struct osd_store *s, void *arg)
 	struct iovec v = { ckv[2], 700 };
 	int r = osd_store_object_create(s, P1, O1 + 6, OSD_OBJ_USER, 0);
 	if (!r)
-		r = osd_store_write(s, P1, O1 + 6, 0, &v, 1, 0);
+		r = osd_store_write(s, P1, O1 + 6, 0, &v, 1, STAMP);
 	return r;
 }
 
@@ -1055,6 +1059,58 @@ START_TEST(t_crash_checkpoint)
 }
 END_TEST
 
+/* ---- data calls without a stamp -------------------------------------------------------- */
+
+static uint8_t unst[3][SLOT];
+
+/* An unstamped packed write, then a file object's write; dies unflushed. */
+static int unstamped_then_file_and_die(struct osd_store *s, void *arg)
+{
+	struct iovec v = { unst[2], SLOT }, f = { unst[0], 6000 };
+	(void)arg;
+	int r = osd_store_write(s, P1, O1, 0, &v, 1, 0);
+	if (!r)
+		r = osd_store_write(s, P1, O1 + 1, 0, &f, 1, 0);
+	return r;
+}
+
+/*
+ * Without OSD_STORE_STAMPED a data call logs the packed state itself: one
+ * PACK record without entries, in the log before the call returns. So a
+ * later command's data change, which first writes the log out, never
+ * survives a process crash without it. And rewrites without a flush keep
+ * data/pack bounded: the log is synced once OSD__PACK_FREES_MAX slots wait.
+ */
+START_TEST(t_unstamped)
+{
+	for (int v = 0; v < 3; v++)
+		th_fill(unst[v], SLOT, 40 + (uint64_t)v, 0);
+	mkobj(O1);
+	mkobj(O1 + 1);
+	ck_assert_int_eq(wr(O1, 0, unst[0], SLOT), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	uint64_t end = osd__log_end(&st->log);
+	struct iovec v = { unst[1], SLOT };
+	ck_assert_int_eq(osd_store_write(st, P1, O1, 0, &v, 1, 0), 0);
+	ck_assert_uint_eq(osd__log_end(&st->log) - end, OSD__REC_HDR + OSD__PACK_HDR);
+	ck_assert_int_eq(obj_of(O1)->pack_pending, 0);
+	/* the process dies after a file write that followed the packed one */
+	in_child(unstamped_then_file_and_die, NULL);
+	expect_obj(O1 + 1, unst[0], 6000);
+	expect_obj(O1, unst[2], SLOT);
+	/* 10,000 rewrites, no flush: the pack stays near the bound */
+	off_t before = pack_size();
+	for (int i = 0; i < 10000; i++) {
+		unst[1][0] = (uint8_t)i;
+		unst[1][1] = (uint8_t)(i >> 8);
+		ck_assert_int_eq(osd_store_write(st, P1, O1, 0, &v, 1, 0), 0);
+	}
+	ck_assert_int_le(pack_size(), before + (off_t)(OSD__PACK_FREES_MAX + 64) * SLOT);
+	reopen();
+	expect_obj(O1, unst[1], SLOT);
+}
+END_TEST
+
 /* ---- concurrency --------------------------------------------------------------------- */
 
 #define THREADS 4
@@ -1088,16 +1144,16 @@ static void *thr_writer(void *arg)
 				r = osd_store_object_create(st, P1, oid, OSD_OBJ_USER, 0);
 		}
 		if (!r)
-			r = osd_store_truncate(st, P1, oid, 0, 0);
+			r = osd_store_truncate(st, P1, oid, 0, STAMP);
 		if (!r)
-			r = osd_store_write(st, P1, oid, 0, &iov, 1, 0);
+			r = osd_store_write(st, P1, oid, 0, &iov, 1, STAMP);
 		if (!r && rnd(&seed) % 4 == 0)
 			r = osd_store_attr_set(st, P1, oid, 0x3, 0x5, &i, sizeof(i), 0);
 		/* a file object too: the flush's fdatasync of it widens the
 		 * window in which a packed change races the flush */
 		struct iovec fv = { back, 2 * SLOT };
 		if (!r)
-			r = osd_store_write(st, P1, FILE_OBJ + (uint64_t)t->id, 0, &fv, 1, 0);
+			r = osd_store_write(st, P1, FILE_OBJ + (uint64_t)t->id, 0, &fv, 1, STAMP);
 		if (!r)
 			r = osd_store_read(st, P1, oid, 0, &in, 1, &got);
 		if (r || got != n || memcmp(back, buf, n))
@@ -1594,6 +1650,7 @@ int main(void)
 	tcase_add_test(tc, t_slot_reuse);
 	tcase_add_test(tc, t_crash);
 	tcase_add_test(tc, t_crash_checkpoint);
+	tcase_add_test(tc, t_unstamped);
 	tcase_add_test(tc, t_threads);
 	tcase_add_test(tc, t_damage);
 	tcase_add_test(tc, t_bad_records);
