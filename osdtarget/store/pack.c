@@ -104,11 +104,11 @@ static int bit_get(const uint64_t *m, size_t words, uint64_t b)
 
 /*
  * Punch the slots freed since the last sweep out of the file, a run of
- * them at a time: their space returns. In
- * batches: every rewrite of a packed object frees a slot, and a punch per
- * slot (about 85 us) made the sync that released them slow. The lowest
- * free slot is taken first, so many are written again before a sweep and
- * are not punched. pack_mu held: no slot is taken meanwhile.
+ * them at a time: their space returns. In batches: every rewrite of a
+ * packed object frees a slot, and a punch per slot (about 85 us) made the
+ * sync that released them slow. The lowest free slot is taken first, so
+ * many are written again before a sweep and are not punched. pack_mu
+ * held: no slot is taken meanwhile.
  */
 static void punch_loose(struct osd_store *st)
 {

@@ -1111,6 +1111,38 @@ START_TEST(t_unstamped)
 }
 END_TEST
 
+/* Bytes data/pack has allocated on disk. */
+static off_t pack_allocated(void)
+{
+	char path[4200];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/data/pack", dir);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	return (off_t)sb.st_blocks * 512;
+}
+
+/* Freed slots are zeroed at once and punched out 16,384 at a time: after
+ * 20,000 small objects are removed, most of their space is back. */
+START_TEST(t_punch)
+{
+	enum { N = 20000 };
+	uint8_t b[SLOT];
+	th_fill(b, sizeof(b), 77, 0);
+	for (uint64_t i = 0; i < N; i++) {
+		mkobj(O1 + i);
+		ck_assert_int_eq(wr(O1 + i, 0, b, SLOT), 0);
+	}
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_ge(pack_allocated(), (off_t)N * SLOT);
+	for (uint64_t i = 0; i < N; i++)
+		ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + i, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	/* what is left: the header and the slots freed since the sweep */
+	ck_assert_int_le(pack_allocated(), (off_t)(N - 16384 + 2) * SLOT);
+	ck_assert_int_eq(pack_size(), (off_t)(N + 1) * SLOT); /* punched, not cut */
+}
+END_TEST
+
 /* ---- concurrency --------------------------------------------------------------------- */
 
 #define THREADS 4
@@ -1651,6 +1683,7 @@ int main(void)
 	tcase_add_test(tc, t_crash);
 	tcase_add_test(tc, t_crash_checkpoint);
 	tcase_add_test(tc, t_unstamped);
+	tcase_add_test(tc, t_punch);
 	tcase_add_test(tc, t_threads);
 	tcase_add_test(tc, t_damage);
 	tcase_add_test(tc, t_bad_records);
