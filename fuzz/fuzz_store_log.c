@@ -57,39 +57,21 @@ static void fz_path(char *buf, size_t len, const char *name)
 static void fz_write_file(const char *name, const uint8_t *data, size_t len)
 {
 	char path[300];
-	int fd;
+	int rc;
 
 	fz_path(path, sizeof(path), name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		fz_fail(path, -errno);
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n <= 0)
-			fz_fail("write", n < 0 ? -errno : -EIO);
-		data += n;
-		len -= (size_t)n;
-	}
-	close(fd);
+	if ((rc = fz_put_file(path, data, len)) != 0)
+		fz_fail(path, rc);
 }
 
 static void fz_read_file(const char *name, uint8_t **out, size_t *len)
 {
 	char path[300];
-	FILE *f;
-	long n = 0;
+	int rc;
 
 	fz_path(path, sizeof(path), name);
-	f = fopen(path, "rb");
-	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0)
-		fz_fail(path, -errno);
-	rewind(f);
-	*out = malloc((size_t)n + 1);
-	if (!*out || fread(*out, 1, (size_t)n, f) != (size_t)n)
-		fz_fail(path, -EIO);
-	*len = (size_t)n;
-	fclose(f);
+	if ((rc = fz_get_file(path, out, len)) != 0)
+		fz_fail(path, rc);
 }
 
 /* FNV-1a over the recovered state. */

@@ -57,39 +57,21 @@ static void fz_fail(const char *what, int rc)
 static void fz_write_file(const char *name, const uint8_t *data, size_t len)
 {
 	char path[300];
-	int fd;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", fz_dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		fz_fail(path, -errno);
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n <= 0)
-			fz_fail("write", n < 0 ? -errno : -EIO);
-		data += n;
-		len -= (size_t)n;
-	}
-	close(fd);
+	if ((rc = fz_put_file(path, data, len)) != 0)
+		fz_fail(path, rc);
 }
 
 static void fz_keep(struct fz_file *f)
 {
 	char path[300];
-	FILE *in;
-	long n = 0;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", fz_dir, f->name);
-	in = fopen(path, "rb");
-	if (!in || fseek(in, 0, SEEK_END) != 0 || (n = ftell(in)) < 0)
-		fz_fail(path, -errno);
-	rewind(in);
-	f->bytes = malloc((size_t)n + 1);
-	if (!f->bytes || fread(f->bytes, 1, (size_t)n, in) != (size_t)n)
-		fz_fail(path, -EIO);
-	f->len = (size_t)n;
-	fclose(in);
+	if ((rc = fz_get_file(path, &f->bytes, &f->len)) != 0)
+		fz_fail(path, rc);
 }
 
 static int fz_open(struct osd_store **st, int create, int salvage)

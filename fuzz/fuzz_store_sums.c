@@ -61,21 +61,11 @@ static void fz_path(char *buf, size_t len, int sums)
 static void fz_write_file(int sums, const uint8_t *data, size_t len)
 {
 	char path[300];
-	int fd;
+	int rc;
 
 	fz_path(path, sizeof(path), sums);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		fz_fail(path, -errno);
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n <= 0)
-			fz_fail("write", n < 0 ? -errno : -EIO);
-		data += n;
-		len -= (size_t)n;
-	}
-	close(fd);
+	if ((rc = fz_put_file(path, data, len)) != 0)
+		fz_fail(path, rc);
 }
 
 static int fz_open(struct osd_store **st, int salvage)
@@ -95,8 +85,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct iovec iov = { fz_data, FZ_LEN };
 	const char *tmp = getenv("TMPDIR");
 	char err[256], path[300];
-	FILE *f;
-	long n = 0;
 
 	(void)argc;
 	(void)argv;
@@ -116,15 +104,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fz_fail("make the object", -EIO);
 	osd_store_close(st);
 	fz_path(path, sizeof(path), 1);
-	f = fopen(path, "rb");
-	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0)
-		fz_fail(path, -errno);
-	rewind(f);
-	fz_tmpl_sums = malloc((size_t)n + 1);
-	if (!fz_tmpl_sums || fread(fz_tmpl_sums, 1, (size_t)n, f) != (size_t)n)
-		fz_fail(path, -EIO);
-	fz_tmpl_sums_len = (size_t)n;
-	fclose(f);
+	int rc = fz_get_file(path, &fz_tmpl_sums, &fz_tmpl_sums_len);
+	if (rc)
+		fz_fail(path, rc);
 	return 0;
 }
 

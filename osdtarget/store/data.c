@@ -1145,6 +1145,18 @@ static int pack_change(struct osd_store *st, struct osd__obj *o, enum pack_op op
 	return r;
 }
 
+/* The end of a truncate or punch that pack_change() made or failed. */
+static int pack_done(struct osd_store *st, struct osd__obj *o, int r, uint64_t bad,
+		     const char *what, unsigned flags)
+{
+	if (r == -EIO)
+		report_bad(st, o, bad, what);
+	if (!r)
+		r = data_commit(st, o, flags);
+	osd__obj_put(st, o);
+	return r;
+}
+
 /* READ of a packed object. obj->mu held. */
 static int pack_read_locked(struct osd_store *st, struct osd__obj *o, uint64_t offset,
 			    const struct iovec *iov, int iovcnt, uint64_t total, uint64_t *got)
@@ -1541,14 +1553,8 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 	if (r)
 		return r;
 	r = pack_change(st, o, PACK_TRUNCATE, length, 0, NULL, 0, flags, NULL, &bad, &handled);
-	if (r || handled) {
-		if (r == -EIO)
-			report_bad(st, o, bad, "truncate of");
-		if (!r)
-			r = data_commit(st, o, flags);
-		osd__obj_put(st, o);
-		return r;
-	}
+	if (r || handled)
+		return pack_done(st, o, r, bad, "truncate of", flags);
 	if (!obj_io(o)) {
 		osd__obj_put(st, o);
 		return -ENOMEM;
@@ -1604,14 +1610,8 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 	pthread_mutex_unlock(&o->mu);
 	if (inside && len)
 		r = pack_change(st, o, PACK_PUNCH, offset, len, NULL, 0, flags, NULL, &bad, &handled);
-	if (r || handled) {
-		if (r == -EIO)
-			report_bad(st, o, bad, "punch of");
-		if (!r)
-			r = data_commit(st, o, flags);
-		osd__obj_put(st, o);
-		return r;
-	}
+	if (r || handled)
+		return pack_done(st, o, r, bad, "punch of", flags);
 	if (!obj_io(o)) {
 		osd__obj_put(st, o);
 		return -ENOMEM;
