@@ -46,7 +46,6 @@ enum osd__rec_type {
  * (docs/target-store.md, "Data checksums"), 3 with packed small objects
  * ("Packed small objects"). */
 #define OSD__SB_VERSION_NOSUMS 1u
-#define OSD__SB_VERSION_SUMS 2u
 #define OSD__SB_VERSION 3u
 #define OSD__SB_FLAG_NO_SUMS 0x1u /* made with checksums off (benchmarks) */
 
