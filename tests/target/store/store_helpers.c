@@ -2,6 +2,7 @@
 #include "store_helpers.h"
 
 #include <check.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,4 +74,21 @@ int th_check(const uint8_t *buf, size_t len, uint64_t seed, uint64_t off)
 void th_path(char *out, size_t outlen, const char *dir, const char *name)
 {
 	snprintf(out, outlen, "%s/%s", dir, name);
+}
+
+void th_obj_path(char *out, size_t outlen, const char *dir, uint64_t gen, int sums)
+{
+	snprintf(out, outlen, "%s/data/%02x/%016llx%s", dir, (unsigned)(gen & 0xff),
+		 (unsigned long long)gen, sums ? ".sum" : "");
+}
+
+void th_flip(const char *path, off_t at)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b;
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &b, 1, at), 1);
+	b ^= 0x40;
+	ck_assert_int_eq(pwrite(fd, &b, 1, at), 1);
+	close(fd);
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "store/store.h"
 
@@ -22,5 +23,9 @@ void th_fill(uint8_t *buf, size_t len, uint64_t seed, uint64_t off);
 int th_check(const uint8_t *buf, size_t len, uint64_t seed, uint64_t off);
 /** Path of a file inside dir (static buffer per call site use). */
 void th_path(char *out, size_t outlen, const char *dir, const char *name);
+/** Path of the data file of generation @p gen in store @p dir (@p sums: its sidecar). */
+void th_obj_path(char *out, size_t outlen, const char *dir, uint64_t gen, int sums);
+/** Flip bits of the byte at @p at of file @p path (damage), or fail the test. */
+void th_flip(const char *path, off_t at);
 
 #endif

@@ -85,19 +85,7 @@ static int rd(uint64_t oid, uint64_t off, void *buf, size_t len, size_t *got)
 /* Path of object index @p gen's data file (or sidecar). */
 static void obj_path(char *out, size_t n, uint64_t gen, int sums)
 {
-	snprintf(out, n, "%s/data/%02x/%016llx%s", dir, (unsigned)(gen & 0xff),
-		 (unsigned long long)gen, sums ? ".sum" : "");
-}
-
-static void flip_at(const char *path, off_t at)
-{
-	int fd = open(path, O_RDWR);
-	uint8_t b;
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pread(fd, &b, 1, at), 1);
-	b ^= 0x40;
-	ck_assert_int_eq(pwrite(fd, &b, 1, at), 1);
-	close(fd);
+	th_obj_path(out, n, dir, gen, sums);
 }
 
 /* The sidecar's bytes: header, one entry per block, 0 for a block of zeros. */
@@ -282,7 +270,7 @@ START_TEST(t_flip_named)
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
 	osd_store_close(st);
 	obj_path(path, sizeof(path), 1, 0);
-	flip_at(path, 3 * BLK + 17);
+	th_flip(path, 3 * BLK + 17);
 	st = open_store(0);
 	last_log[0] = 0;
 	ck_assert_int_eq(rd(O1, 100, buf, sizeof(buf), &got), -EIO);
@@ -387,14 +375,14 @@ START_TEST(t_dirty_recomputed)
 		if (osd_store_write(s, P1, O1, BLK, &iov, 1, 0) != 0)
 			_exit(1);
 		obj_path(path, sizeof(path), 1, 0);
-		flip_at(path, BLK + 5);
+		th_flip(path, BLK + 5);
 		_exit(0); /* a crash: no flush, no close */
 	}
 	int status;
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	obj_path(path, sizeof(path), 2, 0);
-	flip_at(path, 2 * BLK + 5); /* O1 + 1 was clean: this is damage */
+	th_flip(path, 2 * BLK + 5); /* O1 + 1 was clean: this is damage */
 	last_log[0] = 0;
 	last_level = 99;
 	st = open_store(0);
@@ -477,7 +465,7 @@ START_TEST(t_fresh_header)
 	osd_store_close(st);
 	st = NULL;
 	obj_path(path, sizeof(path), 2, 1);
-	flip_at(path, 3);
+	th_flip(path, 3);
 	last_log[0] = 0;
 	st = open_store(0);
 	ck_assert_int_eq(rd(O1 + 1, 0, buf, sizeof(buf), &got), -EIO);
@@ -544,7 +532,7 @@ START_TEST(t_upgrade_v1)
 	ck_assert_uint_eq(created, 1700000000);
 	osd_store_close(st);
 	obj_path(path, sizeof(path), 1, 0);
-	flip_at(path, 2 * BLK);
+	th_flip(path, 2 * BLK);
 	st = open_store(0);
 	ck_assert_int_eq(rd(O1, 0, buf, sizeof(buf), &got), -EIO);
 	ck_assert_uint_eq(got, 2 * BLK);
