@@ -222,7 +222,6 @@ static int write_hdr(int fd)
 
 int osd__pack_open(struct osd_store *st, int create)
 {
-	st->pack_frees_tail = &st->pack_frees;
 	pthread_mutex_lock(&st->pack_mu);
 	int r = map_set(st, 0, 1) < 0 ? -ENOMEM : 0; /* slot 0 holds the header */
 	pthread_mutex_unlock(&st->pack_mu);
@@ -239,6 +238,7 @@ int osd__pack_open(struct osd_store *st, int create)
 		if ((r = write_hdr(st->packfd)) != 0 || fsync(st->packfd) != 0 ||
 		    fsync(st->datafd) != 0)
 			return r ? r : -errno;
+		st->pack_open_slots = 1; /* the header's */
 		if (!create)
 			osd__store_note(st, OSD_STORE_LOG_ERR, "%s: data/%s was missing and is made "
 					"anew; any packed object in it reads as damaged",
@@ -361,7 +361,7 @@ static int all_zero(const uint8_t *p, size_t n)
  * the writeback every megabyte, without waiting, leaves that sync little
  * to write. Only a hint: durability comes from osd__pack_sync().
  */
-static void start_writeback(struct osd_store *st)
+static void writeback_hint(struct osd_store *st)
 {
 	if (atomic_fetch_add(&st->pack_written, 1) % WRITEBACK_SLOTS == WRITEBACK_SLOTS - 1)
 		(void)sync_file_range(st->packfd, 0, 0, SYNC_FILE_RANGE_WRITE);
@@ -391,7 +391,7 @@ int osd__pack_store(struct osd_store *st, struct osd__obj *o,
 			return r;
 		}
 		atomic_store(&st->pack_dirty, 1);
-		start_writeback(st);
+		writeback_hint(st);
 	}
 	if (o->packed && o->sums_bad) {
 		/* written whole (osd__pack_load refused anything less): healed; the
@@ -543,7 +543,7 @@ int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
 	 * is written whole, and it never frees the slot; the map stays as large
 	 * as the file. A slot another object holds too is settled after the
 	 * replay (osd__pack_settle). */
-	int past = where >= st->pack_open_slots, clash = 0;
+	int past = where && where >= st->pack_open_slots, clash = 0;
 	if (where && !past) {
 		pthread_mutex_lock(&st->pack_mu);
 		clash = map_set(st, (uint32_t)where, 1);
