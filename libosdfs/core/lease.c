@@ -77,6 +77,23 @@ static int64_t wall_now(void)
 	return now.sec;
 }
 
+/*
+ * Seconds until a lease renewed at @p renewed (the holder's clock, read
+ * from the medium) for @p lease seconds runs out at @p now: saturated at
+ * +-INT64_MAX, so a damaged record's clock cannot overflow (nor can the
+ * negation of the result when it is shown).
+ */
+static int64_t lease_left(int64_t renewed, uint32_t lease, int64_t now)
+{
+	int64_t end, left;
+
+	if (__builtin_add_overflow(renewed, (int64_t)lease, &end))
+		end = INT64_MAX;
+	if (__builtin_sub_overflow(end, now, &left))
+		left = end < 0 ? -INT64_MAX : INT64_MAX;
+	return left < -INT64_MAX ? -INT64_MAX : left;
+}
+
 /* This process's pid namespace, as the inode number of /proc/self/ns/pid
  * (0 if unknown): a pid names the same process only within it. */
 static uint32_t own_pidns(void)
@@ -111,7 +128,7 @@ void osdfs__holder_judge(const struct osdfs__mount_rec *m, int readable,
 	h->renewed = m->renewed_sec;
 	h->lease_sec = m->lease_sec;
 	if (m->lease_sec)
-		h->expires_in = m->renewed_sec + (int64_t)m->lease_sec - wall_now();
+		h->expires_in = lease_left(m->renewed_sec, m->lease_sec, wall_now());
 	/* a process of this host and pid namespace (or one not recorded): ask the kernel */
 	if (gethostname(me, sizeof(me) - 1) == 0 && m->pid && strcmp(me, m->host) == 0 &&
 	    (m->pidns == 0 || m->pidns == own_pidns())) {
