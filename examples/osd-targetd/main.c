@@ -38,6 +38,7 @@ struct config {
 	int create;
 	int salvage;          /* --salvage: open damaged stores, keeping what is intact */
 	int verify_reads;     /* --verify-reads: check every READ against the checksums */
+	size_t meta_cache;    /* --meta-cache N: objects kept in memory once used */
 	int insecure;         /* --insecure: serve a NOSEC root beyond loopback */
 	unsigned quirks;      /* --quirk: emulate another target (OSD_TARGET_QUIRK_*) */
 	int level;            /* log messages up to this syslog level (-v, -q) */
@@ -73,6 +74,8 @@ static void usage(FILE *f)
 		"      --verify-reads         check every READ against the data checksums (by\n"
 		"                             default a block verified once is trusted while\n"
 		"                             its page stays in the page cache)\n"
+		"      --meta-cache N         objects each store keeps in memory once used\n"
+		"                             (default 65536; the others stay on disk)\n"
 		"      --insecure             serve a store without a root key (a NOSEC root:\n"
 		"                             anyone reaching the port may FORMAT it) on an\n"
 		"                             address other than loopback\n"
@@ -213,6 +216,18 @@ static int parse_limit(const char *s, struct osd_target_iscsi_options *o)
 }
 
 /* --quirk NAME: one OSD_TARGET_QUIRK_* flag. */
+/* A count of 1 to 2^32, digits only. */
+static int parse_count(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (!*s || *s < '0' || *s > '9' || *end || errno || v == 0 || v > (1ULL << 32))
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
 static int parse_quirk(const char *s, unsigned *quirks)
 {
 	static const struct { const char *name; unsigned flag; } names[] = {
@@ -237,7 +252,8 @@ static int parse_quirk(const char *s, unsigned *quirks)
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
 	enum { OPT_CHAP_USER = 256, OPT_CHAP_SECRET, OPT_PORT_FILE, OPT_ALLOW, OPT_LIMIT,
-	       OPT_INSECURE, OPT_SALVAGE, OPT_QUIRK, OPT_SYSLOG, OPT_VERIFY_READS };
+	       OPT_INSECURE, OPT_SALVAGE, OPT_QUIRK, OPT_SYSLOG, OPT_VERIFY_READS,
+	       OPT_META_CACHE };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "iqn", required_argument, NULL, 'n' },
@@ -249,6 +265,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "insecure", no_argument, NULL, OPT_INSECURE },
 		{ "salvage", no_argument, NULL, OPT_SALVAGE },
 		{ "verify-reads", no_argument, NULL, OPT_VERIFY_READS },
+		{ "meta-cache", required_argument, NULL, OPT_META_CACHE },
 		{ "quirk", required_argument, NULL, OPT_QUIRK },
 		{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -284,6 +301,10 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case OPT_INSECURE: cfg->insecure = 1; break;
 		case OPT_SALVAGE: cfg->salvage = 1; break;
 		case OPT_VERIFY_READS: cfg->verify_reads = 1; break;
+		case OPT_META_CACHE:
+			if (parse_count(optarg, &cfg->meta_cache))
+				return usage_error("invalid --meta-cache (1 to 2^32 objects)", optarg);
+			break;
 		case OPT_QUIRK:
 			if (parse_quirk(optarg, &cfg->quirks))
 				return usage_error("unknown --quirk", optarg);
@@ -458,6 +479,7 @@ static int open_targets(const struct config *cfg, osd_target **luns)
 	topts.create = cfg->create;
 	topts.salvage = cfg->salvage;
 	topts.verify_reads = cfg->verify_reads;
+	topts.meta_cache = cfg->meta_cache;
 	topts.quirks = cfg->quirks;
 	topts.log_event = log_store_event;
 	for (int i = 0; i < cfg->ndirs; i++) {

@@ -70,6 +70,14 @@ struct osd_target_options {
 	 * (docs/target-store.md, "Read trust").
 	 */
 	int verify_reads;
+	/**
+	 * Version 6: objects the store keeps in memory once used, beyond those
+	 * that must stay (objects holding data, changed ones until the next
+	 * checkpoint); the others stay on disk in its indexed checkpoint with a
+	 * 16-byte entry each in memory (docs/target-store.md, "Checkpoint
+	 * index"). 0: the default, 65,536.
+	 */
+	size_t meta_cache;
 };
 
 /** @name Quirks (osd_target_options.quirks): emulation for testing initiators */
@@ -106,13 +114,13 @@ struct osd_target_options {
 #define OSD_TARGET_LOG_NOTICE 5  /**< a condition cleared, salvage found nothing */
 /** @} */
 
-#define OSD_TARGET_OPTIONS_VERSION 5 /**< current options version (1: without salvage
+#define OSD_TARGET_OPTIONS_VERSION 6 /**< current options version (1: without salvage
 					  and log_event; 2: without quirks;
 					  3: without no_checksums; 4: without
-					  verify_reads) */
+					  verify_reads; 5: without meta_cache) */
 /** Default options: create if missing, FLUSH/FUA-level durability, no quirks,
  *  checksums. */
-#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0, 0, 0 }
+#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0, 0, 0, 0 }
 
 /**
  * Open (and with opts->create, create) the store in @p dir. Only one process

@@ -75,6 +75,7 @@ int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
 {
 	if (len > OSD_STORE_ATTR_MAX)
 		return -EINVAL;
+	obj->ckpt_clean = 0; /* the checkpoint's records no longer hold its state */
 	size_t i = attr_lower(obj, page, num);
 	int found = i < obj->nattrs && attr_cmp(&obj->attrs[i], page, num) == 0;
 	if (len == 0) {
@@ -135,6 +136,7 @@ int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
 		       uint32_t page, uint32_t num, void *buf, size_t bufsize,
 		       size_t *len)
 {
+	osd__ns_trim(st);
 	int r = -ENODATA;
 	pthread_rwlock_rdlock(&st->ns);
 	struct osd__obj *o = osd__ns_find(st, pid, oid);
@@ -321,6 +323,7 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		       uint32_t page, uint32_t num, const void *val, size_t len,
 		       unsigned flags)
 {
+	osd__ns_trim(st);
 	uint64_t pos = 0;
 	int lazy = (flags & OSD_STORE_LAZY) && len && !(flags & OSD_STORE_FUA);
 	if (len > OSD_STORE_ATTR_MAX || (len && !val))
@@ -348,10 +351,14 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		return r || !pos ? r : osd__store_commit(st, pos, flags);
 	}
 	if (lazy) {
+		/* not a change the checkpoint must hold: an object dropped from
+		 * memory loses it as a close or a crash does (Access times) */
+		uint8_t clean = o->ckpt_clean;
 		int r = osd__attr_put(o, page, num, val, len);
 		if (!r) {
 			o->attrs[attr_lower(o, page, num)].lazy = 1;
 			o->has_lazy = 1;
+			o->ckpt_clean = clean;
 		}
 		pthread_mutex_unlock(&o->mu);
 		pthread_rwlock_unlock(&st->ns);
@@ -389,6 +396,7 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 int osd_store_attr_iterate(struct osd_store *st, uint64_t pid, uint64_t oid,
 			   uint32_t page, osd_store_attr_cb cb, void *payload)
 {
+	osd__ns_trim(st);
 	int r = 0;
 	pthread_rwlock_rdlock(&st->ns);
 	struct osd__obj *o = osd__ns_find(st, pid, oid);

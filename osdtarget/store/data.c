@@ -819,10 +819,10 @@ static int scan_sums(struct osd_store *st, struct gen_ent *map, size_t n)
 }
 
 /*
- * The user objects sorted by generation, made when the scan meets its first
- * file (objects that never held data need none). In id order: objects made
- * one after the other have rising generations, and a map that is sorted
- * already needs no sort (nor its copy, at the open's peak of memory).
+ * The user objects in memory sorted by generation, made when the scan meets
+ * its first file. Objects that hold data are all in memory (the checkpoint
+ * index loads them at the open); a file of any other is resolved through
+ * the checkpoint's records (scan_unknown()).
  */
 static int gen_map(struct osd_store *st, struct gen_ent **mapp, size_t *np)
 {
@@ -830,23 +830,116 @@ static int gen_map(struct osd_store *st, struct gen_ent **mapp, size_t *np)
 	size_t n = 0;
 	if (!map)
 		return -ENOMEM;
-	int sorted = 1;
-	for (size_t i = 0; i < st->nparts; i++) {
-		const struct osd__part *p = st->parts[i];
-		for (size_t k = 0; k < p->nids; k++) {
-			if (p->ids[k].type != OSD_OBJ_USER)
-				continue;
-			struct osd__obj *o = osd__ns_find(st, p->pid, p->ids[k].id);
-			if (n && map[n - 1].gen >= o->gen)
-				sorted = 0;
-			map[n++] = (struct gen_ent){ o->gen, o };
-		}
-	}
-	if (!sorted)
-		gen_sort(map, n);
+	for (size_t i = 0; i < st->hash_size; i++)
+		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext)
+			if (o->type == OSD_OBJ_USER)
+				map[n++] = (struct gen_ent){ o->gen, o };
+	gen_sort(map, n);
 	*mapp = map;
 	*np = n;
 	return 0;
+}
+
+/* A data file or sidecar of generation @p gen the scan met. */
+struct scan_file {
+	uint64_t gen;
+	unsigned dir;
+	int sidecar;
+};
+
+struct scan {
+	struct gen_ent *map;
+	size_t n;
+	struct unnamed u;
+	struct scan_file *unknown; /* files of no object in memory */
+	size_t nunknown, unknown_cap;
+};
+
+/*
+ * Attach file @p name (in fan-out dir @p dfd) to its object. @p defer: a
+ * file of no object in memory is kept in sc->unknown for later instead of
+ * being taken for one nothing names.
+ */
+static int scan_file(struct osd_store *st, struct scan *sc, int dfd, unsigned dir,
+		     const char *name, const struct scan_file *f, int defer)
+{
+	struct gen_ent key = { .gen = f->gen }, *hit;
+	hit = bsearch(&key, sc->map, sc->n, sizeof(*sc->map), gen_cmp);
+	if (!hit && defer) {
+		if (sc->nunknown == sc->unknown_cap) {
+			size_t cap = sc->unknown_cap ? 2 * sc->unknown_cap : 64;
+			struct scan_file *u = realloc(sc->unknown, cap * sizeof(*u));
+			if (!u)
+				return -ENOMEM;
+			sc->unknown = u;
+			sc->unknown_cap = cap;
+		}
+		sc->unknown[sc->nunknown] = *f;
+		sc->unknown[sc->nunknown++].dir = dir;
+		return 0;
+	}
+	/* a packed object's file: its move out of the pack was never logged,
+	 * so the file holds nothing flushed */
+	if (!hit || hit->obj->packed) {
+		unnamed_file(st, dfd, name, f->gen, &sc->u);
+		return 0;
+	}
+	if (f->sidecar) {
+		hit->obj->has_sums = 1;
+		return 0;
+	}
+	struct stat sb;
+	if (fstatat(dfd, name, &sb, 0) != 0)
+		return -errno;
+	hit->obj->has_file = 1;
+	hit->obj->length = (uint64_t)sb.st_size;
+	osd__data_account(st, hit->obj, (uint64_t)sb.st_blocks * 512);
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Files of objects not in memory: a crash before the first record naming
+ * their data, or damage. The checkpoint's records name their owners, if any
+ * (one pass over them, only when there are such files).
+ */
+static int scan_unknown(struct osd_store *st, struct scan *sc)
+{
+	if (!sc->nunknown)
+		return 0;
+	uint64_t *gens = malloc(sc->nunknown * sizeof(*gens));
+	if (!gens)
+		return -ENOMEM;
+	for (size_t i = 0; i < sc->nunknown; i++)
+		gens[i] = sc->unknown[i].gen;
+	qsort(gens, sc->nunknown, sizeof(*gens), u64_cmp);
+	int r = osd__table_find_gens(st, gens, sc->nunknown);
+	free(gens);
+	free(sc->map);
+	sc->map = NULL;
+	if (!r)
+		r = gen_map(st, &sc->map, &sc->n);
+	for (size_t i = 0; i < sc->nunknown && !r; i++) {
+		const struct scan_file *f = &sc->unknown[i];
+		char name[40];
+		unsigned dir;
+		if (f->sidecar)
+			osd__sum_path(f->gen, name);
+		else
+			osd__data_path(f->gen, name, &dir);
+		const char *base = strchr(name, '/') + 1;
+		int dfd = osd__data_open_dir(st, f->dir);
+		if (dfd < 0)
+			return dfd;
+		r = scan_file(st, sc, dfd, f->dir, base, f, 0);
+		close(dfd);
+	}
+	return r;
 }
 
 /*
@@ -856,10 +949,8 @@ static int gen_map(struct osd_store *st, struct gen_ent **mapp, size_t *np)
  */
 int osd__data_scan(struct osd_store *st)
 {
-	struct gen_ent *map = NULL;
-	size_t n = 0;
+	struct scan sc = { .map = NULL };
 	int r = 0;
-	struct unnamed u = { .deleted = 0 };
 	uint64_t max_gen = 0;
 	for (unsigned d = 0; d < OSD__FANOUT && !r; d++) {
 		int dfd = osd__data_open_dir(st, d);
@@ -873,46 +964,31 @@ int osd__data_scan(struct osd_store *st)
 			break;
 		}
 		struct dirent *de;
-		while ((de = readdir(dh)) != NULL) {
-			struct gen_ent key, *hit;
+		while (!r && (de = readdir(dh)) != NULL) {
+			struct scan_file f;
 			char base[20];
-			int sidecar = strlen(de->d_name) == 16 + strlen(OSD__SUM_SUFFIX) &&
-				      !strcmp(de->d_name + 16, OSD__SUM_SUFFIX);
+			f.sidecar = strlen(de->d_name) == 16 + strlen(OSD__SUM_SUFFIX) &&
+				    !strcmp(de->d_name + 16, OSD__SUM_SUFFIX);
 			snprintf(base, sizeof(base), "%.16s", de->d_name);
-			if (osd__parse_hex16(sidecar ? base : de->d_name, &key.gen) != 0)
+			if (osd__parse_hex16(f.sidecar ? base : de->d_name, &f.gen) != 0)
 				continue;
-			if (key.gen > max_gen)
-				max_gen = key.gen;
-			if (!map && (r = gen_map(st, &map, &n)) != 0)
+			if (f.gen > max_gen)
+				max_gen = f.gen;
+			if (!sc.map && (r = gen_map(st, &sc.map, &sc.n)) != 0)
 				break;
-			hit = bsearch(&key, map, n, sizeof(*map), gen_cmp);
-			/* a packed object's file: its move out of the pack was
-			 * never logged, so the file holds nothing flushed */
-			if (!hit || hit->obj->packed) {
-				unnamed_file(st, dfd, de->d_name, key.gen, &u);
-				continue;
-			}
-			if (sidecar) {
-				hit->obj->has_sums = 1;
-				continue;
-			}
-			struct stat sb;
-			if (fstatat(dfd, de->d_name, &sb, 0) != 0) {
-				r = -errno;
-				break;
-			}
-			hit->obj->has_file = 1;
-			hit->obj->length = (uint64_t)sb.st_size;
-			osd__data_account(st, hit->obj, (uint64_t)sb.st_blocks * 512);
+			r = scan_file(st, &sc, dfd, d, de->d_name, &f, st->ckfd >= 0);
 		}
 		closedir(dh);
 	}
+	if (!r)
+		r = scan_unknown(st, &sc);
 	if (!r && st->sums)
-		r = scan_sums(st, map, n);
-	free(map);
+		r = scan_sums(st, sc.map, sc.n);
+	free(sc.map);
+	free(sc.unknown);
 	if (max_gen >= st->next_gen)
 		st->next_gen = max_gen + 1;
-	unnamed_report(st, &u);
+	unnamed_report(st, &sc.u);
 	return r;
 }
 

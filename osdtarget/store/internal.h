@@ -121,6 +121,8 @@ struct osd__obj {
 	uint8_t has_lazy;          /* some attrs[].lazy is set */
 	uint8_t packed;            /* the data is in pack slot `slot` (0: zeros), not a file */
 	uint8_t pack_pending;      /* packed/slot/length changed since the last PACK record */
+	uint8_t ckpt_clean;        /* its records in the checkpoint (st->ckfd) are its state:
+				      it may be dropped from memory (osd__ns_trim) */
 	uint32_t nattrs;           /* the array has room for more (attr_room, attr.c) */
 	struct osd__attr *attrs;   /* sorted by (page, num) */
 	uint64_t length;           /* logical length = data file size */
@@ -132,10 +134,17 @@ struct osd__obj {
 	pthread_mutex_t mu;
 };
 
+/* An object's entry in its partition's sorted array: all of it that stays in
+ * memory while the object is not used (table.c). */
 struct osd__id {
 	uint64_t id;
-	uint8_t type;
+	uint64_t off : 48;         /* its records in the checkpoint; 0: new since (in memory) */
+	uint64_t flags : 8;        /* OSD__ID_* as the checkpoint wrote them */
+	uint64_t type : 8;         /* enum osd_obj_type */
 };
+/* The object holds data (a file, a sidecar or a pack slot): the open
+ * rebuilds its state from them, so it is loaded at the open. */
+#define OSD__ID_DATA 0x1u
 
 struct osd__part {
 	uint64_t pid;
@@ -161,6 +170,11 @@ struct osd_store {
 	char *path;
 
 	pthread_rwlock_t ns;
+	pthread_mutex_t hash_mu;   /* the hash, while objects load under st->ns held for reading */
+	int ckfd;                  /* the checkpoint objects load from (table.c); -1: none */
+	size_t cache_max;          /* objects kept in memory beyond those that must be */
+	atomic_size_t loads;       /* objects loaded since the last trim */
+	atomic_size_t trim_step;   /* ...from which the next call trims (osd__ns_trim) */
 	struct osd__obj **hash;
 	size_t hash_size, nobjs;
 	struct osd__obj *root;
@@ -281,7 +295,22 @@ int osd__recover_gone(struct osd_store *st, uint64_t gen);
 /* namespace.c */
 int osd__ns_init(struct osd_store *st);
 void osd__ns_free(struct osd_store *st);
+/* The object (loaded from the checkpoint if need be); st->ns held. */
 struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid);
+/* The object if it is in memory (no load). */
+struct osd__obj *osd__ns_lookup(struct osd_store *st, uint64_t pid, uint64_t oid);
+struct osd__obj *osd__ns_obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type type);
+void osd__ns_obj_free(struct osd__obj *o);
+/* Put a loaded object into the hash; @return the one there (@p o or an
+ * object another thread loaded first, @p o then freed). */
+struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o);
+/* Open: a partition from the checkpoint's index (takes @p po and @p ids). */
+int osd__ns_part_add(struct osd_store *st, struct osd__obj *po, struct osd__id *ids,
+		     size_t nids, size_t ncoll, struct osd__part **out);
+/* Drop unused objects the checkpoint holds, when many were loaded (no ns lock held). */
+void osd__ns_trim(struct osd_store *st);
+/* Every object in memory matches the checkpoint (st->ns held for writing). */
+void osd__ns_all_clean(struct osd_store *st);
 /* Size the hash for @p n objects now (the open, before a replay): growing
  * it one doubling at a time rehashed every object again and again. */
 void osd__ns_reserve(struct osd_store *st, size_t n);
@@ -289,7 +318,25 @@ struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid);
 void osd__obj_put(struct osd_store *st, struct osd__obj *obj);
 struct osd__part *osd__ns_part(struct osd_store *st, uint64_t pid);
 int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec);
-int osd__ns_checkpoint(struct osd_store *st, int fd, uint64_t *size);
+
+/* table.c: the indexed checkpoint (version 2) */
+#define OSD__CKPT_VERSION 2u
+/* Write the namespace after the file header of @p fd (st->ns held for writing). */
+int osd__table_write(struct osd_store *st, int fd, uint64_t *size);
+/* Open: the index of checkpoint @p fd, every record verified; root,
+ * partitions and objects holding data loaded. @p fd is kept (st->ckfd).
+ * -EUCLEAN with *bad the offset of damage. */
+int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs);
+/* Where the records of the version 2 checkpoint in @p buf start (-EUCLEAN
+ * when its head is damaged): read whole, they load as version 1's do. */
+int osd__table_records(const uint8_t *buf, size_t len, size_t *records_off);
+/* After checkpoint @p fd was installed: objects load from it (takes @p fd). */
+int osd__table_reload(struct osd_store *st, int fd);
+/* Load an object from its entry (NULL when damaged, told, or without memory). */
+struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
+				const struct osd__id *e);
+/* Load the objects of data-file generations @p gens (sorted). */
+int osd__table_find_gens(struct osd_store *st, const uint64_t *gens, size_t n);
 
 /* attr.c */
 int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,

@@ -44,9 +44,11 @@ enum osd__rec_type {
 #define OSD__LOG_VERSION 2u     /* a log that may hold ATTRS records */
 /* Superblock versions: 1 without data checksums, 2 with checksum sidecars
  * (docs/target-store.md, "Data checksums"), 3 with packed small objects
- * ("Packed small objects"). */
+ * ("Packed small objects"), 4 with the indexed checkpoint ("Checkpoint
+ * index"). */
 #define OSD__SB_VERSION_NOSUMS 1u
-#define OSD__SB_VERSION 3u
+#define OSD__SB_VERSION_PACK 3u
+#define OSD__SB_VERSION 4u
 #define OSD__SB_FLAG_NO_SUMS 0x1u /* made with checksums off (benchmarks) */
 
 /** A parsed record; payload points into the parsed buffer. */

@@ -62,16 +62,48 @@ void osd__ns_reserve(struct osd_store *st, size_t n)
 		(void)ns_rehash(st, size); /* a hint: without memory, growth rehashes */
 }
 
+/*
+ * The object if it is in memory. Without a lock of its own: under st->ns
+ * held for reading the hash only gains objects at a chain's head, published
+ * by osd__ns_adopt() with a release store; it is resized and loses objects
+ * only under st->ns held for writing.
+ */
+struct osd__obj *osd__ns_lookup(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	struct osd__obj *o = __atomic_load_n(&st->hash[ns_slot(st, pid, oid)], __ATOMIC_ACQUIRE);
+	for (; o; o = __atomic_load_n(&o->hnext, __ATOMIC_ACQUIRE))
+		if (o->pid == pid && o->oid == oid)
+			break;
+	return o;
+}
+
+static size_t id_lower(const struct osd__part *p, uint64_t id);
+
+/*
+ * The object, loaded from the checkpoint when only its index entry is in
+ * memory. Callers hold st->ns (read or write), which keeps it there: only
+ * osd__ns_trim() drops objects, holding st->ns for writing.
+ */
 struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
-	for (struct osd__obj *o = st->hash[ns_slot(st, pid, oid)]; o; o = o->hnext)
-		if (o->pid == pid && o->oid == oid)
-			return o;
-	return NULL;
+	struct osd__obj *o = osd__ns_lookup(st, pid, oid);
+	if (o || oid == 0 || st->ckfd < 0)
+		return o;
+	struct osd__part *p = osd__ns_part(st, pid);
+	size_t i = p ? id_lower(p, oid) : 0;
+	if (!p || i >= p->nids || p->ids[i].id != oid || !p->ids[i].off)
+		return NULL;
+	o = osd__table_obj(st, p, &p->ids[i]);
+	if (o) {
+		o = osd__ns_adopt(st, o);
+		atomic_fetch_add(&st->loads, 1);
+	}
+	return o;
 }
 
 struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
+	osd__ns_trim(st);
 	pthread_rwlock_rdlock(&st->ns);
 	struct osd__obj *o = osd__ns_find(st, pid, oid);
 	if (o)
@@ -80,7 +112,7 @@ struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid)
 	return o;
 }
 
-static void obj_free(struct osd__obj *o)
+void osd__ns_obj_free(struct osd__obj *o)
 {
 	osd__obj_io_free(o);
 	osd__attr_free_all(o);
@@ -92,10 +124,10 @@ void osd__obj_put(struct osd_store *st, struct osd__obj *obj)
 {
 	(void)st;
 	if (obj && atomic_fetch_sub(&obj->refs, 1) == 1)
-		obj_free(obj);
+		osd__ns_obj_free(obj);
 }
 
-static struct osd__obj *obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type type)
+struct osd__obj *osd__ns_obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type type)
 {
 	struct osd__obj *o = calloc(1, sizeof(*o));
 	if (!o)
@@ -124,6 +156,94 @@ static void ns_unlink(struct osd_store *st, struct osd__obj *o)
 		pp = &(*pp)->hnext;
 	*pp = o->hnext;
 	st->nobjs--;
+}
+
+/* Put @p o, loaded under st->ns held for reading, into the hash: @return the
+ * object there (another thread may have loaded it first; @p o is freed). */
+struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o)
+{
+	pthread_mutex_lock(&st->hash_mu);
+	struct osd__obj **head = &st->hash[ns_slot(st, o->pid, o->oid)];
+	struct osd__obj *had = *head;
+	while (had && (had->pid != o->pid || had->oid != o->oid))
+		had = had->hnext;
+	if (!had) {
+		/* no resize here (readers walk without a lock): ns_evict() grows it */
+		o->hnext = *head;
+		__atomic_store_n(head, o, __ATOMIC_RELEASE);
+		st->nobjs++;
+	}
+	pthread_mutex_unlock(&st->hash_mu);
+	if (had)
+		osd__ns_obj_free(o);
+	return had ? had : o;
+}
+
+/* An object whose state is all in the checkpoint and that nobody uses (lazy
+ * access times are not held: Access times). */
+static int evictable(const struct osd__obj *o)
+{
+	return o->ckpt_clean && atomic_load(&o->refs) == 1 && o->part &&
+	       !o->has_file && !o->has_sums && !o->packed && !o->pack_pending && !o->removed;
+}
+
+/* Drop every object evictable() allows. st->ns held for writing. */
+static void ns_drop_unused(struct osd_store *st)
+{
+	for (size_t i = 0; i < st->hash_size; i++) {
+		struct osd__obj **pp = &st->hash[i];
+		while (*pp) {
+			struct osd__obj *o = *pp;
+			if (!evictable(o)) {
+				pp = &o->hnext;
+				continue;
+			}
+			*pp = o->hnext;
+			st->nobjs--;
+			osd__obj_put(st, o);
+		}
+	}
+}
+
+/*
+ * Drop unused objects when more than the cache are in memory. The next
+ * trim comes once a quarter of the cache, or of what stays (objects with
+ * data, changed ones), was loaded: the walks of the hash cost each load
+ * O(1). st->ns held for writing.
+ */
+static void ns_evict(struct osd_store *st)
+{
+	osd__ns_reserve(st, st->nobjs); /* loads may have filled it (a hint) */
+	if (st->nobjs > st->cache_max)
+		ns_drop_unused(st);
+	size_t step = (st->nobjs > st->cache_max ? st->nobjs : st->cache_max) / 4;
+	atomic_store(&st->trim_step, step ? step : 1);
+}
+
+/*
+ * Keep the objects in memory near the cache size: once trim_step objects
+ * were loaded since the last trim, drop those that evictable() allows.
+ * Never waits: a trim needs st->ns for writing, and a caller that cannot
+ * have it now leaves the trim to a later one.
+ */
+void osd__ns_trim(struct osd_store *st)
+{
+	if (atomic_load(&st->loads) < atomic_load(&st->trim_step) ||
+	    pthread_rwlock_trywrlock(&st->ns) != 0)
+		return;
+	ns_evict(st);
+	atomic_store(&st->loads, 0);
+	pthread_rwlock_unlock(&st->ns);
+}
+
+/* Every object in memory matches the checkpoint just written: those over
+ * the cache go. st->ns held for writing. */
+void osd__ns_all_clean(struct osd_store *st)
+{
+	for (size_t i = 0; i < st->hash_size; i++)
+		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext)
+			o->ckpt_clean = 1;
+	ns_evict(st);
 }
 
 /* ---- sorted arrays -------------------------------------------------------- */
@@ -198,11 +318,11 @@ static int ns_part_create(struct osd_store *st, uint64_t pid)
 	    ns_grow(st))
 		return -ENOMEM;
 	struct osd__part *p = calloc(1, sizeof(*p));
-	struct osd__obj *o = obj_new(pid, 0, OSD_OBJ_PARTITION);
+	struct osd__obj *o = osd__ns_obj_new(pid, 0, OSD_OBJ_PARTITION);
 	if (!p || !o) {
 		free(p);
 		if (o)
-			obj_free(o);
+			osd__ns_obj_free(o);
 		return -ENOMEM;
 	}
 	p->pid = pid;
@@ -211,6 +331,27 @@ static int ns_part_create(struct osd_store *st, uint64_t pid)
 	st->parts[i] = p;
 	st->nparts++;
 	ns_insert(st, o);
+	return 0;
+}
+
+int osd__ns_part_add(struct osd_store *st, struct osd__obj *po, struct osd__id *ids,
+		     size_t nids, size_t ncoll, struct osd__part **out)
+{
+	if (grow_array((void **)&st->parts, &st->parts_cap, st->nparts + 1, sizeof(*st->parts)) ||
+	    ns_grow(st))
+		return -ENOMEM;
+	struct osd__part *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = po->pid;
+	p->obj = po;
+	p->ids = ids;
+	p->nids = p->ids_cap = nids;
+	p->ncoll = ncoll;
+	po->ckpt_clean = 1;
+	st->parts[st->nparts++] = p; /* the index is sorted */
+	ns_insert(st, po);
+	*out = p;
 	return 0;
 }
 
@@ -248,14 +389,13 @@ static int ns_obj_create(struct osd_store *st, uint64_t pid, uint64_t oid,
 	if (grow_array((void **)&p->ids, &p->ids_cap, p->nids + 1, sizeof(*p->ids)) ||
 	    ns_grow(st))
 		return -ENOMEM;
-	struct osd__obj *o = obj_new(pid, oid, type);
+	struct osd__obj *o = osd__ns_obj_new(pid, oid, type);
 	if (!o)
 		return -ENOMEM;
 	o->gen = gen;
 	o->part = p;
 	memmove(&p->ids[i + 1], &p->ids[i], (p->nids - i) * sizeof(*p->ids));
-	p->ids[i].id = oid;
-	p->ids[i].type = (uint8_t)type;
+	p->ids[i] = (struct osd__id){ .id = oid, .type = (uint8_t)type };
 	p->nids++;
 	p->ncoll += type == OSD_OBJ_COLLECTION;
 	ns_insert(st, o);
@@ -290,6 +430,7 @@ static int ns_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64
 		return -EINVAL;
 	pthread_mutex_lock(&o->mu);
 	o->quota = quota;
+	o->ckpt_clean = 0;
 	pthread_mutex_unlock(&o->mu);
 	return 0;
 }
@@ -388,7 +529,7 @@ int osd__ns_init(struct osd_store *st)
 {
 	st->hash_size = 1024;
 	st->hash = calloc(st->hash_size, sizeof(*st->hash));
-	st->root = obj_new(0, 0, OSD_OBJ_ROOT);
+	st->root = osd__ns_obj_new(0, 0, OSD_OBJ_ROOT);
 	if (!st->hash || !st->root)
 		return -ENOMEM;
 	ns_insert(st, st->root);
@@ -416,111 +557,14 @@ void osd__ns_free(struct osd_store *st)
 	}
 	free(st->parts);
 	free(st->hash);
+	if (st->ckfd >= 0)
+		close(st->ckfd);
+	st->ckfd = -1;
 	st->parts = NULL;
 	st->nparts = st->parts_cap = 0;
 	st->hash = NULL;
 	st->hash_size = st->nobjs = 0;
 	st->root = NULL;
-}
-
-/* ---- checkpoint ------------------------------------------------------------- */
-
-struct ckpt_writer {
-	int fd;
-	uint8_t *buf;
-	size_t len, cap;
-	uint64_t off;
-	uint64_t count;
-	int err;
-};
-
-static void ckw_flush(struct ckpt_writer *w)
-{
-	size_t done = 0;
-	while (!w->err && done < w->len) {
-		ssize_t n = pwrite(w->fd, w->buf + done, w->len - done, (off_t)(w->off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			w->err = n < 0 ? -errno : -EIO;
-		else
-			done += (size_t)n;
-	}
-	w->off += w->len;
-	w->len = 0;
-}
-
-static void ckw_rec(struct ckpt_writer *w, uint8_t type, const void *p1, size_t l1,
-		    const void *p2, size_t l2)
-{
-	if (w->len + OSD__REC_HDR + l1 + l2 > w->cap)
-		ckw_flush(w);
-	osd__rec_encode(w->buf + w->len, type, p1, l1, p2, l2);
-	w->len += OSD__REC_HDR + l1 + l2;
-	w->count++;
-}
-
-static void ckw_obj(struct osd_store *st, struct ckpt_writer *w, struct osd__obj *o)
-{
-	uint8_t b[25], pk[OSD__PACK_HDR];
-	put_ids(b, o->pid, o->oid);
-	if (o->type == OSD_OBJ_PARTITION) {
-		ckw_rec(w, OSD__REC_PART_CREATE, b, 8, NULL, 0);
-	} else if (o->type != OSD_OBJ_ROOT) {
-		osd__put_be64(b + 16, o->gen);
-		b[24] = (uint8_t)o->type;
-		ckw_rec(w, OSD__REC_OBJ_CREATE, b, 25, NULL, 0);
-	}
-	if (o->type == OSD_OBJ_USER && st->packfd >= 0) {
-		/* data I/O changes the pack state under obj->mu alone */
-		pthread_mutex_lock(&o->mu);
-		int packed = osd__pack_ckpt(st, o, pk);
-		pthread_mutex_unlock(&o->mu);
-		if (packed)
-			ckw_rec(w, OSD__REC_PACK, pk, sizeof(pk), NULL, 0);
-	}
-	if (o->quota != OSD_STORE_NO_QUOTA) {
-		osd__put_be64(b + 16, o->quota);
-		ckw_rec(w, OSD__REC_QUOTA, b, 24, NULL, 0);
-	}
-	for (size_t i = 0; i < o->nattrs; i++) {
-		uint8_t h[24];
-		put_ids(h, o->pid, o->oid);
-		osd__put_be32(h + 16, o->attrs[i].page);
-		osd__put_be32(h + 20, o->attrs[i].num);
-		ckw_rec(w, OSD__REC_ATTR, h, 24, osd__attr_val(&o->attrs[i]), o->attrs[i].len);
-	}
-}
-
-/*
- * Write the whole namespace as records after the header already at the
- * start of @p fd. Caller holds st->ns for writing (no metadata mutation).
- */
-int osd__ns_checkpoint(struct osd_store *st, int fd, uint64_t *size)
-{
-	struct ckpt_writer w = { .fd = fd, .off = OSD__FILE_HDR };
-	w.cap = 1u << 20;
-	w.buf = malloc(w.cap);
-	if (!w.buf)
-		return -ENOMEM;
-	uint8_t b[8];
-	osd__put_be64(b, st->capacity_set);
-	ckw_rec(&w, OSD__REC_CAPACITY, b, 8, NULL, 0);
-	osd__put_be64(b, st->next_gen);
-	ckw_rec(&w, OSD__REC_NEXT_GEN, b, 8, NULL, 0);
-	ckw_obj(st, &w, st->root);
-	for (size_t i = 0; i < st->nparts; i++) {
-		const struct osd__part *p = st->parts[i];
-		ckw_obj(st, &w, p->obj);
-		for (size_t k = 0; k < p->nids; k++)
-			ckw_obj(st, &w, osd__ns_find(st, p->pid, p->ids[k].id));
-	}
-	osd__put_be64(b, w.count);
-	ckw_rec(&w, OSD__REC_END, b, 8, NULL, 0);
-	ckw_flush(&w);
-	free(w.buf);
-	*size = w.off;
-	return w.err;
 }
 
 /* ---- public API: partitions ------------------------------------------------- */

@@ -7,6 +7,7 @@
  * "Damage and salvage").
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ struct replay {
 	int end_ok;         /* checkpoint: a matching END closed it */
 	size_t skipped_recs, skipped_bytes, regions; /* salvage */
 	size_t released;    /* pages of buf before this offset were given back */
+	size_t start;       /* the first record (0: after the file header) */
 };
 
 static int type_ok(const struct replay *rp, uint8_t t)
@@ -193,7 +195,7 @@ static void release_behind(struct replay *rp, size_t off)
 static size_t creates_in(const struct replay *rp)
 {
 	size_t n = 0;
-	for (size_t off = OSD__FILE_HDR; rp->len - off >= OSD__REC_HDR;) {
+	for (size_t off = rp->start; rp->len - off >= OSD__REC_HDR;) {
 		uint32_t len = osd__get_be32(rp->buf + off + 4);
 		uint8_t t = rp->buf[off + 8];
 		if (len > OSD__REC_MAX_PAYLOAD || rp->len - off - OSD__REC_HDR < len)
@@ -211,8 +213,10 @@ static size_t creates_in(const struct replay *rp)
  */
 static void replay(struct osd_store *st, struct replay *rp, int salvage)
 {
-	size_t off = OSD__FILE_HDR;
-	if (rp->len > OSD__FILE_HDR)
+	if (rp->start < OSD__FILE_HDR)
+		rp->start = OSD__FILE_HDR;
+	size_t off = rp->start;
+	if (rp->len > off)
 		osd__ns_reserve(st, st->nobjs + creates_in(rp));
 	while (off < rp->len) {
 		struct osd__rec rec;
@@ -277,7 +281,7 @@ static int read_meta(struct osd_store *st, const char *name, const char *magic,
 		     uint8_t **buf, size_t *len, uint64_t *epoch, uint32_t *version)
 {
 	uint32_t ver = 0, flags = 0;
-	uint32_t newest = strcmp(magic, OSD__LOG_MAGIC) ? OSD__FORMAT_VERSION : OSD__LOG_VERSION;
+	uint32_t newest = strcmp(magic, OSD__LOG_MAGIC) ? OSD__CKPT_VERSION : OSD__LOG_VERSION;
 	*buf = NULL;
 	int r = osd__read_file(st->dirfd, name, buf, len);
 	if (r)
@@ -300,22 +304,81 @@ static void reset_ns(struct osd_store *st)
 	st->ngone = 0;
 }
 
-/* Load checkpoint @p name all or nothing. @return 0, or <0 with @p rp describing it. */
+/* Where the records of a checkpoint read whole start: after the index of
+ * version 2 (its head damaged: after the file header, salvage then skips
+ * the index as damage). */
+static size_t records_start(const uint8_t *buf, size_t len)
+{
+	uint32_t ver = 0, flags;
+	uint64_t epoch;
+	size_t off = OSD__FILE_HDR;
+	if (len >= OSD__FILE_HDR &&
+	    osd__file_hdr_get_ver(buf, OSD__CKPT_MAGIC, &ver, &flags, &epoch) == 0 &&
+	    ver == OSD__CKPT_VERSION && osd__table_records(buf, len, &off) != 0)
+		off = OSD__FILE_HDR;
+	return off;
+}
+
+/*
+ * An indexed checkpoint: its index loaded, its records left on disk.
+ * @return 1 when loaded, 0 when it is to be read whole (not indexed, or
+ * damaged: reading it whole finds where), or -ENOMEM.
+ */
+static int load_ckpt_index(struct osd_store *st, const char *name, struct replay *rp,
+			   uint64_t *epoch)
+{
+	uint8_t hdr[OSD__FILE_HDR];
+	uint32_t ver = 0, flags = 0;
+	uint64_t bad;
+	int fd = openat(st->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
+	    osd__file_hdr_get_ver(hdr, OSD__CKPT_MAGIC, &ver, &flags, epoch) ||
+	    ver != OSD__CKPT_VERSION || flags) {
+		close(fd);
+		return 0;
+	}
+	int r = osd__table_load(st, fd, &bad, &rp->applied);
+	if (!r) {
+		rp->end_ok = 1;
+		return 1; /* st->ckfd keeps fd */
+	}
+	close(fd);
+	reset_ns(st);
+	rp->applied = 0;
+	if (r == -ENOMEM)
+		return r;
+	osd__store_note(st, OSD_STORE_LOG_WARNING, "%s/%s: its index is damaged or does not match "
+			"its records (byte %" PRIu64 "): the records are read whole", st->path,
+			name, bad);
+	return 0;
+}
+
+/*
+ * Load checkpoint @p name all or nothing, by its index when @p indexed
+ * (salvage reads the records whole: they alone make the namespace). @return
+ * 0, or <0 with @p rp describing it.
+ */
 static int load_ckpt_strict(struct osd_store *st, const char *name, struct replay *rp,
-			    uint64_t *epoch)
+			    uint64_t *epoch, int indexed)
 {
 	uint8_t *buf;
 	size_t len;
-	int r = read_meta(st, name, OSD__CKPT_MAGIC, &buf, &len, epoch, NULL);
 	memset(rp, 0, sizeof(*rp));
 	rp->name = name;
 	rp->ckpt = 1;
+	int r = indexed ? load_ckpt_index(st, name, rp, epoch) : 0;
+	if (r)
+		return r < 0 ? r : 0;
+	r = read_meta(st, name, OSD__CKPT_MAGIC, &buf, &len, epoch, NULL);
 	if (r) {
 		free(buf);
 		return r;
 	}
 	rp->buf = buf;
 	rp->len = len;
+	rp->start = records_start(buf, len);
 	replay(st, rp, 0);
 	free(buf);
 	rp->buf = NULL;
@@ -464,7 +527,8 @@ static void salvage_file(struct osd_store *st, struct salvage *sv, const char *n
 		st->epoch = epoch;
 	}
 	struct replay rp = { .name = name, .buf = buf, .len = len, .ckpt = ckpt,
-			     .attrs = !ckpt && version >= OSD__LOG_VERSION };
+			     .attrs = !ckpt && version >= OSD__LOG_VERSION,
+			     .start = ckpt ? records_start(buf, len) : 0 };
 	replay(st, &rp, 1);
 	free(buf);
 	say(sv, "; %s: %zu records kept", name, rp.applied);
@@ -497,7 +561,7 @@ static int salvage_load(struct osd_store *st)
 	struct salvage sv = { .used = 0 };
 	struct replay rp;
 	uint64_t epoch = 0, pe = 0;
-	int r = load_ckpt_strict(st, "checkpoint", &rp, &epoch);
+	int r = load_ckpt_strict(st, "checkpoint", &rp, &epoch, 0);
 	if (!r) {
 		st->epoch = epoch;
 		say(&sv, "checkpoint intact (%zu records)", rp.applied);
@@ -510,7 +574,7 @@ static int salvage_load(struct osd_store *st)
 			say(&sv, " at byte %zu (%s)", rp.bad, rp.why);
 		reset_ns(st);
 		struct replay pp;
-		if (load_ckpt_strict(st, "checkpoint.prev", &pp, &pe) == 0) {
+		if (load_ckpt_strict(st, "checkpoint.prev", &pp, &pe, 0) == 0) {
 			/* The previous checkpoint and its log rebuild the current checkpoint. */
 			st->epoch = pe + 1;
 			say(&sv, "; rebuilt from checkpoint.prev (%zu records)", pp.applied);
@@ -536,7 +600,7 @@ int osd__recover_load(struct osd_store *st)
 		return salvage_load(st);
 	struct replay rp;
 	uint64_t epoch;
-	int r = load_ckpt_strict(st, "checkpoint", &rp, &epoch);
+	int r = load_ckpt_strict(st, "checkpoint", &rp, &epoch, 1);
 	if (r)
 		return refuse_ckpt(st, r, &rp);
 	st->epoch = epoch;

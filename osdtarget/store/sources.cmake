@@ -9,6 +9,7 @@ set(OSD_STORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/recover.c
   ${CMAKE_CURRENT_LIST_DIR}/store.c
   ${CMAKE_CURRENT_LIST_DIR}/sums.c
+  ${CMAKE_CURRENT_LIST_DIR}/table.c
   ${CMAKE_CURRENT_LIST_DIR}/trust.c)
 # The store uses libosd's big-endian helpers (proto/byteorder.h) and CRC32C
 # (checksum/crc32c.h).

@@ -28,8 +28,14 @@
 #define SB_MAGIC "OSDSTORE"
 #define CKPT_MAGIC OSD__CKPT_MAGIC
 #define LOG_MAGIC OSD__LOG_MAGIC
-/* Compact once the log exceeds this and twice the last checkpoint. */
+/* Compact once the log exceeds this and twice the last checkpoint... */
 #define COMPACT_MIN_LOG (64ull << 20)
+/* ...or this, whatever the checkpoint: it bounds the replay of an open
+ * (about 0.5 s here) and the objects it keeps in memory. */
+#define COMPACT_MAX_LOG (128ull << 20)
+/* A clean close compacts a log larger than this: the next open replays none
+ * (a smaller log replays in about 0.1 s). */
+#define CLOSE_COMPACT_LOG (32ull << 20)
 
 void osd__store_msg(struct osd_store *st, const char *fmt, ...)
 {
@@ -169,7 +175,7 @@ static int install_file_ver(struct osd_store *st, const char *name, const char *
 	osd__file_hdr_put_ver(hdr, magic, version, flags, epoch);
 	int r = write_all(fd, hdr, sizeof(hdr), 0);
 	if (!r && body)
-		r = osd__ns_checkpoint(st, fd, &sz);
+		r = osd__table_write(st, fd, &sz);
 	/* the pack slots the checkpoint names hold their bytes first (each was
 	 * written before its object's state was taken) */
 	if (!r && body)
@@ -194,10 +200,10 @@ static int install_file_ver(struct osd_store *st, const char *name, const char *
 	return 0;
 }
 
-static int install_file(struct osd_store *st, const char *name, const char *magic,
-			uint64_t epoch, int body, int *keep, uint64_t *size)
+static int install_checkpoint(struct osd_store *st, uint64_t epoch, int *keep, uint64_t *size)
 {
-	return install_file_ver(st, name, magic, OSD__FORMAT_VERSION, 0, epoch, body, keep, size);
+	return install_file_ver(st, "checkpoint", CKPT_MAGIC, OSD__CKPT_VERSION, 0, epoch, 1,
+				keep, size);
 }
 
 /* The superblock makes the store valid, of format version 2 (checksums). */
@@ -261,11 +267,18 @@ static void keep_previous(struct osd_store *st)
 static int store_checkpoint(struct osd_store *st, int keep_prev)
 {
 	uint64_t epoch = st->epoch + 1, size = 0;
-	int logfd = -1;
+	int logfd = -1, ckfd = -1;
 	if (keep_prev)
 		keep_previous(st);
-	int r = install_file(st, "checkpoint", CKPT_MAGIC, epoch, 1, NULL, &size);
+	int r = install_checkpoint(st, epoch, &ckfd, &size);
 	osd__pack_ckpt_done(st, !r);
+	int e = r ? 0 : osd__table_reload(st, ckfd);
+	if (e) {
+		/* objects keep loading from the previous checkpoint, still open */
+		close(ckfd);
+		osd__store_note(st, OSD_STORE_LOG_ERR, "%s/checkpoint just written cannot be "
+				"read back: %s", st->path, strerror(-e));
+	}
 	if (!r)
 		r = osd__install_log(st, epoch, &logfd);
 	if (r) {
@@ -278,13 +291,18 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
 	return 0;
 }
 
+static uint64_t log_size(struct osd_store *st)
+{
+	pthread_mutex_lock(&st->log.mu);
+	uint64_t n = st->log.file_end + st->log.len;
+	pthread_mutex_unlock(&st->log.mu);
+	return n;
+}
+
 void osd__store_maybe_compact(struct osd_store *st)
 {
-	uint64_t logsz;
-	pthread_mutex_lock(&st->log.mu);
-	logsz = st->log.file_end + st->log.len;
-	pthread_mutex_unlock(&st->log.mu);
-	if (logsz < COMPACT_MIN_LOG || logsz < 2 * st->ckpt_size)
+	uint64_t logsz = log_size(st);
+	if (logsz < COMPACT_MIN_LOG || (logsz < 2 * st->ckpt_size && logsz < COMPACT_MAX_LOG))
 		return;
 	if (atomic_exchange(&st->compacting, 1))
 		return;
@@ -489,6 +507,10 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&st->ns, &ra);
 	pthread_rwlockattr_destroy(&ra);
+	pthread_mutex_init(&st->hash_mu, NULL);
+	st->ckfd = -1;
+	st->cache_max = o->meta_cache ? o->meta_cache : OSD_STORE_META_CACHE;
+	atomic_init(&st->trim_step, st->cache_max / 4 ? st->cache_max / 4 : 1);
 	pthread_mutex_init(&st->lru_mu, NULL);
 	pthread_mutex_init(&st->dirty_mu, NULL);
 	pthread_mutex_init(&st->unlink_mu, NULL);
@@ -643,7 +665,7 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 	st->sums = st->upgrading || !(flags & OSD__SB_FLAG_NO_SUMS);
 	st->pack_on = st->sums && !o->no_pack;
 	/* before version 3 there is no data/pack: the open makes it (upgrade) */
-	if ((r = open_fanout(st, 0, version < OSD__SB_VERSION)) != 0) {
+	if ((r = open_fanout(st, 0, version < OSD__SB_VERSION_PACK)) != 0) {
 		osd__store_msg(st, "%s: data directories missing or unreadable", dir);
 		return r == -ENOENT ? -EUCLEAN : r;
 	}
@@ -661,10 +683,17 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 		if ((r = install_superblock(st, created)) != 0)
 			return r;
 		osd__store_note(st, OSD_STORE_LOG_NOTICE, "%s: store format upgraded from version "
-				"%u to %u:%s small objects are packed into data/%s", dir, version,
-				OSD__SB_VERSION, st->upgrading ? " every data block now carries a "
-				"CRC32C checksum;" : "", OSD__PACK_NAME);
+				"%u to %u:%s%s the checkpoint is indexed (objects load when used)",
+				dir, version, OSD__SB_VERSION, st->upgrading ? " every data block "
+				"now carries a CRC32C checksum;" : "", version < OSD__SB_VERSION_PACK ?
+				" small objects are packed into data/" OSD__PACK_NAME ";" : "");
 		st->upgrading = 0;
+	}
+	if (!st->salvage && st->ckfd < 0) {
+		/* a version 1 checkpoint (or one whose index was damaged) was read
+		 * whole: an indexed one lets the objects leave memory again */
+		if ((r = store_checkpoint(st, 1)) != 0)
+			return r;
 	}
 	if (st->salvage) {
 		/* A clean checkpoint and log replace what salvage read. */
@@ -740,6 +769,8 @@ void osd_store_close(struct osd_store *st)
 	if (st->log.buf) {
 		if (osd_store_flush_all(st) != 0)
 			(void)osd__data_flush_dirty(st, 0, 1, 0); /* still drop list references */
+		else if (st->log.fd >= 0 && log_size(st) > CLOSE_COMPACT_LOG)
+			(void)osd__store_compact(st);
 	}
 	osd__data_close_ranges(st, UINT64_MAX); /* every sidecar clean, the references dropped */
 	close_all_fds(st);
@@ -757,6 +788,7 @@ void osd_store_close(struct osd_store *st)
 		close(st->dirfd);
 	pthread_rwlock_destroy(&st->ns);
 	osd__lru_destroy(&st->fds);
+	pthread_mutex_destroy(&st->hash_mu);
 	pthread_mutex_destroy(&st->lru_mu);
 	pthread_mutex_destroy(&st->dirty_mu);
 	pthread_mutex_destroy(&st->unlink_mu);

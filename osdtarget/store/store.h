@@ -65,7 +65,16 @@ struct osd_store_options {
 	   would fit a pack slot (docs/target-store.md, "Packed small objects");
 	   objects packed before stay packed while they fit. Not persisted. */
 	int no_pack;
+	/* Objects kept in memory once loaded, beyond those that must stay
+	   (objects holding data, and changed ones until the next checkpoint):
+	   the others stay on disk in the indexed checkpoint, with only a
+	   16-byte index entry each in memory (docs/target-store.md, "Checkpoint
+	   index"). 0: OSD_STORE_META_CACHE. Not persisted. */
+	size_t meta_cache;
 };
+
+/** Default osd_store_options.meta_cache (objects). */
+#define OSD_STORE_META_CACHE 65536u
 
 /** @name Levels of osd_store_options.log (the syslog values) */
 /** @{ */

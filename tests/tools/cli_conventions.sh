@@ -2,7 +2,7 @@
 # cli_conventions: what every tool does alike.
 #  - -V/--version and -v/--verbose in osdctl, osdfs, osdfs-mount, osd-targetd,
 #    osd-bench; one "<tool>: " prefix on errors (never "osdfs: osdfs:");
-#  - osd-bench --iters abc says what is wrong;
+#  - osd-bench --iters abc and osd-targetd --meta-cache 0 say what is wrong;
 #  - --json is valid UTF-8 whatever the names hold: well-formed UTF-8 kept,
 #    control bytes escaped, every other byte as \udcXX (PEP 383), which
 #    python3 parses and turns back into the exact bytes (ls, stat, tree, a
@@ -37,6 +37,15 @@ grep -q "^osd-bench --proto --iters: bad count 'abc' (1\.\.100000000)\$" "$d/err
 	fail "--iters abc: $(cat "$d/err")"
 "$BENCH" --target --runs 0 >"$d/out" 2>"$d/err"; [ $? -eq 2 ] || fail "--runs 0"
 grep -q "^osd-bench --target: bad count '0'" "$d/err" || fail "--runs 0: $(cat "$d/err")"
+
+# osd-targetd --meta-cache takes a count of objects, nothing else.
+for bad in 0 abc -5 +5 4294967297; do
+	"$TARGETD" --meta-cache "$bad" "$d/t" >"$d/out" 2>"$d/err"
+	[ $? -eq 2 ] || fail "--meta-cache $bad: not a usage error"
+	[ "$(head -n 1 "$d/err")" = "osd-targetd: invalid --meta-cache (1 to 2^32 objects): $bad" ] ||
+		fail "--meta-cache $bad: $(cat "$d/err")"
+done
+[ -e "$d/t" ] && fail "osd-targetd with a bad --meta-cache made the store"
 
 # -v says what is opened, on stderr only.
 "$OSDFS" --target "$d/s" -v mkfs >"$d/out" 2>"$d/err" || fail "mkfs -v"

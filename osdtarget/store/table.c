@@ -1,0 +1,755 @@
+/*
+ * The indexed checkpoint (checkpoint version 2, store format 4): an index of
+ * every object sorted by (partition, object id) ahead of the objects'
+ * records, so that an open reads the index and leaves the records on disk.
+ * An object is loaded from its records when first used (osd__table_obj) and
+ * may be dropped again while it is unchanged since (osd__ns_trim); only the
+ * index entry (16 bytes) of an object stays in memory. docs/target-store.md,
+ * "Checkpoint index", has the layout:
+ *
+ *   file header (32) | head (104) | index | records (as in version 1) | END
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checksum/crc32c.h"
+#include "proto/byteorder.h"
+#include "store/internal.h"
+
+#define HEAD_MAGIC "OSDINDX2"
+#define HEAD_LEN 104u
+#define PART_HDR 32u        /* pid(8) part_off(8) nids(8) ncoll(8) */
+#define ENT_LEN 16u         /* id(8) meta(8): offset << 16 | flags << 8 | type */
+#define IO_CHUNK (1u << 20) /* reads and writes of whole sections */
+
+/* The head after the file header: where the sections are, and their CRC32Cs. */
+struct head {
+	uint64_t nparts, nids;
+	uint64_t index_off, index_len, records_off, records_len;
+	uint64_t capacity, next_gen, root_off, nrecs;
+	uint32_t index_crc, records_crc;
+};
+
+static void head_put(uint8_t b[HEAD_LEN], const struct head *h)
+{
+	const uint64_t v[] = { h->nparts, h->nids, h->index_off, h->index_len, h->records_off,
+			       h->records_len, h->capacity, h->next_gen, h->root_off, h->nrecs };
+	memset(b, 0, HEAD_LEN);
+	memcpy(b, HEAD_MAGIC, 8);
+	for (size_t i = 0; i < 10; i++)
+		osd__put_be64(b + 8 + 8 * i, v[i]);
+	osd__put_be32(b + 88, h->index_crc);
+	osd__put_be32(b + 92, h->records_crc);
+	osd__put_be32(b + 96, osd__crc32c(0, b, 96));
+}
+
+static int head_get(const uint8_t b[HEAD_LEN], struct head *h)
+{
+	if (memcmp(b, HEAD_MAGIC, 8) || osd__get_be32(b + 96) != osd__crc32c(0, b, 96))
+		return -EUCLEAN;
+	uint64_t *v[] = { &h->nparts, &h->nids, &h->index_off, &h->index_len, &h->records_off,
+			  &h->records_len, &h->capacity, &h->next_gen, &h->root_off, &h->nrecs };
+	for (size_t i = 0; i < 10; i++)
+		*v[i] = osd__get_be64(b + 8 + 8 * i);
+	h->index_crc = osd__get_be32(b + 88);
+	h->records_crc = osd__get_be32(b + 92);
+	if (h->index_off != OSD__FILE_HDR + HEAD_LEN || h->index_len > UINT64_MAX / 2 ||
+	    h->records_off != h->index_off + h->index_len || h->records_len > UINT64_MAX / 2 ||
+	    h->nparts > h->index_len / PART_HDR || h->nids > h->index_len / ENT_LEN ||
+	    h->index_len != h->nparts * PART_HDR + h->nids * ENT_LEN)
+		return -EUCLEAN;
+	return 0;
+}
+
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(fd, (uint8_t *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EUCLEAN;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	return osd__pwrite_all(fd, &iov, 1, off);
+}
+
+int osd__table_records(const uint8_t *buf, size_t len, size_t *records_off)
+{
+	struct head h;
+	if (len >= OSD__FILE_HDR + HEAD_LEN && !head_get(buf + OSD__FILE_HDR, &h) &&
+	    h.records_off <= len) {
+		*records_off = (size_t)h.records_off;
+		return 0;
+	}
+	/* a damaged head: the records begin with CAPACITY and NEXT_GEN, after
+	 * an index of 16-byte units */
+	for (size_t off = OSD__FILE_HDR + HEAD_LEN; off + 2 * (OSD__REC_HDR + 8) <= len;
+	     off += 16) {
+		struct osd__rec a, b;
+		size_t n = osd__rec_parse(buf + off, len - off, &a);
+		if (n && a.type == OSD__REC_CAPACITY && a.len == 8 &&
+		    osd__rec_parse(buf + off + n, len - off - n, &b) && b.type == OSD__REC_NEXT_GEN) {
+			*records_off = off;
+			return 0;
+		}
+	}
+	return -EUCLEAN;
+}
+
+/* ---- reading records at an offset ------------------------------------------------- */
+
+/* A window of the file: records are read through it, in place. */
+struct reader {
+	int fd;
+	uint8_t *buf;
+	size_t cap;
+	uint64_t base;      /* file offset of buf[0] */
+	size_t len;         /* bytes valid */
+	uint8_t small[1024];
+};
+
+static void rd_init(struct reader *r, int fd, size_t cap)
+{
+	r->fd = fd;
+	r->buf = cap > sizeof(r->small) ? malloc(cap) : NULL;
+	r->cap = r->buf ? cap : sizeof(r->small);
+	if (!r->buf)
+		r->buf = r->small;
+	r->base = 0;
+	r->len = 0;
+}
+
+static void rd_free(struct reader *r)
+{
+	if (r->buf != r->small)
+		free(r->buf);
+}
+
+/* The bytes [off, off + need) of the file, or NULL (end of file: -EUCLEAN). */
+static const uint8_t *rd_at(struct reader *r, uint64_t off, size_t need, int *err)
+{
+	if (off >= r->base && off - r->base + need <= r->len)
+		return r->buf + (off - r->base);
+	if (need > r->cap) {
+		uint8_t *b = malloc(need);
+		if (!b) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		if (r->buf != r->small)
+			free(r->buf);
+		r->buf = b;
+		r->cap = need;
+	}
+	r->base = off;
+	r->len = 0;
+	while (r->len < need) {
+		ssize_t n = pread(r->fd, r->buf + r->len, r->cap - r->len, (off_t)(off + r->len));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			*err = n < 0 ? -errno : -EUCLEAN;
+			return NULL;
+		}
+		r->len += (size_t)n;
+	}
+	return r->buf;
+}
+
+/*
+ * The record at @p off if it belongs to object (pid, oid): its size; 0 when
+ * the object's records ended before it; -EUCLEAN when it is damaged.
+ * @p first: the object's first record, which creates it (none for the root).
+ */
+static long obj_rec(struct reader *r, uint64_t off, uint64_t pid, uint64_t oid, int first,
+		    struct osd__rec *rec, int *err)
+{
+	const uint8_t *p = rd_at(r, off, OSD__REC_HDR, err);
+	if (!p)
+		return -1;
+	uint32_t len = osd__get_be32(p + 4);
+	if (len > OSD__REC_MAX_PAYLOAD || !(p = rd_at(r, off, OSD__REC_HDR + len, err)))
+		return *err = *err ? *err : -EUCLEAN, -1;
+	size_t n = osd__rec_parse(p, OSD__REC_HDR + len, rec);
+	if (!n)
+		return *err = -EUCLEAN, -1;
+	const uint8_t *b = rec->payload;
+	int mine = rec->len >= 16 && osd__get_be64(b) == pid && osd__get_be64(b + 8) == oid;
+	switch (rec->type) {
+	case OSD__REC_PART_CREATE:
+		mine = first && oid == 0 && rec->len == 8 && osd__get_be64(b) == pid;
+		break;
+	case OSD__REC_OBJ_CREATE:
+		mine = mine && first && rec->len == 25;
+		break;
+	case OSD__REC_ATTR:
+	case OSD__REC_QUOTA:
+	case OSD__REC_PACK:
+		mine = mine && !(first && (pid || oid));
+		break;
+	default:
+		mine = 0;
+	}
+	if (!mine && first && (pid || oid))
+		return *err = -EUCLEAN, -1; /* the index names no creation there */
+	return mine ? (long)n : 0;
+}
+
+/* Apply a record of the object's own to @p o (its creation was checked). */
+static int obj_apply(struct osd_store *st, struct osd__obj *o, const struct osd__rec *rec)
+{
+	const uint8_t *b = rec->payload;
+	switch (rec->type) {
+	case OSD__REC_OBJ_CREATE:
+		if (b[24] != o->type)
+			return -EUCLEAN;
+		o->gen = osd__get_be64(b + 16);
+		return 0;
+	case OSD__REC_ATTR:
+		if (rec->len < 24)
+			return -EUCLEAN;
+		return osd__attr_put(o, osd__get_be32(b + 16), osd__get_be32(b + 20), b + 24,
+				     rec->len - 24);
+	case OSD__REC_QUOTA:
+		if (rec->len != 24)
+			return -EUCLEAN;
+		o->quota = osd__get_be64(b + 16);
+		return 0;
+	case OSD__REC_PACK:
+		return rec->len == OSD__PACK_HDR ? osd__pack_apply(st, o, b) : -EUCLEAN;
+	default:
+		return 0;
+	}
+}
+
+/* Apply the records of @p o at @p off; @return 0 or -errno, *bad the damage. */
+static int obj_read(struct osd_store *st, struct reader *r, uint64_t off, struct osd__obj *o,
+		    uint64_t *bad)
+{
+	int err = 0;
+	for (int first = 1;; first = 0) {
+		struct osd__rec rec;
+		long n = obj_rec(r, off, o->pid, o->oid, first, &rec, &err);
+		if (n <= 0) {
+			*bad = off;
+			return n < 0 ? err : 0;
+		}
+		if ((err = obj_apply(st, o, &rec)) != 0) {
+			*bad = off;
+			return err;
+		}
+		off += (uint64_t)n;
+	}
+}
+
+struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
+				const struct osd__id *e)
+{
+	struct reader r;
+	uint64_t bad = 0;
+	struct osd__obj *o = osd__ns_obj_new(p->pid, e->id, (enum osd_obj_type)e->type);
+	if (!o)
+		return NULL;
+	o->part = p;
+	rd_init(&r, st->ckfd, 0);
+	int err = obj_read(st, &r, e->off, o, &bad);
+	rd_free(&r);
+	if (err) {
+		osd__store_note(st, OSD_STORE_LOG_ERR, "%s/checkpoint: the records of object 0x%"
+				PRIx64 " in partition 0x%" PRIx64 " are damaged at byte %" PRIu64
+				" (%s): it cannot be used; open the store with salvage (osd-targetd "
+				"--salvage) to rebuild the checkpoint from checkpoint.prev and the "
+				"logs", st->path, e->id, p->pid, bad, strerror(-err));
+		osd__ns_obj_free(o);
+		return NULL;
+	}
+	o->ckpt_clean = 1;
+	return o;
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+/* A buffered writer of one section, with its CRC32C. */
+struct writer {
+	int fd;
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t off;       /* file offset of buf[0] */
+	uint32_t crc;
+	uint64_t count;     /* records */
+	int err;
+};
+
+static int wr_init(struct writer *w, int fd, uint64_t off, size_t cap)
+{
+	*w = (struct writer){ .fd = fd, .off = off, .cap = cap };
+	w->buf = malloc(cap);
+	return w->buf ? 0 : -ENOMEM;
+}
+
+static void wr_flush(struct writer *w)
+{
+	if (!w->err && w->len)
+		w->err = pwrite_all(w->fd, w->buf, w->len, w->off);
+	w->crc = osd__crc32c(w->crc, w->buf, w->len);
+	w->off += w->len;
+	w->len = 0;
+}
+
+static uint8_t *wr_room(struct writer *w, size_t n)
+{
+	if (w->len + n > w->cap)
+		wr_flush(w);
+	if (n > w->cap) {
+		uint8_t *b = realloc(w->buf, n);
+		if (!b) {
+			w->err = -ENOMEM;
+			return NULL;
+		}
+		w->buf = b;
+		w->cap = n;
+	}
+	uint8_t *p = w->buf + w->len;
+	w->len += n;
+	return p;
+}
+
+static uint64_t wr_pos(const struct writer *w)
+{
+	return w->off + w->len;
+}
+
+static void wr_rec(struct writer *w, uint8_t type, const void *p1, size_t l1, const void *p2,
+		   size_t l2)
+{
+	uint8_t *d = wr_room(w, OSD__REC_HDR + l1 + l2);
+	if (d)
+		osd__rec_encode(d, type, p1, l1, p2, l2);
+	w->count++;
+}
+
+static void put_ids(uint8_t *b, uint64_t pid, uint64_t oid)
+{
+	osd__put_be64(b, pid);
+	osd__put_be64(b + 8, oid);
+}
+
+/* The records of an object in memory; @return its index flags. */
+static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__obj *o)
+{
+	uint8_t b[25], pk[OSD__PACK_HDR];
+	unsigned flags = 0;
+	put_ids(b, o->pid, o->oid);
+	if (o->type == OSD_OBJ_PARTITION) {
+		wr_rec(w, OSD__REC_PART_CREATE, b, 8, NULL, 0);
+	} else if (o->type != OSD_OBJ_ROOT) {
+		osd__put_be64(b + 16, o->gen);
+		b[24] = (uint8_t)o->type;
+		wr_rec(w, OSD__REC_OBJ_CREATE, b, 25, NULL, 0);
+	}
+	if (o->type == OSD_OBJ_USER) {
+		/* data I/O changes the pack and file state under obj->mu alone */
+		pthread_mutex_lock(&o->mu);
+		int packed = st->packfd >= 0 && osd__pack_ckpt(st, o, pk);
+		if (packed || o->has_file || o->has_sums)
+			flags |= OSD__ID_DATA;
+		pthread_mutex_unlock(&o->mu);
+		if (packed)
+			wr_rec(w, OSD__REC_PACK, pk, sizeof(pk), NULL, 0);
+	}
+	if (o->quota != OSD_STORE_NO_QUOTA) {
+		osd__put_be64(b + 16, o->quota);
+		wr_rec(w, OSD__REC_QUOTA, b, 24, NULL, 0);
+	}
+	for (size_t i = 0; i < o->nattrs; i++) {
+		uint8_t h[24];
+		put_ids(h, o->pid, o->oid);
+		osd__put_be32(h + 16, o->attrs[i].page);
+		osd__put_be32(h + 20, o->attrs[i].num);
+		wr_rec(w, OSD__REC_ATTR, h, 24, osd__attr_val(&o->attrs[i]), o->attrs[i].len);
+	}
+	return flags;
+}
+
+/* The records of an object left on disk, copied from the current checkpoint. */
+static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r, uint64_t pid,
+		    const struct osd__id *e)
+{
+	int err = 0;
+	uint64_t off = e->off;
+	for (int first = 1;; first = 0) {
+		struct osd__rec rec;
+		long n = obj_rec(r, off, pid, e->id, first, &rec, &err);
+		if (n < 0) {
+			osd__store_msg(st, "checkpoint: the records of object 0x%" PRIx64
+				       " in partition 0x%" PRIx64 " are damaged at byte %" PRIu64
+				       " of the current checkpoint", e->id, pid, off);
+			return err;
+		}
+		if (!n)
+			return 0;
+		uint8_t *d = wr_room(w, (size_t)n);
+		if (d)
+			memcpy(d, rec.payload - OSD__REC_HDR, (size_t)n);
+		w->count++;
+		off += (uint64_t)n;
+	}
+}
+
+static void index_ent(struct writer *x, uint64_t id, uint64_t off, unsigned flags, unsigned type)
+{
+	uint8_t *d = wr_room(x, ENT_LEN);
+	if (!d)
+		return;
+	osd__put_be64(d, id);
+	osd__put_be64(d + 8, off << 16 | (uint64_t)(flags & 0xFF) << 8 | (type & 0xFF));
+}
+
+static struct head plan(const struct osd_store *st)
+{
+	struct head h = { .nparts = st->nparts, .index_off = OSD__FILE_HDR + HEAD_LEN };
+	for (size_t i = 0; i < st->nparts; i++)
+		h.nids += st->parts[i]->nids;
+	h.index_len = h.nparts * PART_HDR + h.nids * ENT_LEN;
+	h.records_off = h.index_off + h.index_len;
+	h.capacity = atomic_load(&st->capacity_set);
+	h.next_gen = st->next_gen;
+	return h;
+}
+
+/* The partitions and their objects: records to @p w, index to @p x. */
+static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
+{
+	struct reader r;
+	int err = 0;
+	rd_init(&r, st->ckfd, IO_CHUNK);
+	for (size_t i = 0; i < st->nparts && !err && !w->err && !x->err; i++) {
+		struct osd__part *p = st->parts[i];
+		uint8_t *d = wr_room(x, PART_HDR);
+		if (d) {
+			osd__put_be64(d, p->pid);
+			osd__put_be64(d + 8, wr_pos(w));
+			osd__put_be64(d + 16, p->nids);
+			osd__put_be64(d + 24, p->ncoll);
+		}
+		(void)write_obj(st, w, p->obj);
+		for (size_t k = 0; k < p->nids && !err; k++) {
+			const struct osd__id *e = &p->ids[k];
+			struct osd__obj *o = osd__ns_lookup(st, p->pid, e->id);
+			uint64_t off = wr_pos(w);
+			unsigned flags = 0;
+			if (o)
+				flags = write_obj(st, w, o);
+			else if (e->off && st->ckfd >= 0)
+				err = copy_obj(st, w, &r, p->pid, e);
+			else
+				err = -EUCLEAN; /* neither in memory nor on disk: a bug */
+			index_ent(x, e->id, off, o ? flags : e->flags, e->type);
+		}
+	}
+	rd_free(&r);
+	return err ? err : w->err ? w->err : x->err;
+}
+
+int osd__table_write(struct osd_store *st, int fd, uint64_t *size)
+{
+	struct head h = plan(st);
+	struct writer w, x;
+	uint8_t b[8];
+	int r = wr_init(&w, fd, h.records_off, IO_CHUNK);
+	if (r)
+		return r;
+	if ((r = wr_init(&x, fd, h.index_off, 64u << 10)) != 0) {
+		free(w.buf);
+		return r;
+	}
+	osd__put_be64(b, h.capacity);
+	wr_rec(&w, OSD__REC_CAPACITY, b, 8, NULL, 0);
+	osd__put_be64(b, h.next_gen);
+	wr_rec(&w, OSD__REC_NEXT_GEN, b, 8, NULL, 0);
+	h.root_off = wr_pos(&w);
+	(void)write_obj(st, &w, st->root);
+	r = write_parts(st, &w, &x);
+	osd__put_be64(b, w.count);
+	wr_rec(&w, OSD__REC_END, b, 8, NULL, 0);
+	wr_flush(&w);
+	wr_flush(&x);
+	if (!r)
+		r = w.err ? w.err : x.err;
+	if (!r && x.off != h.records_off)
+		r = -EIO; /* the index is not the size planned: a bug */
+	h.records_len = w.off - h.records_off;
+	h.nrecs = w.count - 1; /* as END counts them */
+	h.index_crc = x.crc;
+	h.records_crc = w.crc;
+	free(w.buf);
+	free(x.buf);
+	if (!r) {
+		uint8_t hb[HEAD_LEN];
+		head_put(hb, &h);
+		r = pwrite_all(fd, hb, HEAD_LEN, OSD__FILE_HDR);
+	}
+	*size = h.records_off + h.records_len;
+	return r;
+}
+
+/* ---- loading the index --------------------------------------------------------------- */
+
+/* CRC32C of [off, off + len) of @p fd. */
+static int crc_range(int fd, uint64_t off, uint64_t len, uint32_t *crc)
+{
+	uint8_t *buf = malloc(IO_CHUNK);
+	int r = buf ? 0 : -ENOMEM;
+	*crc = 0;
+	while (!r && len) {
+		size_t n = len < IO_CHUNK ? (size_t)len : IO_CHUNK;
+		r = pread_all(fd, buf, n, off);
+		if (!r)
+			*crc = osd__crc32c(*crc, buf, n);
+		off += n;
+		len -= n;
+	}
+	free(buf);
+	return r;
+}
+
+static void ent_get(const uint8_t *d, struct osd__id *e)
+{
+	uint64_t meta = osd__get_be64(d + 8);
+	e->id = osd__get_be64(d);
+	e->off = meta >> 16;
+	e->flags = (meta >> 8) & 0xFF;
+	e->type = meta & 0xFF;
+}
+
+/* Read the head and check the index's CRC32C (and with @p all the records'). */
+static int head_read(int fd, struct head *h, int all, uint64_t *bad)
+{
+	uint8_t hb[HEAD_LEN];
+	uint32_t crc;
+	*bad = OSD__FILE_HDR;
+	int r = pread_all(fd, hb, HEAD_LEN, OSD__FILE_HDR);
+	if (r || (r = head_get(hb, h)) != 0)
+		return r;
+	*bad = h->index_off;
+	if ((r = crc_range(fd, h->index_off, h->index_len, &crc)) != 0 || crc != h->index_crc)
+		return r ? r : -EUCLEAN;
+	*bad = h->records_off;
+	if (all && ((r = crc_range(fd, h->records_off, h->records_len, &crc)) != 0 ||
+		    crc != h->records_crc))
+		return r ? r : -EUCLEAN;
+	return 0;
+}
+
+/* One partition's index entries into @p ids, checked: sorted, within the records. */
+static int read_ents(struct reader *rd, const struct head *h, uint64_t *pos,
+		     struct osd__id *ids, uint64_t nids, uint64_t *ncoll)
+{
+	int err = 0;
+	*ncoll = 0;
+	for (uint64_t k = 0; k < nids; k++, *pos += ENT_LEN) {
+		const uint8_t *d = rd_at(rd, *pos, ENT_LEN, &err);
+		if (!d)
+			return err;
+		ent_get(d, &ids[k]);
+		const struct osd__id *e = &ids[k];
+		if ((k && e->id <= ids[k - 1].id) || !e->id || e->off < h->records_off ||
+		    e->off >= h->records_off + h->records_len ||
+		    (e->type != OSD_OBJ_USER && e->type != OSD_OBJ_COLLECTION))
+			return -EUCLEAN;
+		*ncoll += e->type == OSD_OBJ_COLLECTION;
+	}
+	return 0;
+}
+
+/*
+ * Partition at *@p pos of the index: its object and the objects that hold
+ * data (their state is rebuilt from their files and data/pack at the
+ * open, so they stay in memory) are loaded; the rest stay on disk.
+ */
+static int load_part(struct osd_store *st, struct reader *rd, const struct head *h,
+		     uint64_t *pos, uint64_t *prev, uint64_t *bad)
+{
+	int err = 0;
+	*bad = *pos;
+	const uint8_t *d = rd_at(rd, *pos, PART_HDR, &err);
+	if (!d)
+		return err;
+	uint64_t pid = osd__get_be64(d), part_off = osd__get_be64(d + 8);
+	uint64_t nids = osd__get_be64(d + 16), want_coll = osd__get_be64(d + 24), ncoll;
+	if (!pid || pid <= *prev || nids > (h->records_off - *pos - PART_HDR) / ENT_LEN ||
+	    part_off < h->records_off || part_off >= h->records_off + h->records_len)
+		return -EUCLEAN;
+	*prev = pid;
+	*pos += PART_HDR;
+	struct osd__id *ids = malloc((size_t)(nids ? nids : 1) * sizeof(*ids));
+	struct osd__obj *po = osd__ns_obj_new(pid, 0, OSD_OBJ_PARTITION);
+	struct osd__part *p = NULL;
+	struct reader r1;
+	rd_init(&r1, rd->fd, 0);
+	int r = !ids || !po ? -ENOMEM : read_ents(rd, h, pos, ids, nids, &ncoll);
+	if (!r && ncoll != want_coll)
+		r = -EUCLEAN;
+	if (!r && (r = obj_read(st, &r1, part_off, po, bad)) == 0 &&
+	    (r = osd__ns_part_add(st, po, ids, (size_t)nids, (size_t)ncoll, &p)) == 0) {
+		ids = NULL;
+		po = NULL;
+	}
+	rd_free(&r1);
+	free(ids);
+	if (po)
+		osd__ns_obj_free(po);
+	for (size_t k = 0; !r && k < p->nids; k++) {
+		if (!(p->ids[k].flags & OSD__ID_DATA))
+			continue;
+		struct osd__obj *o = osd__table_obj(st, p, &p->ids[k]);
+		if (!o) {
+			*bad = p->ids[k].off;
+			return -EUCLEAN;
+		}
+		(void)osd__ns_adopt(st, o);
+	}
+	return r;
+}
+
+int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
+{
+	struct head h;
+	/* every record is verified now, as a version 1 checkpoint's are: damage
+	 * is found at the open, whatever is used later */
+	int r = head_read(fd, &h, 1, bad);
+	if (r)
+		return r;
+	struct reader rd;
+	rd_init(&rd, fd, IO_CHUNK);
+	uint64_t pos = h.index_off, prev = 0;
+	atomic_store(&st->capacity_set, h.capacity);
+	st->next_gen = h.next_gen;
+	st->ckfd = fd;
+	r = h.root_off < h.records_off || h.root_off >= h.records_off + h.records_len ? -EUCLEAN :
+	    obj_read(st, &rd, h.root_off, st->root, bad);
+	for (uint64_t i = 0; i < h.nparts && !r; i++)
+		r = load_part(st, &rd, &h, &pos, &prev, bad);
+	if (!r && pos != h.records_off)
+		r = -EUCLEAN; /* the partitions' members are not the head's count */
+	rd_free(&rd);
+	if (r) {
+		st->ckfd = -1;
+		return r;
+	}
+	st->root->ckpt_clean = 1;
+	st->ckpt_size = h.records_off + h.records_len;
+	*nrecs = (size_t)h.nrecs;
+	return 0;
+}
+
+/*
+ * After a checkpoint was written and installed: its index (the namespace
+ * the caller, holding st->ns for writing, still has) gives every object's
+ * new offset, and every object in memory matches its records now.
+ */
+int osd__table_reload(struct osd_store *st, int fd)
+{
+	struct head h;
+	uint64_t bad;
+	int r = head_read(fd, &h, 0, &bad);
+	if (r)
+		return r;
+	if (h.nparts != st->nparts)
+		return -EIO;
+	struct reader rd;
+	rd_init(&rd, fd, IO_CHUNK);
+	/* twice: the first pass checks that the file is the namespace's, the
+	 * second takes its offsets (an error leaves the old ones whole) */
+	for (int pass = 0; pass < 2 && !r; pass++) {
+		uint64_t pos = h.index_off;
+		for (size_t i = 0; i < st->nparts && !r; i++) {
+			struct osd__part *p = st->parts[i];
+			int err = 0;
+			const uint8_t *d = rd_at(&rd, pos, PART_HDR, &err);
+			if (!d || osd__get_be64(d) != p->pid || osd__get_be64(d + 16) != p->nids) {
+				r = d ? -EIO : err;
+				break;
+			}
+			pos += PART_HDR;
+			for (size_t k = 0; k < p->nids && !r; k++, pos += ENT_LEN) {
+				struct osd__id e;
+				if (!(d = rd_at(&rd, pos, ENT_LEN, &err))) {
+					r = err;
+					break;
+				}
+				ent_get(d, &e);
+				if (e.id != p->ids[k].id || e.type != p->ids[k].type)
+					r = -EIO;
+				else if (pass)
+					p->ids[k] = e;
+			}
+		}
+	}
+	rd_free(&rd);
+	if (r)
+		return r;
+	if (st->ckfd >= 0)
+		close(st->ckfd);
+	st->ckfd = fd;
+	osd__ns_all_clean(st);
+	return 0;
+}
+
+/*
+ * Load the objects of data-file generations @p gens (sorted) that are
+ * still on disk: the open met files of theirs. One pass over the records.
+ */
+int osd__table_find_gens(struct osd_store *st, const uint64_t *gens, size_t n)
+{
+	struct head h;
+	uint64_t bad;
+	if (st->ckfd < 0 || !n)
+		return 0;
+	int r = head_read(st->ckfd, &h, 0, &bad);
+	if (r)
+		return r;
+	struct reader rd;
+	rd_init(&rd, st->ckfd, IO_CHUNK);
+	uint64_t off = h.records_off, end = h.records_off + h.records_len;
+	while (!r && off < end) {
+		struct osd__rec rec;
+		const uint8_t *p = rd_at(&rd, off, OSD__REC_HDR, &r);
+		if (!p)
+			break;
+		uint32_t len = osd__get_be32(p + 4);
+		if (len > OSD__REC_MAX_PAYLOAD || !(p = rd_at(&rd, off, OSD__REC_HDR + len, &r)) ||
+		    !osd__rec_parse(p, OSD__REC_HDR + len, &rec)) {
+			r = r ? r : -EUCLEAN;
+			break;
+		}
+		if (rec.type == OSD__REC_OBJ_CREATE && rec.len == 25) {
+			uint64_t g = osd__get_be64(rec.payload + 16);
+			size_t lo = 0, hi = n;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (gens[mid] < g)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < n && gens[lo] == g)
+				(void)osd__ns_find(st, osd__get_be64(rec.payload),
+						   osd__get_be64(rec.payload + 8));
+		}
+		off += OSD__REC_HDR + len;
+	}
+	rd_free(&rd);
+	return r;
+}

@@ -1,0 +1,435 @@
+/*
+ * The indexed checkpoint (store format 4, docs/target-store.md, "Checkpoint
+ * index"): its bytes for a known namespace, objects left on disk at the
+ * open and loaded when used, the cache bound, changed objects kept until a
+ * checkpoint holds them, compaction copying objects that stayed on disk, a
+ * data file of an object on disk found through the records, the upgrade of
+ * a version 1 checkpoint, and threads loading, changing and dropping
+ * objects while checkpoints are written.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum/crc32c.h"
+#include "proto/byteorder.h"
+#include "store_helpers.h"
+#include "store/internal.h"
+
+#define P1 0x10000ull
+#define O1 0x20000ull
+#define NOBJ 1000u
+#define CACHE 64u
+#define PAGE 0x10001u
+
+static char *dir;
+static struct osd_store *st;
+static char logged_text[8192];
+
+static void log_cb(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	size_t n = strlen(logged_text);
+	snprintf(logged_text + n, sizeof(logged_text) - n, "%d:%s\n", level, msg);
+}
+
+static struct osd_store *open_cache(int create, size_t cache, int no_checksums)
+{
+	struct osd_store *s = NULL;
+	char err[512];
+	struct osd_store_options o = { .create = create, .meta_cache = cache, .log = log_cb,
+				       .no_checksums = no_checksums };
+	int r = osd_store_open(&s, dir, &o, err, sizeof(err));
+	ck_assert_msg(r == 0, "open: %d %s", r, err);
+	return s;
+}
+
+/* Compact (the objects the log created are then on disk), close, open. */
+static void reopen(size_t cache)
+{
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	osd_store_close(st);
+	logged_text[0] = 0;
+	st = open_cache(0, cache, 0);
+}
+
+/* The attribute every object gets: 12 bytes that name it and a version. */
+static void val_of(uint64_t oid, uint32_t ver, uint8_t v[12])
+{
+	osd__put_be64(v, oid);
+	osd__put_be32(v + 8, ver);
+}
+
+static void set_val(uint64_t oid, uint32_t ver)
+{
+	uint8_t v[12];
+	val_of(oid, ver, v);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, oid, PAGE, 1, v, sizeof(v), 0), 0);
+}
+
+static void expect_val(uint64_t oid, uint32_t ver)
+{
+	uint8_t v[12], got[32];
+	size_t len = 0;
+	val_of(oid, ver, v);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, oid, PAGE, 1, got, sizeof(got), &len), 0);
+	ck_assert_uint_eq(len, sizeof(v));
+	ck_assert_mem_eq(got, v, sizeof(v));
+}
+
+/* Objects in memory (the hash), read as the trim sees them. */
+static size_t in_memory(void)
+{
+	pthread_rwlock_rdlock(&st->ns);
+	size_t n = st->nobjs;
+	pthread_rwlock_unlock(&st->ns);
+	return n;
+}
+
+static int loaded(uint64_t oid)
+{
+	return osd__ns_lookup(st, P1, oid) != NULL;
+}
+
+static void setup(void)
+{
+	dir = th_mkdtemp();
+	logged_text[0] = 0;
+	st = open_cache(1, CACHE, 0);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+}
+
+static void teardown(void)
+{
+	osd_store_close(st);
+	th_rmtree(dir);
+}
+
+static void make_objects(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + i, OSD_OBJ_USER, 0), 0);
+		set_val(O1 + i, 1);
+	}
+}
+
+static void read_file(const char *name, uint8_t **buf, size_t *len)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(osd__read_file(dfd, name, buf, len), 0);
+	close(dfd);
+}
+
+/* The checkpoint of one partition and one object without attributes, byte
+ * by byte: file header, head, index, records. */
+START_TEST(t_bytes)
+{
+	uint8_t *b;
+	size_t len;
+	uint32_t ver, flags;
+	uint64_t epoch;
+
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	read_file("checkpoint", &b, &len);
+	ck_assert_uint_eq(len, 286);
+	ck_assert_int_eq(osd__file_hdr_get_ver(b, "OSDCKPT1", &ver, &flags, &epoch), 0);
+	ck_assert_uint_eq(ver, 2);
+	ck_assert_uint_eq(flags, 0);
+	/* head: magic, nparts, nids, index at 136 (48 bytes), records at 184
+	 * (102 bytes), capacity 0, next generation, root at 218, 4 records
+	 * before END */
+	ck_assert_mem_eq(b + 32, "OSDINDX2", 8);
+	const uint64_t head[] = { 1, 1, 136, 48, 184, 102, 0, st->next_gen, 218, 4 };
+	for (size_t i = 0; i < 10; i++)
+		ck_assert_msg(osd__get_be64(b + 40 + 8 * i) == head[i], "head field %zu", i);
+	ck_assert_uint_eq(osd__get_be32(b + 120), osd__crc32c(0, b + 136, 48));
+	ck_assert_uint_eq(osd__get_be32(b + 124), osd__crc32c(0, b + 184, 102));
+	ck_assert_uint_eq(osd__get_be32(b + 128), osd__crc32c(0, b + 32, 96));
+	ck_assert_uint_eq(osd__get_be32(b + 132), 0);
+	/* index: the partition (its records at 218), then the object's entry:
+	 * its records at 235, no data, a user object */
+	ck_assert_uint_eq(osd__get_be64(b + 136), P1);
+	ck_assert_uint_eq(osd__get_be64(b + 144), 218);
+	ck_assert_uint_eq(osd__get_be64(b + 152), 1);
+	ck_assert_uint_eq(osd__get_be64(b + 160), 0);
+	ck_assert_uint_eq(osd__get_be64(b + 168), O1);
+	ck_assert_uint_eq(osd__get_be64(b + 176), 235ull << 16 | OSD_OBJ_USER);
+	/* records: CAPACITY, NEXT_GEN, PART_CREATE, OBJ_CREATE, END(4) */
+	const struct { size_t off; uint8_t type; uint32_t len; } recs[] = {
+		{ 184, 6, 8 }, { 201, 8, 8 }, { 218, 1, 8 }, { 235, 3, 25 }, { 269, 9, 8 } };
+	for (size_t i = 0; i < 5; i++) {
+		const uint8_t *r = b + recs[i].off;
+		ck_assert_uint_eq(osd__get_be32(r + 4), recs[i].len);
+		ck_assert_uint_eq(r[8], recs[i].type);
+		ck_assert_uint_eq(osd__get_be32(r), osd__crc32c(0, r + 4, 5 + recs[i].len));
+	}
+	ck_assert_uint_eq(osd__get_be64(b + 218 + 9), P1);
+	ck_assert_uint_eq(osd__get_be64(b + 235 + 9 + 8), O1);
+	ck_assert_uint_eq(b[235 + 9 + 24], OSD_OBJ_USER);
+	ck_assert_uint_eq(osd__get_be64(b + 269 + 9), 4);
+	free(b);
+}
+END_TEST
+
+/* The open loads no object without data; use loads them, the cache bounds them. */
+START_TEST(t_cold_open)
+{
+	static uint8_t big[10000];
+	struct iovec iov = { big, sizeof(big) };
+	make_objects(NOBJ);
+	ck_assert_int_eq(osd_store_object_create(st, P1, 7, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, 8, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_write(st, P1, 7, 0, &iov, 1, 0), 0);
+	iov.iov_len = 100;
+	ck_assert_int_eq(osd_store_write(st, P1, 8, 0, &iov, 1, 0), 0);
+	reopen(CACHE);
+	/* root, the partition and the two objects holding data (a file, a slot) */
+	ck_assert_uint_eq(in_memory(), 4);
+	ck_assert(loaded(7) && loaded(8) && !loaded(O1));
+	uint64_t count = 0;
+	ck_assert_int_eq(osd_store_object_count(st, P1, 0, 0, &count), 0);
+	ck_assert_uint_eq(count, NOBJ + 2);
+	size_t most = 0;
+	for (unsigned round = 0; round < 2; round++)
+		for (unsigned i = 0; i < NOBJ; i++) {
+			expect_val(O1 + i, 1);
+			if (in_memory() > most)
+				most = in_memory();
+		}
+	/* cache, a quarter more before a trim, the four that stay */
+	ck_assert_uint_le(most, CACHE + CACHE / 4 + 4);
+	ck_assert_uint_ge(most, CACHE);
+	ck_assert(loaded(7) && loaded(8));
+	uint64_t len = 0;
+	ck_assert_int_eq(osd_store_length(st, P1, 7, &len), 0);
+	ck_assert_uint_eq(len, sizeof(big));
+}
+END_TEST
+
+/* A changed object stays in memory until a checkpoint holds its change. */
+START_TEST(t_changed_kept)
+{
+	make_objects(NOBJ);
+	reopen(16);
+	set_val(O1 + 5, 2);
+	for (unsigned i = 100; i < 400; i++)
+		expect_val(O1 + i, 1);
+	ck_assert(loaded(O1 + 5));
+	expect_val(O1 + 5, 2);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	for (unsigned i = 400; i < 700; i++)
+		expect_val(O1 + i, 1);
+	ck_assert(!loaded(O1 + 5));
+	expect_val(O1 + 5, 2); /* from the new checkpoint */
+	reopen(16);
+	expect_val(O1 + 5, 2);
+}
+END_TEST
+
+/* A checkpoint copies the records of objects left on disk; removes and
+ * creates since are applied around them. */
+START_TEST(t_compact_copies)
+{
+	make_objects(NOBJ);
+	reopen(CACHE);
+	for (unsigned i = 0; i < NOBJ; i += 10)
+		ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + i, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + NOBJ, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + 5 * NOBJ, OSD_OBJ_COLLECTION, 0), 0);
+	set_val(O1 + 3, 7);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	ck_assert_int_eq(osd__store_compact(st), 0); /* all on disk now: a copy of a copy */
+	reopen(CACHE);
+	uint64_t ids[2 * NOBJ], next = 0;
+	size_t n = 0;
+	ck_assert_int_eq(osd_store_object_list(st, P1, 0, 0, ids, 2 * NOBJ, &n, &next), 0);
+	ck_assert_uint_eq(n, NOBJ - NOBJ / 10 + 2);
+	for (unsigned i = 0; i < NOBJ; i++) {
+		uint8_t got[16];
+		size_t len;
+		if (i % 10 == 0) {
+			ck_assert_int_eq(osd_store_attr_get(st, P1, O1 + i, PAGE, 1, got, sizeof(got),
+							    &len), -ENOENT);
+			continue;
+		}
+		expect_val(O1 + i, i == 3 ? 7 : 1);
+	}
+	enum osd_obj_type t;
+	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 5 * NOBJ, &t), 0);
+	ck_assert_int_eq(t, OSD_OBJ_COLLECTION);
+	uint64_t coll = 0;
+	ck_assert_int_eq(osd_store_object_count(st, P1, 0, OSD_OBJ_COLLECTION, &coll), 0);
+	ck_assert_uint_eq(coll, 1);
+}
+END_TEST
+
+/* A data file of an object the index says holds none (its first write and
+ * a crash): the records name its owner, nothing goes to quarantine. */
+START_TEST(t_file_of_cold_object)
+{
+	char path[4200];
+	uint8_t buf[16];
+	size_t got = 0;
+
+	osd_store_close(st);
+	th_rmtree(dir);
+	dir = th_mkdtemp();
+	st = open_cache(1, CACHE, 1);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	make_objects(50);
+	uint64_t gen = osd__ns_find(st, P1, O1 + 20)->gen;
+	osd_store_close(st);
+	th_obj_path(path, sizeof(path), dir, gen, 0);
+	char sub[4200];
+	snprintf(sub, sizeof(sub), "%.*s", (int)(strrchr(path, '/') - path), path);
+	(void)mkdir(sub, 0700);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "hello", 5), 5);
+	close(fd);
+	logged_text[0] = 0;
+	st = open_cache(0, CACHE, 0);
+	ck_assert_msg(!strstr(logged_text, "quarantine"), "%s", logged_text);
+	ck_assert(loaded(O1 + 20));
+	struct iovec iov = { buf, sizeof(buf) };
+	ck_assert_int_eq(osd_store_read(st, P1, O1 + 20, 0, &iov, 1, &got), 0);
+	ck_assert_uint_eq(got, 5);
+	ck_assert_mem_eq(buf, "hello", 5);
+	expect_val(O1 + 20, 1);
+}
+END_TEST
+
+/* A store of format 3 with a version 1 checkpoint (the records alone) is
+ * read whole and upgraded: an indexed checkpoint replaces it. */
+START_TEST(t_upgrade_v1_checkpoint)
+{
+	uint8_t *b, hdr[OSD__FILE_HDR];
+	size_t len, roff;
+	uint32_t ver, flags;
+	uint64_t epoch, created;
+
+	make_objects(200);
+	osd_store_close(st);
+	st = NULL;
+	read_file("checkpoint", &b, &len);
+	ck_assert_int_eq(osd__file_hdr_get_ver(b, "OSDCKPT1", &ver, &flags, &epoch), 0);
+	ck_assert_int_eq(osd__table_records(b, len, &roff), 0);
+	char path[4200];
+	th_path(path, sizeof(path), dir, "checkpoint");
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	osd__file_hdr_put_ver(hdr, "OSDCKPT1", 1, 0, epoch);
+	ck_assert_int_eq(write(fd, hdr, sizeof(hdr)), sizeof(hdr));
+	ck_assert_int_eq(write(fd, b + roff, len - roff), (ssize_t)(len - roff));
+	close(fd);
+	free(b);
+	read_file("superblock", &b, &len);
+	ck_assert_int_eq(osd__file_hdr_get_ver(b, "OSDSTORE", &ver, &flags, &created), 0);
+	free(b);
+	osd__file_hdr_put_ver(hdr, "OSDSTORE", 3, flags, created);
+	th_path(path, sizeof(path), dir, "superblock");
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert_int_eq(write(fd, hdr, sizeof(hdr)), sizeof(hdr));
+	close(fd);
+	logged_text[0] = 0;
+	st = open_cache(0, CACHE, 0);
+	ck_assert_msg(strstr(logged_text, "upgraded from version 3 to 4: the checkpoint is "
+			     "indexed"), "%s", logged_text);
+	ck_assert_int_ge(st->ckfd, 0);
+	for (unsigned i = 0; i < 200; i++)
+		expect_val(O1 + i, 1);
+	read_file("checkpoint", &b, &len);
+	ck_assert_int_eq(osd__file_hdr_get_ver(b, "OSDCKPT1", &ver, &flags, &epoch), 0);
+	ck_assert_uint_eq(ver, 2);
+	free(b);
+	reopen(CACHE);
+	ck_assert_uint_eq(in_memory(), 2);
+	expect_val(O1 + 199, 1);
+}
+END_TEST
+
+/* Threads load, change and drop objects while another writes checkpoints;
+ * each thread owns every fourth object and checks its last value. */
+#define THREADS 4
+#define TOBJ 400u
+
+struct worker {
+	unsigned idx;
+	uint32_t ver[TOBJ];
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	unsigned seed = w->idx + 1;
+	for (unsigned k = 0; k < 3000; k++) {
+		unsigned i = (unsigned)rand_r(&seed) % (TOBJ / THREADS) * THREADS + w->idx;
+		uint8_t v[12], got[16];
+		size_t len = 0;
+		if (rand_r(&seed) % 4 == 0) {
+			val_of(O1 + i, ++w->ver[i], v);
+			if (osd_store_attr_set(st, P1, O1 + i, PAGE, 1, v, sizeof(v), 0) != 0)
+				return "set";
+			continue;
+		}
+		val_of(O1 + i, w->ver[i], v);
+		if (osd_store_attr_get(st, P1, O1 + i, PAGE, 1, got, sizeof(got), &len) != 0 ||
+		    len != sizeof(v) || memcmp(got, v, sizeof(v)))
+			return "get";
+	}
+	return NULL;
+}
+
+START_TEST(t_threads)
+{
+	static struct worker ws[THREADS];
+	pthread_t th[THREADS];
+	make_objects(TOBJ);
+	reopen(8);
+	for (unsigned t = 0; t < THREADS; t++) {
+		ws[t].idx = t;
+		for (unsigned i = 0; i < TOBJ; i++)
+			ws[t].ver[i] = 1;
+		ck_assert_int_eq(pthread_create(&th[t], NULL, worker_run, &ws[t]), 0);
+	}
+	for (int k = 0; k < 5; k++)
+		ck_assert_int_eq(osd__store_compact(st), 0);
+	for (unsigned t = 0; t < THREADS; t++) {
+		void *res;
+		pthread_join(th[t], &res);
+		ck_assert_msg(res == NULL, "thread %u: %s", t, (const char *)res);
+	}
+	reopen(8);
+	for (unsigned i = 0; i < TOBJ; i++)
+		expect_val(O1 + i, ws[i % THREADS].ver[i]);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("store_table");
+	TCase *tc = tcase_create("table");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, t_bytes);
+	tcase_add_test(tc, t_cold_open);
+	tcase_add_test(tc, t_changed_kept);
+	tcase_add_test(tc, t_compact_copies);
+	tcase_add_test(tc, t_file_of_cold_object);
+	tcase_add_test(tc, t_upgrade_v1_checkpoint);
+	tcase_add_test(tc, t_threads);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
