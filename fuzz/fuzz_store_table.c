@@ -109,6 +109,17 @@ static void fz_fix(uint8_t *b, size_t size)
 	osd__put_be32(h + 96, osd__crc32c(0, h, 96));
 }
 
+static int fz_count_attr(uint32_t page, uint32_t num, const void *val, size_t len,
+			 void *payload)
+{
+	(void)page;
+	(void)num;
+	(void)val;
+	(void)len;
+	(void)payload;
+	return 0;
+}
+
 /* Load every listed object: @return 0, or -1 if one failed (damage). */
 static int fz_load_all(struct osd_store *st)
 {
@@ -125,7 +136,9 @@ static int fz_load_all(struct osd_store *st)
 							  &n, &next) != 0)
 					fz_fail("object list", -EIO);
 				for (size_t k = 0; k < n; k++)
-					if (osd_store_object_type(st, parts[i], ids[k], NULL) != 0)
+					if (osd_store_attr_iterate(st, parts[i], ids[k],
+								   OSD_STORE_ALL_PAGES,
+								   fz_count_attr, NULL) != 0)
 						return -1;
 				if (next && next <= start)
 					fz_fail("object list does not advance", -ELOOP);

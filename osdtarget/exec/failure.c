@@ -68,6 +68,9 @@ int osd__fail_store(struct osd__cmd *c, int err, size_t field)
 		return osd__fail(c, OSD_SK_DATA_PROTECT, OSD_ASC_SPACE_ALLOC_FAILED);
 	case -EFBIG:
 		return osd__fail_field(c, OSD_ASC_INVALID_FIELD_IN_CDB, osd__fp_length(c));
+	case -EIO:
+		/* damaged metadata the store found (its records in the checkpoint) */
+		return osd__fail(c, OSD_SK_MEDIUM_ERROR, OSD_ASC_UNRECOVERED_READ_ERROR);
 	default:
 		return osd__fail(c, OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE);
 	}

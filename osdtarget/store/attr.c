@@ -132,18 +132,29 @@ void osd__attr_free_all(struct osd__obj *obj)
 	obj->nattrs = 0;
 }
 
+/* The object, st->ns held for reading (a trim first, when due); NULL with
+ * *r -ENOENT, or -EIO when its records are damaged (Checkpoint index). */
+static struct osd__obj *attr_obj(struct osd_store *st, uint64_t pid, uint64_t oid, int *r)
+{
+	osd__ns_trim(st);
+	pthread_rwlock_rdlock(&st->ns);
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (o && !o->meta_bad)
+		return o;
+	pthread_rwlock_unlock(&st->ns);
+	*r = o ? -EIO : -ENOENT;
+	return NULL;
+}
+
 int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
 		       uint32_t page, uint32_t num, void *buf, size_t bufsize,
 		       size_t *len)
 {
-	osd__ns_trim(st);
 	int r = -ENODATA;
-	pthread_rwlock_rdlock(&st->ns);
-	struct osd__obj *o = osd__ns_find(st, pid, oid);
-	if (!o) {
-		pthread_rwlock_unlock(&st->ns);
-		return -ENOENT;
-	}
+	int e;
+	struct osd__obj *o = attr_obj(st, pid, oid, &e);
+	if (!o)
+		return e;
 	pthread_mutex_lock(&o->mu);
 	size_t i = attr_lower(o, page, num);
 	if (i < o->nattrs && attr_cmp(&o->attrs[i], page, num) == 0) {
@@ -323,17 +334,14 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		       uint32_t page, uint32_t num, const void *val, size_t len,
 		       unsigned flags)
 {
-	osd__ns_trim(st);
 	uint64_t pos = 0;
 	int lazy = (flags & OSD_STORE_LAZY) && len && !(flags & OSD_STORE_FUA);
 	if (len > OSD_STORE_ATTR_MAX || (len && !val))
 		return -EINVAL;
-	pthread_rwlock_rdlock(&st->ns);
-	struct osd__obj *o = osd__ns_find(st, pid, oid);
-	if (!o) {
-		pthread_rwlock_unlock(&st->ns);
-		return -ENOENT;
-	}
+	int e;
+	struct osd__obj *o = attr_obj(st, pid, oid, &e);
+	if (!o)
+		return e;
 	pthread_mutex_lock(&o->mu);
 	/*
 	 * Rewriting the same bytes changes nothing (timestamps touched twice in
@@ -396,14 +404,11 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 int osd_store_attr_iterate(struct osd_store *st, uint64_t pid, uint64_t oid,
 			   uint32_t page, osd_store_attr_cb cb, void *payload)
 {
-	osd__ns_trim(st);
 	int r = 0;
-	pthread_rwlock_rdlock(&st->ns);
-	struct osd__obj *o = osd__ns_find(st, pid, oid);
-	if (!o) {
-		pthread_rwlock_unlock(&st->ns);
-		return -ENOENT;
-	}
+	int e;
+	struct osd__obj *o = attr_obj(st, pid, oid, &e);
+	if (!o)
+		return e;
 	pthread_mutex_lock(&o->mu);
 	size_t i = page == OSD_STORE_ALL_PAGES ? 0 : attr_lower(o, page, 0);
 	for (; i < o->nattrs && !r; i++) {

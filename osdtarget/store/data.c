@@ -1000,9 +1000,9 @@ static int user_obj(struct osd_store *st, uint64_t pid, uint64_t oid, struct osd
 	struct osd__obj *o = osd__ns_get(st, pid, oid);
 	if (!o)
 		return -ENOENT;
-	if (o->type != OSD_OBJ_USER) {
+	if (o->type != OSD_OBJ_USER || o->meta_bad) {
 		osd__obj_put(st, o);
-		return -EINVAL;
+		return o->meta_bad ? -EIO : -EINVAL;
 	}
 	*out = o;
 	return 0;

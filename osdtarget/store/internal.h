@@ -123,6 +123,8 @@ struct osd__obj {
 	uint8_t pack_pending;      /* packed/slot/length changed since the last PACK record */
 	uint8_t ckpt_clean;        /* its records in the checkpoint (st->ckfd) are its state:
 				      it may be dropped from memory (osd__ns_trim) */
+	uint8_t meta_bad;          /* its records in the checkpoint are damaged: all but its
+				      type and REMOVE fail with -EIO (table.c) */
 	uint32_t nattrs;           /* the array has room for more (attr_room, attr.c) */
 	struct osd__attr *attrs;   /* sorted by (page, num) */
 	uint64_t length;           /* logical length = data file size */
@@ -209,6 +211,7 @@ struct osd_store {
 	uint64_t pool_next;
 
 	atomic_int compacting;
+	_Atomic uint64_t compact_after; /* log size before which no compaction is tried again */
 	pthread_mutex_t msg_mu;
 	char msg[1024];
 	int opening;               /* notes of the open are joined in msg */
@@ -332,7 +335,8 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs);
 int osd__table_records(const uint8_t *buf, size_t len, size_t *records_off);
 /* After checkpoint @p fd was installed: objects load from it (takes @p fd). */
 int osd__table_reload(struct osd_store *st, int fd);
-/* Load an object from its entry (NULL when damaged, told, or without memory). */
+/* Load an object from its entry: damaged records give an object with
+ * meta_bad set (told once); NULL without memory. */
 struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
 				const struct osd__id *e);
 /* Load the objects of data-file generations @p gens (sorted). */

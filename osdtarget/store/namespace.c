@@ -428,6 +428,8 @@ static int ns_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64
 		return -ENOENT;
 	if (o->type != OSD_OBJ_PARTITION && o->type != OSD_OBJ_USER)
 		return -EINVAL;
+	if (o->meta_bad)
+		return -EIO;
 	pthread_mutex_lock(&o->mu);
 	o->quota = quota;
 	o->ckpt_clean = 0;
@@ -786,6 +788,8 @@ int osd_store_get_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64
 		r = -ENOENT;
 	} else if (o->type != OSD_OBJ_PARTITION && o->type != OSD_OBJ_USER) {
 		r = -EINVAL;
+	} else if (o->meta_bad) {
+		r = -EIO;
 	} else {
 		pthread_mutex_lock(&o->mu);
 		*quota = o->quota;

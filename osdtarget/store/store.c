@@ -156,71 +156,6 @@ int osd__read_file(int dirfd, const char *name, uint8_t **out, size_t *len)
 	return read_file(dirfd, name, out, len);
 }
 
-/*
- * Atomically install file @p name holding a header and, via @p body, more
- * content: write NAME.tmp, fsync, rename, fsync the directory. With @p keep
- * the new fd is returned open (for the log).
- */
-static int install_file_ver(struct osd_store *st, const char *name, const char *magic,
-			    uint32_t version, uint32_t flags, uint64_t epoch, int body, int *keep,
-			    uint64_t *size)
-{
-	char tmp[64];
-	uint8_t hdr[OSD__FILE_HDR];
-	uint64_t sz = OSD__FILE_HDR;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	int fd = openat(st->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	osd__file_hdr_put_ver(hdr, magic, version, flags, epoch);
-	int r = write_all(fd, hdr, sizeof(hdr), 0);
-	if (!r && body)
-		r = osd__table_write(st, fd, &sz);
-	/* the pack slots the checkpoint names hold their bytes first (each was
-	 * written before its object's state was taken) */
-	if (!r && body)
-		r = osd__pack_sync(st);
-	if (!r && fsync(fd) != 0)
-		r = -errno;
-	if (!r && renameat(st->dirfd, tmp, st->dirfd, name) != 0)
-		r = -errno;
-	if (!r && fsync(st->dirfd) != 0)
-		r = -errno;
-	if (r) {
-		close(fd);
-		(void)unlinkat(st->dirfd, tmp, 0);
-		return r;
-	}
-	if (keep)
-		*keep = fd;
-	else
-		close(fd);
-	if (size)
-		*size = sz;
-	return 0;
-}
-
-static int install_checkpoint(struct osd_store *st, uint64_t epoch, int *keep, uint64_t *size)
-{
-	return install_file_ver(st, "checkpoint", CKPT_MAGIC, OSD__CKPT_VERSION, 0, epoch, 1,
-				keep, size);
-}
-
-/* The superblock makes the store valid, of format version 2 (checksums). */
-static int install_superblock(struct osd_store *st, uint64_t created)
-{
-	return install_file_ver(st, "superblock", SB_MAGIC, OSD__SB_VERSION,
-				st->sums ? 0 : OSD__SB_FLAG_NO_SUMS, created, 0, NULL, NULL);
-}
-
-int osd__install_log(struct osd_store *st, uint64_t epoch, int *keep)
-{
-	int r = install_file_ver(st, "log", LOG_MAGIC, OSD__LOG_VERSION, 0, epoch, 0, keep, NULL);
-	if (!r)
-		st->log_attrs = 1;
-	return r;
-}
-
 /* Hard-link @p from as @p to, replacing it: @p from itself never goes missing. */
 static int link_as(struct osd_store *st, const char *from, const char *to)
 {
@@ -257,6 +192,81 @@ static void keep_previous(struct osd_store *st)
 	}
 }
 
+/* What install_file_ver() writes after the header. */
+#define BODY_CKPT 0x1       /* the namespace: a checkpoint */
+#define BODY_KEEP_PREV 0x2  /* ...keeping the one it replaces (keep_previous()) */
+
+/*
+ * Atomically install file @p name holding a header and, via @p body, more
+ * content: write NAME.tmp, fsync, rename, fsync the directory. With @p keep
+ * the new fd is returned open (for the log).
+ */
+static int install_file_ver(struct osd_store *st, const char *name, const char *magic,
+			    uint32_t version, uint32_t flags, uint64_t epoch, int body, int *keep,
+			    uint64_t *size)
+{
+	char tmp[64];
+	uint8_t hdr[OSD__FILE_HDR];
+	uint64_t sz = OSD__FILE_HDR;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	int fd = openat(st->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	osd__file_hdr_put_ver(hdr, magic, version, flags, epoch);
+	int r = write_all(fd, hdr, sizeof(hdr), 0);
+	if (!r && body)
+		r = osd__table_write(st, fd, &sz);
+	/* the pack slots the checkpoint names hold their bytes first (each was
+	 * written before its object's state was taken) */
+	if (!r && body)
+		r = osd__pack_sync(st);
+	if (!r && fsync(fd) != 0)
+		r = -errno;
+	/* only once the new one is written whole: writing it read every record
+	 * of the old one, which may have rotted since the open (an old one that
+	 * did must not replace the previous generation salvage rebuilds from) */
+	if (!r && (body & BODY_KEEP_PREV))
+		keep_previous(st);
+	if (!r && renameat(st->dirfd, tmp, st->dirfd, name) != 0)
+		r = -errno;
+	if (!r && fsync(st->dirfd) != 0)
+		r = -errno;
+	if (r) {
+		close(fd);
+		(void)unlinkat(st->dirfd, tmp, 0);
+		return r;
+	}
+	if (keep)
+		*keep = fd;
+	else
+		close(fd);
+	if (size)
+		*size = sz;
+	return 0;
+}
+
+static int install_checkpoint(struct osd_store *st, uint64_t epoch, int keep_prev, int *keep,
+			      uint64_t *size)
+{
+	return install_file_ver(st, "checkpoint", CKPT_MAGIC, OSD__CKPT_VERSION, 0, epoch,
+				BODY_CKPT | (keep_prev ? BODY_KEEP_PREV : 0), keep, size);
+}
+
+/* The superblock makes the store valid, of format version 2 (checksums). */
+static int install_superblock(struct osd_store *st, uint64_t created)
+{
+	return install_file_ver(st, "superblock", SB_MAGIC, OSD__SB_VERSION,
+				st->sums ? 0 : OSD__SB_FLAG_NO_SUMS, created, 0, NULL, NULL);
+}
+
+int osd__install_log(struct osd_store *st, uint64_t epoch, int *keep)
+{
+	int r = install_file_ver(st, "log", LOG_MAGIC, OSD__LOG_VERSION, 0, epoch, 0, keep, NULL);
+	if (!r)
+		st->log_attrs = 1;
+	return r;
+}
+
 /*
  * Write a checkpoint of the current namespace and start an empty log, both
  * under a new epoch. Caller holds st->ns for writing. A crash between the
@@ -268,9 +278,7 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
 {
 	uint64_t epoch = st->epoch + 1, size = 0;
 	int logfd = -1, ckfd = -1;
-	if (keep_prev)
-		keep_previous(st);
-	int r = install_checkpoint(st, epoch, &ckfd, &size);
+	int r = install_checkpoint(st, epoch, keep_prev, &ckfd, &size);
 	osd__pack_ckpt_done(st, !r);
 	int e = r ? 0 : osd__table_reload(st, ckfd);
 	if (e) {
@@ -282,7 +290,8 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
 	if (!r)
 		r = osd__install_log(st, epoch, &logfd);
 	if (r) {
-		osd__store_msg(st, "writing checkpoint failed: %s", strerror(-r));
+		if (r != -EUCLEAN) /* damaged records: the writer named them */
+			osd__store_msg(st, "writing checkpoint failed: %s", strerror(-r));
 		return r;
 	}
 	st->epoch = epoch;
@@ -302,7 +311,8 @@ static uint64_t log_size(struct osd_store *st)
 void osd__store_maybe_compact(struct osd_store *st)
 {
 	uint64_t logsz = log_size(st);
-	if (logsz < COMPACT_MIN_LOG || (logsz < 2 * st->ckpt_size && logsz < COMPACT_MAX_LOG))
+	if (logsz < COMPACT_MIN_LOG || (logsz < 2 * st->ckpt_size && logsz < COMPACT_MAX_LOG) ||
+	    logsz < atomic_load(&st->compact_after))
 		return;
 	if (atomic_exchange(&st->compacting, 1))
 		return;
@@ -311,6 +321,9 @@ void osd__store_maybe_compact(struct osd_store *st)
 	pthread_rwlock_unlock(&st->ns);
 	if (!r)
 		osd__data_unlink_done(st, osd__log_end(&st->log));
+	/* a failed one (damaged records, a full disk) is not tried again on
+	 * every commit: each reads and writes the whole checkpoint */
+	atomic_store(&st->compact_after, r ? logsz + COMPACT_MIN_LOG : 0);
 	atomic_store(&st->compacting, 0);
 }
 

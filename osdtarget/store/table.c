@@ -233,24 +233,38 @@ static int obj_apply(struct osd_store *st, struct osd__obj *o, const struct osd_
 	}
 }
 
-/* Apply the records of @p o at @p off; @return 0 or -errno, *bad the damage. */
-static int obj_read(struct osd_store *st, struct reader *r, uint64_t off, struct osd__obj *o,
-		    uint64_t *bad)
+/*
+ * Where the records of entry @p e of @p p end at the latest: where the next
+ * entry's on disk begin (records of objects removed since may lie between,
+ * their owner tells), so a damaged record there is not taken for this
+ * object's; UINT64_MAX when no entry on disk follows in the partition.
+ */
+static uint64_t obj_end(const struct osd__part *p, const struct osd__id *e)
+{
+	for (const struct osd__id *n = e + 1; n < p->ids + p->nids; n++)
+		if (n->off)
+			return n->off;
+	return UINT64_MAX;
+}
+
+/* Apply the records of @p o in [off, end); @return 0 or -errno, *bad the damage. */
+static int obj_read(struct osd_store *st, struct reader *r, uint64_t off, uint64_t end,
+		    struct osd__obj *o, uint64_t *bad)
 {
 	int err = 0;
-	for (int first = 1;; first = 0) {
+	for (int first = 1; off < end; first = 0) {
 		struct osd__rec rec;
 		long n = obj_rec(r, off, o->pid, o->oid, first, &rec, &err);
-		if (n <= 0) {
-			*bad = off;
-			return n < 0 ? err : 0;
-		}
-		if ((err = obj_apply(st, o, &rec)) != 0) {
+		if (n == 0)
+			return 0;
+		if (n < 0 || (err = obj_apply(st, o, &rec)) != 0) {
 			*bad = off;
 			return err;
 		}
 		off += (uint64_t)n;
 	}
+	*bad = end;
+	return off == end || end == UINT64_MAX ? 0 : -EUCLEAN; /* a record across it */
 }
 
 struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
@@ -263,16 +277,27 @@ struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
 		return NULL;
 	o->part = p;
 	rd_init(&r, st->ckfd, 0);
-	int err = obj_read(st, &r, e->off, o, &bad);
+	int err = obj_read(st, &r, e->off, obj_end(p, e), o, &bad);
 	rd_free(&r);
+	if (err == -ENOMEM) {
+		osd__ns_obj_free(o);
+		return NULL;
+	}
 	if (err) {
+		/* what is known of it is its id and type: the rest fails -EIO
+		 * until salvage rebuilds the checkpoint (the object stays in
+		 * memory, told once) */
 		osd__store_note(st, OSD_STORE_LOG_ERR, "%s/checkpoint: the records of object 0x%"
 				PRIx64 " in partition 0x%" PRIx64 " are damaged at byte %" PRIu64
 				" (%s): it cannot be used; open the store with salvage (osd-targetd "
 				"--salvage) to rebuild the checkpoint from checkpoint.prev and the "
 				"logs", st->path, e->id, p->pid, bad, strerror(-err));
 		osd__ns_obj_free(o);
-		return NULL;
+		if (!(o = osd__ns_obj_new(p->pid, e->id, (enum osd_obj_type)e->type)))
+			return NULL;
+		o->part = p;
+		o->meta_bad = 1;
+		return o;
 	}
 	o->ckpt_clean = 1;
 	return o;
@@ -382,29 +407,35 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 	return flags;
 }
 
+/* A checkpoint cannot hold an object whose records are damaged. */
+static int meta_bad_msg(struct osd_store *st, uint64_t pid, const struct osd__id *e)
+{
+	osd__store_msg(st, "checkpoint: the records of object 0x%" PRIx64 " in partition 0x%"
+		       PRIx64 " are damaged at byte %" PRIu64 " of the current checkpoint", e->id,
+		       pid, (uint64_t)e->off);
+	return -EUCLEAN;
+}
+
 /* The records of an object left on disk, copied from the current checkpoint. */
-static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r, uint64_t pid,
-		    const struct osd__id *e)
+static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
+		    const struct osd__part *p, const struct osd__id *e)
 {
 	int err = 0;
-	uint64_t off = e->off;
-	for (int first = 1;; first = 0) {
+	uint64_t off = e->off, end = obj_end(p, e);
+	for (int first = 1; off < end; first = 0) {
 		struct osd__rec rec;
-		long n = obj_rec(r, off, pid, e->id, first, &rec, &err);
-		if (n < 0) {
-			osd__store_msg(st, "checkpoint: the records of object 0x%" PRIx64
-				       " in partition 0x%" PRIx64 " are damaged at byte %" PRIu64
-				       " of the current checkpoint", e->id, pid, off);
-			return err;
-		}
-		if (!n)
+		long n = obj_rec(r, off, p->pid, e->id, first, &rec, &err);
+		if (n == 0)
 			return 0;
+		if (n < 0)
+			return err == -ENOMEM ? err : meta_bad_msg(st, p->pid, e);
 		uint8_t *d = wr_room(w, (size_t)n);
 		if (d)
 			memcpy(d, rec.payload - OSD__REC_HDR, (size_t)n);
 		w->count++;
 		off += (uint64_t)n;
 	}
+	return off == end || end == UINT64_MAX ? 0 : meta_bad_msg(st, p->pid, e);
 }
 
 static void index_ent(struct writer *x, uint64_t id, uint64_t off, unsigned flags, unsigned type)
@@ -449,10 +480,12 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 			struct osd__obj *o = osd__ns_lookup(st, p->pid, e->id);
 			uint64_t off = wr_pos(w);
 			unsigned flags = 0;
-			if (o)
+			if (o && o->meta_bad)
+				err = meta_bad_msg(st, p->pid, e);
+			else if (o)
 				flags = write_obj(st, w, o);
 			else if (e->off && st->ckfd >= 0)
-				err = copy_obj(st, w, &r, p->pid, e);
+				err = copy_obj(st, w, &r, p, e);
 			else
 				err = -EUCLEAN; /* neither in memory nor on disk: a bug */
 			index_ent(x, e->id, off, o ? flags : e->flags, e->type);
@@ -533,8 +566,8 @@ static void ent_get(const uint8_t *d, struct osd__id *e)
 	e->type = meta & 0xFF;
 }
 
-/* Read the head and check the index's CRC32C (and with @p all the records'). */
-static int head_read(int fd, struct head *h, int all, uint64_t *bad)
+/* Read the head and check the index's CRC32C. */
+static int head_read(int fd, struct head *h, uint64_t *bad)
 {
 	uint8_t hb[HEAD_LEN];
 	uint32_t crc;
@@ -544,10 +577,6 @@ static int head_read(int fd, struct head *h, int all, uint64_t *bad)
 		return r;
 	*bad = h->index_off;
 	if ((r = crc_range(fd, h->index_off, h->index_len, &crc)) != 0 || crc != h->index_crc)
-		return r ? r : -EUCLEAN;
-	*bad = h->records_off;
-	if (all && ((r = crc_range(fd, h->records_off, h->records_len, &crc)) != 0 ||
-		    crc != h->records_crc))
 		return r ? r : -EUCLEAN;
 	return 0;
 }
@@ -601,7 +630,7 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 	int r = !ids || !po ? -ENOMEM : read_ents(rd, h, pos, ids, nids, &ncoll);
 	if (!r && ncoll != want_coll)
 		r = -EUCLEAN;
-	if (!r && (r = obj_read(st, &r1, part_off, po, bad)) == 0 &&
+	if (!r && (r = obj_read(st, &r1, part_off, UINT64_MAX, po, bad)) == 0 &&
 	    (r = osd__ns_part_add(st, po, ids, (size_t)nids, (size_t)ncoll, &p)) == 0) {
 		ids = NULL;
 		po = NULL;
@@ -614,9 +643,13 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 		if (!(p->ids[k].flags & OSD__ID_DATA))
 			continue;
 		struct osd__obj *o = osd__table_obj(st, p, &p->ids[k]);
-		if (!o) {
+		if (!o || o->meta_bad) {
+			/* its state is rebuilt from its data now: reading the
+			 * records whole finds the damage */
 			*bad = p->ids[k].off;
-			return -EUCLEAN;
+			if (o)
+				osd__ns_obj_free(o);
+			return o ? -EUCLEAN : -ENOMEM;
 		}
 		(void)osd__ns_adopt(st, o);
 	}
@@ -626,9 +659,10 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
 {
 	struct head h;
-	/* every record is verified now, as a version 1 checkpoint's are: damage
-	 * is found at the open, whatever is used later */
-	int r = head_read(fd, &h, 1, bad);
+	/* the index is verified now, each object's records when it is loaded
+	 * (and all of them by the next checkpoint, which copies them): an open
+	 * reads no more than the index, whatever the checkpoint's size */
+	int r = head_read(fd, &h, bad);
 	if (r)
 		return r;
 	struct reader rd;
@@ -638,7 +672,7 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
 	st->next_gen = h.next_gen;
 	st->ckfd = fd;
 	r = h.root_off < h.records_off || h.root_off >= h.records_off + h.records_len ? -EUCLEAN :
-	    obj_read(st, &rd, h.root_off, st->root, bad);
+	    obj_read(st, &rd, h.root_off, UINT64_MAX, st->root, bad);
 	for (uint64_t i = 0; i < h.nparts && !r; i++)
 		r = load_part(st, &rd, &h, &pos, &prev, bad);
 	if (!r && pos != h.records_off)
@@ -663,7 +697,7 @@ int osd__table_reload(struct osd_store *st, int fd)
 {
 	struct head h;
 	uint64_t bad;
-	int r = head_read(fd, &h, 0, &bad);
+	int r = head_read(fd, &h, &bad);
 	if (r)
 		return r;
 	if (h.nparts != st->nparts)
@@ -717,7 +751,7 @@ int osd__table_find_gens(struct osd_store *st, const uint64_t *gens, size_t n)
 	uint64_t bad;
 	if (st->ckfd < 0 || !n)
 		return 0;
-	int r = head_read(st->ckfd, &h, 0, &bad);
+	int r = head_read(st->ckfd, &h, &bad);
 	if (r)
 		return r;
 	struct reader rd;

@@ -1389,8 +1389,30 @@ START_TEST(t_damage_fuzz)
 			ck_assert_int_eq(pwrite(fd, &b, 1, pos), 1);
 		}
 		close(fd);
-		char err[1024];
+		char err[1024] = "";
 		int r = osd_store_open(&st, dir, NULL, err, sizeof(err));
+		if (damage_ckpt && r == 0) {
+			/* The open reads the checkpoint's index alone: damage of
+			 * other records fails their object whole (-EIO, never a
+			 * wrong value) when used, or lies in records the head makes
+			 * redundant. Salvage reads them all and loses at most it. */
+			int eio = 0;
+			for (int i = 0; i < 2 * count; i++) {
+				uint32_t v;
+				size_t len;
+				eio += osd_store_attr_get(st, P1, O1 + (uint64_t)i, 0x10000, 1, &v,
+							  4, &len) == -EIO;
+			}
+			ck_assert_int_le(eio, 1);
+			ck_assert_int_eq(count_valid(2 * count), 2 * count - eio);
+			osd_store_close(st);
+			struct osd_store_options so = { .salvage = 1 };
+			ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), 0);
+			ck_assert_int_ge(count_valid(2 * count), 2 * count - 1);
+			osd_store_close(st);
+			st = NULL;
+			continue;
+		}
 		if (damage_ckpt || pos < OSD__FILE_HDR) {
 			/* Header or checkpoint damage is reported, never replayed. */
 			ck_assert_msg(r == -EUCLEAN || (r == 0 && round % 3 == 0),

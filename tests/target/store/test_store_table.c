@@ -4,7 +4,8 @@
  * open and loaded when used, the cache bound, changed objects kept until a
  * checkpoint holds them, compaction copying objects that stayed on disk, a
  * data file of an object on disk found through the records, the upgrade of
- * a version 1 checkpoint, and threads loading, changing and dropping
+ * a version 1 checkpoint, a record damaged after the open's index check,
+ * and threads loading, changing and dropping
  * objects while checkpoints are written.
  */
 #include <check.h>
@@ -356,6 +357,60 @@ START_TEST(t_upgrade_v1_checkpoint)
 }
 END_TEST
 
+/*
+ * A record that rots after its checkpoint was written: the open (which
+ * reads the index alone) succeeds, the object fails whole with -EIO and
+ * is told once, the others are intact, a checkpoint refuses to drop it,
+ * and salvage brings it back from checkpoint.prev and the logs.
+ */
+START_TEST(t_rotten_record)
+{
+	uint8_t *b;
+	size_t len;
+	char path[4200];
+	uint8_t got[16];
+	size_t vl;
+
+	make_objects(100);
+	reopen(CACHE);
+	osd_store_close(st);
+	st = NULL;
+	read_file("checkpoint", &b, &len);
+	/* the 51st entry of the only partition: its OBJ_CREATE (34 bytes), then
+	 * its ATTR record, whose value gets a flipped bit */
+	uint64_t off = osd__get_be64(b + 136 + 32 + 50 * 16 + 8) >> 16;
+	ck_assert_uint_eq(osd__get_be64(b + 136 + 32 + 50 * 16), O1 + 50);
+	ck_assert_uint_eq(b[off + 8], 3);
+	ck_assert_uint_eq(b[off + 34 + 8], 5);
+	b[off + 34 + 9 + 24 + 3] ^= 0x10;
+	th_path(path, sizeof(path), dir, "checkpoint");
+	int fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, b, len, 0), (ssize_t)len);
+	close(fd);
+	free(b);
+	logged_text[0] = 0;
+	st = open_cache(0, CACHE, 0);
+	expect_val(O1 + 49, 1);
+	expect_val(O1 + 51, 1);
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1 + 50, PAGE, 1, got, sizeof(got), &vl), -EIO);
+	ck_assert_msg(strstr(logged_text, "3:") && strstr(logged_text, "the records of object "
+			     "0x20032 in partition 0x10000 are damaged"), "%s", logged_text);
+	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 50, NULL), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + 50, PAGE, 2, "x", 1, 0), -EIO);
+	ck_assert_int_eq(osd__store_compact(st), -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "object 0x20032 in partition 0x10000 "
+				     "are damaged"));
+	expect_val(O1 + 50 + 1, 1);
+	osd_store_close(st);
+	struct osd_store_options so = { .salvage = 1, .log = log_cb };
+	char err[512];
+	ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), 0);
+	for (unsigned i = 0; i < 100; i++)
+		expect_val(O1 + i, 1);
+}
+END_TEST
+
 /* Threads load, change and drop objects while another writes checkpoints;
  * each thread owns every fourth object and checks its last value. */
 #define THREADS 4
@@ -425,6 +480,7 @@ int main(void)
 	tcase_add_test(tc, t_compact_copies);
 	tcase_add_test(tc, t_file_of_cold_object);
 	tcase_add_test(tc, t_upgrade_v1_checkpoint);
+	tcase_add_test(tc, t_rotten_record);
 	tcase_add_test(tc, t_threads);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
