@@ -143,6 +143,7 @@ int main(int argc, char **argv)
 	} else {
 		rc = serve(&fa, &o, &fs);
 	}
+	pt_dirs_free(&fs);
 	pt_table_free(&fs);
 out:
 	free(o.mountpoint);

@@ -28,11 +28,15 @@ struct pt_inode {
 	struct pt_inode *next; /* hash chain */
 };
 
+struct pt_dir;
+
 struct pt_fs {
 	struct pt_inode root;
-	pthread_mutex_t lock; /* the inode table */
+	pthread_mutex_t lock; /* the inode table and dirs */
 	struct pt_inode **table;
 	size_t nbuckets, count;
+	struct pt_dir *dirs;  /* open directory streams: an unmount may come before
+				 their RELEASEDIR (pt_dirs_free) */
 };
 
 /* ---- the inode table (pt_inodes.c) ---- */
@@ -51,6 +55,8 @@ void pt_unref(struct pt_fs *fs, fuse_ino_t ino, uint64_t n);
 void pt_name_ops(struct fuse_lowlevel_ops *ops);
 /* File data and directory listings (pt_data.c). */
 void pt_data_ops(struct fuse_lowlevel_ops *ops);
+/* Close the directory streams the kernel never released (after the session). */
+void pt_dirs_free(struct pt_fs *fs);
 void pt_reply_err(fuse_req_t req, int err);
 /* "/proc/self/fd/N" of @p fd into @p buf (at least 32 bytes). */
 void pt_fd_path(int fd, char *buf, size_t size);

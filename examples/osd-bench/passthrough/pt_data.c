@@ -127,7 +127,38 @@ struct pt_dir {
 	DIR *dp;
 	struct dirent *pending; /* read but not yet sent (did not fit) */
 	off_t pos;              /* offset the stream stands at */
+	struct pt_dir *prev, *next; /* fs->dirs (fs->lock) */
 };
+
+static void dir_link(struct pt_fs *fs, struct pt_dir *d)
+{
+	pthread_mutex_lock(&fs->lock);
+	d->next = fs->dirs;
+	if (d->next)
+		d->next->prev = d;
+	fs->dirs = d;
+	pthread_mutex_unlock(&fs->lock);
+}
+
+static void dir_close(struct pt_fs *fs, struct pt_dir *d)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		fs->dirs = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	pthread_mutex_unlock(&fs->lock);
+	closedir(d->dp);
+	free(d);
+}
+
+void pt_dirs_free(struct pt_fs *fs)
+{
+	while (fs->dirs)
+		dir_close(fs, fs->dirs);
+}
 
 static struct pt_dir *dir_of(const struct fuse_file_info *fi)
 {
@@ -149,10 +180,9 @@ static void pt_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)d;
-	if (fuse_reply_open(req, fi) != 0) {
-		closedir(d->dp);
-		free(d);
-	}
+	dir_link(fuse_req_userdata(req), d);
+	if (fuse_reply_open(req, fi) != 0)
+		dir_close(fuse_req_userdata(req), d);
 }
 
 static int is_dot(const char *n)
@@ -246,11 +276,8 @@ static void pt_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void pt_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct pt_dir *d = dir_of(fi);
-
 	(void)ino;
-	closedir(d->dp);
-	free(d);
+	dir_close(fuse_req_userdata(req), dir_of(fi));
 	fuse_reply_err(req, 0);
 }
 
