@@ -1347,6 +1347,17 @@ static void copy_file(const char *from, const char *to)
 	close(out);
 }
 
+/* A salvage open keeps at least @p least of the first @p count objects; closes. */
+static void salvage_keeps(int least, int count)
+{
+	char err[1024];
+	struct osd_store_options so = { .salvage = 1 };
+	ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), 0);
+	ck_assert_int_ge(count_valid(count), least);
+	osd_store_close(st);
+	st = NULL;
+}
+
 START_TEST(t_damage_fuzz)
 {
 	char logp[4200], saved[4200], ckp[4200], cksaved[4200];
@@ -1406,11 +1417,7 @@ START_TEST(t_damage_fuzz)
 			ck_assert_int_le(eio, 1);
 			ck_assert_int_eq(count_valid(2 * count), 2 * count - eio);
 			osd_store_close(st);
-			struct osd_store_options so = { .salvage = 1 };
-			ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), 0);
-			ck_assert_int_ge(count_valid(2 * count), 2 * count - 1);
-			osd_store_close(st);
-			st = NULL;
+			salvage_keeps(2 * count - 1, 2 * count);
 			continue;
 		}
 		if (damage_ckpt || pos < OSD__FILE_HDR) {
@@ -1428,11 +1435,7 @@ START_TEST(t_damage_fuzz)
 			/* Intact records after the damage: refused naming file and
 			 * offset; salvage then loses at most the damaged record. */
 			ck_assert_msg(strstr(err, "log is damaged at byte"), "round %d: %s", round, err);
-			struct osd_store_options so = { .salvage = 1 };
-			ck_assert_int_eq(osd_store_open(&st, dir, &so, err, sizeof(err)), 0);
-			ck_assert_int_ge(count_valid(2 * count), 2 * count - 1);
-			osd_store_close(st);
-			st = NULL;
+			salvage_keeps(2 * count - 1, 2 * count);
 			continue;
 		}
 		ck_assert_msg(r == 0, "round %d: %d %s", round, r, err);
