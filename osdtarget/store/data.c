@@ -897,12 +897,6 @@ static int scan_file(struct osd_store *st, struct scan *sc, int dfd, unsigned di
 	return 0;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Files of objects not in memory: a crash before the first record naming
  * their data, or damage. The checkpoint's records name their owners, if any
@@ -917,7 +911,6 @@ static int scan_unknown(struct osd_store *st, struct scan *sc)
 		return -ENOMEM;
 	for (size_t i = 0; i < sc->nunknown; i++)
 		gens[i] = sc->unknown[i].gen;
-	qsort(gens, sc->nunknown, sizeof(*gens), u64_cmp);
 	int r = osd__table_find_gens(st, gens, sc->nunknown);
 	free(gens);
 	free(sc->map);
@@ -926,13 +919,9 @@ static int scan_unknown(struct osd_store *st, struct scan *sc)
 		r = gen_map(st, &sc->map, &sc->n);
 	for (size_t i = 0; i < sc->nunknown && !r; i++) {
 		const struct scan_file *f = &sc->unknown[i];
-		char name[40];
-		unsigned dir;
-		if (f->sidecar)
-			osd__sum_path(f->gen, name);
-		else
-			osd__data_path(f->gen, name, &dir);
-		const char *base = strchr(name, '/') + 1;
+		char base[24];
+		snprintf(base, sizeof(base), "%016" PRIx64 "%s", f->gen,
+			 f->sidecar ? OSD__SUM_SUFFIX : "");
 		int dfd = osd__data_open_dir(st, f->dir);
 		if (dfd < 0)
 			return dfd;

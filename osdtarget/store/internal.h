@@ -339,8 +339,8 @@ int osd__table_reload(struct osd_store *st, int fd);
  * meta_bad set (told once); NULL without memory. */
 struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
 				const struct osd__id *e);
-/* Load the objects of data-file generations @p gens (sorted). */
-int osd__table_find_gens(struct osd_store *st, const uint64_t *gens, size_t n);
+/* Load the objects of data-file generations @p gens (sorted in place). */
+int osd__table_find_gens(struct osd_store *st, uint64_t *gens, size_t n);
 
 /* attr.c */
 int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,

@@ -164,9 +164,7 @@ struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o)
 {
 	pthread_mutex_lock(&st->hash_mu);
 	struct osd__obj **head = &st->hash[ns_slot(st, o->pid, o->oid)];
-	struct osd__obj *had = *head;
-	while (had && (had->pid != o->pid || had->oid != o->oid))
-		had = had->hnext;
+	struct osd__obj *had = osd__ns_lookup(st, o->pid, o->oid);
 	if (!had) {
 		/* no resize here (readers walk without a lock): ns_evict() grows it */
 		o->hnext = *head;

@@ -167,13 +167,8 @@ static const uint8_t *rd_at(struct reader *r, uint64_t off, size_t need, int *er
 	return r->buf;
 }
 
-/*
- * The record at @p off if it belongs to object (pid, oid): its size; 0 when
- * the object's records ended before it; -EUCLEAN when it is damaged.
- * @p first: the object's first record, which creates it (none for the root).
- */
-static long obj_rec(struct reader *r, uint64_t off, uint64_t pid, uint64_t oid, int first,
-		    struct osd__rec *rec, int *err)
+/* The intact record at @p off: its size, or -1 with *err (-EUCLEAN: damaged). */
+static long rd_rec(struct reader *r, uint64_t off, struct osd__rec *rec, int *err)
 {
 	const uint8_t *p = rd_at(r, off, OSD__REC_HDR, err);
 	if (!p)
@@ -182,8 +177,20 @@ static long obj_rec(struct reader *r, uint64_t off, uint64_t pid, uint64_t oid, 
 	if (len > OSD__REC_MAX_PAYLOAD || !(p = rd_at(r, off, OSD__REC_HDR + len, err)))
 		return *err = *err ? *err : -EUCLEAN, -1;
 	size_t n = osd__rec_parse(p, OSD__REC_HDR + len, rec);
-	if (!n)
-		return *err = -EUCLEAN, -1;
+	return n ? (long)n : (*err = -EUCLEAN, -1);
+}
+
+/*
+ * The record at @p off if it belongs to object (pid, oid): its size; 0 when
+ * the object's records ended before it; -EUCLEAN when it is damaged.
+ * @p first: the object's first record, which creates it (none for the root).
+ */
+static long obj_rec(struct reader *r, uint64_t off, uint64_t pid, uint64_t oid, int first,
+		    struct osd__rec *rec, int *err)
+{
+	long n = rd_rec(r, off, rec, err);
+	if (n < 0)
+		return -1;
 	const uint8_t *b = rec->payload;
 	int mine = rec->len >= 16 && osd__get_be64(b) == pid && osd__get_be64(b + 8) == oid;
 	switch (rec->type) {
@@ -741,11 +748,17 @@ int osd__table_reload(struct osd_store *st, int fd)
 	return 0;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /*
- * Load the objects of data-file generations @p gens (sorted) that are
+ * Load the objects of data-file generations @p gens (sorted here) that are
  * still on disk: the open met files of theirs. One pass over the records.
  */
-int osd__table_find_gens(struct osd_store *st, const uint64_t *gens, size_t n)
+int osd__table_find_gens(struct osd_store *st, uint64_t *gens, size_t n)
 {
 	struct head h;
 	uint64_t bad;
@@ -754,35 +767,21 @@ int osd__table_find_gens(struct osd_store *st, const uint64_t *gens, size_t n)
 	int r = head_read(st->ckfd, &h, &bad);
 	if (r)
 		return r;
+	qsort(gens, n, sizeof(*gens), u64_cmp);
 	struct reader rd;
 	rd_init(&rd, st->ckfd, IO_CHUNK);
 	uint64_t off = h.records_off, end = h.records_off + h.records_len;
-	while (!r && off < end) {
+	while (off < end) {
 		struct osd__rec rec;
-		const uint8_t *p = rd_at(&rd, off, OSD__REC_HDR, &r);
-		if (!p)
+		long k = rd_rec(&rd, off, &rec, &r);
+		if (k < 0)
 			break;
-		uint32_t len = osd__get_be32(p + 4);
-		if (len > OSD__REC_MAX_PAYLOAD || !(p = rd_at(&rd, off, OSD__REC_HDR + len, &r)) ||
-		    !osd__rec_parse(p, OSD__REC_HDR + len, &rec)) {
-			r = r ? r : -EUCLEAN;
-			break;
-		}
-		if (rec.type == OSD__REC_OBJ_CREATE && rec.len == 25) {
-			uint64_t g = osd__get_be64(rec.payload + 16);
-			size_t lo = 0, hi = n;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (gens[mid] < g)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo < n && gens[lo] == g)
-				(void)osd__ns_find(st, osd__get_be64(rec.payload),
-						   osd__get_be64(rec.payload + 8));
-		}
-		off += OSD__REC_HDR + len;
+		uint64_t g = rec.len == 25 ? osd__get_be64(rec.payload + 16) : 0;
+		if (rec.type == OSD__REC_OBJ_CREATE && rec.len == 25 &&
+		    bsearch(&g, gens, n, sizeof(*gens), u64_cmp))
+			(void)osd__ns_find(st, osd__get_be64(rec.payload),
+					   osd__get_be64(rec.payload + 8));
+		off += (uint64_t)k;
 	}
 	rd_free(&rd);
 	return r;
