@@ -73,6 +73,35 @@ void osdfs__bcache_destroy(osdfs *fs)
 {
 	lru_free_all(&fs->blocks);
 	lru_free_all(&fs->sums);
+	free(fs->run_buf);
+	fs->run_buf = NULL;
+	fs->run_cap = 0;
+}
+
+uint8_t *osdfs__bcache_run_buf(osdfs *fs, size_t size)
+{
+	if (pthread_mutex_trylock(&fs->run_lock) != 0)
+		return malloc(size);
+	if (size > fs->run_cap) {
+		uint8_t *b = malloc(size);
+
+		if (!b) {
+			pthread_mutex_unlock(&fs->run_lock);
+			return NULL;
+		}
+		free(fs->run_buf);
+		fs->run_buf = b;
+		fs->run_cap = size;
+	}
+	return fs->run_buf;
+}
+
+void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf)
+{
+	if (buf && buf == fs->run_buf)
+		pthread_mutex_unlock(&fs->run_lock);
+	else
+		free(buf);
 }
 
 static struct osdfs__block *lfind(struct osd__lru *l, uint64_t ino, uint32_t blk)
@@ -130,17 +159,37 @@ static struct osdfs__block *lget(struct osd__lru *l, size_t max, size_t len, uin
 	return b;
 }
 
-/* The filter's bits for a name: FNV-1a, then a 64-bit finalizer; its top
- * bits pick a cache line of the filter, its halves the bits in it (double
- * hashing, Kirsch-Mitzenmacher), so a test reads one line. */
+/* A name as 8-byte words, each mixed in with one multiply: summarizing a
+ * block hashes its hundred-odd names, and a multiply per byte (FNV) made
+ * that most of a directory block read. Summaries live only in memory, so
+ * the host's byte order does no harm. */
+static uint64_t sum_words(const char *name, size_t len)
+{
+	uint64_t h = 0xCBF29CE484222325ULL ^ len, w;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, name + i, 8);
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	if (i < len) {
+		w = 0;
+		for (unsigned k = 0; i < len; i++, k += 8)
+			w |= (uint64_t)(uint8_t)name[i] << k;
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+	}
+	return h;
+}
+
+/* The filter's bits for a name: sum_words(), then a 64-bit finalizer; its
+ * top bits pick a cache line of the filter, its halves the bits in it
+ * (double hashing, Kirsch-Mitzenmacher), so a test reads one line. */
 static void sum_probes(const char *name, size_t len, size_t nbits, size_t bit[SUM_PROBES])
 {
 	size_t line = nbits < SUM_LINE_BITS ? nbits : SUM_LINE_BITS;
+	uint64_t h = sum_words(name, len);
 
-	uint64_t h = 0xCBF29CE484222325ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)name[i]) * 0x100000001B3ULL;
 	h ^= h >> 33;
 	h *= 0xFF51AFD7ED558CCDULL;
 	h ^= h >> 33;
@@ -209,6 +258,21 @@ int osdfs__bcache_get(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf)
 	}
 	pthread_mutex_unlock(&fs->cache_lock);
 	return b != NULL;
+}
+
+/* A block just read from the backend: the same bytes as when its summary,
+ * if it has one, was made (every change passes through store or forget),
+ * so only a block without one is summarized. */
+void osdfs__bcache_fill(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
+{
+	pthread_mutex_lock(&fs->cache_lock);
+	struct osdfs__block *b = lget(&fs->blocks, fs->bcache_max, fs->bsize, ino, blk);
+
+	if (b)
+		memcpy(b->data, buf, fs->bsize);
+	if (!lfind(&fs->sums, ino, blk))
+		sum_insert(fs, ino, blk, buf);
+	pthread_mutex_unlock(&fs->cache_lock);
 }
 
 int osdfs__bcache_fetch(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf)

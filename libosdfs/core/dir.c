@@ -100,7 +100,8 @@ static void blk_summarize_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t
 	for (uint32_t i = 0; (size_t)(i + 1) * fs->bsize <= got; i++) {
 		const uint8_t *b = win + (size_t)i * fs->bsize;
 
-		if (first + i != blk && blk_fault(fs, dp, b, &off) == OSDFS__DIRBLK_OK)
+		if (first + i != blk && !osdfs__bcache_summarized(fs, dp->ino, first + i) &&
+		    blk_fault(fs, dp, b, &off) == OSDFS__DIRBLK_OK)
 			osdfs__bcache_summarize(fs, dp->ino, first + i, b);
 	}
 }
@@ -121,14 +122,14 @@ static void blk_read_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk,
 	*first = blk & ~(READ_AHEAD - 1);
 	n = dp->dh.nblocks - *first < READ_AHEAD ? dp->dh.nblocks - *first : READ_AHEAD;
 	at = (size_t)(blk - *first) * fs->bsize;
-	*run = n > 1 && fs->sums_max ? malloc((size_t)n * fs->bsize) : NULL;
+	*run = n > 1 && fs->sums_max ? osdfs__bcache_run_buf(fs, (size_t)n * fs->bsize) : NULL;
 	if (!*run)
 		return;
 	struct iovec iov = { *run, (size_t)n * fs->bsize };
 	r = fs->ops->read(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)*first * fs->bsize,
 			  &iov, 1);
 	if (r < 0 || (size_t)r < at + fs->bsize) {
-		free(*run);
+		osdfs__bcache_run_done(fs, *run);
 		*run = NULL;
 		return;
 	}
@@ -156,11 +157,11 @@ static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *b
 	if (rc == 0)
 		rc = blk_check(fs, dp, blk, buf);
 	if (rc == 0) {
-		osdfs__bcache_store(fs, dp->ino, blk, buf);
+		osdfs__bcache_fill(fs, dp->ino, blk, buf);
 		if (win)
 			blk_summarize_run(fs, dp, blk, first, win, got);
 	}
-	free(win);
+	osdfs__bcache_run_done(fs, win);
 	return rc;
 }
 

@@ -103,6 +103,10 @@ struct osdfs {
 	size_t bcache_max;
 	struct osd__lru sums;         /* name summaries of directory blocks */
 	size_t sums_max, sum_len;     /* summaries kept, bytes of one */
+	pthread_mutex_t run_lock;     /* held while run_buf is in use */
+	uint8_t *run_buf;             /* buffer of read-ahead runs, kept: a new one
+					 each time costs its page faults */
+	size_t run_cap;
 };
 
 /* error.c-style helpers (mount.c) */
@@ -171,6 +175,8 @@ int osdfs__bcache_get(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf);
  * (recorded: a read error, or the block missing). */
 int osdfs__bcache_fetch(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf);
 void osdfs__bcache_store(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf);
+/* Caches a validated block read from the backend (store summarizes again). */
+void osdfs__bcache_fill(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf);
 void osdfs__bcache_forget(osdfs *fs, uint64_t ino, uint32_t blk);
 /* Keep only the name summary of a validated block (blocks read ahead). */
 void osdfs__bcache_summarize(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf);
@@ -179,6 +185,11 @@ void osdfs__bcache_summarize(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_
 int osdfs__bcache_absent(osdfs *fs, uint64_t ino, uint32_t blk, const char *name, size_t len);
 /* 1 if block @p blk has a summary. */
 int osdfs__bcache_summarized(osdfs *fs, uint64_t ino, uint32_t blk);
+/* A buffer of @p size bytes for a read-ahead run (the kept one, or a new one
+ * while another thread uses it); NULL without memory. Give it back with
+ * osdfs__bcache_run_done(). */
+uint8_t *osdfs__bcache_run_buf(osdfs *fs, size_t size);
+void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf);
 
 /* dir.c */
 int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp);

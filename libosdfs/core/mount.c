@@ -128,6 +128,7 @@ static osdfs *fs_alloc(osdfs_backend *be, uint32_t bsize, size_t icache, size_t 
 	pthread_rwlock_init(&fs->lock, NULL);
 	pthread_mutex_init(&fs->cache_lock, NULL);
 	pthread_mutex_init(&fs->err_lock, NULL);
+	pthread_mutex_init(&fs->run_lock, NULL);
 	if (osdfs__icache_init(fs, icache) < 0 || osdfs__bcache_init(fs, bcache) < 0) {
 		osdfs__icache_destroy(fs);
 		free(fs);
@@ -144,6 +145,7 @@ static void fs_free(osdfs *fs)
 	pthread_rwlock_destroy(&fs->lock);
 	pthread_mutex_destroy(&fs->cache_lock);
 	pthread_mutex_destroy(&fs->err_lock);
+	pthread_mutex_destroy(&fs->run_lock);
 	free(fs);
 }
 

@@ -215,6 +215,56 @@ START_TEST(t_cold_open)
 }
 END_TEST
 
+/* Ids of every spacing: a dense run, runs of growing gaps, a cluster at the
+ * top of the id space. Each is found (loaded from its index entry), each
+ * gap is not, and a LIST from any id starts at the next one: the
+ * interpolation of the index search never skips or invents an entry. */
+#define NSKEW 700u
+static uint64_t skew_id(unsigned i)
+{
+	if (i < 300)
+		return O1 + i;                                  /* dense */
+	if (i < 500)
+		return (1ull << 40) + (uint64_t)(i - 300) * (i - 300) * 1000003ull;
+	if (i < 690)
+		return (1ull << 50) + ((uint64_t)1 << ((i - 500) / 16)) * (i - 499);
+	return UINT64_MAX - 2 * (NSKEW - i);                    /* top */
+}
+
+START_TEST(t_skewed_ids)
+{
+	uint64_t ids[NSKEW], got[4], next;
+	size_t count;
+	uint8_t out[32];
+	size_t len;
+	for (unsigned i = 0; i < NSKEW; i++) {
+		ids[i] = skew_id(i);
+		ck_assert(i == 0 || ids[i] > ids[i - 1]);
+		ck_assert_int_eq(osd_store_object_create(st, P1, ids[i], OSD_OBJ_USER, 0), 0);
+		set_val(ids[i], 3);
+	}
+	reopen(CACHE);
+	for (unsigned i = 0; i < NSKEW; i++) {
+		expect_val(ids[i], 3);
+		/* the id just above: absent, and a LIST from it starts at the next */
+		uint64_t gap = ids[i] + 1;
+		if (i + 1 < NSKEW && gap == ids[i + 1])
+			continue;
+		ck_assert_int_eq(osd_store_attr_get(st, P1, gap, PAGE, 1, out, sizeof(out), &len),
+				 -ENOENT);
+		ck_assert_int_eq(osd_store_object_list(st, P1, gap, 0, got, 1, &count, &next), 0);
+		if (i + 1 < NSKEW) {
+			ck_assert_uint_eq(count, 1);
+			ck_assert_uint_eq(got[0], ids[i + 1]);
+		} else {
+			ck_assert_uint_eq(count, 0);
+		}
+	}
+	ck_assert_int_eq(osd_store_object_list(st, P1, 2, 0, got, 1, &count, &next), 0);
+	ck_assert_uint_eq(got[0], ids[0]);
+}
+END_TEST
+
 /* A changed object stays in memory until a checkpoint holds its change. */
 START_TEST(t_changed_kept)
 {
@@ -476,6 +526,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, t_bytes);
 	tcase_add_test(tc, t_cold_open);
+	tcase_add_test(tc, t_skewed_ids);
 	tcase_add_test(tc, t_changed_kept);
 	tcase_add_test(tc, t_compact_copies);
 	tcase_add_test(tc, t_file_of_cold_object);
