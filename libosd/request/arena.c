@@ -20,7 +20,7 @@ void osd__arena_init(struct osd__arena *a)
 	a->inline_used = 0;
 }
 
-void *osd__arena_alloc(struct osd__arena *a, size_t n)
+void *osd__arena_alloc_raw(struct osd__arena *a, size_t n)
 {
 	struct osd__arena_block *b = a->head;
 	size_t need = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
@@ -31,7 +31,6 @@ void *osd__arena_alloc(struct osd__arena *a, size_t n)
 		void *p = a->inline_buf + a->inline_used;
 
 		a->inline_used += need;
-		memset(p, 0, need);
 		return p;
 	}
 	if (!b || b->cap - b->used < need) {
@@ -57,7 +56,15 @@ void *osd__arena_alloc(struct osd__arena *a, size_t n)
 	void *p = b->data + b->used;
 
 	b->used += need;
-	memset(p, 0, need);
+	return p;
+}
+
+void *osd__arena_alloc(struct osd__arena *a, size_t n)
+{
+	void *p = osd__arena_alloc_raw(a, n);
+
+	if (p)
+		memset(p, 0, n);
 	return p;
 }
 

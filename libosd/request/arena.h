@@ -25,6 +25,8 @@ void osd__arena_init(struct osd__arena *a);
 /* Zeroed, 16-byte aligned memory (the arena must itself be 16-byte aligned,
  * as malloc'ed memory is) valid until osd__arena_release(); NULL on ENOMEM. */
 void *osd__arena_alloc(struct osd__arena *a, size_t n);
+/* The same, not zeroed: for buffers only read as far as they were filled. */
+void *osd__arena_alloc_raw(struct osd__arena *a, size_t n);
 /* A copy of @p n bytes of @p src (n may be 0). */
 void *osd__arena_dup(struct osd__arena *a, const void *src, size_t n);
 void osd__arena_release(struct osd__arena *a);

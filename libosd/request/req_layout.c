@@ -204,7 +204,10 @@ static int layout_in(osd_req *req, int alldata)
 	if (alloc) {
 		if ((at = seg_align(req, &s)) == OSD_OFFSET_NONE)
 			return -EINVAL;
-		req->attr_in = osd__arena_alloc(&req->arena, alloc);
+		/* not zeroed: every reader of it stops at what the target
+		 * transferred (attr_received), and a get of extended
+		 * attributes asks for 64 KiB of room */
+		req->attr_in = osd__arena_alloc_raw(&req->arena, alloc);
 		if (!req->attr_in)
 			return -ENOMEM;
 		req->attr_in_len = alloc;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fsck/fsck_state.h"
+#include "search/sorted_ids.h"
 
 static const char *const kind_names[OSDFS_FSCK_KIND_COUNT] = {
 	"superblock", "mount-record", "counters", "bad-inode", "orphan", "link-count",
@@ -43,19 +44,9 @@ void osdfs__fsck_finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *
 
 struct fsck_inode *osdfs__fsck_find(struct fsck *f, uint64_t ino)
 {
-	size_t lo = 0, hi = f->ninodes;
+	size_t i = osd__sorted_lower(f->inodes, f->ninodes, sizeof(f->inodes[0]), ino);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->inodes[mid].ino == ino)
-			return &f->inodes[mid];
-		if (f->inodes[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i < f->ninodes && f->inodes[i].ino == ino ? &f->inodes[i] : NULL;
 }
 
 const char *osdfs__fsck_dir_path(struct fsck *f, const struct fsck_inode *ip, char *buf,

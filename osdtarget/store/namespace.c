@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proto/byteorder.h"
+#include "search/sorted_ids.h"
 #include "store/internal.h"
 
 /* ---- hash of objects ---------------------------------------------------- */
@@ -76,9 +77,6 @@ struct osd__obj *osd__ns_lookup(struct osd_store *st, uint64_t pid, uint64_t oid
 			break;
 	return o;
 }
-
-#define ID_GUESSES 3   /* interpolation guesses of id_lower() */
-#define ID_WINDOW 8u   /* entries between a guess and its bracketing probe */
 
 static size_t id_lower(const struct osd__part *p, uint64_t id);
 
@@ -274,40 +272,7 @@ static size_t id_lower(const struct osd__part *p, uint64_t id)
 	/* Fast path for the common "create max+1" pattern. */
 	if (p->nids == 0 || p->ids[p->nids - 1].id < id)
 		return p->nids;
-	size_t lo = 0, hi = p->nids;
-	/* Ids mostly come in dense runs (allocated in order): a few guesses by
-	 * interpolation, each bracketed by a probe ID_WINDOW entries away, cut
-	 * [lo, hi) to a few cache lines where a binary search of 10M entries
-	 * would miss the cache 15 times; the binary search finishes whatever
-	 * range the guesses leave, so no distribution costs more than it. */
-	for (int k = 0; k < ID_GUESSES && hi - lo > 2 * ID_WINDOW; k++) {
-		uint64_t a = p->ids[lo].id, b = p->ids[hi - 1].id;
-
-		if (id <= a)
-			return lo;
-		if (id > b)
-			return hi;
-		size_t g = lo + (size_t)((double)(id - a) / (double)(b - a) * (double)(hi - 1 - lo));
-		if (g >= hi)
-			g = hi - 1;
-		if (p->ids[g].id < id) {
-			lo = g + 1;
-			if (g + ID_WINDOW < hi && p->ids[g + ID_WINDOW].id >= id)
-				hi = g + ID_WINDOW;
-		} else {
-			hi = g;
-			if (g >= lo + ID_WINDOW && p->ids[g - ID_WINDOW].id < id)
-				lo = g - ID_WINDOW + 1;
-		}
-	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->ids[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return osd__sorted_lower(p->ids, p->nids, sizeof(p->ids[0]), id);
 }
 
 static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
