@@ -17,9 +17,14 @@
 static int visit(struct fsck *f, struct fsck_inode *dp, uint64_t **queue, size_t *qn,
 		 size_t *qcap)
 {
-	int rc = osdfs__fsck_scan_dir(f, dp);
+	int rc;
 
-	if (rc < 0)
+	/* a directory outside the tree, scanned from the list of those, may be
+	 * named by another found later: its entries and names stay as read */
+	if (dp->scanned)
+		return 0;
+	dp->scanned = 1;
+	if ((rc = osdfs__fsck_scan_dir(f, dp)) < 0)
 		return rc;
 	f->dirs_read++;
 	osdfs__fsck_progress(f, "directories", f->dirs_read,
@@ -28,7 +33,9 @@ static int visit(struct fsck *f, struct fsck_inode *dp, uint64_t **queue, size_t
 		struct fsck_inode *t = osdfs__fsck_find(f, dp->ents[i].ino);
 		int score, first;
 
-		if (!t || t->bad || !S_ISDIR(t->d.mode) || t->ino == OSDFS_ROOT_INO)
+		/* an entry naming its own directory is no parent of it (it is
+		 * dropped as another link to the directory, check_entries()) */
+		if (!t || t->bad || !S_ISDIR(t->d.mode) || t->ino == OSDFS_ROOT_INO || t == dp)
 			continue;
 		/* of several entries naming a directory, keep the one typed as a
 		 * directory in the directory its parent pointer names */
@@ -38,7 +45,7 @@ static int visit(struct fsck *f, struct fsck_inode *dp, uint64_t **queue, size_t
 		first = t->pscore == 0;
 		t->pscore = score;
 		t->found_parent = dp->ino;
-		t->name = dp->ents[i].name;
+		t->name = fsck_ent_name(dp, &dp->ents[i]);
 		if (!first)
 			continue;
 		if (*qn == *qcap) {
@@ -96,14 +103,14 @@ static void check_entries(struct fsck *f, struct fsck_inode *dp)
 			e->drop = 1;
 		} else if (!t || t->bad) {
 			osdfs__fsck_finding(f, OSDFS_FSCK_DANGLING_ENTRY,
-				      "%s/%s: entry names %s inode %llu", path, e->name,
+				      "%s/%s: entry names %s inode %llu", path, fsck_ent_name(dp, e),
 				      t ? "unreadable" : "missing", (unsigned long long)e->ino);
 			e->drop = 1;
 		} else if (S_ISDIR(t->d.mode) && (t->found_parent != dp->ino ||
-						  strcmp(t->name ? t->name : "", e->name) != 0)) {
+						  strcmp(t->name ? t->name : "", fsck_ent_name(dp, e)) != 0)) {
 			osdfs__fsck_finding(f, OSDFS_FSCK_DUPLICATE_ENTRY,
 				      "%s/%s: another link to directory inode %llu",
-				      path, e->name, (unsigned long long)e->ino);
+				      path, fsck_ent_name(dp, e), (unsigned long long)e->ino);
 			e->drop = 1;
 		} else {
 			t->links++;
@@ -296,7 +303,8 @@ void osdfs__fsck_check(struct fsck *f)
 	plan_orphans(f);
 	check_unreached(f);
 	for (size_t i = 0; i < root->nents; i++)
-		if (strcmp(root->ents[i].name, "lost+found") == 0 && !root->ents[i].drop)
+		if (strcmp(fsck_ent_name(root, &root->ents[i]), "lost+found") == 0 &&
+		    !root->ents[i].drop)
 			lost_found = root->ents[i].ino;
 	for (size_t i = 0; i < f->ninodes; i++)
 		check_inode(f, &f->inodes[i], lost_found);

@@ -108,7 +108,7 @@ static int add_entry(struct dscan *s, const struct osdfs__rec *r)
 	/* with a sound index a name can only repeat inside its one block */
 	for (size_t i = s->table ? s->block_first : 0; i < dp->nents; i++) {
 		if (dp->ents[i].namelen == r->name_len &&
-		    memcmp(dp->ents[i].name, r->name, r->name_len) == 0) {
+		    memcmp(fsck_ent_name(dp, &dp->ents[i]), r->name, r->name_len) == 0) {
 			osdfs__fsck_finding(s->f, OSDFS_FSCK_DUPLICATE_ENTRY,
 				      "directory %s (inode %llu): name '%.*s' stored twice",
 				      s->path, (unsigned long long)dp->ino, (int)r->name_len,
@@ -125,13 +125,24 @@ static int add_entry(struct dscan *s, const struct osdfs__rec *r)
 			return -ENOMEM;
 		dp->ents = n;
 	}
+	if (dp->names_cap - dp->names_len < (size_t)r->name_len + 1) {
+		size_t ncap = dp->names_cap ? 2 * dp->names_cap : 256;
+		char *n = realloc(dp->names, ncap);
+
+		if (!n)
+			return -ENOMEM;
+		dp->names = n;
+		dp->names_cap = ncap;
+	}
 	e = &dp->ents[dp->nents++];
 	memset(e, 0, sizeof(*e));
 	e->ino = r->ino;
 	e->ft = r->ft;
 	e->namelen = r->name_len;
-	memcpy(e->name, r->name, r->name_len);
-	e->name[r->name_len] = '\0';
+	e->name_off = dp->names_len;
+	memcpy(dp->names + dp->names_len, r->name, r->name_len);
+	dp->names[dp->names_len + r->name_len] = '\0';
+	dp->names_len += (size_t)r->name_len + 1;
 	return 0;
 }
 

@@ -74,8 +74,10 @@ const char *osdfs__fsck_dir_path(struct fsck *f, const struct fsck_inode *ip, ch
 
 static void state_free(struct fsck *f)
 {
-	for (size_t i = 0; i < f->ninodes; i++)
+	for (size_t i = 0; i < f->ninodes; i++) {
 		free(f->inodes[i].ents);
+		free(f->inodes[i].names);
+	}
 	free(f->inodes);
 	free(f->xbuf);
 	f->xbuf = NULL;

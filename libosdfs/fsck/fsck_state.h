@@ -12,44 +12,62 @@
 
 #include "core/format.h"
 
-/* One entry of a directory as fsck read it. */
+/* One entry of a directory as fsck read it; its name is in the directory's
+ * pool (fsck_ent_name()): a directory of 10M entries then takes 24 bytes an
+ * entry and its names' lengths, not 272 bytes an entry. */
 struct fsck_entry {
 	uint64_t ino;
+	uint64_t name_off; /* in the directory's names, NUL-terminated */
 	uint8_t ft;
 	uint8_t drop;      /* repair removes this entry */
 	uint8_t namelen;
-	char name[255 + 1];
 };
 
-/* One inode object. */
+/* What fsck checks of an inode attribute (repairs read the inode again):
+ * 40 bytes of the 288 of a whole one, held for every inode. */
+struct fsck_dinode {
+	uint32_t mode, nlink;
+	uint64_t size, generation, parent;
+	uint16_t inline_len;
+};
+
+/* One inode object (held for every inode: flags are bits). */
 struct fsck_inode {
 	uint64_t ino;
-	struct osdfs__dinode d;
+	struct fsck_dinode d;
 	uint64_t objlen;
-	int bad;              /* attribute unreadable */
-	int bad_link;         /* a symlink whose target is missing or cut */
-	int bad_xattr;        /* extended attributes that cannot be decoded */
 	uint32_t links;       /* entries naming it (kept ones) */
 	uint32_t subdirs;     /* directories: kept entries naming directories */
 	uint64_t found_parent;/* directories: the directory whose entry names it */
 	const char *name;     /* directories: that entry's name (borrowed) */
 	int pscore;           /* how well that entry fits (see check.c, visit()) */
-	int reached;
 	/* directories */
 	struct fsck_entry *ents;
 	size_t nents;
-	int dir_bad;          /* corrupt index or blocks: rebuild */
-	int dir_rebuild;      /* rebuild (corrupt, wrong count or size) */
-	int dir_edit;         /* some entries dropped */
+	char *names;          /* the entries' names, filled while it is scanned */
+	size_t names_len, names_cap;
 	/* planned repairs */
-	int remove;           /* remove the object (empty orphan, bad inode) */
-	int to_lost_found;    /* orphan linked into /lost+found */
 	uint32_t want_nlink;
 	uint64_t want_parent;
-	int fix_inode;        /* rewrite nlink / parent */
-	int fix_objlen;       /* truncate the object to the inode size */
-	int fix_size;         /* set the inode size to the object length */
+	unsigned bad : 1;         /* attribute unreadable */
+	unsigned bad_link : 1;    /* a symlink whose target is missing or cut */
+	unsigned bad_xattr : 1;   /* extended attributes that cannot be decoded */
+	unsigned reached : 1;
+	unsigned scanned : 1;     /* directories: scanned once, names do not move after */
+	unsigned dir_bad : 1;     /* corrupt index or blocks: rebuild */
+	unsigned dir_rebuild : 1; /* rebuild (corrupt, wrong count or size) */
+	unsigned dir_edit : 1;    /* some entries dropped */
+	unsigned remove : 1;      /* remove the object (empty orphan, bad inode) */
+	unsigned to_lost_found : 1; /* orphan linked into /lost+found */
+	unsigned fix_inode : 1;   /* rewrite nlink / parent */
+	unsigned fix_objlen : 1;  /* truncate the object to the inode size */
+	unsigned fix_size : 1;    /* set the inode size to the object length */
 };
+
+static inline const char *fsck_ent_name(const struct fsck_inode *dp, const struct fsck_entry *e)
+{
+	return dp->names + e->name_off;
+}
 
 struct fsck {
 	osdfs_backend *be;

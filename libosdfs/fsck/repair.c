@@ -169,9 +169,10 @@ static int fix_dir(struct fsck *f, osdfs *fs, const struct fsck_inode *fi)
 		const struct fsck_entry *e = &fi->ents[i];
 
 		if (fi->dir_rebuild && !e->drop)
-			rc = osdfs__dir_add(fs, dp, e->name, e->namelen, e->ino, entry_ft(f, e));
+			rc = osdfs__dir_add(fs, dp, fsck_ent_name(fi, e), e->namelen, e->ino,
+					    entry_ft(f, e));
 		else if (!fi->dir_rebuild && e->drop)
-			rc = osdfs__dir_remove(fs, dp, e->name, e->namelen);
+			rc = osdfs__dir_remove(fs, dp, fsck_ent_name(fi, e), e->namelen);
 		if (rc == -EEXIST || rc == -ENOENT)
 			rc = 0;
 	}

@@ -115,6 +115,7 @@ static int add_inode(struct fsck *f, uint64_t ino)
 		{ OSDFS__PAGE_INODE, OSDFS__ATTR_INODE, buf, sizeof(buf) },
 		{ OSDFS__PAGE_XATTR, OSDFS__ATTR_XATTR, NULL, OSDFS_XATTR_TOTAL_MAX + 1 },
 	};
+	struct osdfs__dinode di;
 	struct fsck_inode *ip;
 	int rc;
 
@@ -138,9 +139,11 @@ static int add_inode(struct fsck *f, uint64_t ino)
 		return 0; /* removed since the listing */
 	if (rc < 0)
 		return rc;
-	if (a[0].len == 0 || a[0].len > sizeof(buf) ||
-	    osdfs__inode_decode(&ip->d, buf, a[0].len) < 0)
+	if (a[0].len == 0 || a[0].len > sizeof(buf) || osdfs__inode_decode(&di, buf, a[0].len) < 0)
 		ip->bad = 1;
+	else
+		ip->d = (struct fsck_dinode){ di.mode, di.nlink, di.size, di.generation, di.parent,
+					      di.inline_len };
 	ip->bad_xattr = a[1].len != 0 && osdfs__xattr_check(f->xbuf, a[1].len) < 0;
 	rc = f->ops->size(f->impl, OSDFS__OID_BASE + ino, &ip->objlen);
 	if (rc < 0)
@@ -155,6 +158,22 @@ static int add_inode(struct fsck *f, uint64_t ino)
 	return 0;
 }
 
+/* Room for the inodes the partition says it holds, and a little more:
+ * doubling the array from empty would at its last step hold it twice
+ * (400 MB for 1M inodes). Without the memory the array grows as it goes. */
+static void reserve_inodes(struct fsck *f, uint64_t total)
+{
+	if (f->cap || total == 0 || total > SIZE_MAX / 2 / sizeof(*f->inodes))
+		return;
+	size_t want = (size_t)total + (size_t)total / 64 + 16;
+	struct fsck_inode *v = malloc(want * sizeof(*v));
+
+	if (v) {
+		f->inodes = v;
+		f->cap = want;
+	}
+}
+
 int osdfs__fsck_load_inodes(struct fsck *f)
 {
 	uint64_t ids[256], start = OSDFS__SUPER_OID + 1, next, total = 0;
@@ -165,6 +184,7 @@ int osdfs__fsck_load_inodes(struct fsck *f)
 	/* the partition's objects: the inodes and the superblock (an estimate) */
 	if (f->ops->statfs && f->ops->statfs(f->impl, &st) == 0 && st.objects > 0)
 		total = st.objects - 1;
+	reserve_inodes(f, total);
 	do {
 		rc = f->ops->list(f->impl, start, ids, sizeof(ids) / sizeof(ids[0]), &n, &next);
 		if (rc < 0)

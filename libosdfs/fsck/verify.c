@@ -31,7 +31,8 @@ static const char *file_path(struct fsck *f, const struct fsck_inode *ip, char *
 				continue;
 			osdfs__fsck_dir_path(f, dp, buf, size);
 			n = strlen(buf);
-			snprintf(buf + n, size - n, "%s%s", n == 1 ? "" : "/", e->name);
+			snprintf(buf + n, size - n, "%s%s", n == 1 ? "" : "/",
+				 fsck_ent_name(dp, e));
 			return buf;
 		}
 	}

@@ -355,6 +355,44 @@ START_TEST(directory_linked_twice)
 }
 END_TEST
 
+/* A directory outside the tree that names itself: found by the scan of
+ * unreached directories, then named for the first time by its own entry.
+ * It is read once (its entries counted once), and repair puts it in
+ * /lost+found with what it holds. */
+START_TEST(unreached_directory_names_itself)
+{
+	struct osdfs_fsck_report rep;
+	uint8_t blk[4096];
+	struct iovec iov = { blk, sizeof(blk) };
+	char path[64];
+	osdfs *fs;
+
+	ck_assert_int_eq(ops->read(impl, OID(OSDFS_ROOT_INO), 0, &iov, 1), 4096);
+	put_le64(blk + find_record(blk, sizeof(blk), "d"), ino_g); /* "/d" names g */
+	ck_assert_int_eq(ops->write(impl, OID(OSDFS_ROOT_INO), 0, &iov, 1, NULL, 0), 4096);
+	edit_f2_record("f2", ino_d);
+	ck_assert_int_eq(run_fsck(0, &rep), -EUCLEAN);
+	/* d's entries counted once: no "index counts 3 entries, found 6" */
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_COUNTERS], 0);
+	/* its own entry is no parent of it: no parent pointer "should be" d */
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_PARENT], 0);
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_DUPLICATE_ENTRY], 1);
+	snprintf(path, sizeof(path), "#%llu/f2: another link to directory inode %llu",
+		 (unsigned long long)ino_d, (unsigned long long)ino_d);
+	ck_assert_msg(strstr(last_msg[OSDFS_FSCK_DUPLICATE_ENTRY], path), "%s",
+		      last_msg[OSDFS_FSCK_DUPLICATE_ENTRY]);
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_ORPHAN], 2);   /* d, and f2 its record named */
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_LINK_COUNT], 2);
+	ck_assert_uint_eq(rep.total, 5);
+	ck_assert_int_eq(run_fsck(1, &rep), 0);
+	assert_clean();
+	fs = mount_fs();
+	snprintf(path, sizeof(path), "/lost+found/#%llu/f1", (unsigned long long)ino_d);
+	read_back(fs, path, "one");
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+}
+END_TEST
+
 START_TEST(wrong_parent_pointer)
 {
 	struct osdfs_fsck_report rep;
@@ -657,6 +695,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, corrupt_directory_block);
 	tcase_add_test(tc, stored_dot_record);
 	tcase_add_test(tc, directory_linked_twice);
+	tcase_add_test(tc, unreached_directory_names_itself);
 	tcase_add_test(tc, wrong_parent_pointer);
 	tcase_add_test(tc, corrupt_index_of_large_directory);
 	tcase_add_test(tc, broken_record_chain);
