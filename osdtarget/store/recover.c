@@ -234,6 +234,11 @@ static void replay(struct osd_store *st, struct replay *rp, int salvage)
 			if (apply(st, &rec) == 0) {
 				rp->applied++;
 				off += n;
+				/* records load the objects they change from the
+				 * checkpoint: the hash grows with them (nothing
+				 * reads it concurrently while the store opens) */
+				if (st->nobjs >= st->hash_size)
+					osd__ns_reserve(st, 2 * st->nobjs);
 				continue;
 			}
 			why = "a record that does not apply";
