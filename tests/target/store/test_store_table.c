@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "checksum/crc32c.h"
@@ -262,6 +263,33 @@ START_TEST(t_skewed_ids)
 	}
 	ck_assert_int_eq(osd_store_object_list(st, P1, 2, 0, got, 1, &count, &next), 0);
 	ck_assert_uint_eq(got[0], ids[0]);
+}
+END_TEST
+
+/* A crash after changes to 3,000 objects on disk: the replay loads each,
+ * and the object hash grows with them (it stayed at its first 1,024 slots,
+ * and a replay at 10M objects walked chains of thousands). */
+START_TEST(t_replay_grows_hash)
+{
+	make_objects(3000);
+	reopen(CACHE);
+	osd_store_close(st);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		st = open_cache(0, CACHE, 0);
+		for (unsigned i = 0; i < 3000; i++)
+			set_val(O1 + i, 2);
+		_exit(osd_store_flush_all(st) == 0 ? 0 : 1); /* no close: a crash */
+	}
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	st = open_cache(0, CACHE, 0);
+	ck_assert_uint_ge(st->nobjs, 3000);
+	ck_assert_uint_ge(st->hash_size, st->nobjs);
+	for (unsigned i = 0; i < 3000; i++)
+		expect_val(O1 + i, 2);
 }
 END_TEST
 
@@ -527,6 +555,7 @@ int main(void)
 	tcase_add_test(tc, t_bytes);
 	tcase_add_test(tc, t_cold_open);
 	tcase_add_test(tc, t_skewed_ids);
+	tcase_add_test(tc, t_replay_grows_hash);
 	tcase_add_test(tc, t_changed_kept);
 	tcase_add_test(tc, t_compact_copies);
 	tcase_add_test(tc, t_file_of_cold_object);
