@@ -45,6 +45,8 @@
 #define LIST_WALKS 5
 #define RO_OBJECTS 2000u          /* objects the read-only pass touches */
 #define KILL_OBJECTS 5000u        /* objects the killed writer creates and writes */
+#define UPD_OPS 500000u           /* SET ATTRIBUTES the killed updater sends */
+#define UPD_PAGE 0x10010u         /* the user page it sets a value in */
 #define REC_HDR 9u                /* CRC32C(4) | length(4) | type(1) */
 #define KILL_BASE 0x100000000ULL  /* ids of the killed writer's objects */
 #define SMALL_BASE 0x200000000ULL /* ids of the small-object runs */
@@ -52,6 +54,7 @@
 struct figures {
 	double build_s, fs_build_s;
 	double open_s, open_kill_s;
+	double open_upd_s, upd_rss_mib, upd_log_mib; /* after the killed updater */
 	double rss_mib, hwm_mib;
 	double list_s;
 	uint64_t listed;
@@ -409,12 +412,48 @@ static void killed_writer(struct scale *s, unsigned n, int ready)
 		pause();
 }
 
-static void measure_open_after_kill(struct scale *s, unsigned n, struct figures *f)
+/* An updater killed with SIGKILL once it has sent UPD_OPS SET ATTRIBUTES to
+ * objects picked at random among the N (on disk since the build): the open
+ * replays a log whose every record changes an object it must load. */
+static void killed_updater(struct scale *s, unsigned n, int ready)
+{
+	char dir[600];
+	osd_target *tgt;
+	osd_dev *dev;
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	uint8_t v[16] = { 0 };
+
+	open_store(s, n, "objects", dir, sizeof(dir), &tgt, &dev);
+	for (unsigned i = 0; i < UPD_OPS; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		struct osd_obj_id o = { PID, OSD_FIRST_ID + x % n };
+		osd_req *req;
+		int rc = osd_req_set_attributes(&req, dev, &o);
+
+		memcpy(v, &i, sizeof(i));
+		if (rc == 0 && (rc = osd_req_add_set_attr(req, UPD_PAGE, 1, v, sizeof(v))))
+			osd_req_free(req);
+		if (rc)
+			bench_die(MODE, "set attributes", rc, dev);
+		bench_exec_or_die(MODE, dev, req, "set attributes");
+	}
+	flush_osd(dev);
+	if (write(ready, "k", 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+/* Runs @p child until it says it is ready, kills it with SIGKILL and times
+ * the open of the store it left; the target stays open in *tgt, *dev. */
+static double open_after_kill(struct scale *s, unsigned n,
+			      void (*child)(struct scale *, unsigned, int), osd_target **tgt,
+			      osd_dev **dev)
 {
 	char dir[600], c;
 	int pfd[2];
-	osd_target *tgt;
-	osd_dev *dev;
 
 	if (pipe(pfd))
 		bench_die(MODE, "pipe", -errno, NULL);
@@ -424,19 +463,40 @@ static void measure_open_after_kill(struct scale *s, unsigned n, struct figures 
 		bench_die(MODE, "fork", -errno, NULL);
 	if (pid == 0) {
 		close(pfd[0]);
-		killed_writer(s, n, pfd[1]);
+		child(s, n, pfd[1]);
 	}
 	close(pfd[1]);
 	if (read(pfd[0], &c, 1) != 1)
-		bench_die(MODE, "killed writer", -EIO, NULL);
+		bench_die(MODE, "killed process", -EIO, NULL);
 	close(pfd[0]);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	path_of(dir, sizeof(dir), s, n, "objects");
 	uint64_t t0 = bench_now_ns();
 
-	open_dev(dir, &tgt, &dev);
-	f->open_kill_s = secs(t0);
+	open_dev(dir, tgt, dev);
+	return secs(t0);
+}
+
+static void measure_open_after_kill(struct scale *s, unsigned n, struct figures *f)
+{
+	osd_target *tgt;
+	osd_dev *dev;
+
+	f->open_kill_s = open_after_kill(s, n, killed_writer, &tgt, &dev);
+	close_dev(tgt, dev);
+}
+
+static void measure_open_after_updates(struct scale *s, unsigned n, struct figures *f)
+{
+	char dir[600];
+	osd_target *tgt;
+	osd_dev *dev;
+
+	f->open_upd_s = open_after_kill(s, n, killed_updater, &tgt, &dev);
+	f->upd_rss_mib = proc_mib("VmRSS");
+	path_of(dir, sizeof(dir), s, n, "objects");
+	f->upd_log_mib = (double)file_size(dir, "log") / (1 << 20);
 	close_dev(tgt, dev);
 }
 
@@ -636,6 +696,10 @@ static void report(struct scale *s)
 		{ "peak resident memory (VmHWM) <= 256 MiB", "MiB", AT_MOST, 256, OFF(hwm_mib) },
 		{ "open after a clean close <= 1 s", "s", AT_MOST, 1, OFF(open_s) },
 		{ "open after kill -9 of a writer <= 1 s", "s", AT_MOST, 1, OFF(open_kill_s) },
+		{ "open after kill -9 of 500k random SET ATTRIBUTES <= 1 s", "s", AT_MOST, 1,
+		  OFF(open_upd_s) },
+		{ "resident memory after that open <= 256 MiB", "MiB", AT_MOST, 256,
+		  OFF(upd_rss_mib) },
 		{ "full LIST walk: <= 12x the time per 10x objects", "s", LINEAR, 1.2, OFF(list_s) },
 		{ "osdfs fsck: <= 12x the time per 10x objects", "s", LINEAR, 1.2, OFF(fsck_s) },
 		{ "log bytes appended by a read-only pass = 0", "B", EQUAL, 0, OFF(ro_d) },
@@ -669,6 +733,9 @@ static void report(struct scale *s)
 	printf("\n  %-52s", "osdfs resident memory after the ops (MiB)");
 	for (int i = 0; i < s->ncounts; i++)
 		printf(" %10.1f", s->f[i].fs_rss_mib);
+	printf("\n  %-52s", "log the killed updater left (MiB, not a goal)");
+	for (int i = 0; i < s->ncounts; i++)
+		printf(" %10.1f", s->f[i].upd_log_mib);
 	printf("\n");
 	for (size_t i = 0; i < sizeof(goals) / sizeof(goals[0]); i++)
 		print_goal(s, &goals[i]);
@@ -782,6 +849,7 @@ int osd_bench_scale(int argc, char **argv)
 		}
 		in_child(measure_open_after_kill, &s, n, f);
 		in_child(measure_small, &s, n, f);
+		in_child(measure_open_after_updates, &s, n, f);
 		in_child(measure_fs, &s, n, f);
 		if (bench_verbose)
 			fprintf(stderr, "osd-bench %s: %u objects done\n", MODE, n);
