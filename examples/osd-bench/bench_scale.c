@@ -45,7 +45,6 @@
 #define LIST_WALKS 5
 #define RO_OBJECTS 2000u          /* objects the read-only pass touches */
 #define KILL_OBJECTS 5000u        /* objects the killed writer creates and writes */
-#define UPD_OPS 500000u           /* SET ATTRIBUTES the killed updater sends */
 #define UPD_PAGE 0x10010u         /* the user page it sets a value in */
 #define REC_HDR 9u                /* CRC32C(4) | length(4) | type(1) */
 #define KILL_BASE 0x100000000ULL  /* ids of the killed writer's objects */
@@ -75,6 +74,7 @@ struct scale {
 	unsigned small;        /* objects per small-object run */
 	unsigned flush_every;  /* FLUSH OSD after this many small objects */
 	unsigned ops;          /* osdfs lookups, negative lookups, creates */
+	unsigned updates;      /* SET ATTRIBUTES of the killed updater */
 	int keep;
 	struct figures f[MAX_COUNTS];
 };
@@ -412,7 +412,7 @@ static void killed_writer(struct scale *s, unsigned n, int ready)
 		pause();
 }
 
-/* An updater killed with SIGKILL once it has sent UPD_OPS SET ATTRIBUTES to
+/* An updater killed with SIGKILL once it has sent --updates SET ATTRIBUTES to
  * objects picked at random among the N (on disk since the build): the open
  * replays a log whose every record changes an object it must load. */
 static void killed_updater(struct scale *s, unsigned n, int ready)
@@ -424,7 +424,7 @@ static void killed_updater(struct scale *s, unsigned n, int ready)
 	uint8_t v[16] = { 0 };
 
 	open_store(s, n, "objects", dir, sizeof(dir), &tgt, &dev);
-	for (unsigned i = 0; i < UPD_OPS; i++) {
+	for (unsigned i = 0; i < s->updates; i++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
@@ -696,7 +696,7 @@ static void report(struct scale *s)
 		{ "peak resident memory (VmHWM) <= 256 MiB", "MiB", AT_MOST, 256, OFF(hwm_mib) },
 		{ "open after a clean close <= 1 s", "s", AT_MOST, 1, OFF(open_s) },
 		{ "open after kill -9 of a writer <= 1 s", "s", AT_MOST, 1, OFF(open_kill_s) },
-		{ "open after kill -9 of 500k random SET ATTRIBUTES <= 1 s", "s", AT_MOST, 1,
+		{ "open after kill -9 of an updater (see above) <= 1 s", "s", AT_MOST, 1,
 		  OFF(open_upd_s) },
 		{ "resident memory after that open <= 256 MiB", "MiB", AT_MOST, 256,
 		  OFF(upd_rss_mib) },
@@ -714,9 +714,10 @@ static void report(struct scale *s)
 	printf("osd-bench --scale: software target in %s via loopback, OSD-2, no security\n",
 	       s->base);
 	printf("  each figure measured in a fresh process; small objects: FLUSH OSD every %u\n"
-	       "  objects (%u objects per run); osdfs: %u lookups, negative lookups and\n"
+	       "  objects (%u objects per run); updater: %u SET ATTRIBUTES of objects picked\n"
+	       "  at random, then SIGKILL; osdfs: %u lookups, negative lookups and\n"
 	       "  creates (then osdfs_sync) in one directory of N files\n\n",
-	       s->flush_every, s->small, s->ops);
+	       s->flush_every, s->small, s->updates, s->ops);
 	printf("  %-52s", "objects (N)");
 	for (int i = 0; i < s->ncounts; i++)
 		printf(" %10u", s->counts[i]);
@@ -773,7 +774,7 @@ static int parse_counts(struct scale *s, char *arg)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: osd-bench --scale [--objects N,N,...] [--dir DIR] [--small N]\n"
-		   "                         [--flush-every N] [--ops N] [--keep]\n"
+		   "                         [--flush-every N] [--ops N] [--updates N] [--keep]\n"
 		   "  --objects LIST   object counts, k and M suffixes (default 100k,1M;\n"
 		   "                   at most 4; 10M works but takes long); ratios are to\n"
 		   "                   the first count\n"
@@ -782,6 +783,8 @@ static void usage(FILE *f)
 		   "  --small N        objects per small-object run (default 20000)\n"
 		   "  --flush-every N  FLUSH OSD after every N small objects (default 1000)\n"
 		   "  --ops N          osdfs lookups, negative lookups and creates (default 20000)\n"
+		   "  --updates N      SET ATTRIBUTES of the updater killed before an open\n"
+		   "                   (default 500000)\n"
 		   "  --keep           keep the stores (their path is printed)\n");
 }
 
@@ -793,12 +796,13 @@ int osd_bench_scale(int argc, char **argv)
 		{ "small", required_argument, NULL, 's' },
 		{ "flush-every", required_argument, NULL, 'f' },
 		{ "ops", required_argument, NULL, 'p' },
+		{ "updates", required_argument, NULL, 'u' },
 		{ "keep", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct scale s = { .counts = { 100000, 1000000 }, .ncounts = 2, .small = 20000,
-				  .flush_every = 1000, .ops = 20000 };
+				  .flush_every = 1000, .ops = 20000, .updates = 500000 };
 	int c, rc;
 
 	s.base = getenv("TMPDIR");
@@ -822,6 +826,10 @@ int osd_bench_scale(int argc, char **argv)
 			break;
 		case 'p':
 			if (bench_parse_count(MODE, optarg, 10000000, &s.ops) < 0)
+				return 2;
+			break;
+		case 'u':
+			if (bench_parse_count(MODE, optarg, 100000000, &s.updates) < 0)
 				return 2;
 			break;
 		case 'k': s.keep = 1; break;

@@ -174,6 +174,13 @@ struct osd_store {
 	pthread_rwlock_t ns;
 	pthread_mutex_t hash_mu;   /* the hash, while objects load under st->ns held for reading */
 	int ckfd;                  /* the checkpoint objects load from (table.c); -1: none */
+	/* log records a replay left for their objects (pending.c) */
+	pthread_mutex_t pend_mu;
+	struct osd__pend_obj *pend;
+	size_t pend_cap, pend_used;
+	struct osd__pend_off *pend_offs;
+	size_t pend_noffs, pend_offs_cap;
+	int pend_fd;               /* the log they are in, read-only; -1: none */
 	size_t cache_max;          /* objects kept in memory beyond those that must be */
 	atomic_size_t loads;       /* objects loaded since the last trim */
 	atomic_size_t trim_step;   /* ...from which the next call trims (osd__ns_trim) */
@@ -321,6 +328,28 @@ struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid);
 void osd__obj_put(struct osd_store *st, struct osd__obj *obj);
 struct osd__part *osd__ns_part(struct osd_store *st, uint64_t pid);
 int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec);
+
+/* Apply an ATTR, ATTRS or QUOTA record to @p o itself (a deferred one). */
+int osd__ns_apply_to(struct osd_store *st, struct osd__obj *o, const struct osd__rec *rec);
+/* 1 if (pid, oid) is not in memory and has records in the checkpoint
+ * (*type its type). */
+int osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid, uint8_t *type);
+/* 1 for a well-formed ATTR, ATTRS or QUOTA record (osd__ns_apply_to's). */
+int osd__ns_deferrable(const struct osd__rec *rec);
+
+/* pending.c: log records a replay left for their objects */
+/* Note the record at log offset @p off for (pid, oid) (the replay only). */
+int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off);
+int osd__pend_has(struct osd_store *st, uint64_t pid, uint64_t oid);
+/* Apply the records noted for @p o, in log order: 0, or -EUCLEAN with *bad
+ * the offset of one that cannot be read back or applied; -ENOMEM. */
+int osd__pend_apply(struct osd_store *st, struct osd__obj *o, uint64_t *bad);
+/* Forget the records of (pid, oid): its object holds them now. */
+void osd__pend_take(struct osd_store *st, uint64_t pid, uint64_t oid);
+/* Open the log read-only for the records noted in it. */
+int osd__pend_open(struct osd_store *st);
+/* Forget every record (a checkpoint holds them) and close the log. */
+void osd__pend_clear(struct osd_store *st);
 
 /* table.c: the indexed checkpoint (version 2) */
 #define OSD__CKPT_VERSION 2u

@@ -6,6 +6,7 @@
  * osd__ns_apply().
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,6 +82,36 @@ struct osd__obj *osd__ns_lookup(struct osd_store *st, uint64_t pid, uint64_t oid
 static size_t id_lower(const struct osd__part *p, uint64_t id);
 
 /*
+ * @p o, just loaded from the checkpoint, with the log records a replay left
+ * for it applied (pending.c). One that cannot be read back or applied
+ * leaves an object that fails whole with -EIO, as damaged checkpoint
+ * records do (table.c), never one answering from part of its changes.
+ */
+static struct osd__obj *with_pending(struct osd_store *st, struct osd__part *p,
+				     struct osd__obj *o)
+{
+	uint64_t bad = 0;
+	int err = o->meta_bad ? 0 : osd__pend_apply(st, o, &bad);
+	if (!err)
+		return o;
+	uint64_t oid = o->oid;
+	enum osd_obj_type type = (enum osd_obj_type)o->type;
+	osd__ns_obj_free(o);
+	if (err == -ENOMEM)
+		return NULL;
+	osd__store_note(st, OSD_STORE_LOG_ERR, "%s/log: the record at byte %" PRIu64 " that "
+			"changes object 0x%" PRIx64 " in partition 0x%" PRIx64 " cannot be read "
+			"back or applied (%s): the object cannot be used; open the store with "
+			"salvage (osd-targetd --salvage) to replay what is intact", st->path, bad,
+			oid, p->pid, strerror(-err));
+	if (!(o = osd__ns_obj_new(p->pid, oid, type)))
+		return NULL;
+	o->part = p;
+	o->meta_bad = 1;
+	return o;
+}
+
+/*
  * The object, loaded from the checkpoint when only its index entry is in
  * memory. Callers hold st->ns (read or write), which keeps it there: only
  * osd__ns_trim() drops objects, holding st->ns for writing.
@@ -95,11 +126,28 @@ struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 	if (!p || i >= p->nids || p->ids[i].id != oid || !p->ids[i].off)
 		return NULL;
 	o = osd__table_obj(st, p, &p->ids[i]);
+	if (o && !(o = with_pending(st, p, o)))
+		return NULL;
 	if (o) {
-		o = osd__ns_adopt(st, o);
+		struct osd__obj *in = osd__ns_adopt(st, o);
+		if (in == o)
+			osd__pend_take(st, pid, oid); /* published: what it applied is its own */
+		o = in;
 		atomic_fetch_add(&st->loads, 1);
 	}
 	return o;
+}
+
+int osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid, uint8_t *type)
+{
+	if (!pid || !oid || st->ckfd < 0 || osd__ns_lookup(st, pid, oid))
+		return 0;
+	struct osd__part *p = osd__ns_part(st, pid);
+	size_t i = p ? id_lower(p, oid) : 0;
+	if (!p || i >= p->nids || p->ids[i].id != oid || !p->ids[i].off)
+		return 0;
+	*type = (uint8_t)p->ids[i].type;
+	return 1;
 }
 
 struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid)
@@ -434,28 +482,76 @@ static int ns_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64
  * then zero or more such entries. The whole record is checked before any
  * of it applies.
  */
-static int ns_apply_attrs(struct osd_store *st, const uint8_t *b, uint32_t n, int pack)
+/* An ATTRS or PACK record's attribute entries fill it exactly. */
+static int attrs_valid(const uint8_t *b, uint32_t n, int pack)
 {
 	uint32_t off = pack ? OSD__PACK_HDR : OSD__ATTRS_HDR;
 	if (pack ? n < off : n <= off)
-		return -EBADMSG;
+		return 0;
 	while (off < n) {
 		if (n - off < OSD__ATTRS_ENT)
-			return -EBADMSG;
+			return 0;
 		uint32_t len = osd__get_be16(b + off + 8);
 		if (len > OSD_STORE_ATTR_MAX || n - off - OSD__ATTRS_ENT < len)
-			return -EBADMSG;
+			return 0;
 		off += OSD__ATTRS_ENT + len;
 	}
-	struct osd__obj *o = osd__ns_find(st, osd__get_be64(b), osd__get_be64(b + 8));
-	if (!o)
-		return -ENOENT;
-	int r = pack ? osd__pack_apply(st, o, b) : 0;
-	off = pack ? OSD__PACK_HDR : OSD__ATTRS_HDR;
+	return 1;
+}
+
+static int attrs_put(struct osd__obj *o, const uint8_t *b, uint32_t n, uint32_t off)
+{
+	int r = 0;
 	for (; off < n && !r; off += OSD__ATTRS_ENT + osd__get_be16(b + off + 8))
 		r = osd__attr_put(o, osd__get_be32(b + off), osd__get_be32(b + off + 4),
 				  b + off + OSD__ATTRS_ENT, osd__get_be16(b + off + 8));
 	return r;
+}
+
+int osd__ns_deferrable(const struct osd__rec *rec)
+{
+	switch (rec->type) {
+	case OSD__REC_ATTR:
+		return rec->len >= 24;
+	case OSD__REC_ATTRS:
+		return attrs_valid(rec->payload, rec->len, 0);
+	case OSD__REC_QUOTA:
+		return rec->len == 24;
+	default:
+		return 0;
+	}
+}
+
+static int ns_apply_attrs(struct osd_store *st, const uint8_t *b, uint32_t n, int pack)
+{
+	if (!attrs_valid(b, n, pack))
+		return -EBADMSG;
+	struct osd__obj *o = osd__ns_find(st, osd__get_be64(b), osd__get_be64(b + 8));
+	if (!o)
+		return -ENOENT;
+	int r = pack ? osd__pack_apply(st, o, b) : 0;
+	return r ? r : attrs_put(o, b, n, pack ? OSD__PACK_HDR : OSD__ATTRS_HDR);
+}
+
+int osd__ns_apply_to(struct osd_store *st, struct osd__obj *o, const struct osd__rec *rec)
+{
+	const uint8_t *b = rec->payload;
+	uint32_t n = rec->len;
+	(void)st;
+	switch (rec->type) {
+	case OSD__REC_ATTR:
+		return n < 24 ? -EUCLEAN : osd__attr_put(o, osd__get_be32(b + 16),
+							 osd__get_be32(b + 20), b + 24, n - 24);
+	case OSD__REC_ATTRS:
+		return attrs_valid(b, n, 0) ? attrs_put(o, b, n, OSD__ATTRS_HDR) : -EUCLEAN;
+	case OSD__REC_QUOTA:
+		if (n != 24 || (o->type != OSD_OBJ_USER && o->type != OSD_OBJ_PARTITION))
+			return -EUCLEAN;
+		o->quota = osd__get_be64(b + 16);
+		return 0;
+	default:
+		return -EUCLEAN;
+	}
 }
 
 int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)

@@ -47,6 +47,9 @@ struct replay {
 	size_t skipped_recs, skipped_bytes, regions; /* salvage */
 	size_t released;    /* pages of buf before this offset were given back */
 	size_t start;       /* the first record (0: after the file header) */
+	int defer;          /* the log after a good checkpoint: changes of objects on
+			       disk wait for them (pending.c) */
+	size_t deferred;    /* records left for their objects */
 };
 
 static int type_ok(const struct replay *rp, uint8_t t)
@@ -148,9 +151,31 @@ int osd__recover_gone(struct osd_store *st, uint64_t gen)
 	return 0;
 }
 
-/* Apply a record; a REMOVE's data file is then provably garbage. */
-static int apply(struct osd_store *st, const struct osd__rec *rec)
+/*
+ * A change of attributes or quota of an object on disk is noted, not
+ * applied: the object is not loaded for it (pending.c). 1 if noted; 0 to
+ * apply it now (any other record, an object in memory, no memory).
+ */
+static int defer(struct osd_store *st, const struct osd__rec *rec, size_t off)
 {
+	uint8_t type;
+	if (!osd__ns_deferrable(rec))
+		return 0;
+	uint64_t pid = osd__get_be64(rec->payload), oid = osd__get_be64(rec->payload + 8);
+	if (!osd__ns_on_disk(st, pid, oid, &type) ||
+	    (rec->type == OSD__REC_QUOTA && type != OSD_OBJ_USER))
+		return 0;
+	return osd__pend_open(st) == 0 && osd__pend_add(st, pid, oid, off) == 0;
+}
+
+/* Apply a record; a REMOVE's data file is then provably garbage. */
+static int apply(struct osd_store *st, struct replay *rp, const struct osd__rec *rec,
+		 size_t off)
+{
+	if (rp->defer && defer(st, rec, off)) {
+		rp->deferred++;
+		return 0;
+	}
 	if (rec->type == OSD__REC_OBJ_REMOVE && rec->len == 16) {
 		struct osd__obj *o = osd__ns_find(st, osd__get_be64(rec->payload),
 						  osd__get_be64(rec->payload + 8));
@@ -231,7 +256,7 @@ static void replay(struct osd_store *st, struct replay *rp, int salvage)
 			}
 			why = "an END record that does not match";
 		} else if (n) {
-			if (apply(st, &rec) == 0) {
+			if (apply(st, rp, &rec, off) == 0) {
 				rp->applied++;
 				off += n;
 				/* records load the objects they change from the
@@ -470,7 +495,8 @@ static int load_log_strict(struct osd_store *st)
 	/* A version 1 log (an older build's) stays version 1 until the next
 	 * checkpoint: what is appended to it is what that build can read. */
 	st->log_attrs = version >= OSD__LOG_VERSION;
-	struct replay rp = { .name = "log", .buf = buf, .len = len, .attrs = st->log_attrs };
+	struct replay rp = { .name = "log", .buf = buf, .len = len, .attrs = st->log_attrs,
+			     .defer = 1 };
 	replay(st, &rp, 0);
 	int torn = rp.damaged && torn_tail(&rp);
 	free(buf);

@@ -297,6 +297,11 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
 	st->epoch = epoch;
 	st->ckpt_size = size;
 	osd__log_switch(&st->log, logfd, OSD__FILE_HDR);
+	/* objects load from the new checkpoint, which holds what the records a
+	 * replay left did; when it could not be read back they still load from
+	 * the old one, and the records stay readable through pend_fd */
+	if (!e)
+		osd__pend_clear(st);
 	return 0;
 }
 
@@ -521,7 +526,9 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	pthread_rwlock_init(&st->ns, &ra);
 	pthread_rwlockattr_destroy(&ra);
 	pthread_mutex_init(&st->hash_mu, NULL);
+	pthread_mutex_init(&st->pend_mu, NULL);
 	st->ckfd = -1;
+	st->pend_fd = -1;
 	st->cache_max = o->meta_cache ? o->meta_cache : OSD_STORE_META_CACHE;
 	atomic_init(&st->trim_step, st->cache_max / 4 ? st->cache_max / 4 : 1);
 	pthread_mutex_init(&st->lru_mu, NULL);
@@ -788,6 +795,7 @@ void osd_store_close(struct osd_store *st)
 	osd__data_close_ranges(st, UINT64_MAX); /* every sidecar clean, the references dropped */
 	close_all_fds(st);
 	osd__ns_free(st);
+	osd__pend_clear(st);
 	drop_unlinks(st);
 	osd__pack_close(st);
 	free(st->pack_ckpt);
@@ -802,6 +810,7 @@ void osd_store_close(struct osd_store *st)
 	pthread_rwlock_destroy(&st->ns);
 	osd__lru_destroy(&st->fds);
 	pthread_mutex_destroy(&st->hash_mu);
+	pthread_mutex_destroy(&st->pend_mu);
 	pthread_mutex_destroy(&st->lru_mu);
 	pthread_mutex_destroy(&st->dirty_mu);
 	pthread_mutex_destroy(&st->unlink_mu);
@@ -842,6 +851,7 @@ int osd_store_format(struct osd_store *st, uint64_t capacity)
 	osd__data_close_ranges(st, UINT64_MAX); /* and the open list's */
 	uint64_t next_gen = st->next_gen;
 	osd__ns_free(st);
+	osd__pend_clear(st);
 	close_all_fds(st);
 	int r = osd__ns_init(st);
 	if (!r) {

@@ -445,6 +445,26 @@ static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
 	return off == end || end == UINT64_MAX ? 0 : meta_bad_msg(st, p->pid, e);
 }
 
+/* An object on disk with log records a replay left for it (pending.c):
+ * loaded apart, the records applied, written from memory, freed. */
+static int write_pending(struct osd_store *st, struct writer *w, struct osd__part *p,
+			 const struct osd__id *e, unsigned *flags)
+{
+	uint64_t bad = 0;
+	struct osd__obj *t = osd__table_obj(st, p, e);
+	if (!t)
+		return -ENOMEM;
+	int err = t->meta_bad ? meta_bad_msg(st, p->pid, e) : osd__pend_apply(st, t, &bad);
+	if (err == -EUCLEAN && !t->meta_bad)
+		osd__store_msg(st, "checkpoint: the log record at byte %" PRIu64 " that changes "
+			       "object 0x%" PRIx64 " in partition 0x%" PRIx64 " cannot be read back "
+			       "or applied", bad, e->id, p->pid);
+	if (!err)
+		*flags = write_obj(st, w, t);
+	osd__ns_obj_free(t);
+	return err;
+}
+
 static void index_ent(struct writer *x, uint64_t id, uint64_t off, unsigned flags, unsigned type)
 {
 	uint8_t *d = wr_room(x, ENT_LEN);
@@ -486,16 +506,18 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 			const struct osd__id *e = &p->ids[k];
 			struct osd__obj *o = osd__ns_lookup(st, p->pid, e->id);
 			uint64_t off = wr_pos(w);
-			unsigned flags = 0;
+			unsigned flags = e->flags;
 			if (o && o->meta_bad)
 				err = meta_bad_msg(st, p->pid, e);
 			else if (o)
 				flags = write_obj(st, w, o);
+			else if (e->off && st->ckfd >= 0 && osd__pend_has(st, p->pid, e->id))
+				err = write_pending(st, w, p, e, &flags);
 			else if (e->off && st->ckfd >= 0)
 				err = copy_obj(st, w, &r, p, e);
 			else
 				err = -EUCLEAN; /* neither in memory nor on disk: a bug */
-			index_ent(x, e->id, off, o ? flags : e->flags, e->type);
+			index_ent(x, e->id, off, flags, e->type);
 		}
 	}
 	rd_free(&r);

@@ -15,7 +15,7 @@ trap 'rm -rf "$scratch"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$BENCH" --scale --objects 2k,20k --small 500 --flush-every 100 --ops 500 \
-	--dir "$scratch" 2>&1)
+	--updates 3000 --dir "$scratch" 2>&1)
 rc=$?
 echo "$out"
 [ $rc = 0 ] || fail "osd-bench --scale exited $rc"
@@ -26,6 +26,8 @@ for goal in "resident memory after open \+ LIST <= 256 MiB" \
 	"peak resident memory \(VmHWM\) <= 256 MiB" \
 	"open after a clean close <= 1 s" \
 	"open after kill -9 of a writer <= 1 s" \
+	"open after kill -9 of an updater \(see above\) <= 1 s" \
+	"resident memory after that open <= 256 MiB" \
 	"full LIST walk: <= 12x the time per 10x objects" \
 	"osdfs fsck: <= 12x the time per 10x objects" \
 	"log bytes appended by a read-only pass = 0" \
@@ -48,12 +50,15 @@ echo "$out" | awk '/^  log records per first 4 KiB WRITE <= 1 / {
 	fail "a first 4 KiB WRITE appended more than 1 log record (or none)"
 echo "$out" | grep -Eq "^  osdfs st_blocks of 2 MiB in 20 GiB = 2 MiB +2[.0-9]* +2[.0-9]* +MiB .* met$" ||
 	fail "st_blocks of the sparse file is not the 2 MiB it uses"
+echo "$out" | grep -q "updater: 3000 SET ATTRIBUTES" || fail "the header does not name --updates"
 [ -z "$(ls -A "$scratch")" ] || fail "left behind: $(ls -A "$scratch")"
 
 "$BENCH" --scale --objects 0 >/dev/null 2>&1
 [ $? = 2 ] || fail "--objects 0 not refused with 2"
 "$BENCH" --scale --objects 1k,2k,3k,4k,5k >/dev/null 2>&1
 [ $? = 2 ] || fail "five counts not refused with 2"
+"$BENCH" --scale --updates 0 >/dev/null 2>&1
+[ $? = 2 ] || fail "--updates 0 not refused with 2"
 "$BENCH" --scale --bogus >/dev/null 2>&1
 [ $? = 2 ] || fail "an unknown option not refused with 2"
 "$BENCH" --scale --help | grep -q -- "--objects LIST" || fail "--help lacks --objects"

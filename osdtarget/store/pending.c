@@ -1,0 +1,205 @@
+/*
+ * Log records waiting for their object (docs/target-store.md, "Deferred
+ * replay"). The replay of a log after a crash does not load an object on
+ * disk to apply a change of its attributes or quota: it notes where the
+ * record is in the log, and the record is applied when the object loads
+ * (osd__ns_find) or when a checkpoint writes it. An open after a crash then
+ * reads the log once and loads nothing for it, and the objects the log
+ * changed do not all sit in memory at once.
+ *
+ * A hash of objects (open addressing, linear probing; a taken object is a
+ * tombstone) with a chain of log offsets each, in log order. Written only by
+ * the replay (one thread) and emptied by a checkpoint (st->ns held for
+ * writing); loads under st->ns held for reading read and take entries under
+ * st->pend_mu.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/byteorder.h"
+#include "store/internal.h"
+
+struct osd__pend_obj {
+	uint64_t pid, oid;
+	uint32_t head, tail;       /* 1-based indexes into st->pend_offs; head 0: taken */
+};
+
+struct osd__pend_off {
+	uint64_t off;
+	uint32_t next;             /* 1-based; 0: last */
+};
+
+static size_t pend_slot(const struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	uint64_t h = pid * 0x9E3779B97F4A7C15ULL ^ oid;
+	h ^= h >> 31;
+	h *= 0xD6E8FEB86659FD93ULL;
+	h ^= h >> 32;
+	return (size_t)h & (st->pend_cap - 1);
+}
+
+/* The object's slot, or the empty slot where it would go. */
+static struct osd__pend_obj *pend_at(const struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	for (size_t i = pend_slot(st, pid, oid);; i = (i + 1) & (st->pend_cap - 1)) {
+		struct osd__pend_obj *e = &st->pend[i];
+		if ((e->pid == pid && e->oid == oid) || (!e->pid && !e->oid))
+			return e;
+	}
+}
+
+/* Twice the slots once half are used (tombstones included). */
+static int pend_grow(struct osd_store *st)
+{
+	if (st->pend_cap && 2 * (st->pend_used + 1) <= st->pend_cap)
+		return 0;
+	size_t old = st->pend_cap, cap = old ? 2 * old : 1024;
+	struct osd__pend_obj *was = st->pend, *tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	st->pend = tab;
+	st->pend_cap = cap;
+	st->pend_used = 0;
+	for (size_t i = 0; i < old; i++)
+		if (was[i].head) {
+			*pend_at(st, was[i].pid, was[i].oid) = was[i];
+			st->pend_used++;
+		}
+	free(was);
+	return 0;
+}
+
+int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off)
+{
+	if (st->pend_noffs == st->pend_offs_cap) {
+		size_t cap = st->pend_offs_cap ? 2 * st->pend_offs_cap : 4096;
+		struct osd__pend_off *o;
+		if (cap > UINT32_MAX || !(o = realloc(st->pend_offs, cap * sizeof(*o))))
+			return -ENOMEM;
+		st->pend_offs = o;
+		st->pend_offs_cap = cap;
+	}
+	if (pend_grow(st))
+		return -ENOMEM;
+	struct osd__pend_obj *e = pend_at(st, pid, oid);
+	uint32_t k = (uint32_t)++st->pend_noffs;
+	st->pend_offs[k - 1] = (struct osd__pend_off){ off, 0 };
+	if (e->head) {
+		st->pend_offs[e->tail - 1].next = k;
+		e->tail = k;
+	} else {
+		if (!e->pid && !e->oid)
+			st->pend_used++;
+		*e = (struct osd__pend_obj){ pid, oid, k, k };
+	}
+	return 0;
+}
+
+int osd__pend_has(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	if (!st->pend_cap)
+		return 0;
+	pthread_mutex_lock(&st->pend_mu);
+	int has = pend_at(st, pid, oid)->head != 0;
+	pthread_mutex_unlock(&st->pend_mu);
+	return has;
+}
+
+/* The log offsets of @p o's records (a copy: *n of them; NULL and 0 if none). */
+static uint64_t *pend_offsets(struct osd_store *st, const struct osd__obj *o, size_t *n,
+			      int *err)
+{
+	uint64_t *offs = NULL;
+	*n = 0;
+	pthread_mutex_lock(&st->pend_mu);
+	const struct osd__pend_obj *e = pend_at(st, o->pid, o->oid);
+	for (uint32_t k = e->head; k; k = st->pend_offs[k - 1].next)
+		++*n;
+	if (*n && !(offs = malloc(*n * sizeof(*offs))))
+		*err = -ENOMEM;
+	size_t i = 0;
+	for (uint32_t k = e->head; offs && k; k = st->pend_offs[k - 1].next)
+		offs[i++] = st->pend_offs[k - 1].off;
+	pthread_mutex_unlock(&st->pend_mu);
+	return offs;
+}
+
+/* The record at @p off of the log, read through st->pend_fd, CRC checked. */
+static int pend_read(struct osd_store *st, uint64_t off, uint8_t **buf, size_t *cap,
+		     struct osd__rec *rec)
+{
+	uint8_t hdr[OSD__REC_HDR];
+	if (pread(st->pend_fd, hdr, sizeof(hdr), (off_t)off) != (ssize_t)sizeof(hdr))
+		return -EUCLEAN;
+	size_t len = OSD__REC_HDR + osd__get_be32(hdr + 4);
+	if (len > OSD__REC_HDR + OSD__REC_MAX_PAYLOAD)
+		return -EUCLEAN;
+	if (len > *cap) {
+		uint8_t *b = realloc(*buf, len);
+		if (!b)
+			return -ENOMEM;
+		*buf = b;
+		*cap = len;
+	}
+	if (pread(st->pend_fd, *buf, len, (off_t)off) != (ssize_t)len)
+		return -EUCLEAN;
+	return osd__rec_parse(*buf, len, rec) ? 0 : -EUCLEAN;
+}
+
+int osd__pend_apply(struct osd_store *st, struct osd__obj *o, uint64_t *bad)
+{
+	size_t n;
+	int err = 0;
+	if (!st->pend_cap)
+		return 0;
+	uint64_t *offs = pend_offsets(st, o, &n, &err);
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct osd__rec rec;
+		*bad = offs[i];
+		err = pend_read(st, offs[i], &buf, &cap, &rec);
+		if (!err && (rec.len < 16 || osd__get_be64(rec.payload) != o->pid ||
+			     osd__get_be64(rec.payload + 8) != o->oid))
+			err = -EUCLEAN; /* not the record noted: the log changed */
+		if (!err)
+			err = osd__ns_apply_to(st, o, &rec);
+	}
+	if (n && !err)
+		o->ckpt_clean = 0; /* its state is no longer the checkpoint's */
+	free(buf);
+	free(offs);
+	return err;
+}
+
+void osd__pend_take(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	if (!st->pend_cap)
+		return;
+	pthread_mutex_lock(&st->pend_mu);
+	pend_at(st, pid, oid)->head = 0; /* a tombstone: probing goes past it */
+	pthread_mutex_unlock(&st->pend_mu);
+}
+
+int osd__pend_open(struct osd_store *st)
+{
+	if (st->pend_fd >= 0)
+		return 0;
+	st->pend_fd = openat(st->dirfd, "log", O_RDONLY | O_CLOEXEC);
+	return st->pend_fd >= 0 ? 0 : -errno;
+}
+
+void osd__pend_clear(struct osd_store *st)
+{
+	free(st->pend);
+	free(st->pend_offs);
+	st->pend = NULL;
+	st->pend_offs = NULL;
+	st->pend_cap = st->pend_used = st->pend_noffs = st->pend_offs_cap = 0;
+	if (st->pend_fd >= 0)
+		close(st->pend_fd);
+	st->pend_fd = -1;
+}
