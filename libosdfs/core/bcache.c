@@ -78,15 +78,17 @@ void osdfs__bcache_destroy(osdfs *fs)
 	fs->run_cap = 0;
 }
 
-uint8_t *osdfs__bcache_run_buf(osdfs *fs, size_t size)
+uint8_t *osdfs__bcache_run_buf(osdfs *fs, size_t size, int *kept)
 {
-	if (pthread_mutex_trylock(&fs->run_lock) != 0)
+	*kept = pthread_mutex_trylock(&fs->run_lock) == 0;
+	if (!*kept)
 		return malloc(size);
 	if (size > fs->run_cap) {
 		uint8_t *b = malloc(size);
 
 		if (!b) {
 			pthread_mutex_unlock(&fs->run_lock);
+			*kept = 0;
 			return NULL;
 		}
 		free(fs->run_buf);
@@ -96,9 +98,9 @@ uint8_t *osdfs__bcache_run_buf(osdfs *fs, size_t size)
 	return fs->run_buf;
 }
 
-void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf)
+void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf, int kept)
 {
-	if (buf && buf == fs->run_buf)
+	if (kept)
 		pthread_mutex_unlock(&fs->run_lock);
 	else
 		free(buf);

@@ -106,42 +106,49 @@ static void blk_summarize_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t
 	}
 }
 
+/* A run of blocks read ahead: from block first, got bytes. */
+struct run {
+	uint8_t *buf;
+	uint32_t first;
+	size_t got;
+	int kept;                 /* buf is the filesystem's kept one */
+};
+
 /*
- * Reads the aligned run of READ_AHEAD blocks holding blk into a new buffer
- * (*run, from block *first, *got bytes), blk copied to @p buf. NULL run when
- * it cannot (no summaries kept, no memory, a read error or blk not in what
- * came back): then blk is read alone, which reports any error.
+ * Reads the aligned run of READ_AHEAD blocks holding blk into rn (a buffer
+ * kept between runs: a new one costs a page fault per block), blk copied
+ * to @p buf. rn->buf NULL when it cannot (no summaries kept, no memory, a
+ * read error or blk not in what came back): then blk is read alone, which
+ * reports any error.
  */
 static void blk_read_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, uint8_t *buf,
-			 uint8_t **run, uint32_t *first, size_t *got)
+			 struct run *rn)
 {
 	uint32_t n;
 	size_t at;
 	ssize_t r;
 
-	*first = blk & ~(READ_AHEAD - 1);
-	n = dp->dh.nblocks - *first < READ_AHEAD ? dp->dh.nblocks - *first : READ_AHEAD;
-	at = (size_t)(blk - *first) * fs->bsize;
-	*run = n > 1 && fs->sums_max ? osdfs__bcache_run_buf(fs, (size_t)n * fs->bsize) : NULL;
-	if (!*run)
+	rn->first = blk & ~(READ_AHEAD - 1);
+	n = dp->dh.nblocks - rn->first < READ_AHEAD ? dp->dh.nblocks - rn->first : READ_AHEAD;
+	at = (size_t)(blk - rn->first) * fs->bsize;
+	if (n < 2 || !fs->sums_max ||
+	    !(rn->buf = osdfs__bcache_run_buf(fs, (size_t)n * fs->bsize, &rn->kept)))
 		return;
-	struct iovec iov = { *run, (size_t)n * fs->bsize };
-	r = fs->ops->read(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)*first * fs->bsize,
+	struct iovec iov = { rn->buf, (size_t)n * fs->bsize };
+	r = fs->ops->read(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)rn->first * fs->bsize,
 			  &iov, 1);
 	if (r < 0 || (size_t)r < at + fs->bsize) {
-		osdfs__bcache_run_done(fs, *run);
-		*run = NULL;
+		osdfs__bcache_run_done(fs, rn->buf, rn->kept);
+		rn->buf = NULL;
 		return;
 	}
-	*got = (size_t)r;
-	memcpy(buf, *run + at, fs->bsize);
+	rn->got = (size_t)r;
+	memcpy(buf, rn->buf + at, fs->bsize);
 }
 
 static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *buf)
 {
-	uint8_t *win = NULL;
-	uint32_t first = blk;
-	size_t got = 0;
+	struct run rn = { NULL, blk, 0, 0 };
 	int rc = 0;
 
 	if (blk >= dp->dh.nblocks)
@@ -151,17 +158,18 @@ static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *b
 		return 0;
 	/* A block with a summary was read before: its run most likely was too. */
 	if (!osdfs__bcache_summarized(fs, dp->ino, blk))
-		blk_read_run(fs, dp, blk, buf, &win, &first, &got);
-	if (!win)
+		blk_read_run(fs, dp, blk, buf, &rn);
+	if (!rn.buf)
 		rc = osdfs__bcache_fetch(fs, dp->ino, blk, buf);
 	if (rc == 0)
 		rc = blk_check(fs, dp, blk, buf);
 	if (rc == 0) {
 		osdfs__bcache_fill(fs, dp->ino, blk, buf);
-		if (win)
-			blk_summarize_run(fs, dp, blk, first, win, got);
+		if (rn.buf)
+			blk_summarize_run(fs, dp, blk, rn.first, rn.buf, rn.got);
 	}
-	osdfs__bcache_run_done(fs, win);
+	if (rn.buf)
+		osdfs__bcache_run_done(fs, rn.buf, rn.kept);
 	return rc;
 }
 

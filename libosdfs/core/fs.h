@@ -185,11 +185,11 @@ void osdfs__bcache_summarize(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_
 int osdfs__bcache_absent(osdfs *fs, uint64_t ino, uint32_t blk, const char *name, size_t len);
 /* 1 if block @p blk has a summary. */
 int osdfs__bcache_summarized(osdfs *fs, uint64_t ino, uint32_t blk);
-/* A buffer of @p size bytes for a read-ahead run (the kept one, or a new one
- * while another thread uses it); NULL without memory. Give it back with
- * osdfs__bcache_run_done(). */
-uint8_t *osdfs__bcache_run_buf(osdfs *fs, size_t size);
-void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf);
+/* A buffer of @p size bytes for a read-ahead run: the kept one (*kept 1),
+ * or a new one while another thread uses it; NULL without memory. Give it
+ * back with osdfs__bcache_run_done() and the same @p kept. */
+uint8_t *osdfs__bcache_run_buf(osdfs *fs, size_t size, int *kept);
+void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf, int kept);
 
 /* dir.c */
 int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp);

@@ -480,9 +480,8 @@ static int ns_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64
  * An ATTRS record: pid(8) oid(8), then one or more entries page(4) num(4)
  * len(2) value; a PACK record: pid(8) oid(8) where(8) length(8) crc(4),
  * then zero or more such entries. The whole record is checked before any
- * of it applies.
+ * of it applies: its attribute entries fill it exactly.
  */
-/* An ATTRS or PACK record's attribute entries fill it exactly. */
 static int attrs_valid(const uint8_t *b, uint32_t n, int pack)
 {
 	uint32_t off = pack ? OSD__PACK_HDR : OSD__ATTRS_HDR;

@@ -49,7 +49,6 @@ struct replay {
 	size_t start;       /* the first record (0: after the file header) */
 	int defer;          /* the log after a good checkpoint: changes of objects on
 			       disk wait for them (pending.c) */
-	size_t deferred;    /* records left for their objects */
 };
 
 static int type_ok(const struct replay *rp, uint8_t t)
@@ -172,10 +171,8 @@ static int defer(struct osd_store *st, const struct osd__rec *rec, size_t off)
 static int apply(struct osd_store *st, struct replay *rp, const struct osd__rec *rec,
 		 size_t off)
 {
-	if (rp->defer && defer(st, rec, off)) {
-		rp->deferred++;
+	if (rp->defer && defer(st, rec, off))
 		return 0;
-	}
 	if (rec->type == OSD__REC_OBJ_REMOVE && rec->len == 16) {
 		struct osd__obj *o = osd__ns_find(st, osd__get_be64(rec->payload),
 						  osd__get_be64(rec->payload + 8));

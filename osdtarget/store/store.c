@@ -503,7 +503,7 @@ static int store_lock(struct osd_store *st)
 
 static int store_init(struct osd_store *st, const char *dir, const struct osd_store_options *o)
 {
-	st->dirfd = st->lockfd = st->datafd = st->packfd = -1;
+	st->dirfd = st->lockfd = st->datafd = st->packfd = st->pend_fd = -1;
 	st->log.fd = -1;
 	st->path = strdup(dir);
 	st->sync_writes = o->sync_writes;
@@ -528,7 +528,6 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	pthread_mutex_init(&st->hash_mu, NULL);
 	pthread_mutex_init(&st->pend_mu, NULL);
 	st->ckfd = -1;
-	st->pend_fd = -1;
 	st->cache_max = o->meta_cache ? o->meta_cache : OSD_STORE_META_CACHE;
 	atomic_init(&st->trim_step, st->cache_max / 4 ? st->cache_max / 4 : 1);
 	pthread_mutex_init(&st->lru_mu, NULL);
