@@ -329,6 +329,8 @@ void osd__obj_put(struct osd_store *st, struct osd__obj *obj);
 struct osd__part *osd__ns_part(struct osd_store *st, uint64_t pid);
 int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec);
 
+/* A well-mixed hash of an object's ids (the object hash, pending.c's). */
+uint64_t osd__ns_hash(uint64_t pid, uint64_t oid);
 /* Apply an ATTR, ATTRS or QUOTA record to @p o itself (a deferred one). */
 int osd__ns_apply_to(struct osd_store *st, struct osd__obj *o, const struct osd__rec *rec);
 /* 1 if (pid, oid) is not in memory and has records in the checkpoint

@@ -17,13 +17,18 @@
 
 /* ---- hash of objects ---------------------------------------------------- */
 
-static size_t ns_slot(const struct osd_store *st, uint64_t pid, uint64_t oid)
+uint64_t osd__ns_hash(uint64_t pid, uint64_t oid)
 {
 	uint64_t h = pid * 0x9E3779B97F4A7C15ULL ^ oid;
 	h ^= h >> 29;
 	h *= 0xBF58476D1CE4E5B9ULL;
 	h ^= h >> 32;
-	return (size_t)h & (st->hash_size - 1);
+	return h;
+}
+
+static size_t ns_slot(const struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	return (size_t)osd__ns_hash(pid, oid) & (st->hash_size - 1);
 }
 
 /* Rehash into @p size slots (a power of two larger than hash_size). */

@@ -34,11 +34,7 @@ struct osd__pend_off {
 
 static size_t pend_slot(const struct osd_store *st, uint64_t pid, uint64_t oid)
 {
-	uint64_t h = pid * 0x9E3779B97F4A7C15ULL ^ oid;
-	h ^= h >> 31;
-	h *= 0xD6E8FEB86659FD93ULL;
-	h ^= h >> 32;
-	return (size_t)h & (st->pend_cap - 1);
+	return (size_t)osd__ns_hash(pid, oid) & (st->pend_cap - 1);
 }
 
 /* The object's slot, or the empty slot where it would go. */
