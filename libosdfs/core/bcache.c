@@ -235,19 +235,22 @@ static void sum_insert(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf
 	}
 }
 
-/* Inserts or refreshes a copy and its summary (cache_lock held). */
-static void binsert(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
+/* Inserts or refreshes a copy, and its summary: always when the block
+ * @p changed, else only when it has none (cache_lock held). */
+static void binsert(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf, int changed)
 {
 	struct osdfs__block *b = lget(&fs->blocks, fs->bcache_max, fs->bsize, ino, blk);
 
 	if (b)
 		memcpy(b->data, buf, fs->bsize);
-	sum_insert(fs, ino, blk, buf);
+	if (changed || !lfind(&fs->sums, ino, blk))
+		sum_insert(fs, ino, blk, buf);
 }
 
 /* Copies a cached block (validated when it entered the cache) to @p buf:
  * 1, or 0 when it is not cached. Blocks enter the cache only through
- * osdfs__bcache_store() by callers that validated them. */
+ * osdfs__bcache_store() and osdfs__bcache_fill() by callers that validated
+ * them. */
 int osdfs__bcache_get(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf)
 {
 	struct osdfs__block *b;
@@ -268,12 +271,7 @@ int osdfs__bcache_get(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf)
 void osdfs__bcache_fill(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
 {
 	pthread_mutex_lock(&fs->cache_lock);
-	struct osdfs__block *b = lget(&fs->blocks, fs->bcache_max, fs->bsize, ino, blk);
-
-	if (b)
-		memcpy(b->data, buf, fs->bsize);
-	if (!lfind(&fs->sums, ino, blk))
-		sum_insert(fs, ino, blk, buf);
+	binsert(fs, ino, blk, buf, 0);
 	pthread_mutex_unlock(&fs->cache_lock);
 }
 
@@ -295,7 +293,7 @@ int osdfs__bcache_fetch(osdfs *fs, uint64_t ino, uint32_t blk, uint8_t *buf)
 void osdfs__bcache_store(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf)
 {
 	pthread_mutex_lock(&fs->cache_lock);
-	binsert(fs, ino, blk, buf);
+	binsert(fs, ino, blk, buf, 1);
 	pthread_mutex_unlock(&fs->cache_lock);
 }
 

@@ -123,7 +123,7 @@ struct osd__obj {
 	uint8_t pack_pending;      /* packed/slot/length changed since the last PACK record */
 	uint8_t ckpt_clean;        /* its records in the checkpoint (st->ckfd) are its state:
 				      it may be dropped from memory (osd__ns_trim) */
-	uint8_t meta_bad;          /* its records in the checkpoint are damaged: all but its
+	uint8_t meta_bad;          /* OSD__META_BAD_*: its records are damaged: all but its
 				      type and REMOVE fail with -EIO (table.c) */
 	uint32_t nattrs;           /* the array has room for more (attr_room, attr.c) */
 	struct osd__attr *attrs;   /* sorted by (page, num) */
@@ -135,6 +135,9 @@ struct osd__obj {
 	uint32_t pcrc;             /* CRC32C of the whole slot */
 	pthread_mutex_t mu;
 };
+
+#define OSD__META_BAD_CKPT 1      /* ...in the checkpoint */
+#define OSD__META_BAD_LOG 2       /* ...a log record a replay left for it (pending.c) */
 
 /* An object's entry in its partition's sorted array: all of it that stays in
  * memory while the object is not used (table.c). */
@@ -331,21 +334,24 @@ int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec);
 
 /* A well-mixed hash of an object's ids (the object hash, pending.c's). */
 uint64_t osd__ns_hash(uint64_t pid, uint64_t oid);
-/* Apply an ATTR, ATTRS or QUOTA record to @p o itself (a deferred one). */
-int osd__ns_apply_to(struct osd_store *st, struct osd__obj *o, const struct osd__rec *rec);
+/* The attribute entries of an ATTRS record (payload @p b, @p n bytes) to
+ * @p o: 0, or -EUCLEAN when they do not fill the record exactly. */
+int osd__ns_attrs_apply(struct osd__obj *o, const uint8_t *b, uint32_t n);
 /* 1 if (pid, oid) is not in memory and has records in the checkpoint
  * (*type its type). */
 int osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid, uint8_t *type);
-/* 1 for a well-formed ATTR, ATTRS or QUOTA record (osd__ns_apply_to's). */
+/* 1 for a well-formed ATTR, ATTRS or QUOTA record (the kinds a replay defers). */
 int osd__ns_deferrable(const struct osd__rec *rec);
 
 /* pending.c: log records a replay left for their objects */
 /* Note the record at log offset @p off for (pid, oid) (the replay only). */
 int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off);
 int osd__pend_has(struct osd_store *st, uint64_t pid, uint64_t oid);
-/* Apply the records noted for @p o, in log order: 0, or -EUCLEAN with *bad
- * the offset of one that cannot be read back or applied; -ENOMEM. */
-int osd__pend_apply(struct osd_store *st, struct osd__obj *o, uint64_t *bad);
+/* The log offsets noted for (pid, oid), in log order: a copy (*n of them,
+ * NULL if none; *err -ENOMEM without memory). They are read through
+ * st->pend_fd (osd__table_obj). */
+uint64_t *osd__pend_offsets(struct osd_store *st, uint64_t pid, uint64_t oid, size_t *n,
+			    int *err);
 /* Forget the records of (pid, oid): its object holds them now. */
 void osd__pend_take(struct osd_store *st, uint64_t pid, uint64_t oid);
 /* Open the log read-only for the records noted in it. */
@@ -366,8 +372,9 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs);
 int osd__table_records(const uint8_t *buf, size_t len, size_t *records_off);
 /* After checkpoint @p fd was installed: objects load from it (takes @p fd). */
 int osd__table_reload(struct osd_store *st, int fd);
-/* Load an object from its entry: damaged records give an object with
- * meta_bad set (told once); NULL without memory. */
+/* Load an object from its entry, with the log records a replay left for it
+ * (pending.c): damaged records give an object with meta_bad set (told
+ * once); NULL without memory. */
 struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
 				const struct osd__id *e);
 /* Load the objects of data-file generations @p gens (sorted in place). */

@@ -6,7 +6,6 @@
  * osd__ns_apply().
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -86,34 +85,16 @@ struct osd__obj *osd__ns_lookup(struct osd_store *st, uint64_t pid, uint64_t oid
 
 static size_t id_lower(const struct osd__part *p, uint64_t id);
 
-/*
- * @p o, just loaded from the checkpoint, with the log records a replay left
- * for it applied (pending.c). One that cannot be read back or applied
- * leaves an object that fails whole with -EIO, as damaged checkpoint
- * records do (table.c), never one answering from part of its changes.
- */
-static struct osd__obj *with_pending(struct osd_store *st, struct osd__part *p,
-				     struct osd__obj *o)
+/* The index entry of (pid, oid) with records in the checkpoint, or NULL. */
+static struct osd__id *disk_entry(struct osd_store *st, uint64_t pid, uint64_t oid,
+				  struct osd__part **pp)
 {
-	uint64_t bad = 0;
-	int err = o->meta_bad ? 0 : osd__pend_apply(st, o, &bad);
-	if (!err)
-		return o;
-	uint64_t oid = o->oid;
-	enum osd_obj_type type = (enum osd_obj_type)o->type;
-	osd__ns_obj_free(o);
-	if (err == -ENOMEM)
+	struct osd__part *p = st->ckfd >= 0 && oid ? osd__ns_part(st, pid) : NULL;
+	size_t i = p ? id_lower(p, oid) : 0;
+	if (!p || i >= p->nids || p->ids[i].id != oid || !p->ids[i].off)
 		return NULL;
-	osd__store_note(st, OSD_STORE_LOG_ERR, "%s/log: the record at byte %" PRIu64 " that "
-			"changes object 0x%" PRIx64 " in partition 0x%" PRIx64 " cannot be read "
-			"back or applied (%s): the object cannot be used; open the store with "
-			"salvage (osd-targetd --salvage) to replay what is intact", st->path, bad,
-			oid, p->pid, strerror(-err));
-	if (!(o = osd__ns_obj_new(p->pid, oid, type)))
-		return NULL;
-	o->part = p;
-	o->meta_bad = 1;
-	return o;
+	*pp = p;
+	return &p->ids[i];
 }
 
 /*
@@ -123,16 +104,12 @@ static struct osd__obj *with_pending(struct osd_store *st, struct osd__part *p,
  */
 struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
+	struct osd__part *p;
 	struct osd__obj *o = osd__ns_lookup(st, pid, oid);
-	if (o || oid == 0 || st->ckfd < 0)
+	struct osd__id *e = o ? NULL : disk_entry(st, pid, oid, &p);
+	if (!e)
 		return o;
-	struct osd__part *p = osd__ns_part(st, pid);
-	size_t i = p ? id_lower(p, oid) : 0;
-	if (!p || i >= p->nids || p->ids[i].id != oid || !p->ids[i].off)
-		return NULL;
-	o = osd__table_obj(st, p, &p->ids[i]);
-	if (o && !(o = with_pending(st, p, o)))
-		return NULL;
+	o = osd__table_obj(st, p, e);
 	if (o) {
 		struct osd__obj *in = osd__ns_adopt(st, o);
 		if (in == o)
@@ -145,14 +122,12 @@ struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 
 int osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid, uint8_t *type)
 {
-	if (!pid || !oid || st->ckfd < 0 || osd__ns_lookup(st, pid, oid))
-		return 0;
-	struct osd__part *p = osd__ns_part(st, pid);
-	size_t i = p ? id_lower(p, oid) : 0;
-	if (!p || i >= p->nids || p->ids[i].id != oid || !p->ids[i].off)
-		return 0;
-	*type = (uint8_t)p->ids[i].type;
-	return 1;
+	struct osd__part *p;
+	struct osd__id *e = pid && !osd__ns_lookup(st, pid, oid) ? disk_entry(st, pid, oid, &p)
+								  : NULL;
+	if (e)
+		*type = (uint8_t)e->type;
+	return e != NULL;
 }
 
 struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid)
@@ -537,25 +512,9 @@ static int ns_apply_attrs(struct osd_store *st, const uint8_t *b, uint32_t n, in
 	return r ? r : attrs_put(o, b, n, pack ? OSD__PACK_HDR : OSD__ATTRS_HDR);
 }
 
-int osd__ns_apply_to(struct osd_store *st, struct osd__obj *o, const struct osd__rec *rec)
+int osd__ns_attrs_apply(struct osd__obj *o, const uint8_t *b, uint32_t n)
 {
-	const uint8_t *b = rec->payload;
-	uint32_t n = rec->len;
-	(void)st;
-	switch (rec->type) {
-	case OSD__REC_ATTR:
-		return n < 24 ? -EUCLEAN : osd__attr_put(o, osd__get_be32(b + 16),
-							 osd__get_be32(b + 20), b + 24, n - 24);
-	case OSD__REC_ATTRS:
-		return attrs_valid(b, n, 0) ? attrs_put(o, b, n, OSD__ATTRS_HDR) : -EUCLEAN;
-	case OSD__REC_QUOTA:
-		if (n != 24 || (o->type != OSD_OBJ_USER && o->type != OSD_OBJ_PARTITION))
-			return -EUCLEAN;
-		o->quota = osd__get_be64(b + 16);
-		return 0;
-	default:
-		return -EUCLEAN;
-	}
+	return attrs_valid(b, n, 0) ? attrs_put(o, b, n, OSD__ATTRS_HDR) : -EUCLEAN;
 }
 
 int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)

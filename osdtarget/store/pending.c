@@ -3,7 +3,7 @@
  * replay"). The replay of a log after a crash does not load an object on
  * disk to apply a change of its attributes or quota: it notes where the
  * record is in the log, and the record is applied when the object loads
- * (osd__ns_find) or when a checkpoint writes it. An open after a crash then
+ * (osd__table_obj, for osd__ns_find or a checkpoint writing it). An open after a crash then
  * reads the log once and loads nothing for it, and the objects the log
  * changed do not all sit in memory at once.
  *
@@ -19,7 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proto/byteorder.h"
 #include "store/internal.h"
 
 struct osd__pend_obj {
@@ -104,14 +103,15 @@ int osd__pend_has(struct osd_store *st, uint64_t pid, uint64_t oid)
 	return has;
 }
 
-/* The log offsets of @p o's records (a copy: *n of them; NULL and 0 if none). */
-static uint64_t *pend_offsets(struct osd_store *st, const struct osd__obj *o, size_t *n,
-			      int *err)
+uint64_t *osd__pend_offsets(struct osd_store *st, uint64_t pid, uint64_t oid, size_t *n,
+			    int *err)
 {
 	uint64_t *offs = NULL;
 	*n = 0;
+	if (!st->pend_cap)
+		return NULL;
 	pthread_mutex_lock(&st->pend_mu);
-	const struct osd__pend_obj *e = pend_at(st, o->pid, o->oid);
+	const struct osd__pend_obj *e = pend_at(st, pid, oid);
 	for (uint32_t k = e->head; k; k = st->pend_offs[k - 1].next)
 		++*n;
 	if (*n && !(offs = malloc(*n * sizeof(*offs))))
@@ -120,55 +120,9 @@ static uint64_t *pend_offsets(struct osd_store *st, const struct osd__obj *o, si
 	for (uint32_t k = e->head; offs && k; k = st->pend_offs[k - 1].next)
 		offs[i++] = st->pend_offs[k - 1].off;
 	pthread_mutex_unlock(&st->pend_mu);
+	if (!offs)
+		*n = 0;
 	return offs;
-}
-
-/* The record at @p off of the log, read through st->pend_fd, CRC checked. */
-static int pend_read(struct osd_store *st, uint64_t off, uint8_t **buf, size_t *cap,
-		     struct osd__rec *rec)
-{
-	uint8_t hdr[OSD__REC_HDR];
-	if (pread(st->pend_fd, hdr, sizeof(hdr), (off_t)off) != (ssize_t)sizeof(hdr))
-		return -EUCLEAN;
-	size_t len = OSD__REC_HDR + osd__get_be32(hdr + 4);
-	if (len > OSD__REC_HDR + OSD__REC_MAX_PAYLOAD)
-		return -EUCLEAN;
-	if (len > *cap) {
-		uint8_t *b = realloc(*buf, len);
-		if (!b)
-			return -ENOMEM;
-		*buf = b;
-		*cap = len;
-	}
-	if (pread(st->pend_fd, *buf, len, (off_t)off) != (ssize_t)len)
-		return -EUCLEAN;
-	return osd__rec_parse(*buf, len, rec) ? 0 : -EUCLEAN;
-}
-
-int osd__pend_apply(struct osd_store *st, struct osd__obj *o, uint64_t *bad)
-{
-	size_t n;
-	int err = 0;
-	if (!st->pend_cap)
-		return 0;
-	uint64_t *offs = pend_offsets(st, o, &n, &err);
-	uint8_t *buf = NULL;
-	size_t cap = 0;
-	for (size_t i = 0; i < n && !err; i++) {
-		struct osd__rec rec;
-		*bad = offs[i];
-		err = pend_read(st, offs[i], &buf, &cap, &rec);
-		if (!err && (rec.len < 16 || osd__get_be64(rec.payload) != o->pid ||
-			     osd__get_be64(rec.payload + 8) != o->oid))
-			err = -EUCLEAN; /* not the record noted: the log changed */
-		if (!err)
-			err = osd__ns_apply_to(st, o, &rec);
-	}
-	if (n && !err)
-		o->ckpt_clean = 0; /* its state is no longer the checkpoint's */
-	free(buf);
-	free(offs);
-	return err;
 }
 
 void osd__pend_take(struct osd_store *st, uint64_t pid, uint64_t oid)

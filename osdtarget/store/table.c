@@ -228,6 +228,8 @@ static int obj_apply(struct osd_store *st, struct osd__obj *o, const struct osd_
 			return -EUCLEAN;
 		return osd__attr_put(o, osd__get_be32(b + 16), osd__get_be32(b + 20), b + 24,
 				     rec->len - 24);
+	case OSD__REC_ATTRS: /* only in logs: a record a replay left (log_apply) */
+		return osd__ns_attrs_apply(o, b, rec->len);
 	case OSD__REC_QUOTA:
 		if (rec->len != 24)
 			return -EUCLEAN;
@@ -274,11 +276,42 @@ static int obj_read(struct osd_store *st, struct reader *r, uint64_t off, uint64
 	return off == end || end == UINT64_MAX ? 0 : -EUCLEAN; /* a record across it */
 }
 
+/*
+ * Apply the log records a replay left for @p o (pending.c), in log order:
+ * each read back through st->pend_fd and checked (its CRC, that it is a
+ * change of this object's attributes or quota as noted). *applied: there
+ * were some; @return 0 or -errno, *bad the offset of the first that failed.
+ */
+static int log_apply(struct osd_store *st, struct osd__obj *o, int *applied, uint64_t *bad)
+{
+	size_t n = 0;
+	int err = 0;
+	uint64_t *offs = osd__pend_offsets(st, o->pid, o->oid, &n, &err);
+	struct reader r;
+	rd_init(&r, st->pend_fd, 0);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct osd__rec rec;
+		*bad = offs[i];
+		if (rd_rec(&r, offs[i], &rec, &err) < 0)
+			break;
+		if (!osd__ns_deferrable(&rec) || osd__get_be64(rec.payload) != o->pid ||
+		    osd__get_be64(rec.payload + 8) != o->oid)
+			err = -EUCLEAN; /* not the record noted: the log changed */
+		else
+			err = obj_apply(st, o, &rec);
+	}
+	rd_free(&r);
+	free(offs);
+	*applied = n > 0;
+	return err;
+}
+
 struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
 				const struct osd__id *e)
 {
 	struct reader r;
 	uint64_t bad = 0;
+	int in_log = 0, applied = 0;
 	struct osd__obj *o = osd__ns_obj_new(p->pid, e->id, (enum osd_obj_type)e->type);
 	if (!o)
 		return NULL;
@@ -286,27 +319,38 @@ struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
 	rd_init(&r, st->ckfd, 0);
 	int err = obj_read(st, &r, e->off, obj_end(p, e), o, &bad);
 	rd_free(&r);
+	if (!err)
+		in_log = (err = log_apply(st, o, &applied, &bad)) != 0;
 	if (err == -ENOMEM) {
 		osd__ns_obj_free(o);
 		return NULL;
 	}
 	if (err) {
 		/* what is known of it is its id and type: the rest fails -EIO
-		 * until salvage rebuilds the checkpoint (the object stays in
-		 * memory, told once) */
-		osd__store_note(st, OSD_STORE_LOG_ERR, "%s/checkpoint: the records of object 0x%"
-				PRIx64 " in partition 0x%" PRIx64 " are damaged at byte %" PRIu64
-				" (%s): it cannot be used; open the store with salvage (osd-targetd "
-				"--salvage) to rebuild the checkpoint from checkpoint.prev and the "
-				"logs", st->path, e->id, p->pid, bad, strerror(-err));
+		 * until salvage rebuilds it (the object stays in memory, told
+		 * once), never answering from part of its state */
+		if (in_log)
+			osd__store_note(st, OSD_STORE_LOG_ERR, "%s/log: the record at byte %" PRIu64
+					" that changes object 0x%" PRIx64 " in partition 0x%" PRIx64
+					" cannot be read back or applied (%s): the object cannot be "
+					"used; open the store with salvage (osd-targetd --salvage) to "
+					"replay what is intact", st->path, bad, e->id, p->pid,
+					strerror(-err));
+		else
+			osd__store_note(st, OSD_STORE_LOG_ERR, "%s/checkpoint: the records of object "
+					"0x%" PRIx64 " in partition 0x%" PRIx64 " are damaged at byte %"
+					PRIu64 " (%s): it cannot be used; open the store with salvage "
+					"(osd-targetd --salvage) to rebuild the checkpoint from "
+					"checkpoint.prev and the logs", st->path, e->id, p->pid, bad,
+					strerror(-err));
 		osd__ns_obj_free(o);
 		if (!(o = osd__ns_obj_new(p->pid, e->id, (enum osd_obj_type)e->type)))
 			return NULL;
 		o->part = p;
-		o->meta_bad = 1;
+		o->meta_bad = in_log ? OSD__META_BAD_LOG : OSD__META_BAD_CKPT;
 		return o;
 	}
-	o->ckpt_clean = 1;
+	o->ckpt_clean = !applied; /* log records applied: no longer the checkpoint's state */
 	return o;
 }
 
@@ -415,11 +459,17 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 }
 
 /* A checkpoint cannot hold an object whose records are damaged. */
-static int meta_bad_msg(struct osd_store *st, uint64_t pid, const struct osd__id *e)
+static int meta_bad_msg(struct osd_store *st, uint64_t pid, const struct osd__id *e,
+			int why)
 {
-	osd__store_msg(st, "checkpoint: the records of object 0x%" PRIx64 " in partition 0x%"
-		       PRIx64 " are damaged at byte %" PRIu64 " of the current checkpoint", e->id,
-		       pid, (uint64_t)e->off);
+	if (why == OSD__META_BAD_LOG)
+		osd__store_msg(st, "checkpoint: a log record that changes object 0x%" PRIx64
+			       " in partition 0x%" PRIx64 " cannot be read back or applied",
+			       e->id, pid);
+	else
+		osd__store_msg(st, "checkpoint: the records of object 0x%" PRIx64 " in partition "
+			       "0x%" PRIx64 " are damaged at byte %" PRIu64 " of the current "
+			       "checkpoint", e->id, pid, (uint64_t)e->off);
 	return -EUCLEAN;
 }
 
@@ -435,30 +485,27 @@ static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
 		if (n == 0)
 			return 0;
 		if (n < 0)
-			return err == -ENOMEM ? err : meta_bad_msg(st, p->pid, e);
+			return err == -ENOMEM ? err : meta_bad_msg(st, p->pid, e, OSD__META_BAD_CKPT);
 		uint8_t *d = wr_room(w, (size_t)n);
 		if (d)
 			memcpy(d, rec.payload - OSD__REC_HDR, (size_t)n);
 		w->count++;
 		off += (uint64_t)n;
 	}
-	return off == end || end == UINT64_MAX ? 0 : meta_bad_msg(st, p->pid, e);
+	if (off == end || end == UINT64_MAX)
+		return 0;
+	return meta_bad_msg(st, p->pid, e, OSD__META_BAD_CKPT); /* a record runs past end */
 }
 
 /* An object on disk with log records a replay left for it (pending.c):
- * loaded apart, the records applied, written from memory, freed. */
+ * loaded apart with them, written from memory, freed. */
 static int write_pending(struct osd_store *st, struct writer *w, struct osd__part *p,
 			 const struct osd__id *e, unsigned *flags)
 {
-	uint64_t bad = 0;
 	struct osd__obj *t = osd__table_obj(st, p, e);
 	if (!t)
 		return -ENOMEM;
-	int err = t->meta_bad ? meta_bad_msg(st, p->pid, e) : osd__pend_apply(st, t, &bad);
-	if (err == -EUCLEAN && !t->meta_bad)
-		osd__store_msg(st, "checkpoint: the log record at byte %" PRIu64 " that changes "
-			       "object 0x%" PRIx64 " in partition 0x%" PRIx64 " cannot be read back "
-			       "or applied", bad, e->id, p->pid);
+	int err = t->meta_bad ? meta_bad_msg(st, p->pid, e, t->meta_bad) : 0;
 	if (!err)
 		*flags = write_obj(st, w, t);
 	osd__ns_obj_free(t);
@@ -508,7 +555,7 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 			uint64_t off = wr_pos(w);
 			unsigned flags = e->flags;
 			if (o && o->meta_bad)
-				err = meta_bad_msg(st, p->pid, e);
+				err = meta_bad_msg(st, p->pid, e, o->meta_bad);
 			else if (o)
 				flags = write_obj(st, w, o);
 			else if (e->off && st->ckfd >= 0 && osd__pend_has(st, p->pid, e->id))
