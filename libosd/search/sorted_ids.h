@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define OSD__SORTED_GUESSES 3  /* interpolation guesses before the binary search */
+#define OSD__SORTED_GUESSES 4  /* interpolation guesses before the binary search */
 #define OSD__SORTED_WINDOW 8u  /* entries between a guess and its bracketing probe */
 
 static inline uint64_t osd__sorted_key(const void *base, size_t stride, size_t i)
@@ -23,12 +23,36 @@ static inline uint64_t osd__sorted_key(const void *base, size_t stride, size_t i
 	return k;
 }
 
+/* Narrows [*lo, *hi) around @p key by a probe at @p g: 1 when g holds it. */
+static inline int osd__sorted_probe(const void *base, size_t stride, size_t g, uint64_t key,
+				    size_t *lo, size_t *hi)
+{
+	uint64_t kg = osd__sorted_key(base, stride, g);
+
+	if (kg < key)
+		*lo = g + 1;
+	else if (kg > key)
+		*hi = g;
+	return kg == key;
+}
+
+/* The interpolated position of @p key in [lo, hi) whose first and last keys
+ * are @p a < @p key <= @p b. */
+static inline size_t osd__sorted_guess(size_t lo, size_t hi, uint64_t a, uint64_t b, uint64_t key)
+{
+	size_t g = lo + (size_t)((double)(key - a) / (double)(b - a) * (double)(hi - 1 - lo));
+
+	return g >= hi ? hi - 1 : g;
+}
+
 /*
  * The first index in [0, n) whose key is >= @p key (n if none); keys are
- * unique. Each guess is
- * bracketed by a probe OSD__SORTED_WINDOW entries away; the binary search
- * finishes whatever range the guesses leave, so no spacing of keys costs
- * more than a binary search and three guesses.
+ * unique. Each round interpolates a guess and brackets it by a probe
+ * OSD__SORTED_WINDOW entries away; a round whose bracket misses also halves
+ * the range, so a few far keys (ids allocated apart from a dense run) cost a
+ * bisection or two rather than defeating the guesses. The binary search
+ * finishes whatever range the rounds leave: no spacing of keys costs more
+ * than about twice a binary search.
  */
 static inline size_t osd__sorted_lower(const void *base, size_t n, size_t stride, uint64_t key)
 {
@@ -42,24 +66,17 @@ static inline size_t osd__sorted_lower(const void *base, size_t n, size_t stride
 			return lo;
 		if (key > b)
 			return hi;
-		size_t g = lo + (size_t)((double)(key - a) / (double)(b - a) * (double)(hi - 1 - lo));
-		if (g >= hi)
-			g = hi - 1;
-		uint64_t kg = osd__sorted_key(base, stride, g);
+		size_t g = osd__sorted_guess(lo, hi, a, b, key);
 
-		if (kg == key)
+		if (osd__sorted_probe(base, stride, g, key, &lo, &hi))
 			return g; /* keys are unique: a dense run hits here */
-		if (kg < key) {
-			lo = g + 1;
-			if (g + OSD__SORTED_WINDOW < hi &&
-			    osd__sorted_key(base, stride, g + OSD__SORTED_WINDOW) >= key)
-				hi = g + OSD__SORTED_WINDOW;
-		} else {
-			hi = g;
-			if (g >= lo + OSD__SORTED_WINDOW &&
-			    osd__sorted_key(base, stride, g - OSD__SORTED_WINDOW) < key)
-				lo = g - OSD__SORTED_WINDOW + 1;
-		}
+		size_t m = lo == g + 1 ? g + OSD__SORTED_WINDOW : g - OSD__SORTED_WINDOW;
+
+		if (m >= lo && m < hi && osd__sorted_probe(base, stride, m, key, &lo, &hi))
+			return m;
+		m = lo + (hi - lo) / 2;
+		if (hi - lo > 2 * OSD__SORTED_WINDOW && osd__sorted_probe(base, stride, m, key, &lo, &hi))
+			return m;
 	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

@@ -25,10 +25,12 @@
 #define HLIMIT (1ULL << HBITS)
 #define SPLIT_BATCH 64
 /* A block missing from the cache, and never summarized, is read with the
- * others of its aligned run of this many, whose name summaries are kept
- * (bcache.c): one backend read then answers lookups of absent names in all
- * of them. */
-#define READ_AHEAD 16u
+ * others of its aligned run of this many (256 KiB of 4 KiB blocks), whose
+ * name summaries are kept (bcache.c): one backend read then answers lookups
+ * of absent names in all of them. With runs of 16, 20,000 random lookups
+ * in a directory of 10M entries left a twentieth of it unsummarized, and a
+ * negative lookup there read a run. */
+#define READ_AHEAD 64u
 
 static uint64_t name_hash(const osdfs *fs, const char *name, size_t len)
 {

@@ -88,6 +88,10 @@ struct osdfs {
 	pthread_mutex_t cache_lock;
 	pthread_mutex_t err_lock;
 	char err[256];
+	/* the generic message of end(), formatted when read: a lookup of an
+	 * absent name is routine, and formatting it cost more than the lookup */
+	const char *err_op;           /* NULL: err holds the message */
+	int err_rc;
 
 	/* inode allocator: numbers [next_ino, ino_limit) are reserved on disk */
 	uint64_t next_ino, ino_limit, next_gen, gen_limit;
@@ -114,7 +118,8 @@ int osdfs__fail(osdfs *fs, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void osdfs__now(struct osdfs__ts *ts);
 /* Public entry points call begin() first and return through end(), which
- * records a generic message if nothing more specific was recorded. */
+ * records a generic message if nothing more specific was recorded (@p op
+ * is a string literal: the message is made from it when read). */
 void osdfs__begin(void);
 int osdfs__end(osdfs *fs, int rc, const char *op);
 

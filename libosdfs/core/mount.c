@@ -49,6 +49,7 @@ int osdfs__fail(osdfs *fs, int rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(fs->err, sizeof(fs->err), fmt, ap);
 	va_end(ap);
+	fs->err_op = NULL;
 	pthread_mutex_unlock(&fs->err_lock);
 	err_recorded = 1;
 	return rc;
@@ -61,8 +62,12 @@ void osdfs__begin(void)
 
 int osdfs__end(osdfs *fs, int rc, const char *op)
 {
-	if (rc < 0 && !err_recorded)
-		osdfs__fail(fs, rc, "%s: %s", op, strerror(-rc));
+	if (rc < 0 && !err_recorded) {
+		pthread_mutex_lock(&fs->err_lock);
+		fs->err_op = op;
+		fs->err_rc = rc;
+		pthread_mutex_unlock(&fs->err_lock);
+	}
 	return rc;
 }
 
@@ -77,7 +82,10 @@ size_t osdfs_error_copy(osdfs *fs, char *buf, size_t len)
 	if (!fs)
 		return (size_t)snprintf(buf, len, "no filesystem handle");
 	pthread_mutex_lock(&fs->err_lock);
-	n = (size_t)snprintf(buf, len, "%s", fs->err);
+	if (fs->err_op)
+		n = (size_t)snprintf(buf, len, "%s: %s", fs->err_op, strerror(-fs->err_rc));
+	else
+		n = (size_t)snprintf(buf, len, "%s", fs->err);
 	pthread_mutex_unlock(&fs->err_lock);
 	return n;
 }

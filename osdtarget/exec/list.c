@@ -13,7 +13,7 @@
 #include "response.h"
 
 #define LIST_ATTR 0x40
-#define LIST_BATCH 1024
+#define LIST_BATCH 8192 /* ids per store call: bounds the time its lock is held */
 #define QUERY_ALL 1
 #define QUERY_HEADER_LEN 4
 #define QUERY_ENTRY_MIN 16
@@ -24,42 +24,57 @@ struct idvec {
 	size_t n, cap;
 };
 
+/* Room for @p more ids past the n held. */
+static int idvec_reserve(struct idvec *iv, size_t more)
+{
+	if (iv->cap - iv->n >= more)
+		return 0;
+	size_t cap = iv->cap ? iv->cap : 64;
+
+	while (cap - iv->n < more)
+		cap *= 2;
+	uint64_t *v = realloc(iv->v, cap * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	iv->v = v;
+	iv->cap = cap;
+	return 0;
+}
+
 static int idvec_push(struct idvec *iv, uint64_t id)
 {
-	if (iv->n == iv->cap) {
-		size_t cap = iv->cap ? iv->cap * 2 : 64;
-		uint64_t *v = realloc(iv->v, cap * sizeof(*v));
+	int rc = idvec_reserve(iv, 1);
 
-		if (!v)
-			return -ENOMEM;
-		iv->v = v;
-		iv->cap = cap;
-	}
-	iv->v[iv->n++] = id;
-	return 0;
+	if (rc == 0)
+		iv->v[iv->n++] = id;
+	return rc;
 }
 
 /* Partition ids, or object ids of @p type in @p pid, from @p start on: at
  * most @p limit of them (the answer's room plus the continuation id), so a
- * LIST walk of n objects costs O(n), not O(n^2 / page). */
+ * LIST walk of n objects costs O(n), not O(n^2 / page). The store copies
+ * them straight into @p iv. */
 static int collect(struct osd__cmd *c, uint64_t pid, enum osd_obj_type type, uint64_t start,
 		   size_t limit, struct idvec *iv)
 {
-	uint64_t batch[LIST_BATCH], next = start;
+	uint64_t next = start;
 	size_t n;
 	int rc;
 
 	do {
 		size_t want = limit - iv->n < LIST_BATCH ? limit - iv->n : LIST_BATCH;
 
+		if ((rc = idvec_reserve(iv, want)))
+			break;
 		start = next;
 		if (!pid)
-			rc = osd_store_partition_list(c->st, start, batch, want, &n, &next);
+			rc = osd_store_partition_list(c->st, start, iv->v + iv->n, want, &n, &next);
 		else
-			rc = osd_store_object_list(c->st, pid, start, type, batch, want, &n,
+			rc = osd_store_object_list(c->st, pid, start, type, iv->v + iv->n, want, &n,
 						   &next);
-		for (size_t i = 0; rc == 0 && i < n; i++)
-			rc = idvec_push(iv, batch[i]);
+		if (rc == 0)
+			iv->n += n;
 	} while (rc == 0 && next && iv->n < limit);
 	return rc;
 }

@@ -342,10 +342,17 @@ int osd__ns_attrs_apply(struct osd__obj *o, const uint8_t *b, uint32_t n);
 int osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid, uint8_t *type);
 /* 1 for a well-formed ATTR, ATTRS or QUOTA record (the kinds a replay defers). */
 int osd__ns_deferrable(const struct osd__rec *rec);
+/* Start the cache misses of a lookup of (pid, oid): its hash slot and the
+ * index entry a dense run puts it at (a replay runs ahead of its records). */
+void osd__ns_prefetch(struct osd_store *st, uint64_t pid, uint64_t oid);
 
 /* pending.c: log records a replay left for their objects */
 /* Note the record at log offset @p off for (pid, oid) (the replay only). */
 int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off);
+/* Room for @p n notes before the replay (a hint: without memory they grow). */
+void osd__pend_reserve(struct osd_store *st, size_t n);
+/* Start the cache miss of the note slot of (pid, oid). */
+void osd__pend_prefetch(const struct osd_store *st, uint64_t pid, uint64_t oid);
 int osd__pend_has(struct osd_store *st, uint64_t pid, uint64_t oid);
 /* The log offsets noted for (pid, oid), in log order: a copy (*n of them,
  * NULL if none; *err -ENOMEM without memory). They are read through

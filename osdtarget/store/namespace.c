@@ -120,6 +120,17 @@ struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 	return o;
 }
 
+void osd__ns_prefetch(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	__builtin_prefetch(&st->hash[ns_slot(st, pid, oid)]);
+	struct osd__part *p = st->ckfd >= 0 && oid ? osd__ns_part(st, pid) : NULL;
+	if (!p || p->nids < 2)
+		return;
+	uint64_t a = p->ids[0].id, b = p->ids[p->nids - 1].id;
+	if (oid > a && oid <= b)
+		__builtin_prefetch(&p->ids[osd__sorted_guess(0, p->nids, a, b, oid)]);
+}
+
 int osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid, uint8_t *type)
 {
 	struct osd__part *p;
@@ -762,14 +773,23 @@ int osd_store_object_list(struct osd_store *st, uint64_t pid, uint64_t start,
 		pthread_rwlock_unlock(&st->ns);
 		return -ENOENT;
 	}
-	for (size_t i = id_lower(p, start ? start : 1); i < p->nids; i++) {
-		if (type && p->ids[i].type != (uint8_t)type)
-			continue;
-		if (n == max) {
-			nx = p->ids[i].id;
-			break;
+	size_t i = id_lower(p, start ? start : 1);
+	if (!type || (type == OSD_OBJ_USER && !p->ncoll)) {
+		/* every id qualifies: a plain copy, the bulk of a LIST walk */
+		n = p->nids - i < max ? p->nids - i : max;
+		for (size_t k = 0; k < n; k++)
+			ids[k] = p->ids[i + k].id;
+		nx = i + n < p->nids ? p->ids[i + n].id : 0;
+	} else {
+		for (; i < p->nids; i++) {
+			if (p->ids[i].type != (uint8_t)type)
+				continue;
+			if (n == max) {
+				nx = p->ids[i].id;
+				break;
+			}
+			ids[n++] = p->ids[i].id;
 		}
-		ids[n++] = p->ids[i].id;
 	}
 	pthread_rwlock_unlock(&st->ns);
 	*count = n;

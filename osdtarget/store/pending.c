@@ -21,14 +21,17 @@
 
 #include "store/internal.h"
 
-struct osd__pend_obj {
+/* Packed: a log of 128 MiB holds some 2.7M notes of 1.3M objects at 10M, and
+ * the replay's memory comes on top of the index's (a slot is 20 bytes, a
+ * note 12, where alignment made them 24 and 16). */
+struct __attribute__((packed)) osd__pend_obj {
 	uint64_t pid, oid;
-	uint32_t head, tail;       /* 1-based indexes into st->pend_offs; head 0: taken */
+	uint32_t head;             /* 1-based index of its newest note; 0: taken */
 };
 
-struct osd__pend_off {
+struct __attribute__((packed)) osd__pend_off {
 	uint64_t off;
-	uint32_t next;             /* 1-based; 0: last */
+	uint32_t next;             /* 1-based: the object's note before; 0: none */
 };
 
 static size_t pend_slot(const struct osd_store *st, uint64_t pid, uint64_t oid)
@@ -46,12 +49,10 @@ static struct osd__pend_obj *pend_at(const struct osd_store *st, uint64_t pid, u
 	}
 }
 
-/* Twice the slots once half are used (tombstones included). */
-static int pend_grow(struct osd_store *st)
+/* The table rebuilt with @p cap slots (a power of two). */
+static int pend_resize(struct osd_store *st, size_t cap)
 {
-	if (st->pend_cap && 2 * (st->pend_used + 1) <= st->pend_cap)
-		return 0;
-	size_t old = st->pend_cap, cap = old ? 2 * old : 1024;
+	size_t old = st->pend_cap;
 	struct osd__pend_obj *was = st->pend, *tab = calloc(cap, sizeof(*tab));
 	if (!tab)
 		return -ENOMEM;
@@ -67,29 +68,54 @@ static int pend_grow(struct osd_store *st)
 	return 0;
 }
 
+/* Twice the slots once three quarters are used (tombstones included). */
+static int pend_grow(struct osd_store *st)
+{
+	if (st->pend_cap && 4 * (st->pend_used + 1) <= 3 * st->pend_cap)
+		return 0;
+	return pend_resize(st, st->pend_cap ? 2 * st->pend_cap : 1024);
+}
+
+/* Room for @p n offsets in all. */
+static int offs_room(struct osd_store *st, size_t n)
+{
+	if (n <= st->pend_offs_cap)
+		return 0;
+	size_t cap = st->pend_offs_cap ? 2 * st->pend_offs_cap : 4096;
+	if (cap < n)
+		cap = n;
+	struct osd__pend_off *o;
+	if (cap > UINT32_MAX || !(o = realloc(st->pend_offs, cap * sizeof(*o))))
+		return -ENOMEM;
+	st->pend_offs = o;
+	st->pend_offs_cap = cap;
+	return 0;
+}
+
+/* The notes' array is sized once for all the notes the log can hold. The
+ * hash is not: a change usually writes two records (the value and the
+ * timestamps), so sizing it by records would double it. */
+void osd__pend_reserve(struct osd_store *st, size_t n)
+{
+	(void)offs_room(st, n);
+}
+
+void osd__pend_prefetch(const struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	if (st->pend_cap)
+		__builtin_prefetch(&st->pend[pend_slot(st, pid, oid)]);
+}
+
 int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off)
 {
-	if (st->pend_noffs == st->pend_offs_cap) {
-		size_t cap = st->pend_offs_cap ? 2 * st->pend_offs_cap : 4096;
-		struct osd__pend_off *o;
-		if (cap > UINT32_MAX || !(o = realloc(st->pend_offs, cap * sizeof(*o))))
-			return -ENOMEM;
-		st->pend_offs = o;
-		st->pend_offs_cap = cap;
-	}
-	if (pend_grow(st))
+	if (offs_room(st, st->pend_noffs + 1) || pend_grow(st))
 		return -ENOMEM;
 	struct osd__pend_obj *e = pend_at(st, pid, oid);
 	uint32_t k = (uint32_t)++st->pend_noffs;
-	st->pend_offs[k - 1] = (struct osd__pend_off){ off, 0 };
-	if (e->head) {
-		st->pend_offs[e->tail - 1].next = k;
-		e->tail = k;
-	} else {
-		if (!e->pid && !e->oid)
-			st->pend_used++;
-		*e = (struct osd__pend_obj){ pid, oid, k, k };
-	}
+	st->pend_offs[k - 1] = (struct osd__pend_off){ off, e->head };
+	if (!e->head && !e->pid && !e->oid)
+		st->pend_used++;
+	*e = (struct osd__pend_obj){ pid, oid, k };
 	return 0;
 }
 
@@ -116,9 +142,9 @@ uint64_t *osd__pend_offsets(struct osd_store *st, uint64_t pid, uint64_t oid, si
 		++*n;
 	if (*n && !(offs = malloc(*n * sizeof(*offs))))
 		*err = -ENOMEM;
-	size_t i = 0;
+	size_t i = *n;
 	for (uint32_t k = e->head; offs && k; k = st->pend_offs[k - 1].next)
-		offs[i++] = st->pend_offs[k - 1].off;
+		offs[--i] = st->pend_offs[k - 1].off; /* newest first: back to log order */
 	pthread_mutex_unlock(&st->pend_mu);
 	if (!offs)
 		*n = 0;

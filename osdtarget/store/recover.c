@@ -209,23 +209,65 @@ static void release_behind(struct replay *rp, size_t off)
 	rp->released = off;
 }
 
-/*
- * The objects and partitions the records create, from their headers alone
- * (no CRC; the count ends at the first impossible length): the hash is
- * sized for them before the replay.
- */
-static size_t creates_in(const struct replay *rp)
+/* A record's type and payload length from its header alone (no CRC):
+ * 0 at an impossible length. */
+static int rec_peek(const struct replay *rp, size_t off, uint8_t *type, uint32_t *len)
 {
-	size_t n = 0;
-	for (size_t off = rp->start; rp->len - off >= OSD__REC_HDR;) {
-		uint32_t len = osd__get_be32(rp->buf + off + 4);
-		uint8_t t = rp->buf[off + 8];
-		if (len > OSD__REC_MAX_PAYLOAD || rp->len - off - OSD__REC_HDR < len)
-			break;
-		n += t == OSD__REC_OBJ_CREATE || t == OSD__REC_PART_CREATE;
-		off += OSD__REC_HDR + len;
+	if (rp->len - off < OSD__REC_HDR)
+		return 0;
+	*len = osd__get_be32(rp->buf + off + 4);
+	*type = rp->buf[off + 8];
+	return *len <= OSD__REC_MAX_PAYLOAD && rp->len - off - OSD__REC_HDR >= *len;
+}
+
+static int may_defer(uint8_t type)
+{
+	return type == OSD__REC_ATTR || type == OSD__REC_ATTRS || type == OSD__REC_QUOTA;
+}
+
+/*
+ * The objects and partitions the records create and the records a replay
+ * may note, from their headers alone (the count ends at the first
+ * impossible length): the hash and the notes are sized for them before the
+ * replay.
+ */
+static void count_records(const struct replay *rp, size_t *creates, size_t *notes)
+{
+	uint8_t t;
+	uint32_t len;
+	*creates = *notes = 0;
+	for (size_t off = rp->start; rec_peek(rp, off, &t, &len); off += OSD__REC_HDR + len) {
+		*creates += t == OSD__REC_OBJ_CREATE || t == OSD__REC_PART_CREATE;
+		*notes += may_defer(t);
 	}
-	return n;
+}
+
+/*
+ * Run @p ahead RUN_AHEAD records past @p off, starting the cache misses of
+ * the records it passes that may be noted (each costs an index entry, a hash
+ * slot and a note slot, all at random in memory the size of the store):
+ * by the time the replay reaches them they are in the cache.
+ */
+#define RUN_AHEAD 8
+static void run_ahead(struct osd_store *st, const struct replay *rp, size_t off, size_t *ahead,
+		      unsigned *lead)
+{
+	uint8_t t;
+	uint32_t len;
+	if (*ahead < off) {
+		*ahead = off;
+		*lead = 0;
+	} else if (*lead) {
+		--*lead; /* the replay moved one record on */
+	}
+	for (; *lead < RUN_AHEAD && rec_peek(rp, *ahead, &t, &len); ++*lead) {
+		if (may_defer(t) && len >= 16) {
+			const uint8_t *b = rp->buf + *ahead + OSD__REC_HDR;
+			osd__ns_prefetch(st, osd__get_be64(b), osd__get_be64(b + 8));
+			osd__pend_prefetch(st, osd__get_be64(b), osd__get_be64(b + 8));
+		}
+		*ahead += OSD__REC_HDR + len;
+	}
 }
 
 /*
@@ -237,13 +279,20 @@ static void replay(struct osd_store *st, struct replay *rp, int salvage)
 {
 	if (rp->start < OSD__FILE_HDR)
 		rp->start = OSD__FILE_HDR;
-	size_t off = rp->start;
-	if (rp->len > off)
-		osd__ns_reserve(st, st->nobjs + creates_in(rp));
+	size_t off = rp->start, ahead = off, creates, notes;
+	unsigned lead = 0;
+	if (rp->len > off) {
+		count_records(rp, &creates, &notes);
+		osd__ns_reserve(st, st->nobjs + creates);
+		if (rp->defer && notes)
+			osd__pend_reserve(st, notes);
+	}
 	while (off < rp->len) {
 		struct osd__rec rec;
 		const char *why;
 		release_behind(rp, off);
+		if (rp->defer)
+			run_ahead(st, rp, off, &ahead, &lead);
 		size_t n = rec_at(rp, off, &rec);
 		if (n && rec.type == OSD__REC_END) {
 			if (end_matches(rp, &rec, off + n) || (salvage && rec.len == 8)) {

@@ -343,7 +343,7 @@ START_TEST(test_clean_run_tree)
 END_TEST
 
 /*
- * A directory block missing from the cache is read with its run of 16
+ * A directory block missing from the cache is read with its run of 64
  * (libosdfs/core/dir.c); a backend that fails such a read (a bad sector in
  * the run) must still serve the block alone: every lookup answers right.
  */

@@ -343,6 +343,20 @@ START_TEST(t_objects)
 	ck_assert_uint_eq(cnt, 6);
 	ck_assert_int_eq(osd_store_object_count(st, P1, O1 + 5, OSD_OBJ_USER, &cnt), 0);
 	ck_assert_uint_eq(cnt, 3);
+	/* No collections left: a LIST of user objects copies the ids as they are,
+	 * pages and continuation included. */
+	ck_assert_int_eq(osd_store_object_list(st, P1, O1 + 5, OSD_OBJ_USER, ids, 2, &n, &next), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(ids[0], O1 + 5);
+	ck_assert_uint_eq(ids[1], O1 + 7);
+	ck_assert_uint_eq(next, O1 + 8);
+	ck_assert_int_eq(osd_store_object_list(st, P1, next, OSD_OBJ_USER, ids, 2, &n, &next), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ids[0], O1 + 8);
+	ck_assert_uint_eq(next, 0);
+	ck_assert_int_eq(osd_store_object_list(st, P1, 0, OSD_OBJ_COLLECTION, ids, 16, &n, &next), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(next, 0);
 }
 END_TEST
 
