@@ -150,6 +150,9 @@ struct osd__id {
 /* The object holds data (a file, a sidecar or a pack slot): the open
  * rebuilds its state from them, so it is loaded at the open. */
 #define OSD__ID_DATA 0x1u
+/* In memory only (never written): a replay noted log records for the object
+ * (pending.c), so only such entries look their notes up. */
+#define OSD__ID_NOTED 0x80u
 
 struct osd__part {
 	uint64_t pid;
@@ -337,9 +340,9 @@ uint64_t osd__ns_hash(uint64_t pid, uint64_t oid);
 /* The attribute entries of an ATTRS record (payload @p b, @p n bytes) to
  * @p o: 0, or -EUCLEAN when they do not fill the record exactly. */
 int osd__ns_attrs_apply(struct osd__obj *o, const uint8_t *b, uint32_t n);
-/* 1 if (pid, oid) is not in memory and has records in the checkpoint
- * (*type its type). */
-int osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid, uint8_t *type);
+/* The index entry of (pid, oid) if it is not in memory and has records in
+ * the checkpoint, else NULL. */
+struct osd__id *osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid);
 /* 1 for a well-formed ATTR, ATTRS or QUOTA record (the kinds a replay defers). */
 int osd__ns_deferrable(const struct osd__rec *rec);
 /* Start the cache misses of a lookup of (pid, oid): its hash slot and the

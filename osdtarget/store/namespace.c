@@ -112,7 +112,7 @@ struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 	o = osd__table_obj(st, p, e);
 	if (o) {
 		struct osd__obj *in = osd__ns_adopt(st, o);
-		if (in == o)
+		if (in == o && (e->flags & OSD__ID_NOTED))
 			osd__pend_take(st, pid, oid); /* published: what it applied is its own */
 		o = in;
 		atomic_fetch_add(&st->loads, 1);
@@ -131,14 +131,10 @@ void osd__ns_prefetch(struct osd_store *st, uint64_t pid, uint64_t oid)
 		__builtin_prefetch(&p->ids[osd__sorted_guess(0, p->nids, a, b, oid)]);
 }
 
-int osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid, uint8_t *type)
+struct osd__id *osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
 	struct osd__part *p;
-	struct osd__id *e = pid && !osd__ns_lookup(st, pid, oid) ? disk_entry(st, pid, oid, &p)
-								  : NULL;
-	if (e)
-		*type = (uint8_t)e->type;
-	return e != NULL;
+	return pid && !osd__ns_lookup(st, pid, oid) ? disk_entry(st, pid, oid, &p) : NULL;
 }
 
 struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid)

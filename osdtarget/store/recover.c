@@ -157,14 +157,15 @@ int osd__recover_gone(struct osd_store *st, uint64_t gen)
  */
 static int defer(struct osd_store *st, const struct osd__rec *rec, size_t off)
 {
-	uint8_t type;
 	if (!osd__ns_deferrable(rec))
 		return 0;
 	uint64_t pid = osd__get_be64(rec->payload), oid = osd__get_be64(rec->payload + 8);
-	if (!osd__ns_on_disk(st, pid, oid, &type) ||
-	    (rec->type == OSD__REC_QUOTA && type != OSD_OBJ_USER))
+	struct osd__id *e = osd__ns_on_disk(st, pid, oid);
+	if (!e || (rec->type == OSD__REC_QUOTA && e->type != OSD_OBJ_USER) ||
+	    osd__pend_open(st) || osd__pend_add(st, pid, oid, off))
 		return 0;
-	return osd__pend_open(st) == 0 && osd__pend_add(st, pid, oid, off) == 0;
+	e->flags |= OSD__ID_NOTED;
+	return 1;
 }
 
 /* Apply a record; a REMOVE's data file is then provably garbage. */

@@ -319,7 +319,7 @@ struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
 	rd_init(&r, st->ckfd, 0);
 	int err = obj_read(st, &r, e->off, obj_end(p, e), o, &bad);
 	rd_free(&r);
-	if (!err)
+	if (!err && (e->flags & OSD__ID_NOTED))
 		in_log = (err = log_apply(st, o, &applied, &bad)) != 0;
 	if (err == -ENOMEM) {
 		osd__ns_obj_free(o);
@@ -553,12 +553,13 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 			const struct osd__id *e = &p->ids[k];
 			struct osd__obj *o = osd__ns_lookup(st, p->pid, e->id);
 			uint64_t off = wr_pos(w);
-			unsigned flags = e->flags;
+			unsigned flags = e->flags & ~OSD__ID_NOTED;
 			if (o && o->meta_bad)
 				err = meta_bad_msg(st, p->pid, e, o->meta_bad);
 			else if (o)
 				flags = write_obj(st, w, o);
-			else if (e->off && st->ckfd >= 0 && osd__pend_has(st, p->pid, e->id))
+			else if (e->off && st->ckfd >= 0 && (e->flags & OSD__ID_NOTED) &&
+				 osd__pend_has(st, p->pid, e->id))
 				err = write_pending(st, w, p, e, &flags);
 			else if (e->off && st->ckfd >= 0)
 				err = copy_obj(st, w, &r, p, e);
@@ -638,7 +639,7 @@ static void ent_get(const uint8_t *d, struct osd__id *e)
 	uint64_t meta = osd__get_be64(d + 8);
 	e->id = osd__get_be64(d);
 	e->off = meta >> 16;
-	e->flags = (meta >> 8) & 0xFF;
+	e->flags = (meta >> 8) & 0xFF & ~OSD__ID_NOTED; /* a replay's, never a file's */
 	e->type = meta & 0xFF;
 }
 

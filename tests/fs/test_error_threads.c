@@ -185,6 +185,8 @@ START_TEST(fs_error_threads)
 	ck_assert_int_eq(fs_fail(s.fs, 1), -ENOENT);
 	osdfs_error_copy(s.fs, m1, sizeof(m1));
 	ck_assert_str_ne(m0, m1);
+	/* the generic message, made from the call and its errno when read */
+	ck_assert_str_eq(m0, "lookup: No such file or directory");
 	ck_assert_str_eq(osdfs_error(s.fs), m1);
 	ck_assert_str_eq(osdfs_error(NULL), "no filesystem handle");
 	s.msgs[0] = m0;
