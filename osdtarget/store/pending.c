@@ -21,8 +21,8 @@
 
 #include "store/internal.h"
 
-/* Packed: a log of 128 MiB holds some 2.7M notes of 1.3M objects at 10M, and
- * the replay's memory comes on top of the index's (a slot is 20 bytes, a
+/* Packed: a log of 109 MiB held 2.6M notes of 1.2M objects of a 10M store,
+ * and the notes' memory comes on top of the index's (a slot is 20 bytes, a
  * note 12, where alignment made them 24 and 16). */
 struct __attribute__((packed)) osd__pend_obj {
 	uint64_t pid, oid;
