@@ -356,6 +356,7 @@ int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off
 void osd__pend_reserve(struct osd_store *st, size_t n);
 /* Start the cache miss of the note slot of (pid, oid). */
 void osd__pend_prefetch(const struct osd_store *st, uint64_t pid, uint64_t oid);
+/* 1 if (pid, oid) has notes (the tests look; the index entry's flag tells the store). */
 int osd__pend_has(struct osd_store *st, uint64_t pid, uint64_t oid);
 /* The log offsets noted for (pid, oid), in log order: a copy (*n of them,
  * NULL if none; *err -ENOMEM without memory). They are read through

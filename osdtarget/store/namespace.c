@@ -85,11 +85,17 @@ struct osd__obj *osd__ns_lookup(struct osd_store *st, uint64_t pid, uint64_t oid
 
 static size_t id_lower(const struct osd__part *p, uint64_t id);
 
+/* The partition whose index may hold (pid, oid) on disk, or NULL. */
+static struct osd__part *disk_part(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	return st->ckfd >= 0 && oid ? osd__ns_part(st, pid) : NULL;
+}
+
 /* The index entry of (pid, oid) with records in the checkpoint, or NULL. */
 static struct osd__id *disk_entry(struct osd_store *st, uint64_t pid, uint64_t oid,
 				  struct osd__part **pp)
 {
-	struct osd__part *p = st->ckfd >= 0 && oid ? osd__ns_part(st, pid) : NULL;
+	struct osd__part *p = disk_part(st, pid, oid);
 	size_t i = p ? id_lower(p, oid) : 0;
 	if (!p || i >= p->nids || p->ids[i].id != oid || !p->ids[i].off)
 		return NULL;
@@ -123,7 +129,7 @@ struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 void osd__ns_prefetch(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
 	__builtin_prefetch(&st->hash[ns_slot(st, pid, oid)]);
-	struct osd__part *p = st->ckfd >= 0 && oid ? osd__ns_part(st, pid) : NULL;
+	struct osd__part *p = disk_part(st, pid, oid);
 	if (!p || p->nids < 2)
 		return;
 	uint64_t a = p->ids[0].id, b = p->ids[p->nids - 1].id;

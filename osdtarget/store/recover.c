@@ -244,24 +244,20 @@ static void count_records(const struct replay *rp, size_t *creates, size_t *note
 }
 
 /*
- * Run @p ahead RUN_AHEAD records past @p off, starting the cache misses of
- * the records it passes that may be noted (each costs an index entry, a hash
- * slot and a note slot, all at random in memory the size of the store):
- * by the time the replay reaches them they are in the cache.
+ * Keep @p ahead up to RUN_AHEAD bytes past @p off (about eight change
+ * records), starting the cache misses of the records it passes that may be
+ * noted (each costs an index entry, a hash slot and a note slot, all at
+ * random in memory the size of the store): by the time the replay reaches
+ * them they are in the cache.
  */
-#define RUN_AHEAD 8
-static void run_ahead(struct osd_store *st, const struct replay *rp, size_t off, size_t *ahead,
-		      unsigned *lead)
+#define RUN_AHEAD 1024u
+static void run_ahead(struct osd_store *st, const struct replay *rp, size_t off, size_t *ahead)
 {
 	uint8_t t;
 	uint32_t len;
-	if (*ahead < off) {
-		*ahead = off;
-		*lead = 0;
-	} else if (*lead) {
-		--*lead; /* the replay moved one record on */
-	}
-	for (; *lead < RUN_AHEAD && rec_peek(rp, *ahead, &t, &len); ++*lead) {
+	if (*ahead < off)
+		*ahead = off; /* salvage skipped past it */
+	while (*ahead < off + RUN_AHEAD && rec_peek(rp, *ahead, &t, &len)) {
 		if (may_defer(t) && len >= 16) {
 			const uint8_t *b = rp->buf + *ahead + OSD__REC_HDR;
 			osd__ns_prefetch(st, osd__get_be64(b), osd__get_be64(b + 8));
@@ -281,7 +277,6 @@ static void replay(struct osd_store *st, struct replay *rp, int salvage)
 	if (rp->start < OSD__FILE_HDR)
 		rp->start = OSD__FILE_HDR;
 	size_t off = rp->start, ahead = off, creates, notes;
-	unsigned lead = 0;
 	if (rp->len > off) {
 		count_records(rp, &creates, &notes);
 		osd__ns_reserve(st, st->nobjs + creates);
@@ -293,7 +288,7 @@ static void replay(struct osd_store *st, struct replay *rp, int salvage)
 		const char *why;
 		release_behind(rp, off);
 		if (rp->defer)
-			run_ahead(st, rp, off, &ahead, &lead);
+			run_ahead(st, rp, off, &ahead);
 		size_t n = rec_at(rp, off, &rec);
 		if (n && rec.type == OSD__REC_END) {
 			if (end_matches(rp, &rec, off + n) || (salvage && rec.len == 8)) {

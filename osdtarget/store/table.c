@@ -558,8 +558,7 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 				err = meta_bad_msg(st, p->pid, e, o->meta_bad);
 			else if (o)
 				flags = write_obj(st, w, o);
-			else if (e->off && st->ckfd >= 0 && (e->flags & OSD__ID_NOTED) &&
-				 osd__pend_has(st, p->pid, e->id))
+			else if (e->off && st->ckfd >= 0 && (e->flags & OSD__ID_NOTED))
 				err = write_pending(st, w, p, e, &flags);
 			else if (e->off && st->ckfd >= 0)
 				err = copy_obj(st, w, &r, p, e);
