@@ -32,6 +32,20 @@
  * negative lookup there read a run. */
 #define READ_AHEAD 64u
 
+/* The run's length: READ_AHEAD blocks, but no more than a quarter of the
+ * summaries kept (a power of two, so runs stay aligned). A run longer than
+ * the summaries can hold evicts the ones it just made: with a cache of one
+ * block (32 summaries), every lookup of a new name read and hashed 64
+ * blocks. */
+static uint32_t run_len(const osdfs *fs)
+{
+	uint32_t n = READ_AHEAD;
+
+	while (n > 1 && n > fs->sums_max / 4)
+		n /= 2;
+	return n;
+}
+
 static uint64_t name_hash(const osdfs *fs, const char *name, size_t len)
 {
 	return osdfs__name_hash(&fs->sb, name, len);
@@ -117,7 +131,7 @@ struct run {
 };
 
 /*
- * Reads the aligned run of READ_AHEAD blocks holding blk into rn (a buffer
+ * Reads the aligned run of run_len() blocks holding blk into rn (a buffer
  * kept between runs: a new one costs a page fault per block), blk copied
  * to @p buf. rn->buf NULL when it cannot (no summaries kept, no memory, a
  * read error or blk not in what came back): then blk is read alone, which
@@ -126,12 +140,12 @@ struct run {
 static void blk_read_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk, uint8_t *buf,
 			 struct run *rn)
 {
-	uint32_t n;
+	uint32_t len = run_len(fs), n;
 	size_t at;
 	ssize_t r;
 
-	rn->first = blk & ~(READ_AHEAD - 1);
-	n = dp->dh.nblocks - rn->first < READ_AHEAD ? dp->dh.nblocks - rn->first : READ_AHEAD;
+	rn->first = blk & ~(len - 1);
+	n = dp->dh.nblocks - rn->first < len ? dp->dh.nblocks - rn->first : len;
 	at = (size_t)(blk - rn->first) * fs->bsize;
 	if (n < 2 || !fs->sums_max ||
 	    !(rn->buf = osdfs__bcache_run_buf(fs, (size_t)n * fs->bsize, &rn->kept)))

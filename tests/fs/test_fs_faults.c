@@ -30,6 +30,7 @@ struct fault {
 	long count;
 	size_t read_max;  /* reads of more bytes fail (0: any size works) */
 	long big_reads;   /* reads failed so */
+	size_t biggest;   /* the longest read asked for */
 };
 
 static int tick(struct fault *f)
@@ -73,6 +74,8 @@ static ssize_t f_read(void *impl, uint64_t oid, uint64_t off, const struct iovec
 
 	for (int i = 0; i < c; i++)
 		len += iov[i].iov_len;
+	if (len > F->biggest)
+		F->biggest = len;
 	if (F->read_max && len > F->read_max) {
 		F->big_reads++;
 		return -EIO;
@@ -281,7 +284,7 @@ static long run_with_fault(long countdown, int sticky)
 {
 	struct osdfs_mount_options o = fx_mount_options();
 	struct fault f = { osdfs_backend_ops_of(fx.inst.be), osdfs_backend_impl(fx.inst.be),
-			   countdown, sticky, 0, 0, 0, 0 };
+			   countdown, sticky, 0, 0, 0, 0, 0 };
 	osdfs_backend *be;
 	osdfs *fs;
 	int rc;
@@ -343,7 +346,7 @@ START_TEST(test_clean_run_tree)
 END_TEST
 
 /*
- * A directory block missing from the cache is read with its run of 64
+ * A directory block missing from the cache is read with its run of up to 64
  * (libosdfs/core/dir.c); a backend that fails such a read (a bad sector in
  * the run) must still serve the block alone: every lookup answers right.
  */
@@ -351,7 +354,7 @@ START_TEST(test_run_read_fails)
 {
 	struct osdfs_mount_options o = fx_mount_options();
 	struct fault f = { osdfs_backend_ops_of(fx.inst.be), osdfs_backend_impl(fx.inst.be),
-			   0, 0, 0, 0, 4096, 0 };
+			   0, 0, 0, 0, 4096, 0, 0 };
 	struct osdfs_stat st;
 	osdfs_backend *be;
 	uint64_t d;
@@ -380,6 +383,46 @@ START_TEST(test_run_read_fails)
 }
 END_TEST
 
+/*
+ * A run is no longer than a quarter of the name summaries kept: with a
+ * cache of one block (32 summaries) runs are 8 blocks, so a run never
+ * evicts the summaries it just made (runs of 64 there read and hashed the
+ * whole directory on every lookup of a new name).
+ */
+START_TEST(test_run_fits_summaries)
+{
+	struct osdfs_mount_options o = fx_mount_options();
+	struct fault f = { osdfs_backend_ops_of(fx.inst.be), osdfs_backend_impl(fx.inst.be),
+			   0, 0, 0, 0, 0, 0, 0 };
+	struct osdfs_stat st;
+	osdfs_backend *be;
+	uint64_t d;
+	char name[32];
+	osdfs *fs;
+
+	ck_assert_int_eq(osdfs_mount(&fs, fx.inst.be, &o), 0);
+	ck_assert_int_eq(osdfs_mkdir(fs, ROOT, "d", 0755, NULL, &st), 0);
+	d = st.ino;
+	for (int i = 0; i < 6000; i += 2) {
+		snprintf(name, sizeof(name), "entry-%04d", i);
+		ck_assert_int_eq(osdfs_mknod(fs, d, name, S_IFREG | 0600, 0, NULL, NULL), 0);
+	}
+	ck_assert_int_eq(osdfs_getattr(fs, d, &st), 0);
+	ck_assert_uint_gt(st.size, 16 * 4096);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	o.dir_cache = 1;
+	ck_assert_int_eq(osdfs_backend_new(&be, &fault_ops, &f, "fault"), 0);
+	ck_assert_int_eq(osdfs_mount(&fs, be, &o), 0);
+	for (int i = 0; i < 6000; i++) {
+		snprintf(name, sizeof(name), "entry-%04d", i);
+		ck_assert_int_eq(osdfs_lookup(fs, d, name, &st), i % 2 ? -ENOENT : 0);
+	}
+	ck_assert_uint_eq(f.biggest, 8 * 4096);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	osdfs_backend_free(be);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fs_faults");
@@ -391,6 +434,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_every_single_fault);
 	tcase_add_test(tc, test_device_dies);
 	tcase_add_test(tc, test_run_read_fails);
+	tcase_add_test(tc, test_run_fits_summaries);
 	suite_add_tcase(s, tc);
 	return s;
 }
