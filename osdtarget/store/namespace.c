@@ -763,6 +763,37 @@ int osd_store_object_type(struct osd_store *st, uint64_t pid, uint64_t oid,
 	return o ? 0 : -ENOENT;
 }
 
+/* Entries per dense-run test of copy_ids: 4 KiB of the index. */
+#define DENSE_RUN 256u
+
+/*
+ * Copies the ids of @p n entries. Ids are sorted and distinct, so a stretch
+ * whose last id exceeds its first by its length less one holds every id
+ * between them: such a stretch (objects made in order, the usual case) is
+ * written from its first id without reading the entries between, and a
+ * LIST walk of densely numbered objects reads two entries of each 256
+ * instead of streaming 16 bytes per id from memory.
+ */
+static void copy_ids(const struct osd__id *e, size_t n, uint64_t *ids)
+{
+	for (size_t k = 0; k < n;) {
+		size_t run = n - k < DENSE_RUN ? n - k : DENSE_RUN;
+		uint64_t first = e[k].id;
+
+		/* the next test's entry: a stride of 4 KiB is no stream the
+		 * hardware prefetcher follows */
+		if (n - k > 2 * DENSE_RUN)
+			__builtin_prefetch(&e[k + 2 * DENSE_RUN - 1]);
+		if (e[k + run - 1].id - first == run - 1)
+			for (size_t j = 0; j < run; j++)
+				ids[k + j] = first + j;
+		else
+			for (size_t j = 0; j < run; j++)
+				ids[k + j] = e[k + j].id;
+		k += run;
+	}
+}
+
 int osd_store_object_list(struct osd_store *st, uint64_t pid, uint64_t start,
 			  enum osd_obj_type type, uint64_t *ids, size_t max,
 			  size_t *count, uint64_t *next)
@@ -779,8 +810,7 @@ int osd_store_object_list(struct osd_store *st, uint64_t pid, uint64_t start,
 	if (!type || (type == OSD_OBJ_USER && !p->ncoll)) {
 		/* every id qualifies: a plain copy, the bulk of a LIST walk */
 		n = p->nids - i < max ? p->nids - i : max;
-		for (size_t k = 0; k < n; k++)
-			ids[k] = p->ids[i + k].id;
+		copy_ids(p->ids + i, n, ids);
 		nx = i + n < p->nids ? p->ids[i + n].id : 0;
 	} else {
 		for (; i < p->nids; i++) {

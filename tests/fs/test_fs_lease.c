@@ -38,6 +38,17 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The wall clock's seconds as the library reads them: time() may lag
+ * clock_gettime() by a timer tick just after a second begins, which made a
+ * record written by the mount look a second in the future. */
+static int64_t wall_sec(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec;
+}
+
 static const struct osdfs_backend_ops *ops(void)
 {
 	return osdfs_backend_ops_of(fx.inst.be);
@@ -78,11 +89,11 @@ static void fake_holder_ns(const char *host, uint32_t pid, uint32_t pidns, uint3
 		fx.fs = NULL;
 	}
 	m.mount_id = 0x1234567890abcdefULL;
-	m.time_sec = time(NULL) - age - 60;
+	m.time_sec = wall_sec() - age - 60;
 	m.pid = pid;
 	m.pidns = pidns;
 	m.lease_sec = lease;
-	m.renewed_sec = time(NULL) - age;
+	m.renewed_sec = wall_sec() - age;
 	snprintf(m.host, sizeof(m.host), "%s", host);
 	osdfs__mount_encode(buf, &m);
 	if (lease == 0)
@@ -169,7 +180,7 @@ START_TEST(test_mount_writes_lease)
 	uint8_t buf[128];
 	char me[65] = "";
 	struct osdfs_holder h;
-	time_t now = time(NULL);
+	int64_t now = wall_sec();
 
 	ck_assert_uint_eq(read_record(buf, sizeof(buf)), OSDFS__MOUNT_LEN);
 	ck_assert_uint_eq(buf[0], 2);

@@ -362,6 +362,64 @@ END_TEST
 
 /* ---- data ---- */
 
+/* Lists @p all (sorted) from each of several starts, in pages of @p page,
+ * and checks every id and continuation against it. */
+static void check_listing(const uint64_t *all, size_t nall, size_t page)
+{
+	static uint64_t got[2048];
+	size_t starts[] = { 0, 1, 255, 256, 257, 300, 511, 777, nall - 1 };
+
+	ck_assert_uint_le(page, 2048);
+	for (size_t s = 0; s < sizeof(starts) / sizeof(starts[0]); s++) {
+		size_t at = starts[s], n;
+		uint64_t next = all[at];
+
+		do {
+			ck_assert_int_eq(osd_store_object_list(st, P1, next, 0, got, page, &n, &next), 0);
+			ck_assert_uint_eq(n, nall - at < page ? nall - at : page);
+			for (size_t k = 0; k < n; k++)
+				ck_assert_msg(got[k] == all[at + k], "start %zu page %zu: id %zu is %llx, not %llx",
+					      starts[s], page, at + k, (unsigned long long)got[k],
+					      (unsigned long long)all[at + k]);
+			at += n;
+			ck_assert_uint_eq(next, at < nall ? all[at] : 0);
+		} while (next);
+		ck_assert_uint_eq(at, nall);
+	}
+}
+
+/*
+ * The store copies a stretch of ids whose ends are as far apart as its
+ * length from its first id without reading the rest (copy_ids): stretches
+ * dense, dense but for one gap (its end one further), dense up to a gap at
+ * a stretch's edge, and sparse, in pages of every size around the
+ * stretch's 256, before and after a reopen.
+ */
+START_TEST(t_list_dense_runs)
+{
+	static uint64_t all[2048];
+	size_t nall = 0;
+
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	for (uint64_t i = 0; i < 1500; i++) {
+		uint64_t id = i < 600 ? O1 + i : i < 900 ? O1 + 1000 + i : O1 + 5000 + 3 * i;
+
+		if (i == 300 || i == 767 || i == 768)
+			continue; /* a gap inside a stretch, one at a stretch's edge */
+		all[nall++] = id;
+	}
+	for (size_t k = nall; k-- > 0;) /* in reverse: every create shifts the index */
+		ck_assert_int_eq(osd_store_object_create(st, P1, all[k], OSD_OBJ_USER, 0), 0);
+	for (int round = 0; round < 2; round++) {
+		size_t pages[] = { 1, 7, 255, 256, 257, 512, 1000, 2048 };
+
+		for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+			check_listing(all, nall, pages[i]);
+		reopen();
+	}
+}
+END_TEST
+
 START_TEST(t_data)
 {
 	uint8_t a[8192], b[8192];
@@ -1889,6 +1947,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_damaged_checkpoint);
 	tcase_add_test(tc, t_partitions);
 	tcase_add_test(tc, t_objects);
+	tcase_add_test(tc, t_list_dense_runs);
 	tcase_add_test(tc, t_data);
 	tcase_add_test(tc, t_remove_recreate);
 	tcase_add_test(tc, t_attrs);
