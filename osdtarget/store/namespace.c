@@ -780,10 +780,6 @@ static void copy_ids(const struct osd__id *e, size_t n, uint64_t *ids)
 		size_t run = n - k < DENSE_RUN ? n - k : DENSE_RUN;
 		uint64_t first = e[k].id;
 
-		/* the next test's entry: a stride of 4 KiB is no stream the
-		 * hardware prefetcher follows */
-		if (n - k > 2 * DENSE_RUN)
-			__builtin_prefetch(&e[k + 2 * DENSE_RUN - 1]);
 		if (e[k + run - 1].id - first == run - 1)
 			for (size_t j = 0; j < run; j++)
 				ids[k + j] = first + j;
