@@ -806,7 +806,8 @@ int osd_store_object_list(struct osd_store *st, uint64_t pid, uint64_t start,
 	if (!type || (type == OSD_OBJ_USER && !p->ncoll)) {
 		/* every id qualifies: a plain copy, the bulk of a LIST walk */
 		n = p->nids - i < max ? p->nids - i : max;
-		copy_ids(p->ids + i, n, ids);
+		if (n) /* an empty partition has no ids array */
+			copy_ids(p->ids + i, n, ids);
 		nx = i + n < p->nids ? p->ids[i + n].id : 0;
 	} else {
 		for (; i < p->nids; i++) {

@@ -398,9 +398,14 @@ static void check_listing(const uint64_t *all, size_t nall, size_t page)
 START_TEST(t_list_dense_runs)
 {
 	static uint64_t all[2048];
-	size_t nall = 0;
+	size_t nall = 0, n;
+	uint64_t next = 1;
 
 	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	/* an empty partition (no ids array yet) */
+	ck_assert_int_eq(osd_store_object_list(st, P1, 0, 0, all, 16, &n, &next), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(next, 0);
 	for (uint64_t i = 0; i < 1500; i++) {
 		uint64_t id = i < 600 ? O1 + i : i < 900 ? O1 + 1000 + i : O1 + 5000 + 3 * i;
 
