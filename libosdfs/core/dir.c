@@ -33,7 +33,8 @@
 #define READ_AHEAD 64u
 
 /* The run's length: READ_AHEAD blocks, but no more than a quarter of the
- * summaries kept (a power of two, so runs stay aligned). A run longer than
+ * summaries kept (a power of two, so runs stay aligned; 1, no run, when
+ * fewer than 8 are kept, none included). A run longer than
  * the summaries can hold evicts the ones it just made: with a cache of one
  * block (32 summaries), every lookup of a new name read and hashed 64
  * blocks. */
@@ -147,8 +148,7 @@ static void blk_read_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk,
 	rn->first = blk & ~(len - 1);
 	n = dp->dh.nblocks - rn->first < len ? dp->dh.nblocks - rn->first : len;
 	at = (size_t)(blk - rn->first) * fs->bsize;
-	if (n < 2 || !fs->sums_max ||
-	    !(rn->buf = osdfs__bcache_run_buf(fs, (size_t)n * fs->bsize, &rn->kept)))
+	if (n < 2 || !(rn->buf = osdfs__bcache_run_buf(fs, (size_t)n * fs->bsize, &rn->kept)))
 		return;
 	struct iovec iov = { rn->buf, (size_t)n * fs->bsize };
 	r = fs->ops->read(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)rn->first * fs->bsize,

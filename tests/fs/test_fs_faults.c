@@ -33,6 +33,13 @@ struct fault {
 	size_t biggest;   /* the longest read asked for */
 };
 
+/* A fault backend over the fixture's that fails nothing until told to. */
+static struct fault fault_over_fixture(void)
+{
+	return (struct fault){ .ops = osdfs_backend_ops_of(fx.inst.be),
+			       .impl = osdfs_backend_impl(fx.inst.be) };
+}
+
 static int tick(struct fault *f)
 {
 	f->count++;
@@ -283,11 +290,13 @@ static size_t check_tree(osdfs *fs, uint64_t dir, int depth, int strict)
 static long run_with_fault(long countdown, int sticky)
 {
 	struct osdfs_mount_options o = fx_mount_options();
-	struct fault f = { osdfs_backend_ops_of(fx.inst.be), osdfs_backend_impl(fx.inst.be),
-			   countdown, sticky, 0, 0, 0, 0, 0 };
+	struct fault f = fault_over_fixture();
 	osdfs_backend *be;
 	osdfs *fs;
 	int rc;
+
+	f.countdown = countdown;
+	f.sticky = sticky;
 
 	ck_assert_int_eq(osdfs_mkfs(fx.inst.be, NULL), 0);
 	ck_assert_int_eq(osdfs_backend_new(&be, &fault_ops, &f, "fault"), 0);
@@ -388,9 +397,9 @@ static void lookups_through(struct fault *f, uint32_t dir_cache)
  */
 START_TEST(test_run_read_fails)
 {
-	struct fault f = { osdfs_backend_ops_of(fx.inst.be), osdfs_backend_impl(fx.inst.be),
-			   0, 0, 0, 0, 4096, 0, 0 };
+	struct fault f = fault_over_fixture();
 
+	f.read_max = 4096;
 	lookups_through(&f, 0);
 	ck_assert_int_gt(f.big_reads, 0);
 }
@@ -404,8 +413,7 @@ END_TEST
  */
 START_TEST(test_run_fits_summaries)
 {
-	struct fault f = { osdfs_backend_ops_of(fx.inst.be), osdfs_backend_impl(fx.inst.be),
-			   0, 0, 0, 0, 0, 0, 0 };
+	struct fault f = fault_over_fixture();
 
 	lookups_through(&f, 1);
 	ck_assert_uint_eq(f.biggest, 8 * 4096);
