@@ -327,6 +327,14 @@ int osd__ns_part_add(struct osd_store *st, struct osd__obj *po, struct osd__id *
 void osd__ns_trim(struct osd_store *st);
 /* Every object in memory matches the checkpoint (st->ns held for writing). */
 void osd__ns_all_clean(struct osd_store *st);
+/* An object in memory, by its ids (osd__ns_resident()). */
+struct osd__resident {
+	uint64_t pid, oid;
+	struct osd__obj *o;
+};
+/* The objects in memory sorted by (pid, oid), *n of them: a malloc'd array,
+ * NULL without memory (st->ns held for writing). */
+struct osd__resident *osd__ns_resident(struct osd_store *st, size_t *n);
 /* Size the hash for @p n objects now (the open, before a replay): growing
  * it one doubling at a time rehashed every object again and again. */
 void osd__ns_reserve(struct osd_store *st, size_t n);

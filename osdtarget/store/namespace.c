@@ -286,6 +286,40 @@ void osd__ns_all_clean(struct osd_store *st)
 	ns_evict(st);
 }
 
+static int resident_cmp(const void *a, const void *b)
+{
+	const struct osd__resident *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->oid < y->oid ? -1 : x->oid > y->oid;
+}
+
+/* Sorted by value, not through the pointers: comparing objects themselves
+ * would miss the cache on every comparison. */
+struct osd__resident *osd__ns_resident(struct osd_store *st, size_t *n)
+{
+	size_t cap = st->nobjs + 16, k = 0;
+	struct osd__resident *v = malloc(cap * sizeof(*v));
+	for (size_t i = 0; v && i < st->hash_size; i++) {
+		for (struct osd__obj *o = st->hash[i]; v && o; o = o->hnext) {
+			if (k == cap) { /* nobjs is exact: this is a guard, not a path */
+				struct osd__resident *w = realloc(v, 2 * cap * sizeof(*v));
+				if (!w)
+					free(v);
+				v = w;
+				cap *= 2;
+			}
+			if (v)
+				v[k++] = (struct osd__resident){ o->pid, o->oid, o };
+		}
+	}
+	if (!v)
+		return NULL;
+	qsort(v, k, sizeof(*v), resident_cmp);
+	*n = k;
+	return v;
+}
+
 /* ---- sorted arrays -------------------------------------------------------- */
 
 /* Index of the first partition with pid >= @p pid. */

@@ -533,11 +533,36 @@ static struct head plan(const struct osd_store *st)
 	return h;
 }
 
+/* The objects in memory, walked beside the sorted index: looking each index
+ * entry up in the hash instead missed the cache once per object, a third
+ * of a checkpoint of 10M objects. */
+struct resident_walk {
+	struct osd__resident *v;   /* NULL: no memory for it, look up the hash */
+	size_t n, at;
+};
+
+/* The object in memory for index entry @p id of partition @p pid, or NULL;
+ * calls come in (pid, id) order. */
+static struct osd__obj *resident_next(struct osd_store *st, struct resident_walk *rw,
+				      uint64_t pid, uint64_t id)
+{
+	if (!rw->v)
+		return osd__ns_lookup(st, pid, id);
+	while (rw->at < rw->n && (rw->v[rw->at].pid < pid ||
+				  (rw->v[rw->at].pid == pid && rw->v[rw->at].oid < id)))
+		rw->at++;
+	if (rw->at < rw->n && rw->v[rw->at].pid == pid && rw->v[rw->at].oid == id)
+		return rw->v[rw->at].o;
+	return NULL;
+}
+
 /* The partitions and their objects: records to @p w, index to @p x. */
 static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 {
+	struct resident_walk rw = { NULL, 0, 0 };
 	struct reader r;
 	int err = 0;
+	rw.v = osd__ns_resident(st, &rw.n);
 	rd_init(&r, st->ckfd, IO_CHUNK);
 	for (size_t i = 0; i < st->nparts && !err && !w->err && !x->err; i++) {
 		struct osd__part *p = st->parts[i];
@@ -551,7 +576,7 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 		(void)write_obj(st, w, p->obj);
 		for (size_t k = 0; k < p->nids && !err; k++) {
 			const struct osd__id *e = &p->ids[k];
-			struct osd__obj *o = osd__ns_lookup(st, p->pid, e->id);
+			struct osd__obj *o = resident_next(st, &rw, p->pid, e->id);
 			uint64_t off = wr_pos(w);
 			unsigned flags = e->flags & ~OSD__ID_NOTED;
 			if (o && o->meta_bad)
@@ -568,6 +593,7 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 		}
 	}
 	rd_free(&r);
+	free(rw.v);
 	return err ? err : w->err ? w->err : x->err;
 }
 

@@ -461,6 +461,65 @@ START_TEST(t_compact_copies)
 }
 END_TEST
 
+static void set_in(uint64_t pid, uint64_t oid, uint32_t ver)
+{
+	uint8_t v[12];
+	val_of(oid ^ pid, ver, v);
+	ck_assert_int_eq(osd_store_attr_set(st, pid, oid, PAGE, 1, v, sizeof(v), 0), 0);
+}
+
+static void expect_in(uint64_t pid, uint64_t oid, uint32_t ver)
+{
+	uint8_t v[12], got[32];
+	size_t len = 0;
+	val_of(oid ^ pid, ver, v);
+	ck_assert_int_eq(osd_store_attr_get(st, pid, oid, PAGE, 1, got, sizeof(got), &len), 0);
+	ck_assert_uint_eq(len, sizeof(v));
+	ck_assert_msg(memcmp(got, v, sizeof(v)) == 0, "partition %llx object %llx: version %u",
+		      (unsigned long long)pid, (unsigned long long)oid, osd__get_be32(got + 8));
+}
+
+/* Partitions holding the same object ids, each with other objects changed
+ * in memory: the checkpoint pairs each index entry with the object of its
+ * own partition (it walks the objects in memory sorted by partition and id
+ * beside the index). */
+START_TEST(t_compact_partitions)
+{
+	static const uint64_t pids[3] = { P1, P1 + 0x100, P1 + 0x200 };
+	static const unsigned changed[3][2] = { { 7, 40 }, { 3, 7 }, { 1, 39 } };
+	for (unsigned k = 1; k < 3; k++)
+		ck_assert_int_eq(osd_store_partition_create(st, pids[k], 0), 0);
+	for (unsigned k = 0; k < 3; k++) {
+		for (unsigned i = 0; i < 40; i++) {
+			ck_assert_int_eq(osd_store_object_create(st, pids[k], O1 + i, OSD_OBJ_USER,
+								 0), 0);
+			set_in(pids[k], O1 + i, 1);
+		}
+	}
+	reopen(CACHE);
+	for (unsigned k = 0; k < 3; k++) {
+		for (unsigned j = 0; j < 2; j++) {
+			if (changed[k][j] == 40)
+				ck_assert_int_eq(osd_store_object_create(st, pids[k], O1 + 40,
+									 OSD_OBJ_USER, 0), 0);
+			set_in(pids[k], O1 + changed[k][j], 2 + k);
+		}
+	}
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	for (int round = 0; round < 2; round++) {
+		for (unsigned k = 0; k < 3; k++) {
+			for (unsigned i = 0; i <= 40; i++) {
+				int is = changed[k][0] == i || changed[k][1] == i;
+				if (i == 40 && !is)
+					continue;
+				expect_in(pids[k], O1 + i, is ? 2 + k : 1);
+			}
+		}
+		reopen(CACHE);
+	}
+}
+END_TEST
+
 /* A data file of an object the index says holds none (its first write and
  * a crash): the records name its owner, nothing goes to quarantine. */
 START_TEST(t_file_of_cold_object)
@@ -670,6 +729,7 @@ int main(void)
 	tcase_add_test(tc, t_replay_deferred_rot);
 	tcase_add_test(tc, t_changed_kept);
 	tcase_add_test(tc, t_compact_copies);
+	tcase_add_test(tc, t_compact_partitions);
 	tcase_add_test(tc, t_file_of_cold_object);
 	tcase_add_test(tc, t_upgrade_v1_checkpoint);
 	tcase_add_test(tc, t_rotten_record);
