@@ -162,7 +162,14 @@ static void blk_read_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk,
 	memcpy(buf, rn->buf + at, fs->bsize);
 }
 
-static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *buf)
+/*
+ * Block blk into buf, through the cache. With @p ahead, a block never
+ * summarized comes with its run (lookups, readdir, the emptiness check);
+ * changes and the check before a create read it alone: they need that block
+ * anyway, and a run read for each of them made the first creates in a
+ * directory of 10M entries cost 250 us each.
+ */
+static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *buf, int ahead)
 {
 	struct run rn = { NULL, blk, 0, 0 };
 	int rc = 0;
@@ -173,7 +180,7 @@ static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *b
 	if (osdfs__bcache_get(fs, dp->ino, blk, buf))
 		return 0;
 	/* A block with a summary was read before: its run most likely was too. */
-	if (!osdfs__bcache_summarized(fs, dp->ino, blk))
+	if (ahead && !osdfs__bcache_summarized(fs, dp->ino, blk))
 		blk_read_run(fs, dp, blk, buf, &rn);
 	if (!rn.buf)
 		rc = osdfs__bcache_fetch(fs, dp->ino, blk, buf);
@@ -415,11 +422,11 @@ static int dir_locate(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 		return rc;
 	*h = name_hash(fs, name, len);
 	*blk = dp->table[slot_of(dp, *h)];
-	return blk_read(fs, dp, *blk, buf);
+	return blk_read(fs, dp, *blk, buf, 0);
 }
 
 int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
-		      uint64_t *ino, uint8_t *ft)
+		      uint64_t *ino, uint8_t *ft, enum osdfs__dir_read how)
 {
 	uint8_t *buf = NULL;
 	uint32_t blk;
@@ -434,7 +441,7 @@ int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 		if (osdfs__bcache_absent(fs, dp->ino, blk, name, len))
 			return -ENOENT;
 		buf = malloc(fs->bsize);
-		rc = buf ? blk_read(fs, dp, blk, buf) : -ENOMEM;
+		rc = buf ? blk_read(fs, dp, blk, buf, how == OSDFS__DIR_AHEAD) : -ENOMEM;
 	}
 	if (rc == 0) {
 		off = blk_find(buf, fs->bsize, name, len, NULL);
@@ -632,10 +639,15 @@ static long blk_room(osdfs *fs, const struct osdfs__inode *dp, uint8_t *buf, uin
 		uint64_t h;
 
 		osdfs__rec_get(&r, buf + off);
-		if (!r.ino || !rec_owned(fs, dp, &r, blk, &h)) {
-			if (r.rec_len >= need)
-				return (long)off;
-		} else if (r.rec_len - OSDFS__REC_NEED(r.name_len) >= need) {
+		/* Too short to hold it whether free, stale or live: no need to
+		 * hash its name (most records of a full block). */
+		if (r.rec_len < need) {
+			off += r.rec_len;
+			continue;
+		}
+		if (!r.ino || !rec_owned(fs, dp, &r, blk, &h))
+			return (long)off;
+		if (r.rec_len - OSDFS__REC_NEED(r.name_len) >= need) {
 			size_t used = OSDFS__REC_NEED(r.name_len);
 
 			osdfs__rec_put(buf + off + used, 0, (uint16_t)(r.rec_len - used), NULL, 0, 0, 0);
@@ -647,19 +659,18 @@ static long blk_room(osdfs *fs, const struct osdfs__inode *dp, uint8_t *buf, uin
 	return -1;
 }
 
-/* Smallest collision byte not used by another name with hash h, or -1. */
-static int free_coll(osdfs *fs, const struct osdfs__inode *dp, const uint8_t *buf,
-		     uint32_t blk, uint64_t h)
+/* Smallest collision byte not used by another name with hash h, or -1.
+ * A record with hash h is owned by the block h routes to, this one. */
+static int free_coll(osdfs *fs, const uint8_t *buf, uint64_t h)
 {
 	uint8_t used[32] = { 0 };
 	size_t off = OSDFS__BLOCK_HDR_LEN;
 
 	while (off < fs->bsize) {
 		struct osdfs__rec r;
-		uint64_t rh;
 
 		osdfs__rec_get(&r, buf + off);
-		if (r.ino && rec_owned(fs, dp, &r, blk, &rh) && rh == h)
+		if (r.ino && name_hash(fs, r.name, r.name_len) == h)
 			used[r.coll / 8] |= (uint8_t)(1u << (r.coll % 8));
 		off += r.rec_len;
 	}
@@ -690,7 +701,7 @@ int osdfs__dir_add(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t 
 			rc = -EEXIST;
 			break;
 		}
-		coll = free_coll(fs, dp, buf, blk, h);
+		coll = free_coll(fs, buf, h);
 		if (coll < 0) {
 			rc = osdfs__fail(fs, -ENOSPC, "directory %llu: too many hash collisions",
 					 (unsigned long long)dp->ino);
@@ -788,7 +799,7 @@ int osdfs__dir_is_empty(osdfs *fs, struct osdfs__inode *dp)
 
 		if (i > 0 && dp->table[i - 1] == blk)
 			continue;
-		rc = blk_read(fs, dp, blk, buf);
+		rc = blk_read(fs, dp, blk, buf, 1);
 		if (rc < 0)
 			break;
 		rc = 1;
@@ -840,7 +851,7 @@ static int readdir_run(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint64_
 		       osdfs_readdir_cb cb, void *payload)
 {
 	size_t n = 0;
-	int rc = blk_read(fs, dp, blk, buf);
+	int rc = blk_read(fs, dp, blk, buf, 1);
 
 	if (rc < 0)
 		return rc;

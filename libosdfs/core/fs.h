@@ -198,8 +198,12 @@ void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf, int kept);
 
 /* dir.c */
 int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp);
+/* How a lookup reads a block never summarized: with its run (a lookup as
+ * such: the run's summaries answer later ones), or alone (a check before a
+ * change, which reads that block next anyway). */
+enum osdfs__dir_read { OSDFS__DIR_ALONE = 0, OSDFS__DIR_AHEAD = 1 };
 int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
-		      uint64_t *ino, uint8_t *ft);
+		      uint64_t *ino, uint8_t *ft, enum osdfs__dir_read how);
 int osdfs__dir_add(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
 		   uint64_t ino, uint8_t ft);
 int osdfs__dir_remove(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len);
@@ -213,7 +217,7 @@ void osdfs__dir_unload(osdfs *fs, struct osdfs__inode *dp);
 /* namei.c */
 int osdfs__check_name(osdfs *fs, const char *name, size_t *len);
 int osdfs__lookup_ino(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
-		      uint64_t *ino, uint8_t *ft);
+		      uint64_t *ino, uint8_t *ft, enum osdfs__dir_read how);
 
 /* file.c: opens an inode the caller holds a reference to (exclusive lock held) */
 int osdfs__open_inode(osdfs *fs, struct osdfs__inode *ip, int flags, osdfs_file **fh);

@@ -62,7 +62,7 @@ static int get_dir(osdfs *fs, uint64_t ino, struct osdfs__inode **out)
 
 /* Lookup in dp including "." and ".." (shared or exclusive lock held). */
 int osdfs__lookup_ino(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
-		      uint64_t *ino, uint8_t *ft)
+		      uint64_t *ino, uint8_t *ft, enum osdfs__dir_read how)
 {
 	if (is_dot(name, len)) {
 		*ino = len == 1 || !dp->d.parent ? dp->ino : dp->d.parent;
@@ -70,7 +70,7 @@ int osdfs__lookup_ino(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 			*ft = OSDFS__FT_DIR;
 		return 0;
 	}
-	return osdfs__dir_lookup(fs, dp, name, len, ino, ft);
+	return osdfs__dir_lookup(fs, dp, name, len, ino, ft, how);
 }
 
 int osdfs_lookup(osdfs *fs, uint64_t parent, const char *name, struct osdfs_stat *out)
@@ -87,7 +87,7 @@ int osdfs_lookup(osdfs *fs, uint64_t parent, const char *name, struct osdfs_stat
 	pthread_rwlock_rdlock(&fs->lock);
 	rc = get_dir(fs, parent, &dp);
 	if (rc == 0) {
-		rc = osdfs__lookup_ino(fs, dp, name, len, &ino, NULL);
+		rc = osdfs__lookup_ino(fs, dp, name, len, &ino, NULL, OSDFS__DIR_AHEAD);
 		osdfs__iput(fs, dp);
 	}
 	if (rc == 0) {
@@ -149,7 +149,7 @@ static int make_node(osdfs *fs, uint64_t parent, const char *name, size_t len,
 
 	if (rc < 0)
 		return rc;
-	rc = osdfs__lookup_ino(fs, dp, name, len, &ino, NULL);
+	rc = osdfs__lookup_ino(fs, dp, name, len, &ino, NULL, OSDFS__DIR_ALONE);
 	if (rc == 0)
 		rc = -EEXIST;
 	else if (rc == -ENOENT)
@@ -277,7 +277,7 @@ int osdfs_create(osdfs *fs, uint64_t parent, const char *name, uint32_t mode, in
 		return osdfs__end(fs, rc, "create");
 	rc = get_dir(fs, parent, &dp);
 	if (rc == 0) {
-		rc = osdfs__lookup_ino(fs, dp, name, len, &ino, NULL);
+		rc = osdfs__lookup_ino(fs, dp, name, len, &ino, NULL, OSDFS__DIR_ALONE);
 		osdfs__iput(fs, dp);
 	}
 	if (rc == 0 && (flags & O_EXCL))
@@ -323,7 +323,7 @@ int osdfs_link(osdfs *fs, uint64_t ino, uint64_t newparent, const char *newname,
 		rc = get_dir(fs, newparent, &dp);
 	if (rc < 0)
 		goto put;
-	rc = osdfs__lookup_ino(fs, dp, newname, len, &other, NULL);
+	rc = osdfs__lookup_ino(fs, dp, newname, len, &other, NULL, OSDFS__DIR_ALONE);
 	rc = rc == 0 ? -EEXIST : rc == -ENOENT ? 0 : rc;
 	if (rc == 0) {
 		/* Count the link first: a crash may leave nlink one too high,
@@ -366,7 +366,7 @@ static int remove_entry(osdfs *fs, uint64_t parent, const char *name, int want_d
 	rc = get_dir(fs, parent, &dp);
 	if (rc < 0)
 		goto unlock;
-	rc = osdfs__dir_lookup(fs, dp, name, len, &ino, NULL);
+	rc = osdfs__dir_lookup(fs, dp, name, len, &ino, NULL, OSDFS__DIR_ALONE);
 	if (rc == 0)
 		rc = osdfs__iget(fs, ino, &ip);
 	if (rc < 0)
@@ -545,10 +545,10 @@ static int rename_locked(osdfs *fs, struct rename_ctx *c, uint64_t p1, uint64_t 
 	uint64_t i1, i2;
 	int rc, have_target;
 
-	rc = osdfs__dir_lookup(fs, c->dp1, c->n1, c->l1, &i1, &c->ft1);
+	rc = osdfs__dir_lookup(fs, c->dp1, c->n1, c->l1, &i1, &c->ft1, OSDFS__DIR_ALONE);
 	if (rc < 0)
 		return rc;
-	rc = osdfs__dir_lookup(fs, c->dp2, c->n2, c->l2, &i2, &c->ft2);
+	rc = osdfs__dir_lookup(fs, c->dp2, c->n2, c->l2, &i2, &c->ft2, OSDFS__DIR_ALONE);
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
 	if (rc == 0 && i1 == i2)

@@ -87,7 +87,7 @@ static int step(osdfs *fs, uint64_t dir, const char *name, size_t len, uint64_t 
 	if (!OSDFS__IS_DIR(dp))
 		rc = -ENOTDIR;
 	else
-		rc = osdfs__lookup_ino(fs, dp, name, len, child, NULL);
+		rc = osdfs__lookup_ino(fs, dp, name, len, child, NULL, OSDFS__DIR_AHEAD);
 	osdfs__iput(fs, dp);
 	return rc;
 }
