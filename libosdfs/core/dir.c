@@ -163,13 +163,14 @@ static void blk_read_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t blk,
 }
 
 /*
- * Block blk into buf, through the cache. With @p ahead, a block never
- * summarized comes with its run (lookups, readdir, the emptiness check);
- * changes and the check before a create read it alone: they need that block
- * anyway, and a run read for each of them made the first creates in a
- * directory of 10M entries cost 250 us each.
+ * Block blk into buf, through the cache. With OSDFS__DIR_AHEAD, a block
+ * never summarized comes with its run (lookups, readdir, the emptiness
+ * check); changes and the check before a create read it alone: they need
+ * that block anyway, and a run read for each of them made the first creates
+ * in a directory of 10M entries cost 250-700 us each.
  */
-static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *buf, int ahead)
+static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *buf,
+		    enum osdfs__dir_read how)
 {
 	struct run rn = { NULL, blk, 0, 0 };
 	int rc = 0;
@@ -180,7 +181,7 @@ static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *b
 	if (osdfs__bcache_get(fs, dp->ino, blk, buf))
 		return 0;
 	/* A block with a summary was read before: its run most likely was too. */
-	if (ahead && !osdfs__bcache_summarized(fs, dp->ino, blk))
+	if (how == OSDFS__DIR_AHEAD && !osdfs__bcache_summarized(fs, dp->ino, blk))
 		blk_read_run(fs, dp, blk, buf, &rn);
 	if (!rn.buf)
 		rc = osdfs__bcache_fetch(fs, dp->ino, blk, buf);
@@ -422,7 +423,7 @@ static int dir_locate(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 		return rc;
 	*h = name_hash(fs, name, len);
 	*blk = dp->table[slot_of(dp, *h)];
-	return blk_read(fs, dp, *blk, buf, 0);
+	return blk_read(fs, dp, *blk, buf, OSDFS__DIR_ALONE);
 }
 
 int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
@@ -441,7 +442,7 @@ int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 		if (osdfs__bcache_absent(fs, dp->ino, blk, name, len))
 			return -ENOENT;
 		buf = malloc(fs->bsize);
-		rc = buf ? blk_read(fs, dp, blk, buf, how == OSDFS__DIR_AHEAD) : -ENOMEM;
+		rc = buf ? blk_read(fs, dp, blk, buf, how) : -ENOMEM;
 	}
 	if (rc == 0) {
 		off = blk_find(buf, fs->bsize, name, len, NULL);
@@ -799,7 +800,7 @@ int osdfs__dir_is_empty(osdfs *fs, struct osdfs__inode *dp)
 
 		if (i > 0 && dp->table[i - 1] == blk)
 			continue;
-		rc = blk_read(fs, dp, blk, buf, 1);
+		rc = blk_read(fs, dp, blk, buf, OSDFS__DIR_AHEAD);
 		if (rc < 0)
 			break;
 		rc = 1;
@@ -851,7 +852,7 @@ static int readdir_run(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint64_
 		       osdfs_readdir_cb cb, void *payload)
 {
 	size_t n = 0;
-	int rc = blk_read(fs, dp, blk, buf, 1);
+	int rc = blk_read(fs, dp, blk, buf, OSDFS__DIR_AHEAD);
 
 	if (rc < 0)
 		return rc;
