@@ -78,7 +78,8 @@ OSD_EXTERN void osd_keyring_free(osd_keyring *kr);
 
 /**
  * Read a root key file: 20 raw bytes, or 40 hex digits (a trailing newline
- * is allowed). Like ssh, a file that other users may read or write is
+ * is allowed; a file of exactly 20 bytes is the key as it is, whatever its
+ * last byte). Like ssh, a file that other users may read or write is
  * refused.
  * @param path the file
  * @param[out] key the key

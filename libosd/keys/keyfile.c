@@ -88,7 +88,11 @@ int osd_keyring_read_key_file(const char *path, uint8_t key[OSD_HMAC_LEN], char 
 		return rc;
 	len = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+	/* Exactly 20 bytes are the key as it is: a random key ends in a newline,
+	 * CR or space one time in 85, and trimming those refused it. Anything
+	 * longer may end in a line ending. */
+	while (len > OSD_HMAC_LEN &&
+	       (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
 		len--;
 	if (len == OSD_HMAC_LEN) {
 		memcpy(key, buf, OSD_HMAC_LEN);

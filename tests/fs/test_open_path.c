@@ -130,6 +130,23 @@ START_TEST(key_files)
 	write_file("hex", "00112233445566778899aabbccddeeff00112233\n", 0600, path);
 	ck_assert_int_eq(osd_keyring_read_key_file(path, key, err, sizeof(err)), 0);
 	ck_assert_mem_eq(key, root_key, OSD_HMAC_LEN);
+	/* 20 raw bytes are the key even when the last one is a line ending or a
+	 * space (a random key's, one time in 85); longer files may end in one */
+	static const char *const raw_ends[] = { "\n", "\r", " ", "\x14\n", "\x14\r\n" };
+	uint8_t want[OSD_HMAC_LEN];
+	for (size_t i = 0; i < sizeof(raw_ends) / sizeof(raw_ends[0]); i++) {
+		char raw[32];
+		for (int b = 0; b < 19; b++)
+			raw[b] = (char)(0x80 + b);
+		strcpy(raw + 19, raw_ends[i]);
+		memcpy(want, raw, OSD_HMAC_LEN);
+		write_file("raw", raw, 0600, path);
+		memset(key, 0, sizeof(key));
+		ck_assert_int_eq(osd_keyring_read_key_file(path, key, err, sizeof(err)), 0);
+		ck_assert_mem_eq(key, want, OSD_HMAC_LEN);
+	}
+	write_file("short", "012345678901234567\n", 0600, path); /* 18 bytes and a newline */
+	ck_assert_int_eq(osd_keyring_read_key_file(path, key, err, sizeof(err)), -EINVAL);
 	write_file("bad", "0011zz\n", 0600, path);
 	ck_assert_int_eq(osd_keyring_read_key_file(path, key, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "a key file holds 20 bytes or 40 hex digits"));
