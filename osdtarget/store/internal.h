@@ -333,7 +333,7 @@ struct osd__resident {
 	struct osd__obj *o;
 };
 /* The objects in memory sorted by (pid, oid), *n of them: a malloc'd array,
- * NULL without memory (st->ns held for writing). */
+ * NULL without memory or when they outnumber nobjs (st->ns held for writing). */
 struct osd__resident *osd__ns_resident(struct osd_store *st, size_t *n);
 /* Size the hash for @p n objects now (the open, before a replay): growing
  * it one doubling at a time rehashed every object again and again. */

@@ -295,22 +295,21 @@ static int resident_cmp(const void *a, const void *b)
 }
 
 /* Sorted by value, not through the pointers: comparing objects themselves
- * would miss the cache on every comparison. */
+ * would miss the cache on every comparison. More objects than nobjs (which
+ * is exact while st->ns is held for writing) gives NULL too: the caller
+ * then looks each one up. */
 struct osd__resident *osd__ns_resident(struct osd_store *st, size_t *n)
 {
-	size_t cap = st->nobjs + 16, k = 0;
-	struct osd__resident *v = malloc(cap * sizeof(*v));
+	size_t k = 0;
+	struct osd__resident *v = malloc((st->nobjs ? st->nobjs : 1) * sizeof(*v));
 	for (size_t i = 0; v && i < st->hash_size; i++) {
 		for (struct osd__obj *o = st->hash[i]; v && o; o = o->hnext) {
-			if (k == cap) { /* nobjs is exact: this is a guard, not a path */
-				struct osd__resident *w = realloc(v, 2 * cap * sizeof(*v));
-				if (!w)
-					free(v);
-				v = w;
-				cap *= 2;
-			}
-			if (v)
+			if (k == st->nobjs) {
+				free(v);
+				v = NULL;
+			} else {
 				v[k++] = (struct osd__resident){ o->pid, o->oid, o };
+			}
 		}
 	}
 	if (!v)
