@@ -18,7 +18,10 @@
  *            bit 2: then a 2-byte little-endian length n and n bytes replace
  *                   table chunk 0 of the (new) header's depth
  *            bit 3: mount read-only
- *   rest     the directory object's data (its blocks)
+ *            bit 4: the superblock has DIRSUMS, so a stamp in the header
+ *                   makes the mount read a name summary snapshot after
+ *                   the blocks (section 4.6), and a change void it
+ *   rest     the directory object's data (its blocks, and what follows)
  */
 #include "fuzz_fs_common.h"
 
@@ -26,8 +29,23 @@
 #define SEL_HEADER 0x2
 #define SEL_TABLE 0x4
 #define SEL_RDONLY 0x8
+#define SEL_DIRSUMS 0x10
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void dirsums_on(struct fzfs *f)
+{
+	uint8_t buf[OSDFS__SUPER_LEN];
+	struct osdfs__super sb;
+
+	if (fzfs_get_attr(f, 0, OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER, buf, sizeof(buf)) !=
+		    OSDFS__SUPER_LEN ||
+	    osdfs__super_decode(&sb, buf, sizeof(buf)) != 0)
+		fzfs_fail("superblock", -EUCLEAN);
+	sb.ro_compat |= OSDFS__RO_COMPAT_DIRSUMS;
+	osdfs__super_encode(buf, &sb);
+	fzfs_set_attr(f, 0, OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER, buf, sizeof(buf));
+}
 
 /* An accepted record must fit its block and, if live, carry a valid name. */
 static void check_record(const struct osdfs__rec *r, size_t off)
@@ -86,6 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	dir = (sel & SEL_ROOT) ? FZFS_ROOT : FZFS_DIR;
 	fzfs_build(&f);
+	if (sel & SEL_DIRSUMS)
+		dirsums_on(&f);
 	if (fzfs_get_attr(&f, dir, OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, hdr, sizeof(hdr)) !=
 	    sizeof(hdr))
 		fzfs_fail("directory header", -EUCLEAN);

@@ -17,8 +17,9 @@
 
 #include "core/fs.h"
 #include "core/format.h"
+#include "lebytes.h"
 
-#define SUM_FACTOR 32u   /* summaries per cached block, and block bytes per summary byte */
+#define SUM_FACTOR OSDFS__DIRSUMS_FACTOR /* summaries per cached block, too */
 #define SUM_PROBES 4u    /* bits set per name, all in one cache line of the filter */
 #define SUM_LINE_BITS 512u
 
@@ -161,17 +162,17 @@ static struct osdfs__block *lget(struct osd__lru *l, size_t max, size_t len, uin
 	return b;
 }
 
-/* A name as 8-byte words, each mixed in with one multiply: summarizing a
- * block hashes its hundred-odd names, and a multiply per byte (FNV) made
- * that most of a directory block read. Summaries live only in memory, so
- * the host's byte order does no harm. */
+/* A name as little-endian 8-byte words, each mixed in with one multiply:
+ * summarizing a block hashes its hundred-odd names, and a multiply per byte
+ * (FNV) made that most of a directory block read. Snapshots store the
+ * filters, so the words are read the same on every host. */
 static uint64_t sum_words(const char *name, size_t len)
 {
 	uint64_t h = 0xCBF29CE484222325ULL ^ len, w;
 	size_t i = 0;
 
 	for (; i + 8 <= len; i += 8) {
-		memcpy(&w, name + i, 8);
+		w = osdfs__get_le64((const uint8_t *)name + i);
 		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
 		h ^= h >> 29;
 	}
@@ -326,6 +327,23 @@ int osdfs__bcache_summarized(osdfs *fs, uint64_t ino, uint32_t blk)
 	return r;
 }
 
+/* Are all of a name's bits set in a filter? */
+static int sum_test(const uint8_t *bits, const size_t bit[SUM_PROBES])
+{
+	for (unsigned i = 0; i < SUM_PROBES; i++)
+		if (!(bits[bit[i] / 8] & (1u << (bit[i] % 8))))
+			return 0;
+	return 1;
+}
+
+int osdfs__sum_may_hold(const uint8_t *bits, size_t sum_len, const char *name, size_t len)
+{
+	size_t bit[SUM_PROBES];
+
+	sum_probes(name, len, sum_len * 8, bit);
+	return sum_test(bits, bit);
+}
+
 int osdfs__bcache_absent(osdfs *fs, uint64_t ino, uint32_t blk, const char *name, size_t len)
 {
 	size_t bit[SUM_PROBES];
@@ -337,12 +355,83 @@ int osdfs__bcache_absent(osdfs *fs, uint64_t ino, uint32_t blk, const char *name
 	pthread_mutex_lock(&fs->cache_lock);
 	struct osdfs__block *s = lfind(&fs->sums, ino, blk);
 	if (s) {
-		const uint8_t *bits = sum_bits(s);
-
 		s->used = 1;
-		for (unsigned i = 0; i < SUM_PROBES && !absent; i++)
-			absent = !(bits[bit[i] / 8] & (1u << (bit[i] % 8)));
+		absent = !sum_test(sum_bits(s), bit);
 	}
 	pthread_mutex_unlock(&fs->cache_lock);
 	return absent;
+}
+
+uint32_t osdfs__bcache_sums_export(osdfs *fs, uint64_t ino, uint32_t nblocks, uint8_t *out)
+{
+	uint32_t missing = 0;
+
+	pthread_mutex_lock(&fs->cache_lock);
+	for (uint32_t b = 0; b < nblocks; b++) {
+		struct osdfs__block *s = lfind(&fs->sums, ino, b);
+
+		if (s && out)
+			memcpy(out + (size_t)b * fs->sum_len, sum_bits(s), fs->sum_len);
+		missing += !s;
+	}
+	pthread_mutex_unlock(&fs->cache_lock);
+	return missing;
+}
+
+void osdfs__bcache_sums_import(osdfs *fs, uint64_t ino, uint32_t nblocks, const uint8_t *in)
+{
+	pthread_mutex_lock(&fs->cache_lock);
+	for (uint32_t b = 0; b < nblocks; b++) {
+		struct osdfs__block *s;
+
+		if (lfind(&fs->sums, ino, b))
+			continue; /* made from the block itself since */
+		s = lget(&fs->sums, fs->sums_max, fs->sum_len + SUM_PAD, ino, b);
+		if (!s)
+			break;
+		memcpy(sum_bits(s), in + (size_t)b * fs->sum_len, fs->sum_len);
+	}
+	pthread_mutex_unlock(&fs->cache_lock);
+}
+
+struct owners {
+	uint64_t *ino;
+	size_t n;
+};
+
+static void owner_add(struct osd__lru_node *n, void *arg)
+{
+	struct owners *o = arg;
+
+	o->ino[o->n++] = OSD__LRU_ENTRY(n, struct osdfs__block, node)->ino;
+}
+
+static int ino_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t osdfs__bcache_sum_dirs(osdfs *fs, uint32_t min, uint64_t **out)
+{
+	struct owners o = { NULL, 0 };
+	size_t k = 0;
+
+	pthread_mutex_lock(&fs->cache_lock);
+	o.ino = malloc((fs->sums.count + 1) * sizeof(*o.ino));
+	if (o.ino)
+		osd__lru_foreach(&fs->sums, owner_add, &o);
+	pthread_mutex_unlock(&fs->cache_lock);
+	if (!o.ino)
+		return 0;
+	qsort(o.ino, o.n, sizeof(*o.ino), ino_cmp);
+	for (size_t i = 0, j; i < o.n; i = j) {
+		for (j = i; j < o.n && o.ino[j] == o.ino[i]; j++)
+			;
+		if (j - i >= min)
+			o.ino[k++] = o.ino[i];
+	}
+	*out = o.ino;
+	return k;
 }

@@ -279,6 +279,7 @@ static int dir_load(osdfs *fs, struct osdfs__inode *dp)
 		dp->table = NULL;
 		goto out;
 	}
+	osdfs__dirsums_load(fs, dp);
 	dp->dir_loaded = 1;
 out:
 	pthread_mutex_unlock(&dp->mu);
@@ -295,6 +296,28 @@ void osdfs__dir_unload(osdfs *fs, struct osdfs__inode *dp)
 	dp->table = NULL;
 	dp->dir_loaded = 0;
 	pthread_mutex_unlock(&dp->mu);
+}
+
+int osdfs__dir_load(osdfs *fs, struct osdfs__inode *dp)
+{
+	return dir_load(fs, dp);
+}
+
+int osdfs__dir_summarize(osdfs *fs, struct osdfs__inode *dp)
+{
+	uint8_t *buf;
+	int rc = dir_load(fs, dp);
+
+	if (rc < 0)
+		return rc;
+	buf = malloc(fs->bsize);
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t b = 0; b < dp->dh.nblocks && rc == 0; b++)
+		if (!osdfs__bcache_summarized(fs, dp->ino, b))
+			rc = blk_read(fs, dp, b, buf, OSDFS__DIR_AHEAD);
+	free(buf);
+	return rc;
 }
 
 /* Writes a block with nothing piggy-backed (new blocks nothing points at yet). */
@@ -365,9 +388,7 @@ int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp)
 		free(buf);
 		return -ENOMEM;
 	}
-	dp->dh.depth = 0;
-	dp->dh.nblocks = 1;
-	dp->dh.nentries = 0;
+	dp->dh = (struct osdfs__dirhdr){ .nblocks = 1 }; /* depth 0, no snapshot */
 	dp->d.size = fs->bsize;
 	dirhdr_attr(dp, &a[0], hbuf);
 	osdfs__inode_attr(dp, &a[1], ibuf);
@@ -413,12 +434,16 @@ static long blk_find(const uint8_t *buf, size_t bsize, const char *name, size_t 
 	return -ENOENT;
 }
 
-/* Loads dp's index and reads the block name hashes to. */
+/* Loads dp's index and reads the block name hashes to, for a change:
+ * first voiding a snapshot of dp's summaries, which the change would make
+ * stale. */
 static int dir_locate(osdfs *fs, struct osdfs__inode *dp, const char *name, size_t len,
 		      uint8_t *buf, uint32_t *blk, uint64_t *h)
 {
 	int rc = dir_load(fs, dp);
 
+	if (rc == 0)
+		rc = osdfs__dirsums_void(fs, dp);
 	if (rc < 0)
 		return rc;
 	*h = name_hash(fs, name, len);

@@ -12,6 +12,7 @@
 #include <dirent.h>
 
 #include "core/format.h"
+#include "checksum/crc32c.h"
 #include "lebytes.h"
 
 static void put_ts(uint8_t *sec, uint8_t *nsec, const struct osdfs__ts *ts)
@@ -198,6 +199,7 @@ void osdfs__dirhdr_encode(uint8_t out[OSDFS__DIRHDR_LEN], const struct osdfs__di
 	osdfs__put_le16(out + 2, OSDFS__DIRHDR_LEN);
 	osdfs__put_le32(out + 4, h->nblocks);
 	osdfs__put_le64(out + 8, h->nentries);
+	osdfs__put_le64(out + 16, h->sums_stamp);
 }
 
 int osdfs__dirhdr_decode(struct osdfs__dirhdr *h, const uint8_t *in, size_t len)
@@ -207,7 +209,52 @@ int osdfs__dirhdr_decode(struct osdfs__dirhdr *h, const uint8_t *in, size_t len)
 	h->depth = in[1];
 	h->nblocks = osdfs__get_le32(in + 4);
 	h->nentries = osdfs__get_le64(in + 8);
+	h->sums_stamp = osdfs__get_le64(in + 16);
 	if (h->depth > OSDFS__DIR_MAX_DEPTH || h->nblocks == 0)
+		return -EUCLEAN;
+	return 0;
+}
+
+void osdfs__dirsums_hdr_encode(uint8_t out[OSDFS__DIRSUMS_HDR_LEN],
+			       const struct osdfs__dirsums_hdr *h)
+{
+	memset(out, 0, OSDFS__DIRSUMS_HDR_LEN);
+	osdfs__put_le32(out, OSDFS__DIRSUMS_MAGIC);
+	out[4] = 1;
+	osdfs__put_le16(out + 6, OSDFS__DIRSUMS_HDR_LEN);
+	osdfs__put_le32(out + 8, h->nblocks);
+	osdfs__put_le32(out + 12, h->sum_len);
+	osdfs__put_le64(out + 16, h->stamp);
+	osdfs__put_le32(out + 24, h->crc);
+}
+
+int osdfs__dirsums_hdr_decode(struct osdfs__dirsums_hdr *h, const uint8_t *in, size_t len)
+{
+	if (len < OSDFS__DIRSUMS_HDR_LEN || osdfs__get_le32(in) != OSDFS__DIRSUMS_MAGIC ||
+	    in[4] != 1 || osdfs__get_le16(in + 6) != OSDFS__DIRSUMS_HDR_LEN)
+		return -EUCLEAN;
+	h->nblocks = osdfs__get_le32(in + 8);
+	h->sum_len = osdfs__get_le32(in + 12);
+	h->stamp = osdfs__get_le64(in + 16);
+	h->crc = osdfs__get_le32(in + 24);
+	return 0;
+}
+
+uint32_t osdfs__dirsums_crc(uint8_t *snap, size_t len)
+{
+	memset(snap + 24, 0, 4);
+	return osd__crc32c(0, snap, len);
+}
+
+int osdfs__dirsums_verify(uint8_t *snap, size_t len, uint32_t nblocks, uint32_t sum_len,
+			  uint64_t stamp)
+{
+	struct osdfs__dirsums_hdr h;
+
+	if (osdfs__dirsums_hdr_decode(&h, snap, len) < 0 || h.nblocks != nblocks ||
+	    h.sum_len != sum_len || h.stamp != stamp ||
+	    len != OSDFS__DIRSUMS_HDR_LEN + (size_t)nblocks * sum_len ||
+	    h.crc != osdfs__dirsums_crc(snap, len))
 		return -EUCLEAN;
 	return 0;
 }

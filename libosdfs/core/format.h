@@ -51,7 +51,12 @@ _Static_assert(OSDFS__SUPER_OID == OSDFS_LAYOUT_TABLE_OID &&
  * standard (probed at mkfs). Read-only compatible: an implementation that
  * does not know it could punch with a PUNCH that corrupts files. */
 #define OSDFS__RO_COMPAT_PUNCH_ZEROES 0x1ULL
-#define OSDFS__RO_COMPAT_KNOWN OSDFS__RO_COMPAT_PUNCH_ZEROES
+/* Directories may carry a snapshot of their name summaries (dirsums.c).
+ * Read-only compatible: a writer that does not know it would change a
+ * directory without voiding its snapshot, whose stale summaries would then
+ * hide names from lookups. */
+#define OSDFS__RO_COMPAT_DIRSUMS 0x2ULL
+#define OSDFS__RO_COMPAT_KNOWN (OSDFS__RO_COMPAT_PUNCH_ZEROES | OSDFS__RO_COMPAT_DIRSUMS)
 
 #define OSDFS__SUPER_LEN 160u
 #define OSDFS__COUNTERS_LEN 24u
@@ -122,6 +127,19 @@ struct osdfs__dirhdr {
 	uint8_t depth;
 	uint32_t nblocks;
 	uint64_t nentries;
+	uint64_t sums_stamp;  /* stamp of a valid summary snapshot; 0: none */
+};
+
+/* Name summary snapshot header, at byte nblocks x block size of the
+ * directory object (docs/osdfs-format.md 4.6). */
+#define OSDFS__DIRSUMS_MAGIC 0x4D555344u /* "DSUM" */
+#define OSDFS__DIRSUMS_HDR_LEN 32u
+#define OSDFS__DIRSUMS_FACTOR 32u  /* block bytes per byte of a block's summary */
+struct osdfs__dirsums_hdr {
+	uint32_t nblocks;
+	uint32_t sum_len;     /* bytes of one block's summary */
+	uint64_t stamp;
+	uint32_t crc;         /* CRC32C of header (this field 0) and summaries */
 };
 
 void osdfs__super_encode(uint8_t out[OSDFS__SUPER_LEN], const struct osdfs__super *sb);
@@ -135,6 +153,19 @@ size_t osdfs__inode_encode(uint8_t out[OSDFS__INODE_MAX_LEN], const struct osdfs
 int osdfs__inode_decode(struct osdfs__dinode *di, const uint8_t *in, size_t len);
 void osdfs__dirhdr_encode(uint8_t out[OSDFS__DIRHDR_LEN], const struct osdfs__dirhdr *h);
 int osdfs__dirhdr_decode(struct osdfs__dirhdr *h, const uint8_t *in, size_t len);
+void osdfs__dirsums_hdr_encode(uint8_t out[OSDFS__DIRSUMS_HDR_LEN],
+			       const struct osdfs__dirsums_hdr *h);
+int osdfs__dirsums_hdr_decode(struct osdfs__dirsums_hdr *h, const uint8_t *in, size_t len);
+/* CRC of a snapshot of @p len bytes (its CRC field zeroed on the way). */
+uint32_t osdfs__dirsums_crc(uint8_t *snap, size_t len);
+/* 0 if the snapshot @p snap (@p len bytes, CRC field zeroed on the way)
+ * is whole and vouches for @p nblocks blocks, @p sum_len bytes each, under
+ * @p stamp; else -EUCLEAN. */
+int osdfs__dirsums_verify(uint8_t *snap, size_t len, uint32_t nblocks, uint32_t sum_len,
+			  uint64_t stamp);
+/* 0 if the name summary @p bits (@p sum_len bytes; bcache.c) shows no
+ * record named @p name, 1 if it may hold one. */
+int osdfs__sum_may_hold(const uint8_t *bits, size_t sum_len, const char *name, size_t len);
 
 /* File type of a mode for directory records, and the DT_ value of a record type. */
 uint8_t osdfs__ft_of_mode(uint32_t mode);

@@ -43,6 +43,7 @@ struct osdfs__inode {
 	unsigned int used_seq;  /* atomic */
 	/* directories: hash index, loaded on first use */
 	int dir_loaded;
+	int sums_valid;         /* dh's stamp vouches for a snapshot we checked */
 	struct osdfs__dirhdr dh;
 	uint32_t *table;        /* 1 << dh.depth block numbers */
 };
@@ -196,6 +197,23 @@ int osdfs__bcache_summarized(osdfs *fs, uint64_t ino, uint32_t blk);
 uint8_t *osdfs__bcache_run_buf(osdfs *fs, size_t size, int *kept);
 void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf, int kept);
 
+/* The summaries of directory @p ino's blocks into @p out (sum_len bytes
+ * each; NULL: none copied); returns how many blocks have none. */
+uint32_t osdfs__bcache_sums_export(osdfs *fs, uint64_t ino, uint32_t nblocks, uint8_t *out);
+/* The directories with @p min or more summaries, ascending, into *out (to
+ * free); their count (0, *out untouched, without memory). */
+size_t osdfs__bcache_sum_dirs(osdfs *fs, uint32_t min, uint64_t **out);
+/* Summaries from a snapshot for the blocks that have none. */
+void osdfs__bcache_sums_import(osdfs *fs, uint64_t ino, uint32_t nblocks, const uint8_t *in);
+
+/* dirsums.c: snapshots of a directory's name summaries */
+/* Loads dp's snapshot if its header vouches for it (dir_load, mu held). */
+void osdfs__dirsums_load(osdfs *fs, struct osdfs__inode *dp);
+/* Voids dp's stamp on the backend, flushed, before dp changes. */
+int osdfs__dirsums_void(osdfs *fs, struct osdfs__inode *dp);
+/* Stores a snapshot for each cached directory that has none (unmount). */
+int osdfs__dirsums_save_all(osdfs *fs);
+
 /* dir.c */
 int osdfs__dir_create(osdfs *fs, struct osdfs__inode *dp);
 /* How a lookup reads a block never summarized: with its run (a lookup as
@@ -213,6 +231,10 @@ int osdfs__dir_is_empty(osdfs *fs, struct osdfs__inode *dp);
 int osdfs__dir_readdir(osdfs *fs, struct osdfs__inode *dp, uint64_t cookie,
 		       osdfs_readdir_cb cb, void *payload);
 void osdfs__dir_unload(osdfs *fs, struct osdfs__inode *dp);
+/* Loads dp's index (and its snapshot) once. */
+int osdfs__dir_load(osdfs *fs, struct osdfs__inode *dp);
+/* Loads dp's index and summarizes every block without a summary. */
+int osdfs__dir_summarize(osdfs *fs, struct osdfs__inode *dp);
 
 /* namei.c */
 int osdfs__check_name(osdfs *fs, const char *name, size_t *len);

@@ -447,7 +447,10 @@ int osdfs_unmount(osdfs *fs)
 			struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_MOUNT, NULL, 0 };
 			int r;
 
-			rc = osdfs__sync_inodes(fs);
+			rc = osdfs__dirsums_save_all(fs);
+			r = osdfs__sync_inodes(fs);
+			if (rc == 0)
+				rc = r;
 			r = fs->ops->flush(fs->impl, 0);
 			if (rc == 0)
 				rc = r;

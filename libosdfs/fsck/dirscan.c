@@ -26,6 +26,9 @@ struct dscan {
 	uint32_t *table;      /* NULL when the index is unusable */
 	uint32_t bsize;
 	size_t block_first;   /* first entry taken from the block being scanned */
+	uint8_t *sums;        /* a name summary snapshot that vouches for the blocks */
+	uint32_t sum_len;
+	uint64_t unsummarized; /* live names a summary of sums lacks */
 	char path[512];
 };
 
@@ -223,10 +226,60 @@ static int scan_block(struct dscan *s, uint32_t blk, const uint8_t *buf)
 			if (s->table[h >> (HBITS - s->dh.depth)] != blk)
 				continue; /* stale copy left by a split */
 		}
+		if (s->sums && !osdfs__sum_may_hold(s->sums + OSDFS__DIRSUMS_HDR_LEN +
+							    (size_t)blk * s->sum_len,
+						    s->sum_len, r.name, r.name_len))
+			s->unsummarized++;
 		rc = add_entry(s, &r);
 		if (rc < 0)
 			return rc;
 	}
+	return 0;
+}
+
+static void sums_finding(struct dscan *s, const char *what)
+{
+	osdfs__fsck_finding(s->f, OSDFS_FSCK_CORRUPT_DIR,
+			    "directory %s (inode %llu): name summary snapshot %s", s->path,
+			    (unsigned long long)s->dp->ino, what);
+	s->dp->sums_void = 1;
+}
+
+/*
+ * The name summary snapshot the header vouches for (osdfs-format.md 4.6),
+ * into s->sums. One that fails its checks is a finding, as mounts ignore
+ * it: its stamp is voided. A snapshot that lacks a name (scan_block)
+ * would hide it from lookups: the same.
+ */
+static int load_sums(struct dscan *s)
+{
+	uint32_t n = s->dh.nblocks;
+	size_t len;
+	uint8_t *snap;
+	ssize_t got;
+
+	if (!s->table || !s->dh.sums_stamp || !(s->f->sb.ro_compat & OSDFS__RO_COMPAT_DIRSUMS) ||
+	    n > (1u << 22))
+		return 0;
+	s->sum_len = s->bsize / OSDFS__DIRSUMS_FACTOR;
+	len = OSDFS__DIRSUMS_HDR_LEN + (size_t)n * s->sum_len;
+	snap = malloc(len);
+	if (!snap)
+		return -ENOMEM;
+	struct iovec iov = { snap, len };
+	got = s->f->ops->read(s->f->impl, OSDFS__OID_BASE + s->dp->ino, (uint64_t)n * s->bsize,
+			      &iov, 1);
+	if (got < 0 && got != -EIO) {
+		free(snap);
+		return (int)got;
+	}
+	if (got != (ssize_t)len ||
+	    osdfs__dirsums_verify(snap, len, n, s->sum_len, s->dh.sums_stamp) < 0) {
+		sums_finding(s, "does not match its directory");
+		free(snap);
+		return 0;
+	}
+	s->sums = snap;
 	return 0;
 }
 
@@ -239,6 +292,8 @@ int osdfs__fsck_scan_dir(struct fsck *f, struct fsck_inode *dp)
 
 	osdfs__fsck_dir_path(f, dp, s.path, sizeof(s.path));
 	rc = load_index(&s);
+	if (rc == 0)
+		rc = load_sums(&s);
 	if (rc < 0)
 		goto out;
 	nblocks = s.table ? s.dh.nblocks : dp->objlen / s.bsize;
@@ -274,6 +329,13 @@ int osdfs__fsck_scan_dir(struct fsck *f, struct fsck_inode *dp)
 	}
 	free(named);
 	free(buf);
+	if (rc == 0 && s.unsummarized && !dp->dir_bad) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "lacks %llu names",
+			 (unsigned long long)s.unsummarized);
+		sums_finding(&s, what);
+	}
 	if (rc == 0 && !dp->dir_bad && s.table) {
 		if (s.dh.nentries != dp->nents) {
 			osdfs__fsck_finding(f, OSDFS_FSCK_COUNTERS,
@@ -294,6 +356,7 @@ int osdfs__fsck_scan_dir(struct fsck *f, struct fsck_inode *dp)
 	if (dp->dir_bad)
 		dp->dir_rebuild = 1;
 out:
+	free(s.sums);
 	free(s.table);
 	f->rep->directories++;
 	f->rep->entries += dp->nents;

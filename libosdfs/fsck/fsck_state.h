@@ -57,6 +57,7 @@ struct fsck_inode {
 	unsigned dir_bad : 1;     /* corrupt index or blocks: rebuild */
 	unsigned dir_rebuild : 1; /* rebuild (corrupt, wrong count or size) */
 	unsigned dir_edit : 1;    /* some entries dropped */
+	unsigned sums_void : 1;   /* void the stamp of a name summary snapshot that fails */
 	unsigned remove : 1;      /* remove the object (empty orphan, bad inode) */
 	unsigned to_lost_found : 1; /* orphan linked into /lost+found */
 	unsigned fix_inode : 1;   /* rewrite nlink / parent */

@@ -18,6 +18,22 @@
 #include "core/fs.h"
 #include "fsck/fsck_state.h"
 
+/* Zeroes the stamp of a directory's header (bytes 16..23), before any
+ * mount could load the snapshot it vouched for. */
+static int void_sums(struct fsck *f, uint64_t oid)
+{
+	uint8_t hbuf[64];
+	struct osdfs_attr a = { OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, hbuf, sizeof(hbuf) };
+	int rc = f->ops->get_attrs(f->impl, oid, &a, 1);
+
+	if (rc < 0)
+		return rc;
+	if (a.len < OSDFS__DIRHDR_LEN || a.len > sizeof(hbuf))
+		return 0; /* a corrupt header: the directory is rebuilt */
+	memset(hbuf + 16, 0, 8);
+	return f->ops->set_attrs(f->impl, oid, &a, 1);
+}
+
 static int raw_fixes(struct fsck *f)
 {
 	int rc = 0;
@@ -54,6 +70,8 @@ static int raw_fixes(struct fsck *f)
 		} else if (ip->fix_objlen) {
 			r = f->ops->truncate(f->impl, oid, ip->d.size);
 		}
+		if (!ip->remove && ip->sums_void && r == 0)
+			r = void_sums(f, oid);
 		if (!ip->remove && ip->bad_xattr && r == 0) {
 			struct osdfs_attr a = { OSDFS__PAGE_XATTR, OSDFS__ATTR_XATTR, NULL, 0 };
 
@@ -131,7 +149,7 @@ static int dir_reset(osdfs *fs, struct osdfs__inode *dp)
 		return -ENOMEM;
 	}
 	osdfs__dirblk_init(blk, fs->bsize, dp->ino);
-	dp->dh = (struct osdfs__dirhdr){ 0, 1, 0 };
+	dp->dh = (struct osdfs__dirhdr){ .nblocks = 1 }; /* depth 0, no snapshot */
 	dp->d.size = fs->bsize;
 	osdfs__dirhdr_encode(hbuf, &dp->dh);
 	a[0] = (struct osdfs_attr){ OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, hbuf, sizeof(hbuf) };

@@ -16,6 +16,7 @@
 #include <check.h>
 
 #include <osdfs/backends.h>
+#include <osdfs/fsck.h>
 
 #include "fs_fixture.h"
 
@@ -31,7 +32,21 @@ struct fault {
 	size_t read_max;  /* reads of more bytes fail (0: any size works) */
 	long big_reads;   /* reads failed so */
 	size_t biggest;   /* the longest read asked for */
+	long over_block;  /* reads of more than 4096 bytes */
+	/* writes ('w'), attribute sets ('a') and flushes ('f'), in order */
+	char op[64];
+	uint64_t oid[64];
+	int nops;
+	int fail_flush;   /* flushes fail */
 };
+
+static void note(struct fault *f, char op, uint64_t oid)
+{
+	if (f->nops < 64) {
+		f->op[f->nops] = op;
+		f->oid[f->nops++] = oid;
+	}
+}
 
 /* A fault backend over the fixture's that fails nothing until told to. */
 static struct fault fault_over_fixture(void)
@@ -83,6 +98,8 @@ static ssize_t f_read(void *impl, uint64_t oid, uint64_t off, const struct iovec
 		len += iov[i].iov_len;
 	if (len > F->biggest)
 		F->biggest = len;
+	if (len > 4096)
+		F->over_block++;
 	if (F->read_max && len > F->read_max) {
 		F->big_reads++;
 		return -EIO;
@@ -93,6 +110,7 @@ static ssize_t f_read(void *impl, uint64_t oid, uint64_t off, const struct iovec
 static ssize_t f_write(void *impl, uint64_t oid, uint64_t off, const struct iovec *iov, int c,
 		       const struct osdfs_attr *a, int n)
 {
+	note(F, 'w', oid);
 	return tick(F) ? -EIO : F->ops->write(F->impl, oid, off, iov, c, a, n);
 }
 
@@ -113,6 +131,7 @@ static int f_get_attrs(void *impl, uint64_t oid, struct osdfs_attr *a, int n)
 
 static int f_set_attrs(void *impl, uint64_t oid, const struct osdfs_attr *a, int n)
 {
+	note(F, 'a', oid);
 	return tick(F) ? -EIO : F->ops->set_attrs(F->impl, oid, a, n);
 }
 
@@ -129,6 +148,9 @@ static int f_list(void *impl, uint64_t start, uint64_t *ids, size_t max, size_t 
 
 static int f_flush(void *impl, uint64_t oid)
 {
+	note(F, 'f', oid);
+	if (F->fail_flush)
+		return -EIO;
 	return tick(F) ? -EIO : F->ops->flush(F->impl, oid);
 }
 
@@ -388,13 +410,59 @@ static osdfs *mount_through(struct fault *f, uint32_t dir_cache, osdfs_backend *
 	return fs;
 }
 
-/*
- * make_big_dir(), then mount_through() and looks every name below 6,000
- * up: even ones are found, odd ones absent.
- */
-static void lookups_through(struct fault *f, uint32_t dir_cache)
+static const struct osdfs_backend_ops *raw_ops(void **impl)
 {
-	uint64_t d = make_big_dir();
+	*impl = osdfs_backend_impl(fx.inst.be);
+	return osdfs_backend_ops_of(fx.inst.be);
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/* An attribute of object @p oid as stored, @p len bytes exactly. */
+static void attr_io(uint64_t oid, uint32_t page, uint32_t number, uint8_t *buf, uint32_t len,
+		    int set)
+{
+	void *impl;
+	const struct osdfs_backend_ops *ops = raw_ops(&impl);
+	struct osdfs_attr a = { page, number, buf, len };
+
+	if (set) {
+		ck_assert_int_eq(ops->set_attrs(impl, oid, &a, 1), 0);
+	} else {
+		ck_assert_int_eq(ops->get_attrs(impl, oid, &a, 1), 0);
+		ck_assert_uint_eq(a.len, len);
+	}
+}
+
+/* Directory d's header (osdfs-format.md 4.1): 24 bytes, page 0x10002. */
+#define DIR_OID(d) (0x10000ULL + (d))
+static void dirhdr_io(uint64_t d, uint8_t h[24], int set)
+{
+	attr_io(DIR_OID(d), 0x10002, 1, h, 24, set);
+}
+
+/* Voids d's name summary snapshot, as an interrupted change would: the
+ * header's stamp (bytes 16..23) zeroed. */
+static void void_snapshot(uint64_t d)
+{
+	uint8_t h[24];
+
+	dirhdr_io(d, h, 0);
+	memset(h + 16, 0, 8);
+	dirhdr_io(d, h, 1);
+}
+
+/* mount_through() and looks every name below 6,000 up in make_big_dir()'s
+ * directory: even ones are found, odd ones absent. */
+static void lookups_all(struct fault *f, uint64_t d, uint32_t dir_cache)
+{
 	struct osdfs_stat st;
 	osdfs_backend *be;
 	osdfs *fs = mount_through(f, dir_cache, &be);
@@ -406,6 +474,15 @@ static void lookups_through(struct fault *f, uint32_t dir_cache)
 	}
 	ck_assert_int_eq(osdfs_unmount(fs), 0);
 	osdfs_backend_free(be);
+}
+
+/* lookups_all() in a directory without a snapshot: its blocks are read. */
+static void lookups_through(struct fault *f, uint32_t dir_cache)
+{
+	uint64_t d = make_big_dir();
+
+	void_snapshot(d);
+	lookups_all(f, d, dir_cache);
 }
 
 /*
@@ -450,8 +527,11 @@ START_TEST(test_changes_read_alone)
 	uint64_t d = make_big_dir();
 	struct osdfs_stat st;
 	osdfs_backend *be;
-	osdfs *fs = mount_through(&f, 0, &be);
+	osdfs *fs;
 	char name[32], to[32];
+
+	void_snapshot(d);
+	fs = mount_through(&f, 0, &be);
 
 	for (int i = 0; i < 200; i++) {
 		snprintf(name, sizeof(name), "new-%04d", i);
@@ -467,11 +547,234 @@ START_TEST(test_changes_read_alone)
 	ck_assert_uint_eq(f.biggest, 4096);
 	ck_assert_int_eq(osdfs_unmount(fs), 0);
 	osdfs_backend_free(be);
+	void_snapshot(d);
 	fs = mount_through(&f, 0, &be);
 	ck_assert_int_eq(osdfs_lookup(fs, d, "moved-0001", &st), 0);
 	ck_assert_uint_gt(f.biggest, 4096);
 	ck_assert_int_eq(osdfs_unmount(fs), 0);
 	osdfs_backend_free(be);
+}
+END_TEST
+
+/*
+ * Name summary snapshots (osdfs-format.md 4.6). Checks the bytes an unmount
+ * leaves: the feature bit, a stamp in the header, the snapshot past the
+ * last block vouching for it.
+ */
+static uint32_t snapshot_at(uint64_t d, uint8_t sh[32])
+{
+	void *impl;
+	const struct osdfs_backend_ops *ops = raw_ops(&impl);
+	uint8_t h[24], sb[160];
+	uint32_t nblocks;
+
+	dirhdr_io(d, h, 0);
+	nblocks = (uint32_t)get_le(h + 4, 4);
+	attr_io(0x10000, 0x10000, 1, sb, sizeof(sb), 0);
+	ck_assert_uint_eq(get_le(sb + 24, 8) & 0x2, 0x2); /* ro_compat DIRSUMS */
+	ck_assert_uint_ne(get_le(h + 16, 8), 0);
+	struct iovec iov = { sh, 32 };
+	ck_assert_int_eq(ops->read(impl, DIR_OID(d), (uint64_t)nblocks * 4096, &iov, 1), 32);
+	ck_assert_int_eq(memcmp(sh, "DSUM\x01\x00\x20\x00", 8), 0);
+	ck_assert_uint_eq(get_le(sh + 8, 4), nblocks);
+	ck_assert_uint_eq(get_le(sh + 12, 4), 4096 / 32);
+	ck_assert_uint_eq(get_le(sh + 16, 8), get_le(h + 16, 8));
+	return nblocks;
+}
+
+/* A fresh mount answers from the snapshot: one read of it, no run read,
+ * every lookup right, and fsck finds nothing. */
+START_TEST(test_snapshot_answers_lookups)
+{
+	struct fault f = fault_over_fixture();
+	uint64_t d = make_big_dir();
+	uint8_t sh[32];
+	uint32_t nblocks = snapshot_at(d, sh);
+
+	lookups_all(&f, d, 0);
+	ck_assert_int_eq(f.over_block, 1);
+	ck_assert_uint_eq(f.biggest, 32 + (size_t)nblocks * 128);
+	ck_assert_int_eq(osdfs_fsck(fx.inst.be, NULL, NULL), 0);
+}
+END_TEST
+
+/* Is there a write to d's object before (op, oid) pairs a then f on it? */
+static int voided_first(const struct fault *f, uint64_t d)
+{
+	int set = 0, flushed = 0;
+
+	for (int i = 0; i < f->nops; i++) {
+		if (f->oid[i] != DIR_OID(d))
+			continue;
+		if (f->op[i] == 'w')
+			return flushed;
+		if (f->op[i] == 'a')
+			set = 1;
+		if (f->op[i] == 'f' && set)
+			flushed = 1;
+	}
+	return 0;
+}
+
+/* The first change voids the stamp, flushed, before it writes; a flush
+ * that fails stops the change. The unmount stores a new snapshot, which
+ * has the change. */
+START_TEST(test_snapshot_voided_first)
+{
+	struct fault f = fault_over_fixture();
+	uint64_t d = make_big_dir();
+	struct osdfs_stat st;
+	osdfs_backend *be;
+	osdfs *fs = mount_through(&f, 0, &be);
+	uint8_t h[24], sh[32];
+
+	ck_assert_int_eq(osdfs_lookup(fs, d, "entry-0002", &st), 0);
+	f.fail_flush = 1;
+	ck_assert_int_eq(osdfs_unlink(fs, d, "entry-0002"), -EIO);
+	f.fail_flush = 0;
+	f.nops = 0;
+	ck_assert_int_eq(osdfs_mknod(fs, d, "entry-0003", S_IFREG | 0600, 0, NULL, NULL), 0);
+	ck_assert(voided_first(&f, d));
+	dirhdr_io(d, h, 0);
+	ck_assert_uint_eq(get_le(h + 16, 8), 0);
+	ck_assert_int_eq(osdfs_unlink(fs, d, "entry-0004"), 0);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	osdfs_backend_free(be);
+	snapshot_at(d, sh);
+	fs = mount_through(&f, 0, &be);
+	ck_assert_int_eq(osdfs_lookup(fs, d, "entry-0002", &st), 0);
+	ck_assert_int_eq(osdfs_lookup(fs, d, "entry-0003", &st), 0);
+	ck_assert_int_eq(osdfs_lookup(fs, d, "entry-0004", &st), -ENOENT);
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	osdfs_backend_free(be);
+}
+END_TEST
+
+/* Ways a snapshot stops vouching for its directory. */
+enum spoil { SPOIL_SUMMARY, SPOIL_STAMP, SPOIL_FEATURE, SPOIL_NBLOCKS, SPOIL_CUT, SPOIL_N };
+
+static void spoil(uint64_t d, uint32_t nblocks, enum spoil how)
+{
+	void *impl;
+	const struct osdfs_backend_ops *ops = raw_ops(&impl);
+	uint64_t at = (uint64_t)nblocks * 4096;
+	uint8_t b[160];
+	struct iovec iov = { b, 1 };
+
+	switch (how) {
+	case SPOIL_SUMMARY: /* a bit rots: the CRC no longer matches */
+	case SPOIL_NBLOCKS:
+		at += how == SPOIL_SUMMARY ? 32 + 5 : 8;
+		ck_assert_int_eq(ops->read(impl, DIR_OID(d), at, &iov, 1), 1);
+		b[0] ^= how == SPOIL_SUMMARY ? 0x40 : 0x01;
+		ck_assert_int_eq(ops->write(impl, DIR_OID(d), at, &iov, 1, NULL, 0), 1);
+		break;
+	case SPOIL_STAMP:
+		dirhdr_io(d, b, 0);
+		b[17] ^= 0x01;
+		dirhdr_io(d, b, 1);
+		break;
+	case SPOIL_FEATURE: /* as if written before the feature existed */
+		attr_io(0x10000, 0x10000, 1, b, 160, 0);
+		b[24] &= (uint8_t)~0x2;
+		attr_io(0x10000, 0x10000, 1, b, 160, 1);
+		break;
+	case SPOIL_CUT:
+		ck_assert_int_eq(ops->truncate(impl, DIR_OID(d), at + 100), 0);
+		break;
+	default:
+		break;
+	}
+}
+
+/* A spoiled snapshot is ignored, never trusted: the blocks are read in
+ * runs, every lookup is right, and the unmount stores a good one again. */
+START_TEST(test_snapshot_spoiled_ignored)
+{
+	uint64_t d = make_big_dir();
+	uint8_t sh[32];
+
+	for (int how = 0; how < SPOIL_N; how++) {
+		struct fault f = fault_over_fixture();
+		uint32_t nblocks = snapshot_at(d, sh);
+
+		spoil(d, nblocks, (enum spoil)how);
+		lookups_all(&f, d, 0);
+		ck_assert_msg(f.biggest > 32 + (size_t)nblocks * 128, "spoil %d: not read in runs",
+			      how);
+		snapshot_at(d, sh);
+	}
+}
+END_TEST
+
+/* CRC32C (Castagnoli, reflected 0x82F63B78), bit by bit: the snapshot's. */
+static uint32_t crc32c(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xFFFFFFFFu;
+
+	while (n--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+	}
+	return ~c;
+}
+
+/* Empties block 0's summary in d's snapshot and seals it with a right
+ * CRC: a snapshot that passes every check but hides names. */
+static void hide_names(uint64_t d, uint32_t nblocks)
+{
+	void *impl;
+	const struct osdfs_backend_ops *ops = raw_ops(&impl);
+	size_t len = 32 + (size_t)nblocks * 128;
+	uint8_t *snap = malloc(len);
+	struct iovec iov = { snap, len };
+	uint32_t c;
+
+	ck_assert_ptr_nonnull(snap);
+	ck_assert_int_eq(ops->read(impl, DIR_OID(d), (uint64_t)nblocks * 4096, &iov, 1), len);
+	memset(snap + 32, 0, 128);
+	memset(snap + 24, 0, 4);
+	c = crc32c(snap, len);
+	for (int i = 0; i < 4; i++)
+		snap[24 + i] = (uint8_t)(c >> 8 * i);
+	ck_assert_int_eq(ops->write(impl, DIR_OID(d), (uint64_t)nblocks * 4096, &iov, 1, NULL, 0),
+			 len);
+	free(snap);
+}
+
+/* fsck checks a snapshot against the blocks: one that fails, or hides a
+ * name, is a finding; the repair voids its stamp. */
+START_TEST(test_snapshot_fsck)
+{
+	struct osdfs_fsck_options o = OSDFS_FSCK_OPTIONS_INIT;
+	struct osdfs_fsck_report r;
+	uint64_t d = make_big_dir();
+	uint8_t sh[32], h[24];
+	uint32_t nblocks = snapshot_at(d, sh);
+
+	for (int how = 0; how < 2; how++) {
+		if (how == 0)
+			hide_names(d, nblocks);
+		else
+			spoil(d, nblocks, SPOIL_SUMMARY);
+		o.repair = 0;
+		ck_assert_int_eq(osdfs_fsck(fx.inst.be, &o, &r), -EUCLEAN);
+		ck_assert_uint_eq(r.total, 1);
+		ck_assert_uint_eq(r.found[OSDFS_FSCK_CORRUPT_DIR], 1);
+		o.repair = 1;
+		ck_assert_int_eq(osdfs_fsck(fx.inst.be, &o, &r), 0);
+		ck_assert_uint_eq(r.repaired, 1);
+		dirhdr_io(d, h, 0);
+		ck_assert_uint_eq(get_le(h + 16, 8), 0);
+		ck_assert_int_eq(osdfs_fsck(fx.inst.be, NULL, NULL), 0);
+		/* a mount reads the blocks, and leaves a good snapshot again */
+		struct fault f = fault_over_fixture();
+
+		lookups_all(&f, d, 0);
+		nblocks = snapshot_at(d, sh);
+		ck_assert_int_eq(osdfs_fsck(fx.inst.be, NULL, NULL), 0);
+	}
 }
 END_TEST
 
@@ -488,6 +791,10 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_run_read_fails);
 	tcase_add_test(tc, test_run_fits_summaries);
 	tcase_add_test(tc, test_changes_read_alone);
+	tcase_add_test(tc, test_snapshot_answers_lookups);
+	tcase_add_test(tc, test_snapshot_voided_first);
+	tcase_add_test(tc, test_snapshot_spoiled_ignored);
+	tcase_add_test(tc, test_snapshot_fsck);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -162,10 +162,12 @@ END_TEST
 
 START_TEST(test_dirhdr_bytes)
 {
-	struct osdfs__dirhdr h = { 3, 0x01020304, 0x1122334455667788ULL }, back;
+	struct osdfs__dirhdr h = { 3, 0x01020304, 0x1122334455667788ULL, 0xA1A2A3A4A5A6A7A8ULL };
+	struct osdfs__dirhdr back;
 	static const uint8_t exp[OSDFS__DIRHDR_LEN] = {
 		1, 3, 24, 0, 0x04, 0x03, 0x02, 0x01,
 		0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
+		0xA8, 0xA7, 0xA6, 0xA5, 0xA4, 0xA3, 0xA2, 0xA1,
 	};
 	uint8_t out[OSDFS__DIRHDR_LEN], bad[OSDFS__DIRHDR_LEN];
 
@@ -173,12 +175,78 @@ START_TEST(test_dirhdr_bytes)
 	ck_assert_int_eq(memcmp(out, exp, sizeof(exp)), 0);
 	ck_assert_int_eq(osdfs__dirhdr_decode(&back, exp, sizeof(exp)), 0);
 	ck_assert_uint_eq(back.nentries, h.nentries);
+	ck_assert_uint_eq(back.sums_stamp, h.sums_stamp);
 	memcpy(bad, exp, sizeof(bad));
 	bad[1] = 21; /* depth beyond the maximum */
 	ck_assert_int_eq(osdfs__dirhdr_decode(&back, bad, sizeof(bad)), -EUCLEAN);
 	memcpy(bad, exp, sizeof(bad));
 	memset(bad + 4, 0, 4); /* no blocks */
 	ck_assert_int_eq(osdfs__dirhdr_decode(&back, bad, sizeof(bad)), -EUCLEAN);
+}
+END_TEST
+
+/* The name summary snapshot header (osdfs-format.md 4.6). */
+START_TEST(test_dirsums_hdr_bytes)
+{
+	struct osdfs__dirsums_hdr h = { 0x00012345, 128, 0x0102030405060708ULL, 0xCAFEF00D };
+	struct osdfs__dirsums_hdr back;
+	static const uint8_t exp[OSDFS__DIRSUMS_HDR_LEN] = {
+		0x44, 0x53, 0x55, 0x4D, 1, 0, 32, 0,
+		0x45, 0x23, 0x01, 0x00, 0x80, 0, 0, 0,
+		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
+		0x0D, 0xF0, 0xFE, 0xCA, 0, 0, 0, 0,
+	};
+	uint8_t out[OSDFS__DIRSUMS_HDR_LEN], bad[OSDFS__DIRSUMS_HDR_LEN];
+
+	osdfs__dirsums_hdr_encode(out, &h);
+	ck_assert_int_eq(memcmp(out, exp, sizeof(exp)), 0);
+	ck_assert_int_eq(osdfs__dirsums_hdr_decode(&back, exp, sizeof(exp)), 0);
+	ck_assert_uint_eq(back.nblocks, h.nblocks);
+	ck_assert_uint_eq(back.sum_len, h.sum_len);
+	ck_assert_uint_eq(back.stamp, h.stamp);
+	ck_assert_uint_eq(back.crc, h.crc);
+	ck_assert_int_eq(osdfs__dirsums_hdr_decode(&back, exp, sizeof(exp) - 1), -EUCLEAN);
+	for (size_t i = 0; i < 8; i++) {
+		if (i == 5)
+			continue; /* reserved */
+		memcpy(bad, exp, sizeof(bad));
+		bad[i] ^= 0x10; /* magic, version, length */
+		ck_assert_int_eq(osdfs__dirsums_hdr_decode(&back, bad, sizeof(bad)), -EUCLEAN);
+	}
+}
+END_TEST
+
+/*
+ * The name summary filter as stored in snapshots (osdfs-format.md 4.6): the
+ * four bits of a name in a 1,024-bit (128-byte) filter, worked out by hand
+ * from the definition. A filter of exactly those bits may hold the name;
+ * without any one of them it does not.
+ */
+START_TEST(test_summary_bits)
+{
+	static const struct {
+		const char *name;
+		unsigned bit[4];
+	} v[] = {
+		{ "entry-0002", { 736, 825, 914, 1003 } }, /* a word and a tail */
+		{ "f000000001", { 432, 507, 70, 145 } },
+		{ "a", { 910, 803, 696, 589 } },          /* a tail alone */
+	};
+	uint8_t f[128];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		size_t len = strlen(v[i].name);
+
+		memset(f, 0, sizeof(f));
+		for (int k = 0; k < 4; k++)
+			f[v[i].bit[k] / 8] |= (uint8_t)(1u << v[i].bit[k] % 8);
+		ck_assert_int_eq(osdfs__sum_may_hold(f, sizeof(f), v[i].name, len), 1);
+		for (int k = 0; k < 4; k++) {
+			f[v[i].bit[k] / 8] ^= (uint8_t)(1u << v[i].bit[k] % 8);
+			ck_assert_int_eq(osdfs__sum_may_hold(f, sizeof(f), v[i].name, len), 0);
+			f[v[i].bit[k] / 8] ^= (uint8_t)(1u << v[i].bit[k] % 8);
+		}
+	}
 }
 END_TEST
 
@@ -289,6 +357,8 @@ static Suite *format_suite(void)
 	tcase_add_test(pure, test_super_bytes);
 	tcase_add_test(pure, test_inode_bytes);
 	tcase_add_test(pure, test_dirhdr_bytes);
+	tcase_add_test(pure, test_dirsums_hdr_bytes);
+	tcase_add_test(pure, test_summary_bits);
 	tcase_add_checked_fixture(img, setup, teardown);
 	tcase_add_test(img, test_mkfs_image);
 	tcase_add_test(img, test_dir_record_bytes);

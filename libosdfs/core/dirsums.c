@@ -1,0 +1,188 @@
+/*
+ * Name summary snapshots (docs/osdfs-format.md 4.6). A directory larger
+ * than the block cache is answered from its blocks' name summaries
+ * (bcache.c), which a fresh mount had to make by reading the whole
+ * directory: 530 MB for 10M entries. At unmount, a directory with
+ * summaries of (most of) its blocks stores them all past its last block,
+ * and a stamp in its header vouches for them; the next mount loads them
+ * with one read.
+ *
+ * A stale snapshot would hide names, so the stamp is voided on the backend,
+ * and flushed, before the first change of the directory; a snapshot that
+ * fails any check is ignored, never trusted. The read-only-compatible
+ * feature bit keeps writers that do not know this from changing the
+ * directory under a stamp.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "core/format.h"
+#include "core/fs.h"
+
+/* Smaller directories are read in a few runs anyway. */
+#define DIRSUMS_MIN_BLOCKS 16u
+
+static size_t snap_len(const osdfs *fs, uint32_t nblocks)
+{
+	return OSDFS__DIRSUMS_HDR_LEN + (size_t)nblocks * fs->sum_len;
+}
+
+void osdfs__dirsums_load(osdfs *fs, struct osdfs__inode *dp)
+{
+	uint32_t n = dp->dh.nblocks;
+	size_t len = snap_len(fs, n);
+	uint8_t *snap;
+	ssize_t got;
+
+	dp->sums_valid = 0;
+	if (!dp->dh.sums_stamp || !(fs->sb.ro_compat & OSDFS__RO_COMPAT_DIRSUMS) ||
+	    fs->sum_len == 0 || n < DIRSUMS_MIN_BLOCKS || n > fs->sums_max)
+		return;
+	snap = malloc(len);
+	if (!snap)
+		return;
+	struct iovec iov = { snap, len };
+	got = fs->ops->read(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)n * fs->bsize, &iov, 1);
+	dp->sums_valid = got == (ssize_t)len &&
+			 osdfs__dirsums_verify(snap, len, n, (uint32_t)fs->sum_len,
+					       dp->dh.sums_stamp) == 0;
+	if (dp->sums_valid)
+		osdfs__bcache_sums_import(fs, dp->ino, n, snap + OSDFS__DIRSUMS_HDR_LEN);
+	free(snap);
+}
+
+int osdfs__dirsums_void(osdfs *fs, struct osdfs__inode *dp)
+{
+	uint8_t hbuf[OSDFS__DIRHDR_LEN];
+	struct osdfs__dirhdr dh = dp->dh;
+	struct osdfs_attr a = { OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, hbuf, sizeof(hbuf) };
+	int rc;
+
+	if (!dh.sums_stamp)
+		return 0;
+	dh.sums_stamp = 0;
+	osdfs__dirhdr_encode(hbuf, &dh);
+	rc = fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, &a, 1);
+	if (rc == 0)
+		rc = fs->ops->flush(fs->impl, OSDFS__OID_BASE + dp->ino);
+	if (rc < 0)
+		return osdfs__fail(fs, rc, "directory %llu: voiding its name summaries: %s",
+				   (unsigned long long)dp->ino, strerror(-rc));
+	dp->dh.sums_stamp = 0;
+	dp->sums_valid = 0;
+	return 0;
+}
+
+/* The superblock with the feature bit, written and flushed before any
+ * stamp that needs it. */
+static int feature_on(osdfs *fs)
+{
+	uint8_t sbuf[OSDFS__SUPER_LEN];
+	struct osdfs__super sb = fs->sb;
+	struct osdfs_attr a = { OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER, sbuf, sizeof(sbuf) };
+	int rc;
+
+	if (sb.ro_compat & OSDFS__RO_COMPAT_DIRSUMS)
+		return 0;
+	sb.ro_compat |= OSDFS__RO_COMPAT_DIRSUMS;
+	osdfs__super_encode(sbuf, &sb);
+	rc = fs->ops->set_attrs(fs->impl, OSDFS__SUPER_OID, &a, 1);
+	if (rc == 0)
+		rc = fs->ops->flush(fs->impl, OSDFS__SUPER_OID);
+	if (rc == 0)
+		fs->sb.ro_compat = sb.ro_compat;
+	return rc;
+}
+
+/* Snapshot of dp if it has no good one: the summaries, flushed, then the
+ * stamp in the header (a crash between leaves the old stamp, which the new
+ * snapshot does not match). Blocks without a summary are read first, when
+ * they are at most half of them: an unmount does not read a directory its
+ * mount barely looked at. */
+static int save_one(osdfs *fs, struct osdfs__inode *dp)
+{
+	uint32_t n, missing;
+	size_t len;
+	struct osdfs__dirsums_hdr h = { 0, (uint32_t)fs->sum_len, 0, 0 };
+	struct osdfs__dirhdr dh;
+	uint8_t *snap, hbuf[OSDFS__DIRHDR_LEN];
+	int rc;
+
+	if (!OSDFS__IS_DIR(dp) || dp->deleted || fs->sum_len == 0 ||
+	    osdfs__dir_load(fs, dp) < 0)
+		return 0;
+	n = dp->dh.nblocks;
+	if ((dp->dh.sums_stamp && dp->sums_valid) || n < DIRSUMS_MIN_BLOCKS || n > fs->sums_max)
+		return 0;
+	missing = osdfs__bcache_sums_export(fs, dp->ino, n, NULL);
+	if (missing > n / 2 || (missing && osdfs__dir_summarize(fs, dp) < 0))
+		return 0; /* an optimization: nothing lost without it */
+	/* A random stamp: one left by an older snapshot never matches. */
+	if (getrandom(&h.stamp, sizeof(h.stamp), 0) != (ssize_t)sizeof(h.stamp))
+		return 0;
+	h.stamp |= 1;
+	h.nblocks = n;
+	len = snap_len(fs, n);
+	snap = malloc(len);
+	if (!snap)
+		return 0;
+	if (osdfs__bcache_sums_export(fs, dp->ino, n, snap + OSDFS__DIRSUMS_HDR_LEN)) {
+		free(snap);
+		return 0;
+	}
+	osdfs__dirsums_hdr_encode(snap, &h);
+	h.crc = osdfs__dirsums_crc(snap, len);
+	osdfs__dirsums_hdr_encode(snap, &h);
+	rc = feature_on(fs);
+	if (rc == 0) {
+		struct iovec iov = { snap, len };
+		ssize_t w = fs->ops->write(fs->impl, OSDFS__OID_BASE + dp->ino,
+					   (uint64_t)n * fs->bsize, &iov, 1, NULL, 0);
+
+		rc = w < 0 ? (int)w : (size_t)w == len ? 0 : -EIO;
+	}
+	if (rc == 0)
+		rc = fs->ops->flush(fs->impl, OSDFS__OID_BASE + dp->ino);
+	if (rc == 0) {
+		struct osdfs_attr a = { OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, hbuf, sizeof(hbuf) };
+
+		dh = dp->dh;
+		dh.sums_stamp = h.stamp;
+		osdfs__dirhdr_encode(hbuf, &dh);
+		rc = fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, &a, 1);
+	}
+	free(snap);
+	if (rc == -ENOSPC || rc == -EDQUOT)
+		return 0; /* no stamp was written: the next mount reads runs */
+	if (rc < 0)
+		return osdfs__fail(fs, rc, "directory %llu: storing its name summaries: %s",
+				   (unsigned long long)dp->ino, strerror(-rc));
+	dp->dh.sums_stamp = h.stamp;
+	dp->sums_valid = 1;
+	return 0;
+}
+
+int osdfs__dirsums_save_all(osdfs *fs)
+{
+	uint64_t *ino = NULL;
+	size_t n = osdfs__bcache_sum_dirs(fs, DIRSUMS_MIN_BLOCKS, &ino);
+	int first = 0;
+
+	/* Directories are found by their summaries, which outlive a directory's
+	 * inode in the inode cache. */
+	for (size_t i = 0; i < n; i++) {
+		struct osdfs__inode *dp;
+		int rc = osdfs__iget(fs, ino[i], &dp);
+
+		if (rc == 0) {
+			rc = save_one(fs, dp);
+			osdfs__iput(fs, dp);
+		}
+		if (rc < 0 && rc != -ENOENT && first == 0)
+			first = rc;
+	}
+	free(ino);
+	return first;
+}
