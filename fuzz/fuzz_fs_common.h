@@ -103,23 +103,36 @@ static inline void fzfs_set_data(struct fzfs *f, uint64_t ino, const uint8_t *da
 		fzfs_fail("write", rc);
 }
 
-/* Fixed uuid and directory hash keys instead of mkfs's random ones (the fs is still empty). */
-static inline void fzfs_fix_super(struct fzfs *f)
+static inline void fzfs_super_get(struct fzfs *f, struct osdfs__super *sb)
 {
 	uint8_t buf[OSDFS__SUPER_LEN];
-	struct osdfs__super sb;
 
 	if (fzfs_get_attr(f, 0, OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER, buf, sizeof(buf)) !=
 		    OSDFS__SUPER_LEN ||
-	    osdfs__super_decode(&sb, buf, sizeof(buf)) != 0)
+	    osdfs__super_decode(sb, buf, sizeof(buf)) != 0)
 		fzfs_fail("superblock after mkfs", -EUCLEAN);
+}
+
+static inline void fzfs_super_put(struct fzfs *f, const struct osdfs__super *sb)
+{
+	uint8_t buf[OSDFS__SUPER_LEN];
+
+	osdfs__super_encode(buf, sb);
+	fzfs_set_attr(f, 0, OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER, buf, sizeof(buf));
+}
+
+/* Fixed uuid and directory hash keys instead of mkfs's random ones (the fs is still empty). */
+static inline void fzfs_fix_super(struct fzfs *f)
+{
+	struct osdfs__super sb;
+
+	fzfs_super_get(f, &sb);
 	memset(sb.uuid, 0x5A, sizeof(sb.uuid));
 	sb.hash_k0 = 0x0123456789ABCDEFULL;
 	sb.hash_k1 = 0xFEDCBA9876543210ULL;
 	sb.mkfs_sec = 1764720000;
 	sb.mkfs_nsec = 0;
-	osdfs__super_encode(buf, &sb);
-	fzfs_set_attr(f, 0, OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER, buf, sizeof(buf));
+	fzfs_super_put(f, &sb);
 }
 
 static inline void fzfs_expect(const char *what, int rc, uint64_t got, uint64_t want)

@@ -35,16 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void dirsums_on(struct fzfs *f)
 {
-	uint8_t buf[OSDFS__SUPER_LEN];
 	struct osdfs__super sb;
 
-	if (fzfs_get_attr(f, 0, OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER, buf, sizeof(buf)) !=
-		    OSDFS__SUPER_LEN ||
-	    osdfs__super_decode(&sb, buf, sizeof(buf)) != 0)
-		fzfs_fail("superblock", -EUCLEAN);
+	fzfs_super_get(f, &sb);
 	sb.ro_compat |= OSDFS__RO_COMPAT_DIRSUMS;
-	osdfs__super_encode(buf, &sb);
-	fzfs_set_attr(f, 0, OSDFS__PAGE_SUPER, OSDFS__ATTR_SUPER, buf, sizeof(buf));
+	fzfs_super_put(f, &sb);
 }
 
 /* An accepted record must fit its block and, if live, carry a valid name. */
