@@ -382,11 +382,11 @@ void osdfs__bcache_sums_import(osdfs *fs, uint64_t ino, uint32_t nblocks, const 
 {
 	pthread_mutex_lock(&fs->cache_lock);
 	for (uint32_t b = 0; b < nblocks; b++) {
-		struct osdfs__block *s;
+		/* A summary made from the block since has the same bits: the
+		 * block has not changed, or the snapshot would be void. */
+		struct osdfs__block *s = lget(&fs->sums, fs->sums_max, fs->sum_len + SUM_PAD,
+					      ino, b);
 
-		if (lfind(&fs->sums, ino, b))
-			continue; /* made from the block itself since */
-		s = lget(&fs->sums, fs->sums_max, fs->sum_len + SUM_PAD, ino, b);
 		if (!s)
 			break;
 		memcpy(sum_bits(s), in + (size_t)b * fs->sum_len, fs->sum_len);
