@@ -778,6 +778,85 @@ START_TEST(test_snapshot_fsck)
 }
 END_TEST
 
+/* Names "entry-%04d" below 6,000 (make_big_dir() leaves the even ones),
+ * and "more-%04d" below 2,000: what d holds, as changes go. */
+#define CYC_NAMES 8000
+static void cyc_name(char *buf, size_t size, int i)
+{
+	if (i < 6000)
+		snprintf(buf, size, "entry-%04d", i);
+	else
+		snprintf(buf, size, "more-%04d", i - 6000);
+}
+
+/* Every name of the universe looked up in d: found exactly when held. */
+static void cyc_check(osdfs *fs, uint64_t d, const uint8_t *held)
+{
+	struct osdfs_stat st;
+	char name[32];
+
+	for (int i = 0; i < CYC_NAMES; i++) {
+		cyc_name(name, sizeof(name), i);
+		ck_assert_msg(osdfs_lookup(fs, d, name, &st) == (held[i] ? 0 : -ENOENT),
+			      "%s: %s", name, held[i] ? "lost" : "still found");
+	}
+}
+
+/*
+ * Snapshots through changes: four mounts each create, unlink and rename
+ * names at random (splitting blocks), look everything up, and unmount,
+ * which stores a snapshot that the next mount loads. Every lookup on
+ * every mount must match what the directory holds.
+ */
+START_TEST(test_snapshot_through_changes)
+{
+	uint64_t d = make_big_dir();
+	uint8_t held[CYC_NAMES] = { 0 }, sh[32];
+	uint64_t seed = 0x9E3779B97F4A7C15ULL;
+	char a[32], b[32];
+
+	for (int i = 0; i < 6000; i += 2)
+		held[i] = 1;
+	for (int cycle = 0; cycle < 4; cycle++) {
+		struct fault f = fault_over_fixture();
+		osdfs_backend *be;
+		osdfs *fs;
+
+		snapshot_at(d, sh);
+		fs = mount_through(&f, 0, &be);
+		cyc_check(fs, d, held);
+		ck_assert_int_eq(f.over_block, 1); /* the snapshot, no run */
+		for (int k = 0; k < 600; k++) {
+			int i, j;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			i = (int)(seed % CYC_NAMES);
+			j = (int)((seed >> 20) % CYC_NAMES);
+			cyc_name(a, sizeof(a), i);
+			cyc_name(b, sizeof(b), j);
+			if (!held[i]) {
+				ck_assert_int_eq(osdfs_mknod(fs, d, a, S_IFREG | 0600, 0, NULL, NULL),
+						 0);
+				held[i] = 1;
+			} else if (k % 3 == 0 && !held[j]) {
+				ck_assert_int_eq(osdfs_rename(fs, d, a, d, b, 0), 0);
+				held[i] = 0;
+				held[j] = 1;
+			} else {
+				ck_assert_int_eq(osdfs_unlink(fs, d, a), 0);
+				held[i] = 0;
+			}
+		}
+		cyc_check(fs, d, held);
+		ck_assert_int_eq(osdfs_unmount(fs), 0);
+		osdfs_backend_free(be);
+	}
+	ck_assert_int_eq(osdfs_fsck(fx.inst.be, NULL, NULL), 0);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fs_faults");
@@ -795,6 +874,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_snapshot_voided_first);
 	tcase_add_test(tc, test_snapshot_spoiled_ignored);
 	tcase_add_test(tc, test_snapshot_fsck);
+	tcase_add_test(tc, test_snapshot_through_changes);
 	suite_add_tcase(s, tc);
 	return s;
 }
