@@ -24,47 +24,69 @@
 /* Smaller directories are read in a few runs anyway. */
 #define DIRSUMS_MIN_BLOCKS 16u
 
-static size_t snap_len(const osdfs *fs, uint32_t nblocks)
+static size_t snap_len(uint32_t nblocks, uint32_t sum_len)
 {
-	return OSDFS__DIRSUMS_HDR_LEN + (size_t)nblocks * fs->sum_len;
+	return OSDFS__DIRSUMS_HDR_LEN + (size_t)nblocks * sum_len;
+}
+
+int osdfs__dirsums_read(const struct osdfs_backend_ops *ops, void *impl, uint64_t ino,
+			const struct osdfs__dirhdr *dh, uint32_t bsize, uint8_t **out)
+{
+	uint32_t sum_len = bsize / OSDFS__DIRSUMS_FACTOR;
+	size_t len = snap_len(dh->nblocks, sum_len);
+	uint8_t *snap = malloc(len);
+	struct iovec iov = { snap, len };
+	ssize_t got;
+
+	if (!snap)
+		return -ENOMEM;
+	got = ops->read(impl, OSDFS__OID_BASE + ino, (uint64_t)dh->nblocks * bsize, &iov, 1);
+	if (got >= 0 && (got != (ssize_t)len ||
+			 osdfs__dirsums_verify(snap, len, dh->nblocks, sum_len, dh->sums_stamp) < 0))
+		got = -EUCLEAN;
+	if (got < 0) {
+		free(snap);
+		return (int)got;
+	}
+	*out = snap;
+	return 0;
 }
 
 void osdfs__dirsums_load(osdfs *fs, struct osdfs__inode *dp)
 {
 	uint32_t n = dp->dh.nblocks;
-	size_t len = snap_len(fs, n);
 	uint8_t *snap;
-	ssize_t got;
 
 	dp->sums_valid = 0;
 	if (!dp->dh.sums_stamp || !(fs->sb.ro_compat & OSDFS__RO_COMPAT_DIRSUMS) ||
 	    fs->sum_len == 0 || n < DIRSUMS_MIN_BLOCKS || n > fs->sums_max)
 		return;
-	snap = malloc(len);
-	if (!snap)
-		return;
-	struct iovec iov = { snap, len };
-	got = fs->ops->read(fs->impl, OSDFS__OID_BASE + dp->ino, (uint64_t)n * fs->bsize, &iov, 1);
-	dp->sums_valid = got == (ssize_t)len &&
-			 osdfs__dirsums_verify(snap, len, n, (uint32_t)fs->sum_len,
-					       dp->dh.sums_stamp) == 0;
-	if (dp->sums_valid)
-		osdfs__bcache_sums_import(fs, dp->ino, n, snap + OSDFS__DIRSUMS_HDR_LEN);
+	if (osdfs__dirsums_read(fs->ops, fs->impl, dp->ino, &dp->dh, fs->bsize, &snap) < 0)
+		return; /* never trusted, never an error: the blocks are read instead */
+	dp->sums_valid = 1;
+	osdfs__bcache_sums_import(fs, dp->ino, n, snap + OSDFS__DIRSUMS_HDR_LEN);
 	free(snap);
 }
 
-int osdfs__dirsums_void(osdfs *fs, struct osdfs__inode *dp)
+/* dp's header as it is but for the stamp. */
+static int hdr_write(osdfs *fs, const struct osdfs__inode *dp, uint64_t stamp)
 {
 	uint8_t hbuf[OSDFS__DIRHDR_LEN];
 	struct osdfs__dirhdr dh = dp->dh;
 	struct osdfs_attr a = { OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, hbuf, sizeof(hbuf) };
+
+	dh.sums_stamp = stamp;
+	osdfs__dirhdr_encode(hbuf, &dh);
+	return fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, &a, 1);
+}
+
+int osdfs__dirsums_void(osdfs *fs, struct osdfs__inode *dp)
+{
 	int rc;
 
-	if (!dh.sums_stamp)
+	if (!dp->dh.sums_stamp)
 		return 0;
-	dh.sums_stamp = 0;
-	osdfs__dirhdr_encode(hbuf, &dh);
-	rc = fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, &a, 1);
+	rc = hdr_write(fs, dp, 0);
 	if (rc == 0)
 		rc = fs->ops->flush(fs->impl, OSDFS__OID_BASE + dp->ino);
 	if (rc < 0)
@@ -106,8 +128,7 @@ static int save_one(osdfs *fs, struct osdfs__inode *dp)
 	uint32_t n, missing;
 	size_t len;
 	struct osdfs__dirsums_hdr h = { 0, (uint32_t)fs->sum_len, 0, 0 };
-	struct osdfs__dirhdr dh;
-	uint8_t *snap, hbuf[OSDFS__DIRHDR_LEN];
+	uint8_t *snap, *sums;
 	int rc;
 
 	if (!OSDFS__IS_DIR(dp) || dp->deleted || fs->sum_len == 0 ||
@@ -116,19 +137,19 @@ static int save_one(osdfs *fs, struct osdfs__inode *dp)
 	n = dp->dh.nblocks;
 	if ((dp->dh.sums_stamp && dp->sums_valid) || n < DIRSUMS_MIN_BLOCKS || n > fs->sums_max)
 		return 0;
-	missing = osdfs__bcache_sums_export(fs, dp->ino, n, NULL);
-	if (missing > n / 2 || (missing && osdfs__dir_summarize(fs, dp) < 0))
-		return 0; /* an optimization: nothing lost without it */
 	/* A random stamp: one left by an older snapshot never matches. */
 	if (getrandom(&h.stamp, sizeof(h.stamp), 0) != (ssize_t)sizeof(h.stamp))
-		return 0;
+		return 0; /* an optimization: nothing lost without it */
 	h.stamp |= 1;
 	h.nblocks = n;
-	len = snap_len(fs, n);
+	len = snap_len(n, h.sum_len);
 	snap = malloc(len);
 	if (!snap)
 		return 0;
-	if (osdfs__bcache_sums_export(fs, dp->ino, n, snap + OSDFS__DIRSUMS_HDR_LEN)) {
+	sums = snap + OSDFS__DIRSUMS_HDR_LEN;
+	missing = osdfs__bcache_sums_export(fs, dp->ino, n, sums);
+	if (missing && (missing > n / 2 || osdfs__dir_summarize(fs, dp) < 0 ||
+			osdfs__bcache_sums_export(fs, dp->ino, n, sums))) {
 		free(snap);
 		return 0;
 	}
@@ -145,14 +166,8 @@ static int save_one(osdfs *fs, struct osdfs__inode *dp)
 	}
 	if (rc == 0)
 		rc = fs->ops->flush(fs->impl, OSDFS__OID_BASE + dp->ino);
-	if (rc == 0) {
-		struct osdfs_attr a = { OSDFS__PAGE_DIR, OSDFS__ATTR_DIRHDR, hbuf, sizeof(hbuf) };
-
-		dh = dp->dh;
-		dh.sums_stamp = h.stamp;
-		osdfs__dirhdr_encode(hbuf, &dh);
-		rc = fs->ops->set_attrs(fs->impl, OSDFS__OID_BASE + dp->ino, &a, 1);
-	}
+	if (rc == 0)
+		rc = hdr_write(fs, dp, h.stamp);
 	free(snap);
 	if (rc == -ENOSPC || rc == -EDQUOT)
 		return 0; /* no stamp was written: the next mount reads runs */

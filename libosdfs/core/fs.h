@@ -207,6 +207,11 @@ size_t osdfs__bcache_sum_dirs(osdfs *fs, uint32_t min, uint64_t **out);
 void osdfs__bcache_sums_import(osdfs *fs, uint64_t ino, uint32_t nblocks, const uint8_t *in);
 
 /* dirsums.c: snapshots of a directory's name summaries */
+/* The snapshot after the blocks of directory @p ino (header @p dh) into
+ * *out (to free), if it vouches for them: 0; -EUCLEAN if it does not (cut,
+ * other stamp or block count, bad CRC); a backend error, or -ENOMEM. */
+int osdfs__dirsums_read(const struct osdfs_backend_ops *ops, void *impl, uint64_t ino,
+			const struct osdfs__dirhdr *dh, uint32_t bsize, uint8_t **out);
 /* Loads dp's snapshot if its header vouches for it (dir_load, mu held). */
 void osdfs__dirsums_load(osdfs *fs, struct osdfs__inode *dp);
 /* Voids dp's stamp on the backend, flushed, before dp changes. */

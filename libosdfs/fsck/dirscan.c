@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lebytes.h"
+#include "core/fs.h"
 #include "fsck/fsck_state.h"
 
 #define HBITS OSDFS__HASH_BITS
@@ -253,34 +254,18 @@ static void sums_finding(struct dscan *s, const char *what)
  */
 static int load_sums(struct dscan *s)
 {
-	uint32_t n = s->dh.nblocks;
-	size_t len;
-	uint8_t *snap;
-	ssize_t got;
+	int rc;
 
 	if (!s->table || !s->dh.sums_stamp || !(s->f->sb.ro_compat & OSDFS__RO_COMPAT_DIRSUMS) ||
-	    n > (1u << 22))
+	    s->dh.nblocks > (1u << 22))
 		return 0;
 	s->sum_len = s->bsize / OSDFS__DIRSUMS_FACTOR;
-	len = OSDFS__DIRSUMS_HDR_LEN + (size_t)n * s->sum_len;
-	snap = malloc(len);
-	if (!snap)
-		return -ENOMEM;
-	struct iovec iov = { snap, len };
-	got = s->f->ops->read(s->f->impl, OSDFS__OID_BASE + s->dp->ino, (uint64_t)n * s->bsize,
-			      &iov, 1);
-	if (got < 0 && got != -EIO) {
-		free(snap);
-		return (int)got;
-	}
-	if (got != (ssize_t)len ||
-	    osdfs__dirsums_verify(snap, len, n, s->sum_len, s->dh.sums_stamp) < 0) {
+	rc = osdfs__dirsums_read(s->f->ops, s->f->impl, s->dp->ino, &s->dh, s->bsize, &s->sums);
+	if (rc == -EUCLEAN || rc == -EIO) {
 		sums_finding(s, "does not match its directory");
-		free(snap);
-		return 0;
+		rc = 0;
 	}
-	s->sums = snap;
-	return 0;
+	return rc;
 }
 
 int osdfs__fsck_scan_dir(struct fsck *f, struct fsck_inode *dp)
