@@ -26,7 +26,7 @@
 #define SPLIT_BATCH 64
 /* A block missing from the cache, and never summarized, is read with the
  * others of its aligned run of this many (256 KiB of 4 KiB blocks), whose
- * name summaries are kept (bcache.c): one backend read then answers lookups
+ * name summaries are kept (sums.c): one backend read then answers lookups
  * of absent names in all of them. With runs of 16, 20,000 random lookups
  * in a directory of 10M entries left a twentieth of it unsummarized, and a
  * negative lookup there read a run. */
@@ -117,9 +117,9 @@ static void blk_summarize_run(osdfs *fs, const struct osdfs__inode *dp, uint32_t
 	for (uint32_t i = 0; (size_t)(i + 1) * fs->bsize <= got; i++) {
 		const uint8_t *b = win + (size_t)i * fs->bsize;
 
-		if (first + i != blk && !osdfs__bcache_summarized(fs, dp->ino, first + i) &&
+		if (first + i != blk && !osdfs__sums_has(fs, dp->ino, first + i) &&
 		    blk_fault(fs, dp, b, &off) == OSDFS__DIRBLK_OK)
-			osdfs__bcache_summarize(fs, dp->ino, first + i, b);
+			osdfs__sums_add(fs, dp->ino, first + i, b, 0);
 	}
 }
 
@@ -181,7 +181,7 @@ static int blk_read(osdfs *fs, struct osdfs__inode *dp, uint32_t blk, uint8_t *b
 	if (osdfs__bcache_get(fs, dp->ino, blk, buf))
 		return 0;
 	/* A block with a summary was read before: its run most likely was too. */
-	if (how == OSDFS__DIR_AHEAD && !osdfs__bcache_summarized(fs, dp->ino, blk))
+	if (how == OSDFS__DIR_AHEAD && !osdfs__sums_has(fs, dp->ino, blk))
 		blk_read_run(fs, dp, blk, buf, &rn);
 	if (!rn.buf)
 		rc = osdfs__bcache_fetch(fs, dp->ino, blk, buf);
@@ -314,7 +314,7 @@ int osdfs__dir_summarize(osdfs *fs, struct osdfs__inode *dp)
 	if (!buf)
 		return -ENOMEM;
 	for (uint32_t b = 0; b < dp->dh.nblocks && rc == 0; b++)
-		if (!osdfs__bcache_summarized(fs, dp->ino, b))
+		if (!osdfs__sums_has(fs, dp->ino, b))
 			rc = blk_read(fs, dp, b, buf, OSDFS__DIR_AHEAD);
 	free(buf);
 	return rc;
@@ -464,7 +464,7 @@ int osdfs__dir_lookup(osdfs *fs, struct osdfs__inode *dp, const char *name, size
 		h = name_hash(fs, name, len);
 		blk = dp->table[slot_of(dp, h)];
 		/* The summary of its block shows it absent: nothing to read. */
-		if (osdfs__bcache_absent(fs, dp->ino, blk, name, len))
+		if (osdfs__sums_absent(fs, dp->ino, blk, name, len))
 			return -ENOENT;
 		buf = malloc(fs->bsize);
 		rc = buf ? blk_read(fs, dp, blk, buf, how) : -ENOMEM;

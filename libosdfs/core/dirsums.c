@@ -1,7 +1,7 @@
 /*
  * Name summary snapshots (docs/osdfs-format.md 4.6). A directory larger
  * than the block cache is answered from its blocks' name summaries
- * (bcache.c), which a fresh mount had to make by reading the whole
+ * (sums.c), which a fresh mount had to make by reading the whole
  * directory: 530 MB for 10M entries. At unmount, a directory with
  * summaries of (most of) its blocks stores them all past its last block,
  * and a stamp in its header vouches for them; the next mount loads them
@@ -59,12 +59,12 @@ void osdfs__dirsums_load(osdfs *fs, struct osdfs__inode *dp)
 
 	dp->sums_valid = 0;
 	if (!dp->dh.sums_stamp || !(fs->sb.ro_compat & OSDFS__RO_COMPAT_DIRSUMS) ||
-	    fs->sum_len == 0 || n < DIRSUMS_MIN_BLOCKS || n > fs->sums_max)
+	    n < DIRSUMS_MIN_BLOCKS || !osdfs__sums_fit(fs, n))
 		return;
 	if (osdfs__dirsums_read(fs->ops, fs->impl, dp->ino, &dp->dh, fs->bsize, &snap) < 0)
 		return; /* never trusted, never an error: the blocks are read instead */
 	dp->sums_valid = 1;
-	osdfs__bcache_sums_import(fs, dp->ino, n, snap + OSDFS__DIRSUMS_HDR_LEN);
+	osdfs__sums_import(fs, dp->ino, n, snap + OSDFS__DIRSUMS_HDR_LEN);
 	free(snap);
 }
 
@@ -135,7 +135,8 @@ static int save_one(osdfs *fs, struct osdfs__inode *dp)
 	    osdfs__dir_load(fs, dp) < 0)
 		return 0;
 	n = dp->dh.nblocks;
-	if ((dp->dh.sums_stamp && dp->sums_valid) || n < DIRSUMS_MIN_BLOCKS || n > fs->sums_max)
+	if ((dp->dh.sums_stamp && dp->sums_valid) || n < DIRSUMS_MIN_BLOCKS ||
+	    !osdfs__sums_fit(fs, n))
 		return 0;
 	/* A random stamp: one left by an older snapshot never matches. */
 	if (getrandom(&h.stamp, sizeof(h.stamp), 0) != (ssize_t)sizeof(h.stamp))
@@ -147,9 +148,9 @@ static int save_one(osdfs *fs, struct osdfs__inode *dp)
 	if (!snap)
 		return 0;
 	sums = snap + OSDFS__DIRSUMS_HDR_LEN;
-	missing = osdfs__bcache_sums_export(fs, dp->ino, n, sums);
+	missing = osdfs__sums_export(fs, dp->ino, n, sums);
 	if (missing && (missing > n / 2 || osdfs__dir_summarize(fs, dp) < 0 ||
-			osdfs__bcache_sums_export(fs, dp->ino, n, sums))) {
+			osdfs__sums_export(fs, dp->ino, n, sums))) {
 		free(snap);
 		return 0;
 	}
@@ -182,7 +183,7 @@ static int save_one(osdfs *fs, struct osdfs__inode *dp)
 int osdfs__dirsums_save_all(osdfs *fs)
 {
 	uint64_t *ino = NULL;
-	size_t n = osdfs__bcache_sum_dirs(fs, DIRSUMS_MIN_BLOCKS, &ino);
+	size_t n = osdfs__sums_dirs(fs, DIRSUMS_MIN_BLOCKS, &ino);
 	int first = 0;
 
 	/* Directories are found by their summaries, which outlive a directory's

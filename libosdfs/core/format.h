@@ -163,7 +163,7 @@ uint32_t osdfs__dirsums_crc(uint8_t *snap, size_t len);
  * @p stamp; else -EUCLEAN. */
 int osdfs__dirsums_verify(uint8_t *snap, size_t len, uint32_t nblocks, uint32_t sum_len,
 			  uint64_t stamp);
-/* 0 if the name summary @p bits (@p sum_len bytes; bcache.c) shows no
+/* 0 if the name summary @p bits (@p sum_len bytes; sums.c) shows no
  * record named @p name, 1 if it may hold one. */
 int osdfs__sum_may_hold(const uint8_t *bits, size_t sum_len, const char *name, size_t len);
 

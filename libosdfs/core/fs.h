@@ -48,13 +48,11 @@ struct osdfs__inode {
 	uint32_t *table;        /* 1 << dh.depth block numbers */
 };
 
-/* A cached directory block (data: the whole block) or its name summary
- * (data: a Bloom filter of the names it holds, bcache.c). */
+/* A cached directory block (bcache.c). */
 struct osdfs__block {
 	uint64_t ino;
 	uint32_t blk;
-	uint32_t used;             /* summary: looked at since it last came round (bcache.c) */
-	struct osd__lru_node node; /* in fs->blocks or fs->sums */
+	struct osd__lru_node node; /* in fs->blocks */
 	uint8_t data[];
 };
 
@@ -106,8 +104,10 @@ struct osdfs {
 
 	struct osd__lru blocks;       /* cached directory blocks */
 	size_t bcache_max;
-	struct osd__lru sums;         /* name summaries of directory blocks */
-	size_t sums_max, sum_len;     /* summaries kept, bytes of one */
+	struct osd__lru sums;         /* chunks of name summaries of directory blocks (sums.c) */
+	size_t sums_max, sums_used;   /* summaries kept at most, room taken by the chunks */
+	size_t sum_len;               /* bytes of one summary */
+	uint32_t sum_chunk;           /* blocks a chunk spans (a power of two) */
 	pthread_mutex_t run_lock;     /* held while run_buf is in use */
 	uint8_t *run_buf;             /* buffer of read-ahead runs, kept: a new one
 					 each time costs its page faults */
@@ -184,27 +184,36 @@ void osdfs__bcache_store(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *b
 /* Caches a validated block read from the backend (store summarizes again). */
 void osdfs__bcache_fill(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf);
 void osdfs__bcache_forget(osdfs *fs, uint64_t ino, uint32_t blk);
-/* Keep only the name summary of a validated block (blocks read ahead). */
-void osdfs__bcache_summarize(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf);
-/* 1 if the summary of block @p blk shows it holds no record named @p name
- * (then the block need not be read); 0 if it may, or there is no summary. */
-int osdfs__bcache_absent(osdfs *fs, uint64_t ino, uint32_t blk, const char *name, size_t len);
-/* 1 if block @p blk has a summary. */
-int osdfs__bcache_summarized(osdfs *fs, uint64_t ino, uint32_t blk);
 /* A buffer of @p size bytes for a read-ahead run: the kept one (*kept 1),
  * or a new one while another thread uses it; NULL without memory. Give it
  * back with osdfs__bcache_run_done() and the same @p kept. */
 uint8_t *osdfs__bcache_run_buf(osdfs *fs, size_t size, int *kept);
 void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf, int kept);
 
+/* sums.c: name summaries of directory blocks (cache_lock taken inside) */
+/* Room for the summaries of osdfs__bcache_init()'s @p blocks times
+ * OSDFS__DIRSUMS_FACTOR blocks. */
+int osdfs__sums_init(osdfs *fs, size_t blocks);
+void osdfs__sums_destroy(osdfs *fs);
+/* 1 if the summaries of a directory of @p nblocks blocks all fit. */
+int osdfs__sums_fit(const osdfs *fs, uint32_t nblocks);
+/* Summarizes validated block @p blk: always when it @p changed, else only
+ * if it has no summary. */
+void osdfs__sums_add(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf, int changed);
+void osdfs__sums_forget(osdfs *fs, uint64_t ino, uint32_t blk);
+/* 1 if block @p blk has a summary. */
+int osdfs__sums_has(osdfs *fs, uint64_t ino, uint32_t blk);
+/* 1 if the summary of block @p blk shows it holds no record named @p name
+ * (then the block need not be read); 0 if it may, or there is no summary. */
+int osdfs__sums_absent(osdfs *fs, uint64_t ino, uint32_t blk, const char *name, size_t len);
 /* The summaries of directory @p ino's blocks into @p out (sum_len bytes
  * each; NULL: none copied); returns how many blocks have none. */
-uint32_t osdfs__bcache_sums_export(osdfs *fs, uint64_t ino, uint32_t nblocks, uint8_t *out);
+uint32_t osdfs__sums_export(osdfs *fs, uint64_t ino, uint32_t nblocks, uint8_t *out);
+/* Summaries from a snapshot (vouched for by its stamp) for every block. */
+void osdfs__sums_import(osdfs *fs, uint64_t ino, uint32_t nblocks, const uint8_t *in);
 /* The directories with @p min or more summaries, ascending, into *out (to
  * free); their count (0, *out untouched, without memory). */
-size_t osdfs__bcache_sum_dirs(osdfs *fs, uint32_t min, uint64_t **out);
-/* Summaries from a snapshot for the blocks that have none. */
-void osdfs__bcache_sums_import(osdfs *fs, uint64_t ino, uint32_t nblocks, const uint8_t *in);
+size_t osdfs__sums_dirs(osdfs *fs, uint32_t min, uint64_t **out);
 
 /* dirsums.c: snapshots of a directory's name summaries */
 /* The snapshot after the blocks of directory @p ino (header @p dh) into
