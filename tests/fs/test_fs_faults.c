@@ -598,6 +598,51 @@ START_TEST(test_snapshot_answers_lookups)
 }
 END_TEST
 
+/*
+ * Summaries kept in chunks smaller than the directory (libosdfs/core/sums.c):
+ * with 2 blocks cached (64 summaries, chunks of 8 blocks) the unmount
+ * writes the snapshot from several chunks and the next mount loads it into
+ * them: one read, every lookup right, fsck content. With 1 block cached (32
+ * summaries) a directory of more than 32 blocks loads none and its blocks
+ * are read in runs of 8.
+ */
+START_TEST(test_snapshot_chunks)
+{
+	struct fault f = fault_over_fixture();
+	uint64_t d = make_big_dir();
+	struct osdfs_mount_options o = fx_mount_options();
+	uint8_t sh[32], again[32];
+	uint32_t nblocks;
+	char name[32];
+	osdfs *fs;
+
+	ck_assert_int_eq(osdfs_mount(&fs, fx.inst.be, &o), 0);
+	for (int i = 0; i < 1000; i++) { /* past 32 blocks */
+		snprintf(name, sizeof(name), "more-%04d", i);
+		ck_assert_int_eq(osdfs_mknod(fs, d, name, S_IFREG | 0600, 0, NULL, NULL), 0);
+	}
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	nblocks = snapshot_at(d, sh);
+	ck_assert_uint_gt(nblocks, 32);
+	ck_assert_uint_le(nblocks, 64);
+	void_snapshot(d);
+	lookups_all(&f, d, 2); /* summaries made from runs, in chunks */
+	ck_assert_uint_eq(snapshot_at(d, again), nblocks);
+	ck_assert_int_eq(memcmp(sh + 24, again + 24, 4) == 0, 0); /* a new stamp: new CRC */
+	ck_assert_int_eq(osdfs_fsck(fx.inst.be, NULL, NULL), 0);
+	f.over_block = 0;
+	f.biggest = 0;
+	lookups_all(&f, d, 2);
+	ck_assert_int_eq(f.over_block, 1);
+	ck_assert_uint_eq(f.biggest, 32 + (size_t)nblocks * 128);
+	f.over_block = 0;
+	f.biggest = 0;
+	lookups_all(&f, d, 1);
+	ck_assert_int_gt(f.over_block, 1);
+	ck_assert_uint_eq(f.biggest, 8 * 4096);
+}
+END_TEST
+
 /* Is there a write to d's object before (op, oid) pairs a then f on it? */
 static int voided_first(const struct fault *f, uint64_t d)
 {
@@ -871,6 +916,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_run_fits_summaries);
 	tcase_add_test(tc, test_changes_read_alone);
 	tcase_add_test(tc, test_snapshot_answers_lookups);
+	tcase_add_test(tc, test_snapshot_chunks);
 	tcase_add_test(tc, test_snapshot_voided_first);
 	tcase_add_test(tc, test_snapshot_spoiled_ignored);
 	tcase_add_test(tc, test_snapshot_fsck);
