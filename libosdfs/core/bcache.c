@@ -19,11 +19,6 @@ struct bkey {
 	uint32_t blk;
 };
 
-static uint64_t bhash(uint64_t ino, uint32_t blk)
-{
-	return ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)blk * 0xC2B2AE3D27D4EB4FULL;
-}
-
 static int beq(const struct osd__lru_node *n, const void *key)
 {
 	const struct osdfs__block *b = OSD__LRU_ENTRY(n, struct osdfs__block, node);
@@ -45,23 +40,23 @@ int osdfs__bcache_init(osdfs *fs, size_t max)
 	return 0;
 }
 
-static void lru_free_all(struct osd__lru *l)
+static void blocks_free_all(osdfs *fs)
 {
 	struct osd__lru_node *n;
 
-	if (!l->tab)
+	if (!fs->blocks.tab)
 		return;
-	while ((n = osd__lru_any(l))) {
-		osd__lru_remove(l, n);
+	while ((n = osd__lru_any(&fs->blocks))) {
+		osd__lru_remove(&fs->blocks, n);
 		free(OSD__LRU_ENTRY(n, struct osdfs__block, node));
 	}
-	osd__lru_destroy(l);
-	l->tab = NULL;
+	osd__lru_destroy(&fs->blocks);
+	fs->blocks.tab = NULL;
 }
 
 void osdfs__bcache_destroy(osdfs *fs)
 {
-	lru_free_all(&fs->blocks);
+	blocks_free_all(fs);
 	osdfs__sums_destroy(fs);
 	free(fs->run_buf);
 	fs->run_buf = NULL;
@@ -99,15 +94,9 @@ void osdfs__bcache_run_done(osdfs *fs, uint8_t *buf, int kept)
 static struct osdfs__block *bfind(osdfs *fs, uint64_t ino, uint32_t blk)
 {
 	struct bkey k = { ino, blk };
-	struct osd__lru_node *n = osd__lru_find(&fs->blocks, bhash(ino, blk), beq, &k);
+	struct osd__lru_node *n = osd__lru_find(&fs->blocks, osdfs__block_hash(ino, blk), beq, &k);
 
 	return n ? OSD__LRU_ENTRY(n, struct osdfs__block, node) : NULL;
-}
-
-static void lremove(struct osd__lru *l, struct osdfs__block *b)
-{
-	osd__lru_remove(l, &b->node);
-	free(b);
 }
 
 /* The cache entry of (ino, blk), made if missing: past bcache_max, from
@@ -133,7 +122,7 @@ static struct osdfs__block *bget(osdfs *fs, uint64_t ino, uint32_t blk)
 	}
 	b->ino = ino;
 	b->blk = blk;
-	osd__lru_insert(&fs->blocks, &b->node, bhash(ino, blk), 0);
+	osd__lru_insert(&fs->blocks, &b->node, osdfs__block_hash(ino, blk), 0);
 	return b;
 }
 
@@ -204,8 +193,10 @@ void osdfs__bcache_forget(osdfs *fs, uint64_t ino, uint32_t blk)
 
 	pthread_mutex_lock(&fs->cache_lock);
 	b = bfind(fs, ino, blk);
-	if (b)
-		lremove(&fs->blocks, b);
+	if (b) {
+		osd__lru_remove(&fs->blocks, &b->node);
+		free(b);
+	}
 	pthread_mutex_unlock(&fs->cache_lock);
 	osdfs__sums_forget(fs, ino, blk);
 }

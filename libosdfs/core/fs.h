@@ -173,6 +173,13 @@ void osdfs__orphan_add(osdfs *fs, uint64_t ino);
 void osdfs__orphan_remove(osdfs *fs, uint64_t ino);
 int osdfs__orphan_recover(osdfs *fs);
 
+/* The hash of block @p blk of directory @p ino: keys the block cache, and
+ * the summary chunks by their first block. */
+static inline uint64_t osdfs__block_hash(uint64_t ino, uint32_t blk)
+{
+	return ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)blk * 0xC2B2AE3D27D4EB4FULL;
+}
+
 /* bcache.c: copies of validated directory blocks */
 int osdfs__bcache_init(osdfs *fs, size_t max);
 void osdfs__bcache_destroy(osdfs *fs);

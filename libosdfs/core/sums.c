@@ -57,11 +57,6 @@ static int chunk_made(const struct sum_chunk *c, uint32_t blk)
 	return i < c->cap && (c->made[i / 64] >> (i % 64) & 1);
 }
 
-static uint64_t chunk_hash(uint64_t ino, uint32_t first)
-{
-	return ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)first * 0xC2B2AE3D27D4EB4FULL;
-}
-
 struct chunk_key {
 	uint64_t ino;
 	uint32_t first;
@@ -84,7 +79,7 @@ static uint32_t chunk_first(const osdfs *fs, uint32_t blk)
 static struct sum_chunk *chunk_find(osdfs *fs, uint64_t ino, uint32_t blk)
 {
 	struct chunk_key k = { ino, chunk_first(fs, blk) };
-	struct osd__lru_node *n = osd__lru_find(&fs->sums, chunk_hash(k.ino, k.first), chunk_eq,
+	struct osd__lru_node *n = osd__lru_find(&fs->sums, osdfs__block_hash(k.ino, k.first), chunk_eq,
 						&k);
 
 	return n ? OSD__LRU_ENTRY(n, struct sum_chunk, node) : NULL;
@@ -186,16 +181,17 @@ static struct sum_chunk *chunk_for(osdfs *fs, uint64_t ino, uint32_t blk, uint32
 	c->cap = cap;
 	c->used = 0;
 	make_room(fs, cap);
-	osd__lru_insert(&fs->sums, &c->node, chunk_hash(ino, first), 0);
+	osd__lru_insert(&fs->sums, &c->node, osdfs__block_hash(ino, first), 0);
 	fs->sums_used += cap;
 	return c;
 }
 
+/* Block blk (within the chunk's room) has its summary now. */
 static void chunk_mark(struct sum_chunk *c, uint32_t blk)
 {
 	uint32_t i = blk - c->first;
 
-	if (!(c->made[i / 64] >> (i % 64) & 1)) {
+	if (!chunk_made(c, blk)) {
 		c->made[i / 64] |= 1ULL << (i % 64);
 		c->count++;
 	}
