@@ -137,7 +137,8 @@ void osdfs__sums_destroy(osdfs *fs)
 
 int osdfs__sums_fit(const osdfs *fs, uint32_t nblocks)
 {
-	size_t need = (size_t)(nblocks + fs->sum_chunk - 1) / fs->sum_chunk * fs->sum_chunk;
+	/* in size_t: a damaged header's count near 2^32 must not wrap */
+	size_t need = ((size_t)nblocks + fs->sum_chunk - 1) / fs->sum_chunk * fs->sum_chunk;
 
 	return fs->sum_len && need <= fs->sums_max;
 }

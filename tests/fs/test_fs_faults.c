@@ -643,6 +643,32 @@ START_TEST(test_snapshot_chunks)
 }
 END_TEST
 
+/*
+ * A damaged header counting 2^32 - 2 blocks under a stamp: the summaries
+ * would not fit, so no snapshot is read (the count rounded up to whole
+ * chunks once wrapped around 2^32 and asked for a 128 GiB buffer).
+ */
+START_TEST(test_snapshot_huge_count)
+{
+	struct fault f = fault_over_fixture();
+	uint64_t d = make_big_dir();
+	struct osdfs_stat st;
+	osdfs_backend *be;
+	osdfs *fs;
+	uint8_t h[24];
+
+	dirhdr_io(d, h, 0);
+	ck_assert_uint_ne(get_le(h + 16, 8), 0);
+	memcpy(h + 4, "\xfe\xff\xff\xff", 4);
+	dirhdr_io(d, h, 1);
+	fs = mount_through(&f, 0, &be);
+	ck_assert_int_eq(osdfs_lookup(fs, d, "entry-0002", &st), 0);
+	ck_assert_uint_le(f.biggest, 64 * 4096); /* a run of blocks at most */
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+	osdfs_backend_free(be);
+}
+END_TEST
+
 /* Is there a write to d's object before (op, oid) pairs a then f on it? */
 static int voided_first(const struct fault *f, uint64_t d)
 {
@@ -917,6 +943,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_changes_read_alone);
 	tcase_add_test(tc, test_snapshot_answers_lookups);
 	tcase_add_test(tc, test_snapshot_chunks);
+	tcase_add_test(tc, test_snapshot_huge_count);
 	tcase_add_test(tc, test_snapshot_voided_first);
 	tcase_add_test(tc, test_snapshot_spoiled_ignored);
 	tcase_add_test(tc, test_snapshot_fsck);
