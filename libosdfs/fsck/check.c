@@ -26,11 +26,12 @@ static int visit(struct fsck *f, struct fsck_inode *dp, uint64_t **queue, size_t
 	dp->scanned = 1;
 	if ((rc = osdfs__fsck_scan_dir(f, dp)) < 0)
 		return rc;
+	osdfs__fsck_resolve(f, dp);
 	f->dirs_read++;
 	osdfs__fsck_progress(f, "directories", f->dirs_read,
 		       f->ndirs > f->dirs_read ? f->ndirs : f->dirs_read);
 	for (size_t i = 0; i < dp->nents; i++) {
-		struct fsck_inode *t = osdfs__fsck_find(f, dp->ents[i].ino);
+		struct fsck_inode *t = fsck_ent_inode(dp, i);
 		int score, first;
 
 		/* an entry naming its own directory is no parent of it (it is
@@ -97,7 +98,7 @@ static void check_entries(struct fsck *f, struct fsck_inode *dp)
 	osdfs__fsck_dir_path(f, dp, path, sizeof(path));
 	for (size_t i = 0; i < dp->nents; i++) {
 		struct fsck_entry *e = &dp->ents[i];
-		struct fsck_inode *t = osdfs__fsck_find(f, e->ino);
+		struct fsck_inode *t = fsck_ent_inode(dp, i);
 
 		if (t && t->bad_link) {
 			e->drop = 1;
@@ -138,7 +139,7 @@ static void mark_reached(struct fsck *f, struct fsck_inode *root)
 		for (size_t i = 0; i < dp->nents; i++) {
 			struct fsck_inode *t;
 
-			if (dp->ents[i].drop || !(t = osdfs__fsck_find(f, dp->ents[i].ino)) || t->reached)
+			if (dp->ents[i].drop || !(t = fsck_ent_inode(dp, i)) || t->reached)
 				continue;
 			t->reached = 1;
 			if (S_ISDIR(t->d.mode))

@@ -42,11 +42,67 @@ void osdfs__fsck_finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *
 	f->opts->cb(kind, msg, f->opts->payload);
 }
 
+/*
+ * Inode numbers are allocated in order, so those in use are mostly dense:
+ * then a table of 4 bytes a number finds an inode with one access (40 MB at
+ * 10M inodes) where even an interpolation search strays into the 1.5 GB of
+ * inodes, a cache and TLB miss a step. Sparse numbers, or no memory for the
+ * table, leave the search.
+ */
+void osdfs__fsck_index(struct fsck *f)
+{
+	uint64_t base, span;
+
+	free(f->slot);
+	f->slot = NULL;
+	if (f->ninodes == 0 || f->ninodes >= FSCK_NO_SLOT)
+		return;
+	base = f->inodes[0].ino;
+	span = f->inodes[f->ninodes - 1].ino - base + 1;
+	if (span > 2 * (uint64_t)f->ninodes + 4096 || !(f->slot = malloc(span * sizeof(*f->slot))))
+		return;
+	memset(f->slot, 0xff, span * sizeof(*f->slot));
+	for (size_t i = 0; i < f->ninodes; i++)
+		f->slot[f->inodes[i].ino - base] = (uint32_t)i;
+	f->slot_base = base;
+	f->slot_len = span;
+}
+
+/* The index in f->inodes of @p ino's inode, or SIZE_MAX. */
+static size_t fsck_slot(const struct fsck *f, uint64_t ino)
+{
+	size_t i;
+
+	if (f->slot) {
+		if (ino < f->slot_base || ino - f->slot_base >= f->slot_len)
+			return SIZE_MAX;
+		i = f->slot[ino - f->slot_base];
+		return i == FSCK_NO_SLOT ? SIZE_MAX : i;
+	}
+	i = osd__sorted_lower(f->inodes, f->ninodes, sizeof(f->inodes[0]), ino);
+	return i < f->ninodes && f->inodes[i].ino == ino ? i : SIZE_MAX;
+}
+
 struct fsck_inode *osdfs__fsck_find(struct fsck *f, uint64_t ino)
 {
-	size_t i = osd__sorted_lower(f->inodes, f->ninodes, sizeof(f->inodes[0]), ino);
+	size_t i = fsck_slot(f, ino);
 
-	return i < f->ninodes && f->inodes[i].ino == ino ? &f->inodes[i] : NULL;
+	return i == SIZE_MAX ? NULL : &f->inodes[i];
+}
+
+void osdfs__fsck_resolve(struct fsck *f, struct fsck_inode *dp)
+{
+	for (size_t i = 0; i < dp->nents; i++) {
+		/* only the table is cheap enough to look ahead with */
+		size_t ahead = i + FSCK_AHEAD < dp->nents && f->slot ?
+				       fsck_slot(f, dp->ents[i + FSCK_AHEAD].ino) : SIZE_MAX;
+
+		if (ahead != SIZE_MAX) {
+			__builtin_prefetch(&f->inodes[ahead]);
+			__builtin_prefetch((const char *)&f->inodes[ahead] + 63);
+		}
+		dp->ents[i].to = osdfs__fsck_find(f, dp->ents[i].ino);
+	}
 }
 
 const char *osdfs__fsck_dir_path(struct fsck *f, const struct fsck_inode *ip, char *buf,
@@ -79,6 +135,8 @@ static void state_free(struct fsck *f)
 		free(f->inodes[i].names);
 	}
 	free(f->inodes);
+	free(f->slot);
+	f->slot = NULL;
 	free(f->xbuf);
 	f->xbuf = NULL;
 	f->inodes = NULL;

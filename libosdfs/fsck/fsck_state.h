@@ -13,10 +13,11 @@
 #include "core/format.h"
 
 /* One entry of a directory as fsck read it; its name is in the directory's
- * pool (fsck_ent_name()): a directory of 10M entries then takes 24 bytes an
+ * pool (fsck_ent_name()): a directory of 10M entries then takes 32 bytes an
  * entry and its names' lengths, not 272 bytes an entry. */
 struct fsck_entry {
 	uint64_t ino;
+	struct fsck_inode *to; /* the inode it names, or NULL (osdfs__fsck_resolve()) */
 	uint64_t name_off; /* in the directory's names, NUL-terminated */
 	uint8_t ft;
 	uint8_t drop;      /* repair removes this entry */
@@ -31,24 +32,11 @@ struct fsck_dinode {
 	uint16_t inline_len;
 };
 
-/* One inode object (held for every inode: flags are bits). */
+/* One inode object (held for every inode: flags are bits). What the walks
+ * over every entry read or write of the inode an entry names comes first,
+ * in the first 64 bytes: with 10M inodes, each is a cache miss. */
 struct fsck_inode {
 	uint64_t ino;
-	struct fsck_dinode d;
-	uint64_t objlen;
-	uint32_t links;       /* entries naming it (kept ones) */
-	uint32_t subdirs;     /* directories: kept entries naming directories */
-	uint64_t found_parent;/* directories: the directory whose entry names it */
-	const char *name;     /* directories: that entry's name (borrowed) */
-	int pscore;           /* how well that entry fits (see check.c, visit()) */
-	/* directories */
-	struct fsck_entry *ents;
-	size_t nents;
-	char *names;          /* the entries' names, filled while it is scanned */
-	size_t names_len, names_cap;
-	/* planned repairs */
-	uint32_t want_nlink;
-	uint64_t want_parent;
 	unsigned bad : 1;         /* attribute unreadable */
 	unsigned bad_link : 1;    /* a symlink whose target is missing or cut */
 	unsigned bad_xattr : 1;   /* extended attributes that cannot be decoded */
@@ -63,7 +51,40 @@ struct fsck_inode {
 	unsigned fix_inode : 1;   /* rewrite nlink / parent */
 	unsigned fix_objlen : 1;  /* truncate the object to the inode size */
 	unsigned fix_size : 1;    /* set the inode size to the object length */
+	uint32_t links;       /* entries naming it (kept ones) */
+	struct fsck_dinode d;
+	int pscore;           /* how well that entry fits (see check.c, visit()) */
+	uint32_t subdirs;     /* directories: kept entries naming directories */
+	uint64_t found_parent;/* directories: the directory whose entry names it */
+	const char *name;     /* directories: that entry's name (borrowed) */
+	uint64_t objlen;
+	/* directories */
+	struct fsck_entry *ents;
+	size_t nents;
+	char *names;          /* the entries' names, filled while it is scanned */
+	size_t names_len, names_cap;
+	/* planned repairs */
+	uint32_t want_nlink;
+	uint64_t want_parent;
 };
+
+/* Entries are in hash order, so the inodes they name lie at random in the
+ * array (1.5 GB at 10M inodes): a walk over a directory's entries asks for
+ * the inode of the entry this many places ahead, so that its cache misses
+ * overlap instead of following one another. */
+#define FSCK_AHEAD 16
+
+/* The inode entry @p i of @p dp names (NULL if none), once resolved. */
+static inline struct fsck_inode *fsck_ent_inode(const struct fsck_inode *dp, size_t i)
+{
+	if (i + FSCK_AHEAD < dp->nents && dp->ents[i + FSCK_AHEAD].to) {
+		const char *t = (const char *)dp->ents[i + FSCK_AHEAD].to;
+
+		__builtin_prefetch(t, 1);
+		__builtin_prefetch(t + 63, 1);
+	}
+	return dp->ents[i].to;
+}
 
 static inline const char *fsck_ent_name(const struct fsck_inode *dp, const struct fsck_entry *e)
 {
@@ -93,12 +114,24 @@ struct fsck {
 	uint8_t *xbuf;        /* an xattr value being checked */
 	struct fsck_inode *inodes; /* sorted by ino */
 	size_t ninodes, cap;
+	/* inode number - slot_base -> index in inodes (FSCK_NO_SLOT: none),
+	 * where the numbers in use are dense enough (osdfs__fsck_index());
+	 * NULL: osdfs__fsck_find() searches the inodes */
+	uint32_t *slot;
+	uint64_t slot_base;
+	size_t slot_len;
 };
+
+#define FSCK_NO_SLOT UINT32_MAX
 
 /* fsck.c */
 void osdfs__fsck_finding(struct fsck *f, enum osdfs_fsck_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct fsck_inode *osdfs__fsck_find(struct fsck *f, uint64_t ino);
+/* Maps inode numbers to the inodes loaded, for osdfs__fsck_find(). */
+void osdfs__fsck_index(struct fsck *f);
+/* Sets each entry's inode (fsck_entry.to) once @p dp is scanned. */
+void osdfs__fsck_resolve(struct fsck *f, struct fsck_inode *dp);
 /* The progress callback (version 2 options; not in the verification pass). */
 void osdfs__fsck_progress(struct fsck *f, const char *phase, uint64_t done, uint64_t total);
 /* "/a/b" path of a reached directory into buf, or "#ino" */

@@ -166,15 +166,13 @@ static int dir_reset(osdfs *fs, struct osdfs__inode *dp)
 	return rc;
 }
 
-static uint8_t entry_ft(struct fsck *f, const struct fsck_entry *e)
+static uint8_t entry_ft(const struct fsck_entry *e)
 {
-	struct fsck_inode *t = osdfs__fsck_find(f, e->ino);
-
-	return t ? osdfs__ft_of_mode(t->d.mode) : e->ft;
+	return e->to ? osdfs__ft_of_mode(e->to->d.mode) : e->ft;
 }
 
 /* Rebuilds a directory from its kept entries, or just removes dropped ones. */
-static int fix_dir(struct fsck *f, osdfs *fs, const struct fsck_inode *fi)
+static int fix_dir(osdfs *fs, const struct fsck_inode *fi)
 {
 	struct osdfs__inode *dp;
 	int rc = osdfs__iget(fs, fi->ino, &dp);
@@ -188,7 +186,7 @@ static int fix_dir(struct fsck *f, osdfs *fs, const struct fsck_inode *fi)
 
 		if (fi->dir_rebuild && !e->drop)
 			rc = osdfs__dir_add(fs, dp, fsck_ent_name(fi, e), e->namelen, e->ino,
-					    entry_ft(f, e));
+					    entry_ft(e));
 		else if (!fi->dir_rebuild && e->drop)
 			rc = osdfs__dir_remove(fs, dp, fsck_ent_name(fi, e), e->namelen);
 		if (rc == -EEXIST || rc == -ENOENT)
@@ -256,7 +254,7 @@ static int mounted_fixes(struct fsck *f, osdfs *fs)
 		struct fsck_inode *ip = &f->inodes[i];
 
 		if (!ip->remove && (ip->dir_rebuild || ip->dir_edit)) {
-			r = fix_dir(f, fs, ip);
+			r = fix_dir(fs, ip);
 			rc = rc ? rc : r;
 		}
 	}

@@ -525,6 +525,53 @@ START_TEST(wrong_link_count)
 }
 END_TEST
 
+/*
+ * fsck finds the inode an entry names through a table indexed by inode
+ * number where the numbers in use are dense, and by searching the sorted
+ * inodes where they are not. _i 0: dense numbers, f2's entry names an
+ * inode past the highest (dangling). _i 1: an inode at 2^40 makes them
+ * sparse; f2's entry names it (found), and the counter lags it.
+ * Either way f2's own inode is left orphaned.
+ */
+START_TEST(entries_find_dense_and_sparse_inodes)
+{
+	const uint64_t far = 1ULL << 40;
+	struct osdfs_fsck_report rep;
+	uint8_t buf[512], data[] = "owt";
+	uint32_t len = sizeof(buf);
+	struct iovec iov = { data, 3 };
+	struct osdfs_attr a = { PAGE_INODE, 1, buf, 0 };
+	char lf[64];
+	osdfs *fs;
+
+	if (_i == 1) {
+		get_attr(OID(ino_f2), PAGE_INODE, 1, buf, &len);
+		a.len = len;
+		ck_assert_int_eq(ops->create(impl, OID(far), &a, 1), 0);
+		ck_assert_int_eq(ops->write(impl, OID(far), 0, &iov, 1, NULL, 0), 3);
+	}
+	edit_f2_record("f2", _i == 1 ? far : 1ULL << 33);
+
+	ck_assert_int_eq(run_fsck(0, &rep), -EUCLEAN);
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_DANGLING_ENTRY], _i == 1 ? 0 : 1);
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_COUNTERS], _i == 1 ? 1 : 0);
+	ck_assert_uint_eq(rep.found[OSDFS_FSCK_ORPHAN], 1);
+	ck_assert_uint_eq(rep.total, 2);
+	ck_assert_int_eq(run_fsck(1, &rep), 0);
+	ck_assert_uint_eq(rep.repaired, 2);
+	assert_clean();
+	fs = mount_fs();
+	snprintf(lf, sizeof(lf), "/lost+found/#%llu", (unsigned long long)ino_f2);
+	read_back(fs, lf, "two");
+	if (_i == 1)
+		read_back(fs, "/d/f2", "owt");
+	else
+		ck_assert_int_eq(osdfs_stat_path(fs, "/d/f2", 0, NULL), -ENOENT);
+	read_back(fs, "/g2", "one");
+	ck_assert_int_eq(osdfs_unmount(fs), 0);
+}
+END_TEST
+
 START_TEST(orphan_objects)
 {
 	struct osdfs_fsck_report rep;
@@ -701,6 +748,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, broken_record_chain);
 	tcase_add_test(tc, wrong_link_count);
 	tcase_add_test(tc, orphan_objects);
+	tcase_add_loop_test(tc, entries_find_dense_and_sparse_inodes, 0, 2);
 	tcase_add_test(tc, stale_mount_record_and_counters);
 	tcase_add_test(tc, bad_size_and_inode);
 	tcase_add_test(tc, missing_superblock);
