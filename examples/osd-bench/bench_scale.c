@@ -8,7 +8,8 @@
  *            file (1 MiB at 0 and 1 MiB at 20 GiB - 1 MiB),
  *
  * then measures each figure in a fresh child process (fork), so that what
- * the build left in memory is not counted: the open time of A after a clean
+ * the build left in memory is not counted, after the scratch directory's
+ * filesystem has written back what earlier steps left dirty: the open time of A after a clean
  * close and after kill -9 of a writer, the resident memory (VmRSS after open
  * and a LIST walk, VmHWM) of that process, a full LIST walk, the log bytes a
  * read-only pass appends, the log records per small WRITE, the small-object
@@ -159,6 +160,18 @@ static int64_t file_size(const char *dir, const char *name)
 	return stat(p, &st) ? -1 : (int64_t)st.st_size;
 }
 
+/* Writes back what earlier steps left dirty in the page cache (a 10M build
+ * leaves gigabytes): otherwise the kernel's writeback runs during the next
+ * measurement and, on a 2-core machine, takes its CPU and memory bandwidth. */
+static void settle(const struct scale *s)
+{
+	int fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || syncfs(fd) != 0)
+		bench_die(MODE, s->dir, -errno, NULL);
+	close(fd);
+}
+
 /* Runs fn in a child process and copies its figures back into *f. */
 static void in_child(void (*fn)(struct scale *, unsigned, struct figures *), struct scale *s,
 		     unsigned n, struct figures *f)
@@ -166,6 +179,7 @@ static void in_child(void (*fn)(struct scale *, unsigned, struct figures *), str
 	int pfd[2], status;
 	pid_t pid;
 
+	settle(s);
 	fflush(NULL);
 	if (pipe(pfd))
 		bench_die(MODE, "pipe", -errno, NULL);
@@ -713,10 +727,11 @@ static void report(struct scale *s)
 
 	printf("osd-bench --scale: software target in %s via loopback, OSD-2, no security\n",
 	       s->base);
-	printf("  each figure measured in a fresh process; small objects: FLUSH OSD every %u\n"
-	       "  objects (%u objects per run); updater: %u SET ATTRIBUTES of objects picked\n"
-	       "  at random, then SIGKILL; osdfs: %u lookups, negative lookups and\n"
-	       "  creates (then osdfs_sync) in one directory of N files\n\n",
+	printf("  each figure measured in a fresh process, dirty pages written back before;\n"
+	       "  small objects: FLUSH OSD every %u objects (%u objects per run);\n"
+	       "  updater: %u SET ATTRIBUTES of objects picked at random, then SIGKILL;\n"
+	       "  osdfs: %u lookups, negative lookups and creates (then osdfs_sync) in one\n"
+	       "  directory of N files\n\n",
 	       s->flush_every, s->small, s->updates, s->ops);
 	printf("  %-52s", "objects (N)");
 	for (int i = 0; i < s->ncounts; i++)
