@@ -145,13 +145,14 @@ int osdfs__sums_fit(const osdfs *fs, uint32_t nblocks)
 
 /*
  * The chunk to hold block blk of ino, with room up to block @p last of its
- * span: found, made, or grown into a new allocation (evicting others for
- * room); NULL without memory or room (cache_lock held). Summaries are
- * optional: a block without one is read.
+ * span: @p c (what chunk_find() gave for blk, or NULL), or one made, or @p c
+ * grown into a new allocation (evicting others for room); NULL without
+ * memory or room (cache_lock held). Summaries are optional: a block without
+ * one is read.
  */
-static struct sum_chunk *chunk_for(osdfs *fs, uint64_t ino, uint32_t blk, uint32_t last)
+static struct sum_chunk *chunk_for(osdfs *fs, struct sum_chunk *c, uint64_t ino, uint32_t blk,
+				   uint32_t last)
 {
-	struct sum_chunk *c = chunk_find(fs, ino, blk);
 	uint32_t first = chunk_first(fs, blk), need = last - first + 1, cap = 1;
 	uint8_t *bits;
 
@@ -285,7 +286,7 @@ void osdfs__sums_add(osdfs *fs, uint64_t ino, uint32_t blk, const uint8_t *buf, 
 	pthread_mutex_lock(&fs->cache_lock);
 	c = chunk_find(fs, ino, blk);
 	if (changed || !c || !chunk_made(c, blk)) {
-		c = chunk_for(fs, ino, blk, blk);
+		c = chunk_for(fs, c, ino, blk, blk);
 		if (c) {
 			sum_make(fs, buf, chunk_bits(c, blk, fs->sum_len));
 			chunk_mark(c, blk);
@@ -371,7 +372,7 @@ void osdfs__sums_import(osdfs *fs, uint64_t ino, uint32_t nblocks, const uint8_t
 	pthread_mutex_lock(&fs->cache_lock);
 	for (uint32_t b = 0; b < nblocks; b += fs->sum_chunk) {
 		uint32_t end = nblocks - b < fs->sum_chunk ? nblocks : b + fs->sum_chunk;
-		struct sum_chunk *c = chunk_for(fs, ino, b, end - 1);
+		struct sum_chunk *c = chunk_for(fs, chunk_find(fs, ino, b), ino, b, end - 1);
 
 		if (!c)
 			break;
