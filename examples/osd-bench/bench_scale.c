@@ -9,11 +9,12 @@
  *
  * then measures each figure in a fresh child process (fork), so that what
  * the build left in memory is not counted, after the scratch directory's
- * filesystem has written back what earlier steps left dirty: the open time of A after a clean
- * close and after kill -9 of a writer, the resident memory (VmRSS after open
- * and a LIST walk, VmHWM) of that process, a full LIST walk, the log bytes a
- * read-only pass appends, the log records per small WRITE, the small-object
- * rate, and on B osdfs fsck, lookups, negative lookups, creates and st_blocks.
+ * filesystem has written back what earlier steps left dirty: the open time
+ * of A after a clean close and after kill -9 of a writer, the resident
+ * memory (VmRSS after open and a LIST walk, VmHWM) of that process, a full
+ * LIST walk, the log bytes a read-only pass appends, the log records per
+ * small WRITE, the small-object rate, and on B osdfs fsck, lookups, negative
+ * lookups, creates and st_blocks.
  * Each goal line prints the figure at every N, the ratio to the first N and
  * whether the goal is met.
  */
