@@ -30,6 +30,23 @@ void osd__data_path(uint64_t gen, char name[32], unsigned *dir)
 	snprintf(name, 32, "%02x/%016" PRIx64, *dir, gen);
 }
 
+/*
+ * openat() of a data file or sidecar without access-time updates. Each
+ * read that follows a write makes relatime dirty the host inode (its atime
+ * is older than the write's mtime): an osdfs create reads its directory
+ * block and then writes it, so every one paid an inode update. The store
+ * keeps OSD access times itself (docs/target-store.md, "Access times") and
+ * never reads the host's. O_NOATIME needs the file's owner or CAP_FOWNER:
+ * a store opened by another user falls back to a plain open.
+ */
+int osd__open_noatime(int dirfd, const char *name, int flags, mode_t mode)
+{
+	int fd = openat(dirfd, name, flags | O_NOATIME, mode);
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dirfd, name, flags, mode);
+	return fd;
+}
+
 static void fd_evict_to(struct osd_store *st, int keep);
 
 /*
@@ -211,18 +228,18 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 		/* a recycled file is empty; O_TRUNC in case a crash undid that */
 		if (!o->has_file && osd__pool_take(st, name) == 0)
 			flags = O_RDWR | O_CLOEXEC | O_TRUNC;
-		int f = openat(st->datafd, name, flags, 0600);
+		int f = osd__open_noatime(st->datafd, name, flags, 0600);
 		if (f < 0 && errno == ENOENT && !o->has_file) {
 			int r = make_dir(st, dir); /* the first file of its directory */
 			if (r)
 				return r;
-			f = openat(st->datafd, name, flags, 0600);
+			f = osd__open_noatime(st->datafd, name, flags, 0600);
 		}
 		if (f < 0 && (errno == EMFILE || errno == ENFILE)) {
 			/* Out of descriptors: give back half of the cache and retry.
 			 * Safe under obj->mu: eviction only trylocks objects. */
 			fd_evict_to(st, -1);
-			f = openat(st->datafd, name, flags, 0600);
+			f = osd__open_noatime(st->datafd, name, flags, 0600);
 		}
 		if (f < 0) {
 			int e = errno;

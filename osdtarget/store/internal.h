@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -407,6 +408,8 @@ void osd__attr_free_all(struct osd__obj *obj);
 /* data.c */
 /* Path of a data file relative to st->datafd, and its fan-out directory. */
 void osd__data_path(uint64_t gen, char name[32], unsigned *dir);
+/* openat() without host access-time updates where permitted; an fd or -1. */
+int osd__open_noatime(int dirfd, const char *name, int flags, mode_t mode);
 /* Open fan-out directory @p dir; returns an fd or -errno. */
 int osd__data_open_dir(struct osd_store *st, unsigned dir);
 void osd__data_close_fd(struct osd_store *st, struct osd__obj *obj);

@@ -227,12 +227,13 @@ int osd__pack_open(struct osd_store *st, int create)
 	pthread_mutex_unlock(&st->pack_mu);
 	if (r)
 		return r;
-	st->packfd = openat(st->datafd, OSD__PACK_NAME, O_RDWR | O_CLOEXEC);
+	st->packfd = osd__open_noatime(st->datafd, OSD__PACK_NAME, O_RDWR | O_CLOEXEC, 0);
 	int missing = st->packfd < 0 && errno == ENOENT;
 	if (st->packfd < 0 && !missing)
 		return -errno;
 	if (missing) {
-		st->packfd = openat(st->datafd, OSD__PACK_NAME, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		st->packfd = osd__open_noatime(st->datafd, OSD__PACK_NAME, O_RDWR | O_CREAT | O_CLOEXEC,
+						 0600);
 		if (st->packfd < 0)
 			return -errno;
 		if ((r = write_hdr(st->packfd)) != 0 || fsync(st->packfd) != 0 ||

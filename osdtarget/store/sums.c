@@ -151,7 +151,7 @@ int osd__sum_open(struct osd_store *st, struct osd__obj *o, int create, int *sfd
 	int flags = O_RDWR | O_CLOEXEC;
 	if (!o->has_sums)
 		flags |= osd__pool_take(st, name) == 0 ? O_TRUNC : O_CREAT | O_TRUNC;
-	int fd = openat(st->datafd, name, flags, 0600);
+	int fd = osd__open_noatime(st->datafd, name, flags, 0600);
 	if (fd < 0)
 		return -errno;
 	if (!o->has_sums) {

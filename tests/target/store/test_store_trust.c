@@ -5,8 +5,11 @@
  * disk is a MEDIUM ERROR and never returned; every change ends the trust of
  * what it touched; a file changed by another process is not trusted;
  * verify_reads verifies every READ. What was verified and what was trusted
- * is seen in the store's counters. The store lives in the build tree, on a
- * disk filesystem whose pages can be dropped (tmpfs pages cannot).
+ * is seen in the store's counters. Beside trust, the page cache the store
+ * leaves behind: reads do not touch the host atime, and the checkpoint and
+ * log kept for salvage do not stay cached. The store lives in the build
+ * tree, on a disk filesystem whose pages can be dropped (tmpfs pages
+ * cannot).
  */
 #include <check.h>
 #include <errno.h>
@@ -125,18 +128,26 @@ static void data_path(char *out, size_t n)
 	snprintf(out, n, "%s/data/01/0000000000000001", dir);
 }
 
-/* Pages of the data file's first MiB in the page cache (mincore). */
+/* Pages of the first @p len bytes of file @p fd in the page cache (mincore). */
+static unsigned resident_of(int fd, size_t len)
+{
+	size_t pages = (len + BLK - 1) / BLK;
+	unsigned char *vec = malloc(pages);
+	void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert(vec && m != MAP_FAILED);
+	ck_assert_int_eq(mincore(m, len, vec), 0);
+	munmap(m, len);
+	unsigned n = 0;
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	return n;
+}
+
+/* Pages of the data file's first MiB in the page cache. */
 static unsigned resident(int fd)
 {
-	unsigned char vec[NBLK];
-	void *m = mmap(NULL, MIB, PROT_READ, MAP_SHARED, fd, 0);
-	ck_assert_ptr_ne(m, MAP_FAILED);
-	ck_assert_int_eq(mincore(m, MIB, vec), 0);
-	munmap(m, MIB);
-	unsigned n = 0;
-	for (unsigned i = 0; i < NBLK; i++)
-		n += vec[i] & 1;
-	return n;
+	return resident_of(fd, MIB);
 }
 
 /* Write the data file's pages back and drop them from the page cache, as
@@ -528,6 +539,72 @@ START_TEST(t_scrub_then_read)
 }
 END_TEST
 
+/* Reads leave the host atime alone: under relatime, the first read after a
+ * write would dirty the file's inode (an inode write per osdfs create). */
+START_TEST(t_reads_keep_atime)
+{
+	char path[4200];
+	struct stat sb;
+	ck_assert_int_eq(wr(0, data, MIB), 0);
+	data_path(path, sizeof(path));
+	/* an atime older than the mtime: relatime would update it */
+	struct timespec ts[2] = { { 1000, 0 }, { 0, UTIME_OMIT } };
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		size_t got;
+		uint64_t v, t;
+		ck_assert_int_eq(rd(0, MIB, &got, &v, &t), 0);
+		ck_assert_uint_eq(got, MIB);
+		ck_assert_mem_eq(back, data, MIB);
+	}
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_eq(sb.st_atim.tv_sec, 1000);
+}
+END_TEST
+
+/* Pages of file @p name of the store in the page cache. */
+static unsigned file_resident(const char *name)
+{
+	char path[4200];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	unsigned n = resident_of(fd, (size_t)sb.st_size);
+	close(fd);
+	return n;
+}
+
+/* The checkpoint and log a compaction keeps for salvage leave the page
+ * cache; the new checkpoint the objects load from stays. */
+START_TEST(t_prev_not_cached)
+{
+	uint8_t v[64];
+	memset(v, 0x5a, sizeof(v));
+	for (uint64_t i = 1; i <= 2000; i++) {
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + i, OSD_OBJ_USER, 0), 0);
+		ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + i, 0x10001, 1, v, sizeof(v), 0), 0);
+	}
+	ck_assert_int_eq(wr(0, data, MIB), 0);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1 + 1, 0x10001, 2, v, 8, 0), 0);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	ck_assert_uint_gt(file_resident("checkpoint"), 16);
+	ck_assert_uint_eq(file_resident("checkpoint.prev"), 0);
+	ck_assert_uint_eq(file_resident("log.prev"), 0);
+	/* salvage still has them: the same bytes, only uncached */
+	reopen(0);
+	uint8_t got[64];
+	size_t len = 0;
+	ck_assert_int_eq(osd_store_attr_get(st, P1, O1 + 2000, 0x10001, 1, got, sizeof(got), &len),
+			 0);
+	ck_assert_uint_eq(len, sizeof(v));
+	ck_assert_mem_eq(got, v, sizeof(v));
+	rd_mib(NBLK, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("store_trust");
@@ -543,6 +620,8 @@ int main(void)
 	tcase_add_test(tc, t_scrub_then_read);
 	tcase_add_test(tc, t_threads_drop_damage);
 	tcase_add_test(tc, t_copy_slots);
+	tcase_add_test(tc, t_reads_keep_atime);
+	tcase_add_test(tc, t_prev_not_cached);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
