@@ -593,7 +593,7 @@ START_TEST(t_prev_not_cached)
 	ck_assert_uint_gt(file_resident("checkpoint"), 16);
 	ck_assert_uint_eq(file_resident("checkpoint.prev"), 0);
 	ck_assert_uint_eq(file_resident("log.prev"), 0);
-	/* salvage still has them: the same bytes, only uncached */
+	/* the objects load from the new checkpoint after a reopen */
 	reopen(0);
 	uint8_t got[64];
 	size_t len = 0;
