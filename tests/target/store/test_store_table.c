@@ -556,6 +556,35 @@ START_TEST(t_file_of_cold_object)
 }
 END_TEST
 
+/* Objects that hold data are loaded by the open: the hash of objects grows
+ * for them as they come (a lookup walks no chain longer than the load
+ * allows), and each reads its own bytes back. */
+#define NDATA 3000u
+START_TEST(t_open_data_objects)
+{
+	uint8_t buf[16], got[16];
+	size_t n = 0;
+	struct iovec iov = { buf, sizeof(buf) };
+	for (unsigned i = 0; i < NDATA; i++) {
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + i, OSD_OBJ_USER, 0), 0);
+		osd__put_be64(buf, O1 + i);
+		osd__put_be64(buf + 8, ~(O1 + i));
+		ck_assert_int_eq(osd_store_write(st, P1, O1 + i, 0, &iov, 1, 0), 0);
+	}
+	reopen(CACHE);
+	ck_assert_uint_eq(in_memory(), NDATA + 2); /* with the root and the partition */
+	ck_assert_uint_ge(st->hash_size, st->nobjs);
+	iov.iov_base = got;
+	for (unsigned i = 0; i < NDATA; i += 97) {
+		osd__put_be64(buf, O1 + i);
+		osd__put_be64(buf + 8, ~(O1 + i));
+		ck_assert_int_eq(osd_store_read(st, P1, O1 + i, 0, &iov, 1, &n), 0);
+		ck_assert_uint_eq(n, sizeof(got));
+		ck_assert_mem_eq(got, buf, sizeof(got));
+	}
+}
+END_TEST
+
 /* A store of format 3 with a version 1 checkpoint (the records alone) is
  * read whole and upgraded: an indexed checkpoint replaces it. */
 START_TEST(t_upgrade_v1_checkpoint)
@@ -731,6 +760,7 @@ int main(void)
 	tcase_add_test(tc, t_compact_copies);
 	tcase_add_test(tc, t_compact_partitions);
 	tcase_add_test(tc, t_file_of_cold_object);
+	tcase_add_test(tc, t_open_data_objects);
 	tcase_add_test(tc, t_upgrade_v1_checkpoint);
 	tcase_add_test(tc, t_rotten_record);
 	tcase_add_test(tc, t_threads);
