@@ -46,6 +46,7 @@
 #define SPARSE_CHUNK (1u << 20)
 #define LIST_WALKS 5
 #define RO_OBJECTS 2000u          /* objects the read-only pass touches */
+#define MAX_DATA (1u << 20)       /* --data at most */
 #define KILL_OBJECTS 5000u        /* objects the killed writer creates and writes */
 #define UPD_PAGE 0x10010u         /* the user page it sets a value in */
 #define REC_HDR 9u                /* CRC32C(4) | length(4) | type(1) */
@@ -77,6 +78,7 @@ struct scale {
 	unsigned flush_every;  /* FLUSH OSD after this many small objects */
 	unsigned ops;          /* osdfs lookups, negative lookups, creates */
 	unsigned updates;      /* SET ATTRIBUTES of the killed updater */
+	unsigned data;         /* bytes each of the N objects holds (0: none) */
 	int keep;
 	struct figures f[MAX_COUNTS];
 };
@@ -207,6 +209,26 @@ static void in_child(void (*fn)(struct scale *, unsigned, struct figures *), str
 
 /* ---- store A: N user objects ---- */
 
+/* --data: a WRITE of @p bytes to each of the @p k objects from @p first,
+ * then a FLUSH OSD (the objects' data is durable, as a real store's). */
+static void write_data(osd_dev *dev, uint64_t first, unsigned k, unsigned bytes)
+{
+	static uint8_t buf[MAX_DATA];
+	struct iovec iov = { buf, bytes };
+
+	memset(buf, 0x3c, bytes);
+	for (unsigned i = 0; i < k; i++) {
+		struct osd_obj_id o = { PID, first + i };
+		osd_req *req;
+		int rc = osd_req_write(&req, dev, &o, 0, &iov, 1);
+
+		if (rc)
+			bench_die(MODE, "write", rc, dev);
+		bench_exec_or_die(MODE, dev, req, "write");
+	}
+	flush_osd(dev);
+}
+
 static void build_objects(struct scale *s, unsigned n, struct figures *f)
 {
 	char dir[600];
@@ -230,6 +252,8 @@ static void build_objects(struct scale *s, unsigned n, struct figures *f)
 		if ((rc = osd_req_create(&req, dev, &want, k)))
 			bench_die(MODE, "create", rc, dev);
 		bench_exec_or_die(MODE, dev, req, "create");
+		if (s->data)
+			write_data(dev, OSD_FIRST_ID + done, k, s->data);
 		done += k;
 	}
 	flush_osd(dev);
@@ -728,6 +752,10 @@ static void report(struct scale *s)
 
 	printf("osd-bench --scale: software target in %s via loopback, OSD-2, no security\n",
 	       s->base);
+	if (s->data)
+		printf("  the N objects hold %u bytes of data each (--data)\n", s->data);
+	else
+		printf("  the N objects hold no data (see --data)\n");
 	printf("  each figure measured in a fresh process, dirty pages written back before;\n"
 	       "  small objects: FLUSH OSD every %u objects (%u objects per run);\n"
 	       "  updater: %u SET ATTRIBUTES of objects picked at random, then SIGKILL;\n"
@@ -790,7 +818,8 @@ static int parse_counts(struct scale *s, char *arg)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: osd-bench --scale [--objects N,N,...] [--dir DIR] [--small N]\n"
-		   "                         [--flush-every N] [--ops N] [--updates N] [--keep]\n"
+		   "                         [--flush-every N] [--ops N] [--updates N] [--data B]\n"
+		   "                         [--keep]\n"
 		   "  --objects LIST   object counts, k and M suffixes (default 100k,1M;\n"
 		   "                   at most 4; 10M works but takes long); ratios are to\n"
 		   "                   the first count\n"
@@ -801,6 +830,9 @@ static void usage(FILE *f)
 		   "  --ops N          osdfs lookups, negative lookups and creates (default 20000)\n"
 		   "  --updates N      SET ATTRIBUTES of the updater killed before an open\n"
 		   "                   (default 500000)\n"
+		   "  --data B         each of the N objects holds B bytes (a WRITE after its\n"
+		   "                   CREATE; 1..1M, default 0: none): the open, LIST and\n"
+		   "                   memory figures of a store whose objects hold data\n"
 		   "  --keep           keep the stores (their path is printed)\n");
 }
 
@@ -813,6 +845,7 @@ int osd_bench_scale(int argc, char **argv)
 		{ "flush-every", required_argument, NULL, 'f' },
 		{ "ops", required_argument, NULL, 'p' },
 		{ "updates", required_argument, NULL, 'u' },
+		{ "data", required_argument, NULL, 'D' },
 		{ "keep", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -846,6 +879,10 @@ int osd_bench_scale(int argc, char **argv)
 			break;
 		case 'u':
 			if (bench_parse_count(MODE, optarg, 100000000, &s.updates) < 0)
+				return 2;
+			break;
+		case 'D':
+			if (bench_parse_count(MODE, optarg, MAX_DATA, &s.data) < 0)
 				return 2;
 			break;
 		case 'k': s.keep = 1; break;

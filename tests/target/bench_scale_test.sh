@@ -6,7 +6,8 @@
 # appends at most 1 log record (its access time and "data modified" in one
 # ATTRS record, docs/target-store.md "Metadata log"); st_blocks of the sparse file (2 MiB in
 # 20 GiB) is what it uses, 2 MiB, not its size;
-# bad options exit 2; nothing is left in the scratch directory.
+# the objects hold data (--data), so the open loads them; bad options exit 2;
+# nothing is left in the scratch directory.
 #   bench_scale_test.sh OSD_BENCH
 set -u
 BENCH=$1
@@ -15,7 +16,7 @@ trap 'rm -rf "$scratch"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$BENCH" --scale --objects 2k,20k --small 500 --flush-every 100 --ops 500 \
-	--updates 3000 --dir "$scratch" 2>&1)
+	--updates 3000 --data 100 --dir "$scratch" 2>&1)
 rc=$?
 echo "$out"
 [ $rc = 0 ] || fail "osd-bench --scale exited $rc"
@@ -51,6 +52,7 @@ echo "$out" | awk '/^  log records per first 4 KiB WRITE <= 1 / {
 echo "$out" | grep -Eq "^  osdfs st_blocks of 2 MiB in 20 GiB = 2 MiB +2[.0-9]* +2[.0-9]* +MiB .* met$" ||
 	fail "st_blocks of the sparse file is not the 2 MiB it uses"
 echo "$out" | grep -q "updater: 3000 SET ATTRIBUTES" || fail "the header does not name --updates"
+echo "$out" | grep -q "the N objects hold 100 bytes of data each" || fail "the header does not name --data"
 [ -z "$(ls -A "$scratch")" ] || fail "left behind: $(ls -A "$scratch")"
 
 "$BENCH" --scale --objects 0 >/dev/null 2>&1
@@ -59,6 +61,8 @@ echo "$out" | grep -q "updater: 3000 SET ATTRIBUTES" || fail "the header does no
 [ $? = 2 ] || fail "five counts not refused with 2"
 "$BENCH" --scale --updates 0 >/dev/null 2>&1
 [ $? = 2 ] || fail "--updates 0 not refused with 2"
+"$BENCH" --scale --data 0 >/dev/null 2>&1
+[ $? = 2 ] || fail "--data 0 not refused with 2"
 "$BENCH" --scale --bogus >/dev/null 2>&1
 [ $? = 2 ] || fail "an unknown option not refused with 2"
 "$BENCH" --scale --help | grep -q -- "--objects LIST" || fail "--help lacks --objects"
