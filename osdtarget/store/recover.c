@@ -402,7 +402,9 @@ static int load_ckpt_index(struct osd_store *st, const char *name, struct replay
 	uint8_t hdr[OSD__FILE_HDR];
 	uint32_t ver = 0, flags = 0;
 	uint64_t bad;
-	int fd = openat(st->dirfd, name, O_RDONLY | O_CLOEXEC);
+	/* objects load from it for as long as it is the checkpoint: reads that
+	 * leave the host atime alone (data.c) */
+	int fd = osd__open_noatime(st->dirfd, name, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
 	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||

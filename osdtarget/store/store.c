@@ -217,7 +217,7 @@ static int install_file_ver(struct osd_store *st, const char *name, const char *
 	uint8_t hdr[OSD__FILE_HDR];
 	uint64_t sz = OSD__FILE_HDR;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	int fd = openat(st->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = osd__open_noatime(st->dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	osd__file_hdr_put_ver(hdr, magic, version, flags, epoch);

@@ -116,6 +116,7 @@ struct reader {
 	size_t cap;
 	uint64_t base;      /* file offset of buf[0] */
 	size_t len;         /* bytes valid */
+	uint64_t stop;      /* a refill reads no further than this (unless it must); 0: cap */
 	uint8_t small[1024];
 };
 
@@ -128,6 +129,7 @@ static void rd_init(struct reader *r, int fd, size_t cap)
 		r->buf = r->small;
 	r->base = 0;
 	r->len = 0;
+	r->stop = 0;
 }
 
 static void rd_free(struct reader *r)
@@ -152,10 +154,13 @@ static const uint8_t *rd_at(struct reader *r, uint64_t off, size_t need, int *er
 		r->buf = b;
 		r->cap = need;
 	}
+	size_t want = r->cap;
+	if (r->stop > off && r->stop - off < want)
+		want = r->stop - off > need ? (size_t)(r->stop - off) : need;
 	r->base = off;
 	r->len = 0;
 	while (r->len < need) {
-		ssize_t n = pread(r->fd, r->buf + r->len, r->cap - r->len, (off_t)(off + r->len));
+		ssize_t n = pread(r->fd, r->buf + r->len, want - r->len, (off_t)(off + r->len));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -306,19 +311,17 @@ static int log_apply(struct osd_store *st, struct osd__obj *o, int *applied, uin
 	return err;
 }
 
-struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
-				const struct osd__id *e)
+/* osd__table_obj() through reader @p r of st->ckfd. */
+static struct osd__obj *table_obj(struct osd_store *st, struct osd__part *p,
+				  const struct osd__id *e, struct reader *r)
 {
-	struct reader r;
 	uint64_t bad = 0;
 	int in_log = 0, applied = 0;
 	struct osd__obj *o = osd__ns_obj_new(p->pid, e->id, (enum osd_obj_type)e->type);
 	if (!o)
 		return NULL;
 	o->part = p;
-	rd_init(&r, st->ckfd, 0);
-	int err = obj_read(st, &r, e->off, obj_end(p, e), o, &bad);
-	rd_free(&r);
+	int err = obj_read(st, r, e->off, obj_end(p, e), o, &bad);
 	if (!err && (e->flags & OSD__ID_NOTED))
 		in_log = (err = log_apply(st, o, &applied, &bad)) != 0;
 	if (err == -ENOMEM) {
@@ -351,6 +354,16 @@ struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
 		return o;
 	}
 	o->ckpt_clean = !applied; /* log records applied: no longer the checkpoint's state */
+	return o;
+}
+
+struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
+				const struct osd__id *e)
+{
+	struct reader r;
+	rd_init(&r, st->ckfd, 0);
+	struct osd__obj *o = table_obj(st, p, e, &r);
+	rd_free(&r);
 	return o;
 }
 
@@ -719,6 +732,16 @@ static void reserve_data(struct osd_store *st, const struct osd__part *p)
 		osd__ns_reserve(st, st->nobjs + n);
 }
 
+/* Where the records of the run of objects that hold data from entry @p k
+ * of @p p end: at the next entry's that holds none (UINT64_MAX: the last). */
+static uint64_t data_run_end(const struct osd__part *p, size_t k)
+{
+	while (++k < p->nids)
+		if (!(p->ids[k].flags & OSD__ID_DATA))
+			return p->ids[k].off;
+	return UINT64_MAX;
+}
+
 /*
  * Partition at *@p pos of the index: its object and the objects that hold
  * data (their state is rebuilt from their files and data/pack at the
@@ -758,20 +781,28 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 		osd__ns_obj_free(po);
 	if (!r)
 		reserve_data(st, p);
+	/* the records of neighbours in the index are neighbours in the file:
+	 * a run of objects that hold data is read in large reads, not one
+	 * pread each (a fifth of the open of 1M of them) */
+	rd_init(&r1, rd->fd, IO_CHUNK);
 	for (size_t k = 0; !r && k < p->nids; k++) {
 		if (!(p->ids[k].flags & OSD__ID_DATA))
 			continue;
-		struct osd__obj *o = osd__table_obj(st, p, &p->ids[k]);
+		if (r1.stop <= p->ids[k].off)
+			r1.stop = data_run_end(p, k);
+		struct osd__obj *o = table_obj(st, p, &p->ids[k], &r1);
 		if (!o || o->meta_bad) {
 			/* its state is rebuilt from its data now: reading the
 			 * records whole finds the damage */
 			*bad = p->ids[k].off;
 			if (o)
 				osd__ns_obj_free(o);
-			return o ? -EUCLEAN : -ENOMEM;
+			r = o ? -EUCLEAN : -ENOMEM;
+			break;
 		}
 		(void)osd__ns_adopt(st, o);
 	}
+	rd_free(&r1);
 	return r;
 }
 
