@@ -155,11 +155,55 @@ struct osd__id {
  * (pending.c), so only such entries look their notes up. */
 #define OSD__ID_NOTED 0x80u
 
+/* A partition's member ids, sorted (ids.c): chunks of up to OSD__IDS_CHUNK
+ * entries in id order, none empty. */
+#define OSD__IDS_CHUNK 512u        /* 8 KiB: what an insert or a removal moves */
+struct osd__ids {
+	struct osd__id **c;        /* chunk i holds c[i][0 .. cn[i]) */
+	uint32_t *cn;
+	uint64_t *first;           /* c[i][0].id: the search's first level */
+	size_t nc, cap;            /* chunks, room in the three arrays */
+	size_t n;                  /* entries */
+};
+
+/* An entry's place: chunk c, entry k; {nc, 0} is the end. */
+struct osd__ids_pos {
+	size_t c, k;
+};
+
+void osd__ids_free(struct osd__ids *x);
+/* Add an entry above every other (an index read in order). */
+int osd__ids_append(struct osd__ids *x, const struct osd__id *e);
+/* The place of the first entry with an id >= @p id. */
+struct osd__ids_pos osd__ids_lower(const struct osd__ids *x, uint64_t id);
+/* The entry of @p id (its place in *@p pos if not NULL), or NULL. */
+struct osd__id *osd__ids_find(const struct osd__ids *x, uint64_t id, struct osd__ids_pos *pos);
+/* Entries before @p p. */
+size_t osd__ids_rank(const struct osd__ids *x, struct osd__ids_pos p);
+/* The entry with the highest id, or NULL. */
+const struct osd__id *osd__ids_last(const struct osd__ids *x);
+/* Insert @p e at @p p (osd__ids_lower() of its id); -ENOMEM leaves @p x as it was. */
+int osd__ids_insert(struct osd__ids *x, struct osd__ids_pos p, const struct osd__id *e);
+/* Remove the entry at @p p. */
+void osd__ids_remove(struct osd__ids *x, struct osd__ids_pos p);
+
+static inline struct osd__id *osd__ids_at(const struct osd__ids *x, struct osd__ids_pos p)
+{
+	return p.c < x->nc ? &x->c[p.c][p.k] : NULL;
+}
+
+static inline void osd__ids_step(const struct osd__ids *x, struct osd__ids_pos *p)
+{
+	if (++p->k == x->cn[p->c]) {
+		p->c++;
+		p->k = 0;
+	}
+}
+
 struct osd__part {
 	uint64_t pid;
 	struct osd__obj *obj;      /* the partition object (P,0) */
-	struct osd__id *ids;       /* member objects, sorted by id */
-	size_t nids, ids_cap;
+	struct osd__ids ids;       /* member objects, sorted by id */
 	size_t ncoll;              /* collections among ids: LIST counts need no scan without */
 	_Atomic uint64_t used;
 };
@@ -321,9 +365,10 @@ void osd__ns_obj_free(struct osd__obj *o);
 /* Put a loaded object into the hash; @return the one there (@p o or an
  * object another thread loaded first, @p o then freed). */
 struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o);
-/* Open: a partition from the checkpoint's index (takes @p po and @p ids). */
-int osd__ns_part_add(struct osd_store *st, struct osd__obj *po, struct osd__id *ids,
-		     size_t nids, size_t ncoll, struct osd__part **out);
+/* Open: a partition from the checkpoint's index (takes @p po and the
+ * entries of @p ids, which it leaves empty). */
+int osd__ns_part_add(struct osd_store *st, struct osd__obj *po, struct osd__ids *ids,
+		     size_t ncoll, struct osd__part **out);
 /* Drop unused objects the checkpoint holds, when many were loaded (no ns lock held). */
 void osd__ns_trim(struct osd_store *st);
 /* Every object in memory matches the checkpoint (st->ns held for writing). */
@@ -396,7 +441,7 @@ int osd__table_reload(struct osd_store *st, int fd);
  * (pending.c): damaged records give an object with meta_bad set (told
  * once); NULL without memory. */
 struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
-				const struct osd__id *e);
+				struct osd__ids_pos pos);
 /* Load the objects of data-file generations @p gens (sorted in place). */
 int osd__table_find_gens(struct osd_store *st, uint64_t *gens, size_t n);
 

@@ -1,7 +1,7 @@
 /*
  * The in-memory namespace of the store: a hash of every object keyed by
  * (partition, object id), a sorted array of partitions and, per partition,
- * a sorted array of member ids (LIST walks it in order). Mutations here are
+ * its member ids in order (ids.c; LIST walks them). Mutations here are
  * logged as metadata records; replay feeds the same records back through
  * osd__ns_apply().
  */
@@ -83,24 +83,23 @@ struct osd__obj *osd__ns_lookup(struct osd_store *st, uint64_t pid, uint64_t oid
 	return o;
 }
 
-static size_t id_lower(const struct osd__part *p, uint64_t id);
-
 /* The partition whose index may hold (pid, oid) on disk, or NULL. */
 static struct osd__part *disk_part(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
 	return st->ckfd >= 0 && oid ? osd__ns_part(st, pid) : NULL;
 }
 
-/* The index entry of (pid, oid) with records in the checkpoint, or NULL. */
+/* The index entry of (pid, oid) with records in the checkpoint (its place
+ * in *@p pos), or NULL. */
 static struct osd__id *disk_entry(struct osd_store *st, uint64_t pid, uint64_t oid,
-				  struct osd__part **pp)
+				  struct osd__part **pp, struct osd__ids_pos *pos)
 {
 	struct osd__part *p = disk_part(st, pid, oid);
-	size_t i = p ? id_lower(p, oid) : 0;
-	if (!p || i >= p->nids || p->ids[i].id != oid || !p->ids[i].off)
+	struct osd__id *e = p ? osd__ids_find(&p->ids, oid, pos) : NULL;
+	if (!e || !e->off)
 		return NULL;
 	*pp = p;
-	return &p->ids[i];
+	return e;
 }
 
 /*
@@ -111,11 +110,12 @@ static struct osd__id *disk_entry(struct osd_store *st, uint64_t pid, uint64_t o
 struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
 	struct osd__part *p;
+	struct osd__ids_pos pos;
 	struct osd__obj *o = osd__ns_lookup(st, pid, oid);
-	struct osd__id *e = o ? NULL : disk_entry(st, pid, oid, &p);
+	struct osd__id *e = o ? NULL : disk_entry(st, pid, oid, &p, &pos);
 	if (!e)
 		return o;
-	o = osd__table_obj(st, p, e);
+	o = osd__table_obj(st, p, pos);
 	if (o) {
 		struct osd__obj *in = osd__ns_adopt(st, o);
 		if (in == o && (e->flags & OSD__ID_NOTED))
@@ -130,17 +130,19 @@ void osd__ns_prefetch(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
 	__builtin_prefetch(&st->hash[ns_slot(st, pid, oid)]);
 	struct osd__part *p = disk_part(st, pid, oid);
-	if (!p || p->nids < 2)
+	const struct osd__ids *x = p ? &p->ids : NULL;
+	if (!x || x->nc < 2)
 		return;
-	uint64_t a = p->ids[0].id, b = p->ids[p->nids - 1].id;
+	uint64_t a = x->first[0], b = x->first[x->nc - 1];
 	if (oid > a && oid <= b)
-		__builtin_prefetch(&p->ids[osd__sorted_guess(0, p->nids, a, b, oid)]);
+		__builtin_prefetch(&x->first[osd__sorted_guess(0, x->nc, a, b, oid)]);
 }
 
 struct osd__id *osd__ns_on_disk(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
 	struct osd__part *p;
-	return pid && !osd__ns_lookup(st, pid, oid) ? disk_entry(st, pid, oid, &p) : NULL;
+	struct osd__ids_pos pos;
+	return pid && !osd__ns_lookup(st, pid, oid) ? disk_entry(st, pid, oid, &p, &pos) : NULL;
 }
 
 struct osd__obj *osd__ns_get(struct osd_store *st, uint64_t pid, uint64_t oid)
@@ -341,14 +343,6 @@ struct osd__part *osd__ns_part(struct osd_store *st, uint64_t pid)
 	return i < st->nparts && st->parts[i]->pid == pid ? st->parts[i] : NULL;
 }
 
-static size_t id_lower(const struct osd__part *p, uint64_t id)
-{
-	/* Fast path for the common "create max+1" pattern. */
-	if (p->nids == 0 || p->ids[p->nids - 1].id < id)
-		return p->nids;
-	return osd__sorted_lower(p->ids, p->nids, sizeof(p->ids[0]), id);
-}
-
 static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
@@ -399,8 +393,8 @@ static int ns_part_create(struct osd_store *st, uint64_t pid)
 	return 0;
 }
 
-int osd__ns_part_add(struct osd_store *st, struct osd__obj *po, struct osd__id *ids,
-		     size_t nids, size_t ncoll, struct osd__part **out)
+int osd__ns_part_add(struct osd_store *st, struct osd__obj *po, struct osd__ids *ids,
+		     size_t ncoll, struct osd__part **out)
 {
 	if (grow_array((void **)&st->parts, &st->parts_cap, st->nparts + 1, sizeof(*st->parts)) ||
 	    ns_grow(st))
@@ -410,8 +404,8 @@ int osd__ns_part_add(struct osd_store *st, struct osd__obj *po, struct osd__id *
 		return -ENOMEM;
 	p->pid = po->pid;
 	p->obj = po;
-	p->ids = ids;
-	p->nids = p->ids_cap = nids;
+	p->ids = *ids;
+	memset(ids, 0, sizeof(*ids));
 	p->ncoll = ncoll;
 	po->ckpt_clean = 1;
 	st->parts[st->nparts++] = p; /* the index is sorted */
@@ -426,7 +420,7 @@ static int ns_part_remove(struct osd_store *st, uint64_t pid)
 	if (pid == 0 || i >= st->nparts || st->parts[i]->pid != pid)
 		return -ENOENT;
 	struct osd__part *p = st->parts[i];
-	if (p->nids)
+	if (p->ids.n)
 		return -ENOTEMPTY;
 	memmove(&st->parts[i], &st->parts[i + 1], (st->nparts - i - 1) * sizeof(*st->parts));
 	st->nparts--;
@@ -435,7 +429,7 @@ static int ns_part_remove(struct osd_store *st, uint64_t pid)
 	p->obj->removed = 1;
 	pthread_mutex_unlock(&p->obj->mu);
 	osd__obj_put(st, p->obj);
-	free(p->ids);
+	osd__ids_free(&p->ids);
 	free(p);
 	return 0;
 }
@@ -448,20 +442,21 @@ static int ns_obj_create(struct osd_store *st, uint64_t pid, uint64_t oid,
 	struct osd__part *p = osd__ns_part(st, pid);
 	if (!p)
 		return -ENOENT;
-	size_t i = id_lower(p, oid);
-	if (i < p->nids && p->ids[i].id == oid)
+	struct osd__ids_pos pos = osd__ids_lower(&p->ids, oid);
+	const struct osd__id *at = osd__ids_at(&p->ids, pos);
+	if (at && at->id == oid)
 		return -EEXIST;
-	if (grow_array((void **)&p->ids, &p->ids_cap, p->nids + 1, sizeof(*p->ids)) ||
-	    ns_grow(st))
+	if (ns_grow(st))
 		return -ENOMEM;
 	struct osd__obj *o = osd__ns_obj_new(pid, oid, type);
 	if (!o)
 		return -ENOMEM;
+	if (osd__ids_insert(&p->ids, pos, &(struct osd__id){ .id = oid, .type = (uint8_t)type })) {
+		osd__ns_obj_free(o);
+		return -ENOMEM;
+	}
 	o->gen = gen;
 	o->part = p;
-	memmove(&p->ids[i + 1], &p->ids[i], (p->nids - i) * sizeof(*p->ids));
-	p->ids[i] = (struct osd__id){ .id = oid, .type = (uint8_t)type };
-	p->nids++;
 	p->ncoll += type == OSD_OBJ_COLLECTION;
 	ns_insert(st, o);
 	if (gen >= st->next_gen)
@@ -478,10 +473,12 @@ static struct osd__obj *ns_obj_remove(struct osd_store *st, uint64_t pid, uint64
 	if (!o)
 		return NULL;
 	struct osd__part *p = o->part;
-	size_t i = id_lower(p, oid);
-	p->ncoll -= p->ids[i].type == OSD_OBJ_COLLECTION;
-	memmove(&p->ids[i], &p->ids[i + 1], (p->nids - i - 1) * sizeof(*p->ids));
-	p->nids--;
+	struct osd__ids_pos pos;
+	const struct osd__id *e = osd__ids_find(&p->ids, oid, &pos);
+	if (e) { /* always: the object is in the namespace */
+		p->ncoll -= e->type == OSD_OBJ_COLLECTION;
+		osd__ids_remove(&p->ids, pos);
+	}
 	ns_unlink(st, o);
 	return o;
 }
@@ -650,7 +647,7 @@ void osd__ns_free(struct osd_store *st)
 		}
 	}
 	for (size_t i = 0; i < st->nparts; i++) {
-		free(st->parts[i]->ids);
+		osd__ids_free(&st->parts[i]->ids);
 		free(st->parts[i]);
 	}
 	free(st->parts);
@@ -835,22 +832,32 @@ int osd_store_object_list(struct osd_store *st, uint64_t pid, uint64_t start,
 		pthread_rwlock_unlock(&st->ns);
 		return -ENOENT;
 	}
-	size_t i = id_lower(p, start ? start : 1);
+	const struct osd__ids *x = &p->ids;
+	struct osd__ids_pos i = osd__ids_lower(x, start ? start : 1);
+	const struct osd__id *e;
 	if (!type || (type == OSD_OBJ_USER && !p->ncoll)) {
-		/* every id qualifies: a plain copy, the bulk of a LIST walk */
-		n = p->nids - i < max ? p->nids - i : max;
-		if (n) /* an empty partition has no ids array */
-			copy_ids(p->ids + i, n, ids);
-		nx = i + n < p->nids ? p->ids[i + n].id : 0;
+		/* every id qualifies: a plain copy a chunk at a time, the bulk
+		 * of a LIST walk */
+		while (n < max && i.c < x->nc) {
+			size_t k = x->cn[i.c] - i.k < max - n ? x->cn[i.c] - i.k : max - n;
+			copy_ids(x->c[i.c] + i.k, k, ids + n);
+			n += k;
+			i.k += k;
+			if (i.k == x->cn[i.c]) {
+				i.c++;
+				i.k = 0;
+			}
+		}
+		nx = (e = osd__ids_at(x, i)) ? e->id : 0;
 	} else {
-		for (; i < p->nids; i++) {
-			if (p->ids[i].type != (uint8_t)type)
+		for (; (e = osd__ids_at(x, i)); osd__ids_step(x, &i)) {
+			if (e->type != (uint8_t)type)
 				continue;
 			if (n == max) {
-				nx = p->ids[i].id;
+				nx = e->id;
 				break;
 			}
-			ids[n++] = p->ids[i].id;
+			ids[n++] = e->id;
 		}
 	}
 	pthread_rwlock_unlock(&st->ns);
@@ -870,12 +877,14 @@ int osd_store_object_count(struct osd_store *st, uint64_t pid, uint64_t start,
 		pthread_rwlock_unlock(&st->ns);
 		return -ENOENT;
 	}
-	size_t i = id_lower(p, start ? start : 1);
+	const struct osd__ids *x = &p->ids;
+	struct osd__ids_pos i = osd__ids_lower(x, start ? start : 1);
+	const struct osd__id *e;
 	if (!type || (type == OSD_OBJ_USER && !p->ncoll))
-		n = p->nids - i;
+		n = x->n - osd__ids_rank(x, i);
 	else if (p->ncoll) /* collections are few: count by a scan */
-		for (; i < p->nids; i++)
-			n += p->ids[i].type == (uint8_t)type;
+		for (; (e = osd__ids_at(x, i)); osd__ids_step(x, &i))
+			n += e->type == (uint8_t)type;
 	pthread_rwlock_unlock(&st->ns);
 	*count = n;
 	return 0;
@@ -887,10 +896,11 @@ int osd_store_object_stats(struct osd_store *st, uint64_t pid, uint64_t *count,
 	pthread_rwlock_rdlock(&st->ns);
 	struct osd__part *p = pid ? osd__ns_part(st, pid) : NULL;
 	if (p) {
+		const struct osd__id *last = osd__ids_last(&p->ids);
 		if (count)
-			*count = p->nids;
+			*count = p->ids.n;
 		if (max_id)
-			*max_id = p->nids ? p->ids[p->nids - 1].id : 0;
+			*max_id = last ? last->id : 0;
 	}
 	pthread_rwlock_unlock(&st->ns);
 	return p ? 0 : -ENOENT;

@@ -253,9 +253,11 @@ static int obj_apply(struct osd_store *st, struct osd__obj *o, const struct osd_
  * their owner tells), so a damaged record there is not taken for this
  * object's; UINT64_MAX when no entry on disk follows in the partition.
  */
-static uint64_t obj_end(const struct osd__part *p, const struct osd__id *e)
+static uint64_t obj_end(const struct osd__part *p, struct osd__ids_pos pos)
 {
-	for (const struct osd__id *n = e + 1; n < p->ids + p->nids; n++)
+	const struct osd__id *n;
+	for (osd__ids_step(&p->ids, &pos); (n = osd__ids_at(&p->ids, pos));
+	     osd__ids_step(&p->ids, &pos))
 		if (n->off)
 			return n->off;
 	return UINT64_MAX;
@@ -313,15 +315,16 @@ static int log_apply(struct osd_store *st, struct osd__obj *o, int *applied, uin
 
 /* osd__table_obj() through reader @p r of st->ckfd. */
 static struct osd__obj *table_obj(struct osd_store *st, struct osd__part *p,
-				  const struct osd__id *e, struct reader *r)
+				  struct osd__ids_pos pos, struct reader *r)
 {
+	const struct osd__id *e = osd__ids_at(&p->ids, pos);
 	uint64_t bad = 0;
 	int in_log = 0, applied = 0;
 	struct osd__obj *o = osd__ns_obj_new(p->pid, e->id, (enum osd_obj_type)e->type);
 	if (!o)
 		return NULL;
 	o->part = p;
-	int err = obj_read(st, r, e->off, obj_end(p, e), o, &bad);
+	int err = obj_read(st, r, e->off, obj_end(p, pos), o, &bad);
 	if (!err && (e->flags & OSD__ID_NOTED))
 		in_log = (err = log_apply(st, o, &applied, &bad)) != 0;
 	if (err == -ENOMEM) {
@@ -358,11 +361,11 @@ static struct osd__obj *table_obj(struct osd_store *st, struct osd__part *p,
 }
 
 struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
-				const struct osd__id *e)
+				struct osd__ids_pos pos)
 {
 	struct reader r;
 	rd_init(&r, st->ckfd, 0);
-	struct osd__obj *o = table_obj(st, p, e, &r);
+	struct osd__obj *o = table_obj(st, p, pos, &r);
 	rd_free(&r);
 	return o;
 }
@@ -488,10 +491,11 @@ static int meta_bad_msg(struct osd_store *st, uint64_t pid, const struct osd__id
 
 /* The records of an object left on disk, copied from the current checkpoint. */
 static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
-		    const struct osd__part *p, const struct osd__id *e)
+		    const struct osd__part *p, struct osd__ids_pos pos)
 {
 	int err = 0;
-	uint64_t off = e->off, end = obj_end(p, e);
+	const struct osd__id *e = osd__ids_at(&p->ids, pos);
+	uint64_t off = e->off, end = obj_end(p, pos);
 	for (int first = 1; off < end; first = 0) {
 		struct osd__rec rec;
 		long n = obj_rec(r, off, p->pid, e->id, first, &rec, &err);
@@ -513,9 +517,10 @@ static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
 /* An object on disk with log records a replay left for it (pending.c):
  * loaded apart with them, written from memory, freed. */
 static int write_pending(struct osd_store *st, struct writer *w, struct osd__part *p,
-			 const struct osd__id *e, unsigned *flags)
+			 struct osd__ids_pos pos, unsigned *flags)
 {
-	struct osd__obj *t = osd__table_obj(st, p, e);
+	const struct osd__id *e = osd__ids_at(&p->ids, pos);
+	struct osd__obj *t = osd__table_obj(st, p, pos);
 	if (!t)
 		return -ENOMEM;
 	int err = t->meta_bad ? meta_bad_msg(st, p->pid, e, t->meta_bad) : 0;
@@ -538,7 +543,7 @@ static struct head plan(const struct osd_store *st)
 {
 	struct head h = { .nparts = st->nparts, .index_off = OSD__FILE_HDR + HEAD_LEN };
 	for (size_t i = 0; i < st->nparts; i++)
-		h.nids += st->parts[i]->nids;
+		h.nids += st->parts[i]->ids.n;
 	h.index_len = h.nparts * PART_HDR + h.nids * ENT_LEN;
 	h.records_off = h.index_off + h.index_len;
 	h.capacity = atomic_load(&st->capacity_set);
@@ -583,12 +588,13 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 		if (d) {
 			osd__put_be64(d, p->pid);
 			osd__put_be64(d + 8, wr_pos(w));
-			osd__put_be64(d + 16, p->nids);
+			osd__put_be64(d + 16, p->ids.n);
 			osd__put_be64(d + 24, p->ncoll);
 		}
 		(void)write_obj(st, w, p->obj);
-		for (size_t k = 0; k < p->nids && !err; k++) {
-			const struct osd__id *e = &p->ids[k];
+		const struct osd__id *e;
+		for (struct osd__ids_pos k = { 0, 0 }; !err && (e = osd__ids_at(&p->ids, k));
+		     osd__ids_step(&p->ids, &k)) {
 			struct osd__obj *o = resident_next(st, &rw, p->pid, e->id);
 			uint64_t off = wr_pos(w);
 			unsigned flags = e->flags & ~OSD__ID_NOTED;
@@ -597,9 +603,9 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 			else if (o)
 				flags = write_obj(st, w, o);
 			else if (e->off && st->ckfd >= 0 && (e->flags & OSD__ID_NOTED))
-				err = write_pending(st, w, p, e, &flags);
+				err = write_pending(st, w, p, k, &flags);
 			else if (e->off && st->ckfd >= 0)
-				err = copy_obj(st, w, &r, p, e);
+				err = copy_obj(st, w, &r, p, k);
 			else
 				err = -EUCLEAN; /* neither in memory nor on disk: a bug */
 			index_ent(x, e->id, off, flags, e->type);
@@ -698,21 +704,25 @@ static int head_read(int fd, struct head *h, uint64_t *bad)
 
 /* One partition's index entries into @p ids, checked: sorted, within the records. */
 static int read_ents(struct reader *rd, const struct head *h, uint64_t *pos,
-		     struct osd__id *ids, uint64_t nids, uint64_t *ncoll)
+		     struct osd__ids *ids, uint64_t nids, uint64_t *ncoll)
 {
 	int err = 0;
+	uint64_t prev = 0;
 	*ncoll = 0;
 	for (uint64_t k = 0; k < nids; k++, *pos += ENT_LEN) {
 		const uint8_t *d = rd_at(rd, *pos, ENT_LEN, &err);
 		if (!d)
 			return err;
-		ent_get(d, &ids[k]);
-		const struct osd__id *e = &ids[k];
-		if ((k && e->id <= ids[k - 1].id) || !e->id || e->off < h->records_off ||
-		    e->off >= h->records_off + h->records_len ||
-		    (e->type != OSD_OBJ_USER && e->type != OSD_OBJ_COLLECTION))
+		struct osd__id e;
+		ent_get(d, &e);
+		if (e.id <= prev || e.off < h->records_off ||
+		    e.off >= h->records_off + h->records_len ||
+		    (e.type != OSD_OBJ_USER && e.type != OSD_OBJ_COLLECTION))
 			return -EUCLEAN;
-		*ncoll += e->type == OSD_OBJ_COLLECTION;
+		if (osd__ids_append(ids, &e))
+			return -ENOMEM;
+		prev = e.id;
+		*ncoll += e.type == OSD_OBJ_COLLECTION;
 	}
 	return 0;
 }
@@ -726,19 +736,21 @@ static int read_ents(struct reader *rd, const struct head *h, uint64_t *pos,
 static void reserve_data(struct osd_store *st, const struct osd__part *p)
 {
 	size_t n = 0;
-	for (size_t k = 0; k < p->nids; k++)
-		n += (p->ids[k].flags & OSD__ID_DATA) != 0;
+	for (size_t c = 0; c < p->ids.nc; c++)
+		for (size_t k = 0; k < p->ids.cn[c]; k++)
+			n += (p->ids.c[c][k].flags & OSD__ID_DATA) != 0;
 	if (n)
 		osd__ns_reserve(st, st->nobjs + n);
 }
 
 /* Where the records of the run of objects that hold data from entry @p k
  * of @p p end: at the next entry's that holds none (UINT64_MAX: the last). */
-static uint64_t data_run_end(const struct osd__part *p, size_t k)
+static uint64_t data_run_end(const struct osd__part *p, struct osd__ids_pos k)
 {
-	while (++k < p->nids)
-		if (!(p->ids[k].flags & OSD__ID_DATA))
-			return p->ids[k].off;
+	const struct osd__id *e;
+	for (osd__ids_step(&p->ids, &k); (e = osd__ids_at(&p->ids, k)); osd__ids_step(&p->ids, &k))
+		if (!(e->flags & OSD__ID_DATA))
+			return e->off;
 	return UINT64_MAX;
 }
 
@@ -762,21 +774,19 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 		return -EUCLEAN;
 	*prev = pid;
 	*pos += PART_HDR;
-	struct osd__id *ids = malloc((size_t)(nids ? nids : 1) * sizeof(*ids));
+	struct osd__ids ids = { 0 };
 	struct osd__obj *po = osd__ns_obj_new(pid, 0, OSD_OBJ_PARTITION);
 	struct osd__part *p = NULL;
 	struct reader r1;
 	rd_init(&r1, rd->fd, 0);
-	int r = !ids || !po ? -ENOMEM : read_ents(rd, h, pos, ids, nids, &ncoll);
+	int r = !po ? -ENOMEM : read_ents(rd, h, pos, &ids, nids, &ncoll);
 	if (!r && ncoll != want_coll)
 		r = -EUCLEAN;
 	if (!r && (r = obj_read(st, &r1, part_off, UINT64_MAX, po, bad)) == 0 &&
-	    (r = osd__ns_part_add(st, po, ids, (size_t)nids, (size_t)ncoll, &p)) == 0) {
-		ids = NULL;
+	    (r = osd__ns_part_add(st, po, &ids, (size_t)ncoll, &p)) == 0)
 		po = NULL;
-	}
 	rd_free(&r1);
-	free(ids);
+	osd__ids_free(&ids);
 	if (po)
 		osd__ns_obj_free(po);
 	if (!r)
@@ -785,16 +795,18 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 	 * a run of objects that hold data is read in large reads, not one
 	 * pread each (a fifth of the open of 1M of them) */
 	rd_init(&r1, rd->fd, IO_CHUNK);
-	for (size_t k = 0; !r && k < p->nids; k++) {
-		if (!(p->ids[k].flags & OSD__ID_DATA))
+	const struct osd__id *e;
+	for (struct osd__ids_pos k = { 0, 0 }; !r && (e = osd__ids_at(&p->ids, k));
+	     osd__ids_step(&p->ids, &k)) {
+		if (!(e->flags & OSD__ID_DATA))
 			continue;
-		if (r1.stop <= p->ids[k].off)
+		if (r1.stop <= e->off)
 			r1.stop = data_run_end(p, k);
-		struct osd__obj *o = table_obj(st, p, &p->ids[k], &r1);
+		struct osd__obj *o = table_obj(st, p, k, &r1);
 		if (!o || o->meta_bad) {
 			/* its state is rebuilt from its data now: reading the
 			 * records whole finds the damage */
-			*bad = p->ids[k].off;
+			*bad = e->off;
 			if (o)
 				osd__ns_obj_free(o);
 			r = o ? -EUCLEAN : -ENOMEM;
@@ -862,22 +874,24 @@ int osd__table_reload(struct osd_store *st, int fd)
 			struct osd__part *p = st->parts[i];
 			int err = 0;
 			const uint8_t *d = rd_at(&rd, pos, PART_HDR, &err);
-			if (!d || osd__get_be64(d) != p->pid || osd__get_be64(d + 16) != p->nids) {
+			if (!d || osd__get_be64(d) != p->pid || osd__get_be64(d + 16) != p->ids.n) {
 				r = d ? -EIO : err;
 				break;
 			}
 			pos += PART_HDR;
-			for (size_t k = 0; k < p->nids && !r; k++, pos += ENT_LEN) {
+			struct osd__id *m;
+			for (struct osd__ids_pos k = { 0, 0 }; !r && (m = osd__ids_at(&p->ids, k));
+			     osd__ids_step(&p->ids, &k), pos += ENT_LEN) {
 				struct osd__id e;
 				if (!(d = rd_at(&rd, pos, ENT_LEN, &err))) {
 					r = err;
 					break;
 				}
 				ent_get(d, &e);
-				if (e.id != p->ids[k].id || e.type != p->ids[k].type)
+				if (e.id != m->id || e.type != m->type)
 					r = -EIO;
 				else if (pass)
-					p->ids[k] = e;
+					*m = e;
 			}
 		}
 	}
