@@ -47,6 +47,7 @@
 #define LIST_WALKS 5
 #define RO_OBJECTS 2000u          /* objects the read-only pass touches */
 #define MAX_DATA (1u << 20)       /* --data at most */
+#define CHURN 2000u               /* objects removed and created again */
 #define KILL_OBJECTS 5000u        /* objects the killed writer creates and writes */
 #define UPD_PAGE 0x10010u         /* the user page it sets a value in */
 #define REC_HDR 9u                /* CRC32C(4) | length(4) | type(1) */
@@ -57,6 +58,7 @@ struct figures {
 	double build_s, fs_build_s;
 	double open_s, open_kill_s;
 	double open_upd_s, upd_rss_mib, upd_log_mib; /* after the killed updater */
+	double remove_us, recreate_us; /* REMOVE of random objects, CREATE of them again */
 	double rss_mib, hwm_mib;
 	double list_s;
 	uint64_t listed;
@@ -526,6 +528,49 @@ static void measure_open_after_kill(struct scale *s, unsigned n, struct figures 
 	close_dev(tgt, dev);
 }
 
+/* CHURN distinct objects picked at random among the N: each REMOVEd, then
+ * each CREATEd again (ids below the highest: both change the middle of the
+ * partition's index). Leaves the namespace as it was. */
+static void measure_churn(struct scale *s, unsigned n, struct figures *f)
+{
+	static uint64_t ids[CHURN];
+	unsigned k = n < CHURN ? n : CHURN;
+	uint64_t x = 0x2545f4914f6cdd1dULL, t0;
+	osd_target *tgt;
+	osd_dev *dev;
+	char dir[600];
+
+	for (unsigned i = 0; i < k; i++) {
+		int dup;
+
+		do {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			ids[i] = OSD_FIRST_ID + x % n;
+			dup = 0;
+			for (unsigned j = 0; j < i && !dup; j++)
+				dup = ids[j] == ids[i];
+		} while (dup);
+	}
+	open_store(s, n, "objects", dir, sizeof(dir), &tgt, &dev);
+	for (int pass = 0; pass < 2; pass++) {
+		t0 = bench_now_ns();
+		for (unsigned i = 0; i < k; i++) {
+			struct osd_obj_id o = { PID, ids[i] };
+			osd_req *req;
+			int rc = pass ? osd_req_create(&req, dev, &o, 1) : osd_req_remove(&req, dev, &o);
+
+			if (rc)
+				bench_die(MODE, pass ? "create" : "remove", rc, dev);
+			bench_exec_or_die(MODE, dev, req, pass ? "create" : "remove");
+		}
+		*(pass ? &f->recreate_us : &f->remove_us) = secs(t0) * 1e6 / k;
+	}
+	flush_osd(dev);
+	close_dev(tgt, dev);
+}
+
 static void measure_open_after_updates(struct scale *s, unsigned n, struct figures *f)
 {
 	char dir[600];
@@ -759,9 +804,10 @@ static void report(struct scale *s)
 	printf("  each figure measured in a fresh process, dirty pages written back before;\n"
 	       "  small objects: FLUSH OSD every %u objects (%u objects per run);\n"
 	       "  updater: %u SET ATTRIBUTES of objects picked at random, then SIGKILL;\n"
+	       "  churn: %u objects picked at random REMOVEd, then CREATEd again;\n"
 	       "  osdfs: %u lookups, negative lookups and creates (then osdfs_sync) in one\n"
 	       "  directory of N files\n\n",
-	       s->flush_every, s->small, s->updates, s->ops);
+	       s->flush_every, s->small, s->updates, CHURN, s->ops);
 	printf("  %-52s", "objects (N)");
 	for (int i = 0; i < s->ncounts; i++)
 		printf(" %10u", s->counts[i]);
@@ -781,6 +827,12 @@ static void report(struct scale *s)
 	printf("\n  %-52s", "log the killed updater left (MiB, not a goal)");
 	for (int i = 0; i < s->ncounts; i++)
 		printf(" %10.1f", s->f[i].upd_log_mib);
+	printf("\n  %-52s", "REMOVE of a random object (us, not a goal)");
+	for (int i = 0; i < s->ncounts; i++)
+		printf(" %10.2f", s->f[i].remove_us);
+	printf("\n  %-52s", "CREATE of it again (us, not a goal)");
+	for (int i = 0; i < s->ncounts; i++)
+		printf(" %10.2f", s->f[i].recreate_us);
 	printf("\n");
 	for (size_t i = 0; i < sizeof(goals) / sizeof(goals[0]); i++)
 		print_goal(s, &goals[i]);
@@ -910,6 +962,7 @@ int osd_bench_scale(int argc, char **argv)
 		}
 		in_child(measure_open_after_kill, &s, n, f);
 		in_child(measure_small, &s, n, f);
+		in_child(measure_churn, &s, n, f);
 		in_child(measure_open_after_updates, &s, n, f);
 		in_child(measure_fs, &s, n, f);
 		if (bench_verbose)

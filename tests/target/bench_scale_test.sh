@@ -53,6 +53,9 @@ echo "$out" | grep -Eq "^  osdfs st_blocks of 2 MiB in 20 GiB = 2 MiB +2[.0-9]* 
 	fail "st_blocks of the sparse file is not the 2 MiB it uses"
 echo "$out" | grep -q "updater: 3000 SET ATTRIBUTES" || fail "the header does not name --updates"
 echo "$out" | grep -q "the N objects hold 100 bytes of data each" || fail "the header does not name --data"
+for row in "REMOVE of a random object" "CREATE of it again"; do
+	echo "$out" | grep -Eq "^  $row \(us, not a goal\) +$num +$num$" || fail "no row '$row'"
+done
 [ -z "$(ls -A "$scratch")" ] || fail "left behind: $(ls -A "$scratch")"
 
 "$BENCH" --scale --objects 0 >/dev/null 2>&1
