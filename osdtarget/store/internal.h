@@ -162,7 +162,9 @@ struct osd__ids {
 	struct osd__id **c;        /* chunk i holds c[i][0 .. cn[i]) */
 	uint32_t *cn;
 	uint64_t *first;           /* c[i][0].id: the search's first level */
-	size_t nc, cap;            /* chunks, room in the three arrays */
+	uint64_t *last;            /* c[i][cn[i] - 1].id: a dense chunk lists from these */
+	size_t *fen;               /* Fenwick tree of the cn (1-based, nc + 1): ranks */
+	size_t nc, cap;            /* chunks, room in the five arrays */
 	size_t n;                  /* entries */
 };
 

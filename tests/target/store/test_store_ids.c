@@ -1,9 +1,10 @@
 /*
  * A partition's sorted member ids (osdtarget/store/ids.c): chunks of at most
  * OSD__IDS_CHUNK entries. Random inserts and removals are checked against a
- * plain sorted array after every step that can split or merge a chunk:
- * order, chunk bounds and first ids, counts, no two neighbouring chunks
- * both below a quarter (the memory bound), lower bounds and ranks. Through
+ * plain sorted array every 97 steps and at the end of each phase:
+ * order, chunk bounds, first and last ids, counts, each chunk's rank (the
+ * Fenwick tree), no two neighbouring chunks both below a quarter (the
+ * memory bound), lower bounds and ranks. Through
  * the store: objects made in descending order and removed at random list,
  * count and reopen as the ids that are left.
  */
@@ -57,8 +58,12 @@ static void check_all(const struct osd__ids *x, const struct model *m)
 			bad = "a chunk size is out of bounds";
 		else if (x->first[c] != x->c[c][0].id)
 			bad = "a first id differs";
+		else if (x->last[c] != x->c[c][x->cn[c] - 1].id)
+			bad = "a last id differs";
 		else if (c && x->cn[c] < OSD__IDS_CHUNK / 4 && x->cn[c - 1] < OSD__IDS_CHUNK / 4)
 			bad = "two neighbouring chunks below a quarter";
+		else if (osd__ids_rank(x, (struct osd__ids_pos){ c, 0 }) != total)
+			bad = "a chunk's rank differs";
 		for (size_t k = 0; k < x->cn[c] && !bad; k++, total++)
 			if (total >= m->n || x->c[c][k].id != m->v[total])
 				bad = "an entry differs";
