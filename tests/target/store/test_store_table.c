@@ -3,8 +3,9 @@
  * index"): its bytes for a known namespace, objects left on disk at the
  * open and loaded when used, the cache bound, changed objects kept until a
  * checkpoint holds them, compaction copying objects that stayed on disk, a
- * data file of an object on disk found through the records, the upgrade of
- * a version 1 checkpoint, a record damaged after the open's index check,
+ * data file of an object on disk found through the records, an open of
+ * objects that hold data (all loaded, the hash grown for them), the
+ * upgrade of a version 1 checkpoint, a record damaged after the open's index check,
  * and threads loading, changing and dropping
  * objects while checkpoints are written.
  */
