@@ -743,6 +743,10 @@ static void reserve_data(struct osd_store *st, const struct osd__part *p)
 		osd__ns_reserve(st, st->nobjs + n);
 }
 
+/* Entries ahead of the one loaded whose hash slots are fetched: each load
+ * adopts its object into a random slot of a hash the size of the store. */
+#define LOAD_AHEAD 8
+
 /* Where the records of the run of objects that hold data from entry @p k
  * of @p p end: at the next entry's that holds none (UINT64_MAX: the last). */
 static uint64_t data_run_end(const struct osd__part *p, struct osd__ids_pos k)
@@ -795,9 +799,17 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 	 * a run of objects that hold data is read in large reads, not one
 	 * pread each (a fifth of the open of 1M of them) */
 	rd_init(&r1, rd->fd, IO_CHUNK);
-	const struct osd__id *e;
+	const struct osd__id *e, *a;
+	struct osd__ids_pos ahead = { 0, 0 };
+	for (int i = 0; !r && i < LOAD_AHEAD && osd__ids_at(&p->ids, ahead); i++)
+		osd__ids_step(&p->ids, &ahead);
 	for (struct osd__ids_pos k = { 0, 0 }; !r && (e = osd__ids_at(&p->ids, k));
 	     osd__ids_step(&p->ids, &k)) {
+		if ((a = osd__ids_at(&p->ids, ahead))) {
+			if (a->flags & OSD__ID_DATA)
+				osd__ns_prefetch(st, p->pid, a->id);
+			osd__ids_step(&p->ids, &ahead);
+		}
 		if (!(e->flags & OSD__ID_DATA))
 			continue;
 		if (r1.stop <= e->off)
