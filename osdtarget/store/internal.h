@@ -404,6 +404,9 @@ int osd__ns_deferrable(const struct osd__rec *rec);
 /* Start the cache misses of a lookup of (pid, oid): its hash slot and the
  * index entry a dense run puts it at (a replay runs ahead of its records). */
 void osd__ns_prefetch(struct osd_store *st, uint64_t pid, uint64_t oid);
+/* Start the cache miss of (pid, oid)'s hash slot alone (an open loading
+ * objects whose index entries it holds). */
+void osd__ns_prefetch_slot(struct osd_store *st, uint64_t pid, uint64_t oid);
 
 /* pending.c: log records a replay left for their objects */
 /* Note the record at log offset @p off for (pid, oid) (the replay only). */

@@ -126,9 +126,14 @@ struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 	return o;
 }
 
-void osd__ns_prefetch(struct osd_store *st, uint64_t pid, uint64_t oid)
+void osd__ns_prefetch_slot(struct osd_store *st, uint64_t pid, uint64_t oid)
 {
 	__builtin_prefetch(&st->hash[ns_slot(st, pid, oid)]);
+}
+
+void osd__ns_prefetch(struct osd_store *st, uint64_t pid, uint64_t oid)
+{
+	osd__ns_prefetch_slot(st, pid, oid);
 	struct osd__part *p = disk_part(st, pid, oid);
 	const struct osd__ids *x = p ? &p->ids : NULL;
 	if (!x || x->nc < 2)

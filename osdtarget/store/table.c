@@ -807,7 +807,7 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 	     osd__ids_step(&p->ids, &k)) {
 		if ((a = osd__ids_at(&p->ids, ahead))) {
 			if (a->flags & OSD__ID_DATA)
-				osd__ns_prefetch(st, p->pid, a->id);
+				osd__ns_prefetch_slot(st, p->pid, a->id);
 			osd__ids_step(&p->ids, &ahead);
 		}
 		if (!(e->flags & OSD__ID_DATA))
