@@ -87,6 +87,16 @@ struct scale {
 
 /* ---- helpers ---- */
 
+/* The next of a xorshift64 sequence in *@p x: the fixed pseudo-random picks
+ * of the updater, the churn and the osdfs lookups. */
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
 static double secs(uint64_t t0)
 {
 	return (double)(bench_now_ns() - t0) / 1e9;
@@ -466,10 +476,7 @@ static void killed_updater(struct scale *s, unsigned n, int ready)
 
 	open_store(s, n, "objects", dir, sizeof(dir), &tgt, &dev);
 	for (unsigned i = 0; i < s->updates; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		struct osd_obj_id o = { PID, OSD_FIRST_ID + x % n };
+		struct osd_obj_id o = { PID, OSD_FIRST_ID + xorshift(&x) % n };
 		osd_req *req;
 		int rc = osd_req_set_attributes(&req, dev, &o);
 
@@ -544,10 +551,7 @@ static void measure_churn(struct scale *s, unsigned n, struct figures *f)
 		int dup;
 
 		do {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			ids[i] = OSD_FIRST_ID + x % n;
+			ids[i] = OSD_FIRST_ID + xorshift(&x) % n;
 			dup = 0;
 			for (unsigned j = 0; j < i && !dup; j++)
 				dup = ids[j] == ids[i];
@@ -656,10 +660,7 @@ static double lookups(osdfs *fs, uint64_t dir, const char *fmt, unsigned n, unsi
 	char name[32];
 
 	for (unsigned i = 0; i < ops; i++) {
-		state ^= state << 13;
-		state ^= state >> 7;
-		state ^= state << 17;
-		snprintf(name, sizeof(name), fmt, (unsigned)(state % n));
+		snprintf(name, sizeof(name), fmt, (unsigned)(xorshift(&state) % n));
 		int rc = osdfs_lookup(fs, dir, name, &st);
 
 		if (rc != want)
