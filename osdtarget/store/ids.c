@@ -3,9 +3,10 @@
  * OSD__IDS_CHUNK index entries, found through an array of each chunk's
  * first id (and beside it its last: LIST writes the ids of a dense chunk
  * from those two, namespace.c). An insert or a removal moves the entries
- * of one chunk, and a split or a merge the chunk arrays. Kept in one flat array, the index moved
- * half of itself on every REMOVE, and on every CREATE of an id below the
- * highest: 5.2 ms per REMOVE in a partition of 10M objects (80 MB moved).
+ * of one chunk, and a split or a merge the chunk arrays. Kept in one flat
+ * array, the index moved half of itself on every REMOVE, and on every
+ * CREATE of an id below the highest: 5.2 ms per REMOVE in a partition of
+ * 10M objects (80 MB moved).
  *
  * A chunk that falls below a quarter of OSD__IDS_CHUNK joins a neighbour
  * the two fit in three quarters of, so no two neighbours are both below a
