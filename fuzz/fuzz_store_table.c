@@ -31,7 +31,7 @@
 #define FZ_CAPACITY (1ULL << 20)
 #define FZ_MAX_INPUT (1u << 20)
 #define FZ_HEAD 32u       /* the head, after the file header */
-#define FZ_HEAD_LEN 104u
+#define FZ_HEAD_LEN 104u  /* version 2; 120 in version 3, with pack_off */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -104,9 +104,13 @@ static void fz_fix(uint8_t *b, size_t size)
 	if (size < FZ_HEAD + FZ_HEAD_LEN)
 		return;
 	uint8_t *h = b + FZ_HEAD;
-	fz_fix_crc(b, size, FZ_HEAD + 88, osd__get_be64(h + 24), osd__get_be64(h + 32));
-	fz_fix_crc(b, size, FZ_HEAD + 92, osd__get_be64(h + 40), osd__get_be64(h + 48));
-	osd__put_be32(h + 96, osd__crc32c(0, h, 96));
+	/* the CRCs follow the head's fields: 10 of them, 11 in version 3 */
+	size_t at = memcmp(h, "OSDINDX3", 8) ? 88 : 96;
+	if (size < FZ_HEAD + at + 12)
+		return;
+	fz_fix_crc(b, size, FZ_HEAD + at, osd__get_be64(h + 24), osd__get_be64(h + 32));
+	fz_fix_crc(b, size, FZ_HEAD + at + 4, osd__get_be64(h + 40), osd__get_be64(h + 48));
+	osd__put_be32(h + at + 8, osd__crc32c(0, h, at + 8));
 }
 
 static int fz_count_attr(uint32_t page, uint32_t num, const void *val, size_t len,
@@ -170,6 +174,11 @@ static void fz_build(struct osd_store *st)
 						 1 + (size_t)(o * 25 % sizeof(v)), 0);
 			if (o % 3 == 0)
 				(void)osd_store_set_quota(st, pids[p], 0x10000 + o, 1 << 16, 0);
+			if (t == OSD_OBJ_USER && o % 4 == 1) {
+				/* packed: a slot in the map, bytes in the partition's total */
+				struct iovec iov = { v, 100 + (size_t)o };
+				(void)osd_store_write(st, pids[p], 0x10000 + o, 0, &iov, 1, 0);
+			}
 		}
 	}
 	(void)osd_store_attr_set(st, 0, 0, 0x20000, 2, v, 8, 0);

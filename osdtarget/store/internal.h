@@ -148,9 +148,12 @@ struct osd__id {
 	uint64_t flags : 8;        /* OSD__ID_* as the checkpoint wrote them */
 	uint64_t type : 8;         /* enum osd_obj_type */
 };
-/* The object holds data (a file, a sidecar or a pack slot): the open
- * rebuilds its state from them, so it is loaded at the open. */
+/* The object holds data in a file or a sidecar (checkpoint version 2: or a
+ * pack slot): the open rebuilds its state from them, so it loads it. */
 #define OSD__ID_DATA 0x1u
+/* The object is packed (checkpoint version 3): its records and the
+ * checkpoint's slot map are its state; it stays on disk at the open. */
+#define OSD__ID_PACKED 0x2u
 /* In memory only (never written): a replay noted log records for the object
  * (pending.c), so only such entries look their notes up. */
 #define OSD__ID_NOTED 0x80u
@@ -304,6 +307,11 @@ struct osd_store {
 	uint32_t pack_loose;       /* bits set in pack_loose_map */
 	uint64_t pack_open_slots;  /* slots data/pack had at the open (replay bound) */
 	int pack_clash;            /* open: two records named one slot (osd__pack_settle) */
+	int pack_counted;          /* the slot map and the used totals count every slot the
+				      checkpoint's records name: an object loaded from them
+				      counts nothing again (osd__pack_adopt) */
+	unsigned ckpt_version;     /* of the checkpoints written: OSD__CKPT_VERSION (tests
+				      write OSD__CKPT_VERSION_INDEX, a store of format 4) */
 	struct osd__pack_free *pack_frees, **pack_frees_tail;
 	size_t pack_nfrees;        /* in pack_frees */
 	uint32_t *pack_ckpt;       /* slots a checkpoint being written frees */
@@ -429,8 +437,9 @@ int osd__pend_open(struct osd_store *st);
 /* Forget every record (a checkpoint holds them) and close the log. */
 void osd__pend_clear(struct osd_store *st);
 
-/* table.c: the indexed checkpoint (version 2) */
-#define OSD__CKPT_VERSION 2u
+/* table.c: the indexed checkpoint (version 2; 3 adds the slot map) */
+#define OSD__CKPT_VERSION_INDEX 2u
+#define OSD__CKPT_VERSION 3u
 /* Write the namespace after the file header of @p fd (st->ns held for writing). */
 int osd__table_write(struct osd_store *st, int fd, uint64_t *size);
 /* Open: the index of checkpoint @p fd, every record verified; root,
@@ -449,6 +458,9 @@ struct osd__obj *osd__table_obj(struct osd_store *st, struct osd__part *p,
 				struct osd__ids_pos pos);
 /* Load the objects of data-file generations @p gens (sorted in place). */
 int osd__table_find_gens(struct osd_store *st, uint64_t *gens, size_t n);
+/* Open: load every packed object still on disk (judging slots named twice,
+ * or past the end of data/pack, needs them all). */
+int osd__table_load_packed(struct osd_store *st);
 
 /* attr.c */
 int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
@@ -607,8 +619,24 @@ void osd__pack_drop(struct osd_store *st, struct osd__obj *o);
 int osd__pack_ckpt(struct osd_store *st, struct osd__obj *o, uint8_t rec[OSD__PACK_HDR]);
 /* The checkpoint is durable (@p ok) or failed. */
 void osd__pack_ckpt_done(struct osd_store *st, int ok);
-/* Replay of a PACK record's header onto @p o. */
+/* Replay of a PACK record's header onto @p o: its slot marked in the map
+ * and counted (the open of a checkpoint without a map, and log records). */
 int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b);
+/* A PACK record of the checkpoint onto @p o when st->pack_counted: the map
+ * and totals count its slot already. */
+int osd__pack_adopt(struct osd_store *st, struct osd__obj *o, const uint8_t *b);
+/* "where" of a checkpoint's PACK record for a packed object whose slot is
+ * not its own (damage): the number, with this bit (checkpoint version 3). */
+#define OSD__PACK_DAMAGED (1ULL << 32)
+/* Words of the slot map a PACK_MAP record carries at most (32 KiB). */
+#define OSD__PACK_MAP_WORDS 4096u
+/* 1 for a well-formed PACK_MAP or PART_USED record. */
+int osd__pack_summary_ok(const struct osd__rec *rec);
+/* Open: the slot map words of a PACK_MAP record (checked) set in the map,
+ * but for slots at or past the end of data/pack: *@p past counts those. */
+int osd__pack_map_load(struct osd_store *st, const struct osd__rec *rec, uint64_t *past);
+/* Every slot but the header's free again (an open that starts over). */
+void osd__pack_map_clear(struct osd_store *st);
 /* After the replay: of objects naming one slot, only the one whose CRC the
  * slot's bytes match keeps it; the others read as damaged. */
 int osd__pack_settle(struct osd_store *st);

@@ -28,8 +28,12 @@ enum osd__rec_type {
 	OSD__REC_NEXT_GEN = 8,    /* next data-file generation(8); checkpoint only */
 	OSD__REC_END = 9,         /* record count(8); ends a checkpoint */
 	OSD__REC_ATTRS = 10,      /* pid, oid, entries page(4) num(4) len(2) value; log v2 only */
-	OSD__REC_PACK = 11        /* pid, oid, where(8) length(8) crc(4), then ATTRS entries;
+	OSD__REC_PACK = 11,       /* pid, oid, where(8) length(8) crc(4), then ATTRS entries;
 				     store format 3 (packed small objects) */
+	OSD__REC_PACK_MAP = 12,   /* first word(8), then words(8 each) of the slot map;
+				     checkpoint version 3 only */
+	OSD__REC_PART_USED = 13   /* pid, bytes(8) its packed objects use; checkpoint
+				     version 3 only */
 };
 
 /* ATTRS: the attribute changes of one object in one record, applied in order
@@ -45,10 +49,12 @@ enum osd__rec_type {
 /* Superblock versions: 1 without data checksums, 2 with checksum sidecars
  * (docs/target-store.md, "Data checksums"), 3 with packed small objects
  * ("Packed small objects"), 4 with the indexed checkpoint ("Checkpoint
- * index"). */
+ * index"), 5 with the slot map in the checkpoint (packed objects load when
+ * used). */
 #define OSD__SB_VERSION_NOSUMS 1u
 #define OSD__SB_VERSION_PACK 3u
-#define OSD__SB_VERSION 4u
+#define OSD__SB_VERSION_PACKMAP 5u
+#define OSD__SB_VERSION 5u
 #define OSD__SB_FLAG_NO_SUMS 0x1u /* made with checksums off (benchmarks) */
 
 /** A parsed record; payload points into the parsed buffer. */

@@ -227,11 +227,14 @@ struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o)
 }
 
 /* An object whose state is all in the checkpoint and that nobody uses (lazy
- * access times are not held: Access times). */
-static int evictable(const struct osd__obj *o)
+ * access times are not held: Access times). A packed object reloads from
+ * its records without counting its slot again (osd__pack_adopt); one whose
+ * slot is damaged stays, as a checkpoint of version 2 cannot say so. */
+static int evictable(const struct osd_store *st, const struct osd__obj *o)
 {
 	return o->ckpt_clean && atomic_load(&o->refs) == 1 && o->part &&
-	       !o->has_file && !o->has_sums && !o->packed && !o->pack_pending && !o->removed;
+	       !o->has_file && !o->has_sums && !o->pack_pending && !o->removed &&
+	       !(o->packed && (o->sums_bad || !st->pack_counted));
 }
 
 /* Drop every object evictable() allows. st->ns held for writing. */
@@ -241,7 +244,7 @@ static void ns_drop_unused(struct osd_store *st)
 		struct osd__obj **pp = &st->hash[i];
 		while (*pp) {
 			struct osd__obj *o = *pp;
-			if (!evictable(o)) {
+			if (!evictable(st, o)) {
 				pp = &o->hnext;
 				continue;
 			}
@@ -620,6 +623,11 @@ int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)
 		if (osd__get_be64(b) > st->next_gen)
 			st->next_gen = osd__get_be64(b);
 		return 0;
+	case OSD__REC_PACK_MAP:
+	case OSD__REC_PART_USED:
+		/* a checkpoint read whole: its PACK records make the map and
+		 * the totals as they load (osd__pack_apply) */
+		return osd__pack_summary_ok(rec) ? 0 : -EBADMSG;
 	default:
 		return -EBADMSG;
 	}

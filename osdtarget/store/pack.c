@@ -406,6 +406,7 @@ int osd__pack_store(struct osd_store *st, struct osd__obj *o,
 	o->length = length;
 	o->packed = 1;
 	o->pack_pending = 1;
+	o->ckpt_clean = 0; /* stays in memory until a checkpoint holds the new slot */
 	slot_superseded(st, o, old);
 	osd__data_account(st, o, slot ? OSD__PACK_SLOT : 0);
 	return 0;
@@ -418,6 +419,7 @@ void osd__pack_unpacked(struct osd_store *st, struct osd__obj *o)
 	o->pcrc = 0;
 	o->packed = 0;
 	o->pack_pending = 1;
+	o->ckpt_clean = 0;
 	slot_superseded(st, o, old);
 }
 
@@ -524,20 +526,85 @@ void osd__pack_ckpt_done(struct osd_store *st, int ok)
 	st->pack_ckpt_n = 0;
 }
 
+/*
+ * The state a PACK record names: in its file (0, nothing else set), or
+ * packed in *@p slot (*@p damaged: a number a checkpoint kept for an object
+ * whose slot is not its own). -EBADMSG for anything else.
+ */
+static int rec_where(const uint8_t *b, uint32_t *slot, int *damaged)
+{
+	uint64_t where = osd__get_be64(b + 16), length = osd__get_be64(b + 24);
+	if (where == OSD__PACK_IN_FILE)
+		return 0;
+	*damaged = (where & OSD__PACK_DAMAGED) != 0;
+	where &= ~OSD__PACK_DAMAGED;
+	if (length > OSD__PACK_SLOT || where >= UINT32_MAX || (*damaged && !where))
+		return -EBADMSG;
+	*slot = (uint32_t)where;
+	return 1;
+}
+
+/* An object's packed state from a record it holds the slot of (the map and
+ * the totals are the caller's). */
+static void set_packed(struct osd__obj *o, uint32_t slot, int damaged, const uint8_t *b)
+{
+	o->packed = 1;
+	o->slot = o->slot_logged = slot;
+	o->pcrc = osd__get_be32(b + 32);
+	o->length = osd__get_be64(b + 24);
+	o->sums_bad = damaged;
+}
+
+/* Damage: an object names a slot past the end data/pack had at the open. */
+static void past_note(struct osd_store *st, const struct osd__obj *o)
+{
+	osd__store_note(st, OSD_STORE_LOG_ERR, "%s: object 0x%" PRIx64 " in partition 0x%"
+			PRIx64 " names pack slot %" PRIu32 ", past the end of data/%s; its "
+			"reads fail until it is written whole", st->path, o->oid, o->pid,
+			o->slot, OSD__PACK_NAME);
+}
+
+int osd__pack_adopt(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
+{
+	uint32_t slot = 0;
+	int damaged = 0, r = rec_where(b, &slot, &damaged);
+	if (o->type != OSD_OBJ_USER)
+		return -EINVAL;
+	if (r <= 0)
+		return r;
+	set_packed(o, slot, damaged, b);
+	o->used = slot && !damaged ? OSD__PACK_SLOT : 0; /* in the totals already */
+	if (slot && !damaged && st->opening && slot >= st->pack_open_slots) {
+		/* the map lost it at the open (osd__pack_map_past) */
+		o->sums_bad = 1;
+		osd__data_account(st, o, 0);
+		past_note(st, o);
+	}
+	return 0;
+}
+
 /* A PACK record's state applied at open (replay). */
 int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
 {
-	uint64_t where = osd__get_be64(b + 16), length = osd__get_be64(b + 24);
+	uint32_t slot = 0;
+	int damaged = 0, r = rec_where(b, &slot, &damaged);
 	if (o->type != OSD_OBJ_USER)
 		return -EINVAL;
-	if (where != OSD__PACK_IN_FILE && (length > OSD__PACK_SLOT || where >= UINT32_MAX))
-		return -EBADMSG;
+	if (r < 0)
+		return r;
 	osd__pack_drop(st, o); /* the slot an earlier record gave it */
 	o->pcrc = 0;
-	if (where == OSD__PACK_IN_FILE) {
+	o->ckpt_clean = 0;
+	if (!r) {
 		o->packed = 0;
 		return 0;
 	}
+	if (damaged) {
+		set_packed(o, slot, 1, b);
+		osd__data_account(st, o, 0);
+		return 0;
+	}
+	uint64_t where = slot;
 	/* Damage: a slot past the end the file had at the open (never made
 	 * durable, or the file lost its tail). The object keeps the number (a
 	 * checkpoint writes it again) but not the slot: its reads fail until it
@@ -552,20 +619,64 @@ int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
 		if (clash < 0)
 			return -ENOMEM;
 	}
-	o->packed = 1;
-	o->slot = o->slot_logged = (uint32_t)where;
-	o->pcrc = osd__get_be32(b + 32);
-	o->length = length;
-	o->sums_bad = past;
+	set_packed(o, slot, past, b);
 	osd__data_account(st, o, where && !past ? OSD__PACK_SLOT : 0);
 	if (clash)
 		st->pack_clash = 1;
 	if (past)
-		osd__store_note(st, OSD_STORE_LOG_ERR, "%s: object 0x%" PRIx64 " in partition 0x%"
-				PRIx64 " names pack slot %" PRIu64 ", past the end of data/%s; its "
-				"reads fail until it is written whole", st->path, o->oid, o->pid,
-				where, OSD__PACK_NAME);
+		past_note(st, o);
 	return 0;
+}
+
+/* ---- the slot map in the checkpoint (version 3) ------------------------------------- */
+
+int osd__pack_summary_ok(const struct osd__rec *rec)
+{
+	if (rec->type == OSD__REC_PART_USED)
+		return rec->len == 16;
+	return rec->type == OSD__REC_PACK_MAP && rec->len >= 16 && rec->len % 8 == 0 &&
+	       rec->len - 8 <= 8 * OSD__PACK_MAP_WORDS &&
+	       osd__get_be64(rec->payload) <= UINT32_MAX / 64;
+}
+
+int osd__pack_map_load(struct osd_store *st, const struct osd__rec *rec, uint64_t *past)
+{
+	if (!osd__pack_summary_ok(rec) || rec->type != OSD__REC_PACK_MAP)
+		return -EUCLEAN;
+	uint64_t first = osd__get_be64(rec->payload), end = st->pack_open_slots;
+	size_t n = (rec->len - 8) / 8;
+	int r = 0;
+	pthread_mutex_lock(&st->pack_mu);
+	for (size_t i = 0; !r && i < n; i++) {
+		uint64_t w = first + i, bits = osd__get_be64(rec->payload + 8 + 8 * i);
+		/* slots at or past the end of data/pack are damage: counted, and
+		 * never make the map larger than the file */
+		uint64_t in = w * 64 >= end ? 0 : end - w * 64 >= 64 ? UINT64_MAX :
+			      (1ULL << (end - w * 64)) - 1;
+		*past += (uint64_t)__builtin_popcountll(bits & ~in);
+		bits &= in;
+		if (!bits)
+			continue;
+		/* map_set() grows the map to word w, which is then written */
+		if (map_set(st, (uint32_t)(w * 64 + 63 - (uint64_t)__builtin_clzll(bits)), 1) < 0)
+			r = -ENOMEM;
+		else
+			st->pack_map[w] = bits;
+	}
+	st->pack_map[0] |= 1; /* the header's */
+	st->pack_hint = 1;
+	pthread_mutex_unlock(&st->pack_mu);
+	return r;
+}
+
+void osd__pack_map_clear(struct osd_store *st)
+{
+	pthread_mutex_lock(&st->pack_mu);
+	if (st->pack_map)
+		memset(st->pack_map, 0, st->pack_words * sizeof(*st->pack_map));
+	(void)map_set(st, 0, 1);
+	st->pack_hint = 1;
+	pthread_mutex_unlock(&st->pack_mu);
 }
 
 /* Calls @p fn for every packed user object with a slot of its own. */

@@ -56,7 +56,8 @@ static int type_ok(const struct replay *rp, uint8_t t)
 	return (t >= OSD__REC_PART_CREATE &&
 		(t <= OSD__REC_QUOTA || (rp->ckpt && t <= OSD__REC_END))) ||
 	       (rp->attrs && t == OSD__REC_ATTRS) ||
-	       t == OSD__REC_PACK; /* the superblock (format 3) allows it */
+	       t == OSD__REC_PACK || /* the superblock (format 3) allows it */
+	       (rp->ckpt && (t == OSD__REC_PACK_MAP || t == OSD__REC_PART_USED));
 }
 
 /* Size of the intact record at @p off, 0 if there is none. */
@@ -174,6 +175,10 @@ static int apply(struct osd_store *st, struct replay *rp, const struct osd__rec 
 {
 	if (rp->defer && defer(st, rec, off))
 		return 0;
+	if (rec->type == OSD__REC_PACK && !rp->ckpt && rec->len >= OSD__PACK_HDR &&
+	    osd__get_be64(rec->payload + 16) != OSD__PACK_IN_FILE &&
+	    (osd__get_be64(rec->payload + 16) & OSD__PACK_DAMAGED))
+		return -EBADMSG; /* only a checkpoint keeps a damaged number */
 	if (rec->type == OSD__REC_OBJ_REMOVE && rec->len == 16) {
 		struct osd__obj *o = osd__ns_find(st, osd__get_be64(rec->payload),
 						  osd__get_be64(rec->payload + 8));
@@ -374,6 +379,10 @@ static void reset_ns(struct osd_store *st)
 	(void)osd__ns_init(st);
 	atomic_store(&st->capacity_set, 0);
 	st->ngone = 0;
+	/* what the objects loaded so far counted goes with them */
+	osd__pack_map_clear(st);
+	st->pack_counted = 0;
+	atomic_store(&st->used, 0);
 }
 
 /* Where the records of a checkpoint read whole start: after the index of
@@ -386,7 +395,7 @@ static size_t records_start(const uint8_t *buf, size_t len)
 	size_t off = OSD__FILE_HDR;
 	if (len >= OSD__FILE_HDR &&
 	    osd__file_hdr_get_ver(buf, OSD__CKPT_MAGIC, &ver, &flags, &epoch) == 0 &&
-	    ver == OSD__CKPT_VERSION && osd__table_records(buf, len, &off) != 0)
+	    ver >= OSD__CKPT_VERSION_INDEX && osd__table_records(buf, len, &off) != 0)
 		off = OSD__FILE_HDR;
 	return off;
 }
@@ -409,7 +418,7 @@ static int load_ckpt_index(struct osd_store *st, const char *name, struct replay
 		return 0;
 	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
 	    osd__file_hdr_get_ver(hdr, OSD__CKPT_MAGIC, &ver, &flags, epoch) ||
-	    ver != OSD__CKPT_VERSION || flags) {
+	    ver < OSD__CKPT_VERSION_INDEX || flags) {
 		close(fd);
 		return 0;
 	}

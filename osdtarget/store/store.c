@@ -256,7 +256,7 @@ static int install_file_ver(struct osd_store *st, const char *name, const char *
 static int install_checkpoint(struct osd_store *st, uint64_t epoch, int keep_prev, int *keep,
 			      uint64_t *size)
 {
-	return install_file_ver(st, "checkpoint", CKPT_MAGIC, OSD__CKPT_VERSION, 0, epoch,
+	return install_file_ver(st, "checkpoint", CKPT_MAGIC, st->ckpt_version, 0, epoch,
 				BODY_CKPT | (keep_prev ? BODY_KEEP_PREV : 0), keep, size);
 }
 
@@ -520,6 +520,7 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	st->log_cb = o->log;
 	st->log_arg = o->log_arg;
 	st->opening = 1;
+	st->ckpt_version = OSD__CKPT_VERSION;
 	st->unlinks_tail = &st->unlinks;
 	/* Cache at most a quarter of the descriptor limit, 16..1024. */
 	struct rlimit rl;
@@ -701,8 +702,13 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 		return r;
 	if ((r = osd__data_scan(st)) != 0)
 		return r;
+	/* slots named twice are judged among all their claimants: those the
+	 * checkpoint's map counted are still on disk */
+	if (st->pack_clash && st->pack_counted && (r = osd__table_load_packed(st)) != 0)
+		return r;
 	if ((r = osd__pack_settle(st)) != 0)
 		return r;
+	st->pack_counted = 1; /* whatever the checkpoint was, the map counts every slot now */
 	if (version < OSD__SB_VERSION) {
 		/* Every sidecar (and data/pack) durable before the superblock says they exist. */
 		if (syncfs(st->datafd) != 0 || fsync(st->datafd) != 0)
@@ -710,7 +716,8 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 		if ((r = install_superblock(st, created)) != 0)
 			return r;
 		osd__store_note(st, OSD_STORE_LOG_NOTICE, "%s: store format upgraded from version "
-				"%u to %u:%s%s the checkpoint is indexed (objects load when used)",
+				"%u to %u:%s%s the checkpoint is indexed (objects load when used) "
+				"and holds the slot map (packed objects load when used)",
 				dir, version, OSD__SB_VERSION, st->upgrading ? " every data block "
 				"now carries a CRC32C checksum;" : "", version < OSD__SB_VERSION_PACK ?
 				" small objects are packed into data/" OSD__PACK_NAME ";" : "");

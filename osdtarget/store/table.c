@@ -1,13 +1,19 @@
 /*
- * The indexed checkpoint (checkpoint version 2, store format 4): an index of
- * every object sorted by (partition, object id) ahead of the objects'
- * records, so that an open reads the index and leaves the records on disk.
- * An object is loaded from its records when first used (osd__table_obj) and
- * may be dropped again while it is unchanged since (osd__ns_trim); only the
- * index entry (16 bytes) of an object stays in memory. docs/target-store.md,
- * "Checkpoint index", has the layout:
+ * The indexed checkpoint (checkpoint version 2, store format 4; version 3,
+ * format 5, adds the slot map): an index of every object sorted by
+ * (partition, object id) ahead of the objects' records, so that an open
+ * reads the index and leaves the records on disk. An object is loaded from
+ * its records when first used (osd__table_obj) and may be dropped again
+ * while it is unchanged since (osd__ns_trim); only the index entry (16
+ * bytes) of an object stays in memory. docs/target-store.md, "Checkpoint
+ * index", has the layout:
  *
- *   file header (32) | head (104) | index | records (as in version 1) | END
+ *   file header (32) | head (104; 120 in version 3) | index | records | END
+ *
+ * Version 3 ends its records with the slot map of data/pack and each
+ * partition's bytes in slots (PACK_MAP and PART_USED records, from the head's
+ * pack_off): the open takes them as they are instead of loading every
+ * packed object to count its slot.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,47 +25,66 @@
 #include "proto/byteorder.h"
 #include "store/internal.h"
 
-#define HEAD_MAGIC "OSDINDX2"
-#define HEAD_LEN 104u
+#define HEAD_MAGIC_V2 "OSDINDX2"
+#define HEAD_MAGIC "OSDINDX3"
+#define HEAD_LEN_V2 104u
+#define HEAD_LEN 120u       /* read whole: a version 2 head and what follows fit */
 #define PART_HDR 32u        /* pid(8) part_off(8) nids(8) ncoll(8) */
 #define ENT_LEN 16u         /* id(8) meta(8): offset << 16 | flags << 8 | type */
 #define IO_CHUNK (1u << 20) /* reads and writes of whole sections */
 
 /* The head after the file header: where the sections are, and their CRC32Cs. */
 struct head {
+	unsigned version;   /* OSD__CKPT_VERSION_INDEX or OSD__CKPT_VERSION */
 	uint64_t nparts, nids;
 	uint64_t index_off, index_len, records_off, records_len;
 	uint64_t capacity, next_gen, root_off, nrecs;
+	uint64_t pack_off;  /* version 3: the first PACK_MAP or PART_USED record, or END */
 	uint32_t index_crc, records_crc;
 };
+
+static unsigned head_len(unsigned version)
+{
+	return version == OSD__CKPT_VERSION_INDEX ? HEAD_LEN_V2 : HEAD_LEN;
+}
 
 static void head_put(uint8_t b[HEAD_LEN], const struct head *h)
 {
 	const uint64_t v[] = { h->nparts, h->nids, h->index_off, h->index_len, h->records_off,
-			       h->records_len, h->capacity, h->next_gen, h->root_off, h->nrecs };
+			       h->records_len, h->capacity, h->next_gen, h->root_off, h->nrecs,
+			       h->pack_off };
+	size_t nv = h->version == OSD__CKPT_VERSION_INDEX ? 10 : 11, at = 8 + 8 * nv;
 	memset(b, 0, HEAD_LEN);
-	memcpy(b, HEAD_MAGIC, 8);
-	for (size_t i = 0; i < 10; i++)
+	memcpy(b, h->version == OSD__CKPT_VERSION_INDEX ? HEAD_MAGIC_V2 : HEAD_MAGIC, 8);
+	for (size_t i = 0; i < nv; i++)
 		osd__put_be64(b + 8 + 8 * i, v[i]);
-	osd__put_be32(b + 88, h->index_crc);
-	osd__put_be32(b + 92, h->records_crc);
-	osd__put_be32(b + 96, osd__crc32c(0, b, 96));
+	osd__put_be32(b + at, h->index_crc);
+	osd__put_be32(b + at + 4, h->records_crc);
+	osd__put_be32(b + at + 8, osd__crc32c(0, b, at + 8));
 }
 
 static int head_get(const uint8_t b[HEAD_LEN], struct head *h)
 {
-	if (memcmp(b, HEAD_MAGIC, 8) || osd__get_be32(b + 96) != osd__crc32c(0, b, 96))
+	int v2 = !memcmp(b, HEAD_MAGIC_V2, 8);
+	size_t nv = v2 ? 10 : 11, at = 8 + 8 * nv;
+	if ((!v2 && memcmp(b, HEAD_MAGIC, 8)) ||
+	    osd__get_be32(b + at + 8) != osd__crc32c(0, b, at + 8))
 		return -EUCLEAN;
 	uint64_t *v[] = { &h->nparts, &h->nids, &h->index_off, &h->index_len, &h->records_off,
-			  &h->records_len, &h->capacity, &h->next_gen, &h->root_off, &h->nrecs };
-	for (size_t i = 0; i < 10; i++)
+			  &h->records_len, &h->capacity, &h->next_gen, &h->root_off, &h->nrecs,
+			  &h->pack_off };
+	h->version = v2 ? OSD__CKPT_VERSION_INDEX : OSD__CKPT_VERSION;
+	h->pack_off = 0;
+	for (size_t i = 0; i < nv; i++)
 		*v[i] = osd__get_be64(b + 8 + 8 * i);
-	h->index_crc = osd__get_be32(b + 88);
-	h->records_crc = osd__get_be32(b + 92);
-	if (h->index_off != OSD__FILE_HDR + HEAD_LEN || h->index_len > UINT64_MAX / 2 ||
+	h->index_crc = osd__get_be32(b + at);
+	h->records_crc = osd__get_be32(b + at + 4);
+	if (h->index_off != OSD__FILE_HDR + head_len(h->version) || h->index_len > UINT64_MAX / 2 ||
 	    h->records_off != h->index_off + h->index_len || h->records_len > UINT64_MAX / 2 ||
 	    h->nparts > h->index_len / PART_HDR || h->nids > h->index_len / ENT_LEN ||
-	    h->index_len != h->nparts * PART_HDR + h->nids * ENT_LEN)
+	    h->index_len != h->nparts * PART_HDR + h->nids * ENT_LEN ||
+	    (!v2 && (h->pack_off < h->records_off ||
+		     h->pack_off >= h->records_off + h->records_len)))
 		return -EUCLEAN;
 	return 0;
 }
@@ -93,9 +118,9 @@ int osd__table_records(const uint8_t *buf, size_t len, size_t *records_off)
 		return 0;
 	}
 	/* a damaged head: the records begin with CAPACITY and NEXT_GEN, after
-	 * an index of 16-byte units */
-	for (size_t off = OSD__FILE_HDR + HEAD_LEN; off + 2 * (OSD__REC_HDR + 8) <= len;
-	     off += 16) {
+	 * a head of either version and an index of 16-byte units */
+	for (size_t off = OSD__FILE_HDR + HEAD_LEN_V2; off + 2 * (OSD__REC_HDR + 8) <= len;
+	     off += 8) {
 		struct osd__rec a, b;
 		size_t n = osd__rec_parse(buf + off, len - off, &a);
 		if (n && a.type == OSD__REC_CAPACITY && a.len == 8 &&
@@ -241,7 +266,9 @@ static int obj_apply(struct osd_store *st, struct osd__obj *o, const struct osd_
 		o->quota = osd__get_be64(b + 16);
 		return 0;
 	case OSD__REC_PACK:
-		return rec->len == OSD__PACK_HDR ? osd__pack_apply(st, o, b) : -EUCLEAN;
+		if (rec->len != OSD__PACK_HDR)
+			return -EUCLEAN;
+		return st->pack_counted ? osd__pack_adopt(st, o, b) : osd__pack_apply(st, o, b);
 	default:
 		return 0;
 	}
@@ -437,8 +464,53 @@ static void put_ids(uint8_t *b, uint64_t pid, uint64_t oid)
 	osd__put_be64(b + 8, oid);
 }
 
+/*
+ * What the records of a checkpoint of version 3 say of data/pack, summed as
+ * they are written: the slots they name and each partition's bytes in them.
+ */
+struct tally {
+	uint64_t *map;
+	size_t words;
+	uint64_t *part_bytes;      /* per partition, in st->parts order */
+	size_t part;               /* the partition being written */
+	int err;
+};
+
+/* A record names @p slot (not damaged) of an object of the current partition. */
+static void tally_slot(struct tally *t, uint32_t slot)
+{
+	size_t w = slot / 64;
+	if (!t || !slot)
+		return;
+	if (w >= t->words) {
+		size_t n = t->words ? t->words : 64;
+		while (n <= w)
+			n *= 2;
+		uint64_t *m = realloc(t->map, n * sizeof(*m));
+		if (!m) {
+			t->err = -ENOMEM;
+			return;
+		}
+		memset(m + t->words, 0, (n - t->words) * sizeof(*m));
+		t->map = m;
+		t->words = n;
+	}
+	t->map[w] |= 1ULL << (slot % 64);
+	t->part_bytes[t->part] += OSD__PACK_SLOT;
+}
+
+/* Index flags of an object that holds data in a file or sidecar (@p file) or
+ * is packed (@p packed), in the version written. */
+static unsigned data_flags(const struct osd_store *st, int file, int packed)
+{
+	if (st->ckpt_version == OSD__CKPT_VERSION_INDEX)
+		return file || packed ? OSD__ID_DATA : 0;
+	return (file ? OSD__ID_DATA : 0) | (packed ? OSD__ID_PACKED : 0);
+}
+
 /* The records of an object in memory; @return its index flags. */
-static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__obj *o)
+static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__obj *o,
+			  struct tally *t)
 {
 	uint8_t b[25], pk[OSD__PACK_HDR];
 	unsigned flags = 0;
@@ -454,8 +526,11 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 		/* data I/O changes the pack and file state under obj->mu alone */
 		pthread_mutex_lock(&o->mu);
 		int packed = st->packfd >= 0 && osd__pack_ckpt(st, o, pk);
-		if (packed || o->has_file || o->has_sums)
-			flags |= OSD__ID_DATA;
+		flags = data_flags(st, o->has_file || o->has_sums, packed);
+		if (packed && o->sums_bad && st->ckpt_version != OSD__CKPT_VERSION_INDEX)
+			osd__put_be64(pk + 16, OSD__PACK_DAMAGED | o->slot); /* not its slot */
+		else if (packed)
+			tally_slot(t, o->slot);
 		pthread_mutex_unlock(&o->mu);
 		if (packed)
 			wr_rec(w, OSD__REC_PACK, pk, sizeof(pk), NULL, 0);
@@ -489,35 +564,54 @@ static int meta_bad_msg(struct osd_store *st, uint64_t pid, const struct osd__id
 	return -EUCLEAN;
 }
 
-/* The records of an object left on disk, copied from the current checkpoint. */
-static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
-		    const struct osd__part *p, struct osd__ids_pos pos)
+/* A PACK record copied for an object on disk: its slot tallied; 1 if packed. */
+static int copy_pack(struct tally *t, const struct osd__rec *rec)
 {
-	int err = 0;
+	uint64_t where = osd__get_be64(rec->payload + 16);
+	if (rec->len != OSD__PACK_HDR || where == OSD__PACK_IN_FILE)
+		return 0;
+	if (!(where & OSD__PACK_DAMAGED) && where < UINT32_MAX)
+		tally_slot(t, (uint32_t)where);
+	return 1;
+}
+
+/* The records of an object left on disk, copied from the current checkpoint;
+ * *@p flags its index flags. */
+static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
+		    const struct osd__part *p, struct osd__ids_pos pos, unsigned *flags,
+		    struct tally *t)
+{
+	int err = 0, packed = 0;
 	const struct osd__id *e = osd__ids_at(&p->ids, pos);
 	uint64_t off = e->off, end = obj_end(p, pos);
 	for (int first = 1; off < end; first = 0) {
 		struct osd__rec rec;
 		long n = obj_rec(r, off, p->pid, e->id, first, &rec, &err);
 		if (n == 0)
-			return 0;
+			break;
 		if (n < 0)
 			return err == -ENOMEM ? err : meta_bad_msg(st, p->pid, e, OSD__META_BAD_CKPT);
+		if (rec.type == OSD__REC_PACK)
+			packed = copy_pack(t, &rec);
 		uint8_t *d = wr_room(w, (size_t)n);
 		if (d)
 			memcpy(d, rec.payload - OSD__REC_HDR, (size_t)n);
 		w->count++;
 		off += (uint64_t)n;
 	}
-	if (off == end || end == UINT64_MAX)
-		return 0;
-	return meta_bad_msg(st, p->pid, e, OSD__META_BAD_CKPT); /* a record runs past end */
+	if (off > end)
+		return meta_bad_msg(st, p->pid, e, OSD__META_BAD_CKPT); /* a record runs past end */
+	/* objects with a file or sidecar never leave memory: one on disk holds
+	 * data only in a slot, whatever an index of version 2 said */
+	*flags = (e->flags & ~(OSD__ID_NOTED | OSD__ID_DATA | OSD__ID_PACKED)) |
+		 data_flags(st, 0, packed);
+	return 0;
 }
 
 /* An object on disk with log records a replay left for it (pending.c):
  * loaded apart with them, written from memory, freed. */
 static int write_pending(struct osd_store *st, struct writer *w, struct osd__part *p,
-			 struct osd__ids_pos pos, unsigned *flags)
+			 struct osd__ids_pos pos, unsigned *flags, struct tally *tl)
 {
 	const struct osd__id *e = osd__ids_at(&p->ids, pos);
 	struct osd__obj *t = osd__table_obj(st, p, pos);
@@ -525,7 +619,7 @@ static int write_pending(struct osd_store *st, struct writer *w, struct osd__par
 		return -ENOMEM;
 	int err = t->meta_bad ? meta_bad_msg(st, p->pid, e, t->meta_bad) : 0;
 	if (!err)
-		*flags = write_obj(st, w, t);
+		*flags = write_obj(st, w, t, tl);
 	osd__ns_obj_free(t);
 	return err;
 }
@@ -541,7 +635,8 @@ static void index_ent(struct writer *x, uint64_t id, uint64_t off, unsigned flag
 
 static struct head plan(const struct osd_store *st)
 {
-	struct head h = { .nparts = st->nparts, .index_off = OSD__FILE_HDR + HEAD_LEN };
+	struct head h = { .version = st->ckpt_version, .nparts = st->nparts,
+			  .index_off = OSD__FILE_HDR + head_len(st->ckpt_version) };
 	for (size_t i = 0; i < st->nparts; i++)
 		h.nids += st->parts[i]->ids.n;
 	h.index_len = h.nparts * PART_HDR + h.nids * ENT_LEN;
@@ -575,7 +670,8 @@ static struct osd__obj *resident_next(struct osd_store *st, struct resident_walk
 }
 
 /* The partitions and their objects: records to @p w, index to @p x. */
-static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
+static int write_parts(struct osd_store *st, struct writer *w, struct writer *x,
+		       struct tally *t)
 {
 	struct resident_walk rw = { NULL, 0, 0 };
 	struct reader r;
@@ -591,7 +687,8 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 			osd__put_be64(d + 16, p->ids.n);
 			osd__put_be64(d + 24, p->ncoll);
 		}
-		(void)write_obj(st, w, p->obj);
+		(void)write_obj(st, w, p->obj, NULL);
+		t->part = i;
 		const struct osd__id *e;
 		for (struct osd__ids_pos k = { 0, 0 }; !err && (e = osd__ids_at(&p->ids, k));
 		     osd__ids_step(&p->ids, &k)) {
@@ -601,11 +698,11 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 			if (o && o->meta_bad)
 				err = meta_bad_msg(st, p->pid, e, o->meta_bad);
 			else if (o)
-				flags = write_obj(st, w, o);
+				flags = write_obj(st, w, o, t);
 			else if (e->off && st->ckfd >= 0 && (e->flags & OSD__ID_NOTED))
-				err = write_pending(st, w, p, k, &flags);
+				err = write_pending(st, w, p, k, &flags, t);
 			else if (e->off && st->ckfd >= 0)
-				err = copy_obj(st, w, &r, p, k);
+				err = copy_obj(st, w, &r, p, k, &flags, t);
 			else
 				err = -EUCLEAN; /* neither in memory nor on disk: a bug */
 			index_ent(x, e->id, off, flags, e->type);
@@ -613,19 +710,52 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x)
 	}
 	rd_free(&r);
 	free(rw.v);
-	return err ? err : w->err ? w->err : x->err;
+	return err ? err : t->err ? t->err : w->err ? w->err : x->err;
+}
+
+/* Version 3: the slot map's words that have a slot set, then each
+ * partition's bytes in slots. */
+static void write_summary(struct osd_store *st, struct writer *w, const struct tally *t)
+{
+	uint8_t b[16], *q = t->words ? malloc(8 + 8 * OSD__PACK_MAP_WORDS) : NULL;
+	if (t->words && !q)
+		w->err = -ENOMEM;
+	for (size_t first = 0; q && first < t->words; first += OSD__PACK_MAP_WORDS) {
+		size_t n = t->words - first < OSD__PACK_MAP_WORDS ? t->words - first :
+			   OSD__PACK_MAP_WORDS;
+		while (n && !t->map[first + n - 1])
+			n--;
+		if (!n)
+			continue;
+		osd__put_be64(q, first);
+		for (size_t i = 0; i < n; i++)
+			osd__put_be64(q + 8 + 8 * i, t->map[first + i]);
+		wr_rec(w, OSD__REC_PACK_MAP, q, 8 + 8 * n, NULL, 0);
+	}
+	free(q);
+	for (size_t i = 0; i < st->nparts; i++) {
+		if (!t->part_bytes[i])
+			continue;
+		osd__put_be64(b, st->parts[i]->pid);
+		osd__put_be64(b + 8, t->part_bytes[i]);
+		wr_rec(w, OSD__REC_PART_USED, b, 16, NULL, 0);
+	}
 }
 
 int osd__table_write(struct osd_store *st, int fd, uint64_t *size)
 {
 	struct head h = plan(st);
 	struct writer w, x;
+	struct tally t = { .part_bytes = calloc(st->nparts + 1, sizeof(uint64_t)) };
 	uint8_t b[8];
-	int r = wr_init(&w, fd, h.records_off, IO_CHUNK);
-	if (r)
+	int r = t.part_bytes ? wr_init(&w, fd, h.records_off, IO_CHUNK) : -ENOMEM;
+	if (r) {
+		free(t.part_bytes);
 		return r;
+	}
 	if ((r = wr_init(&x, fd, h.index_off, 64u << 10)) != 0) {
 		free(w.buf);
+		free(t.part_bytes);
 		return r;
 	}
 	osd__put_be64(b, h.capacity);
@@ -633,8 +763,13 @@ int osd__table_write(struct osd_store *st, int fd, uint64_t *size)
 	osd__put_be64(b, h.next_gen);
 	wr_rec(&w, OSD__REC_NEXT_GEN, b, 8, NULL, 0);
 	h.root_off = wr_pos(&w);
-	(void)write_obj(st, &w, st->root);
-	r = write_parts(st, &w, &x);
+	(void)write_obj(st, &w, st->root, NULL);
+	r = write_parts(st, &w, &x, &t);
+	h.pack_off = wr_pos(&w);
+	if (h.version != OSD__CKPT_VERSION_INDEX)
+		write_summary(st, &w, &t);
+	free(t.map);
+	free(t.part_bytes);
 	osd__put_be64(b, w.count);
 	wr_rec(&w, OSD__REC_END, b, 8, NULL, 0);
 	wr_flush(&w);
@@ -652,7 +787,7 @@ int osd__table_write(struct osd_store *st, int fd, uint64_t *size)
 	if (!r) {
 		uint8_t hb[HEAD_LEN];
 		head_put(hb, &h);
-		r = pwrite_all(fd, hb, HEAD_LEN, OSD__FILE_HDR);
+		r = pwrite_all(fd, hb, head_len(h.version), OSD__FILE_HDR);
 	}
 	*size = h.records_off + h.records_len;
 	return r;
@@ -830,6 +965,49 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 	return r;
 }
 
+/* A partition's bytes in slots (a PART_USED record), added to the totals. */
+static int part_used(struct osd_store *st, const struct osd__rec *rec)
+{
+	struct osd__part *p = osd__ns_part(st, osd__get_be64(rec->payload));
+	uint64_t bytes = osd__get_be64(rec->payload + 8);
+	if (!p || bytes % OSD__PACK_SLOT)
+		return -EUCLEAN;
+	atomic_fetch_add(&p->used, bytes);
+	atomic_fetch_add(&st->used, bytes);
+	return 0;
+}
+
+/*
+ * Version 3: the slot map and the partitions' bytes in slots, from the
+ * records at the head's pack_off up to END. Slots past the end of
+ * data/pack are damage: their objects are all loaded to be told.
+ */
+static int load_summary(struct osd_store *st, struct reader *rd, const struct head *h,
+			uint64_t *bad)
+{
+	int err = 0;
+	uint64_t past = 0;
+	for (uint64_t off = h->pack_off;;) {
+		struct osd__rec rec;
+		*bad = off;
+		long n = rd_rec(rd, off, &rec, &err);
+		if (n < 0)
+			return err ? err : -EUCLEAN;
+		if (rec.type == OSD__REC_END)
+			break;
+		if (rec.type == OSD__REC_PACK_MAP)
+			err = osd__pack_map_load(st, &rec, &past);
+		else if (rec.type == OSD__REC_PART_USED && osd__pack_summary_ok(&rec))
+			err = part_used(st, &rec);
+		else
+			err = -EUCLEAN;
+		if (err)
+			return err;
+		off += (uint64_t)n;
+	}
+	return past ? osd__table_load_packed(st) : 0;
+}
+
 int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
 {
 	struct head h;
@@ -845,12 +1023,16 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
 	atomic_store(&st->capacity_set, h.capacity);
 	st->next_gen = h.next_gen;
 	st->ckfd = fd;
+	/* version 3: the map and totals come whole, objects count nothing */
+	st->pack_counted = h.version != OSD__CKPT_VERSION_INDEX;
 	r = h.root_off < h.records_off || h.root_off >= h.records_off + h.records_len ? -EUCLEAN :
 	    obj_read(st, &rd, h.root_off, UINT64_MAX, st->root, bad);
 	for (uint64_t i = 0; i < h.nparts && !r; i++)
 		r = load_part(st, &rd, &h, &pos, &prev, bad);
 	if (!r && pos != h.records_off)
 		r = -EUCLEAN; /* the partitions' members are not the head's count */
+	if (!r && st->pack_counted)
+		r = load_summary(st, &rd, &h, bad);
 	rd_free(&rd);
 	if (r) {
 		st->ckfd = -1;
@@ -955,4 +1137,23 @@ int osd__table_find_gens(struct osd_store *st, uint64_t *gens, size_t n)
 	}
 	rd_free(&rd);
 	return r;
+}
+
+int osd__table_load_packed(struct osd_store *st)
+{
+	size_t n = 0;
+	const struct osd__id *e;
+	for (size_t i = 0; i < st->nparts; i++)
+		for (size_t c = 0; c < st->parts[i]->ids.nc; c++)
+			for (size_t k = 0; k < st->parts[i]->ids.cn[c]; k++)
+				n += (st->parts[i]->ids.c[c][k].flags & OSD__ID_PACKED) != 0;
+	osd__ns_reserve(st, st->nobjs + n); /* loads adopt without resizing */
+	for (size_t i = 0; i < st->nparts; i++) {
+		struct osd__part *p = st->parts[i];
+		for (struct osd__ids_pos k = { 0, 0 }; (e = osd__ids_at(&p->ids, k));
+		     osd__ids_step(&p->ids, &k))
+			if ((e->flags & OSD__ID_PACKED) && !osd__ns_find(st, p->pid, e->id))
+				return -ENOMEM;
+	}
+	return 0;
 }

@@ -1532,7 +1532,7 @@ static void sb_write(uint32_t version, uint32_t flags, uint64_t created)
 /*
  * A store of format @p old (1: no checksum sidecars, 2: with them), made
  * here with no_pack so every object has its file, and without data/pack:
- * the open upgrades it to 4. Leaves it open, returns the creation time.
+ * the open upgrades it to 5. Leaves it open, returns the creation time.
  */
 static uint64_t upgrade_from(uint32_t old)
 {
@@ -1559,7 +1559,7 @@ static uint64_t upgrade_from(uint32_t old)
 	st = NULL;
 	ck_assert_int_eq(data_files(), 2);
 	sb_read(&version, &flags, &created);
-	ck_assert_uint_eq(version, 4);
+	ck_assert_uint_eq(version, 5);
 	sb_write(old, flags, created);
 	snprintf(path, sizeof(path), "%s/data/pack", dir);
 	ck_assert_int_eq(unlink(path), 0);
@@ -1572,8 +1572,9 @@ static uint64_t upgrade_from(uint32_t old)
 
 	logged_text[0] = 0;
 	st = open_store(0, 0);
-	snprintf(text, sizeof(text), "store format upgraded from version %u to 4: %s"
-		 "small objects are packed into data/pack; the checkpoint is indexed", old, old == 1 ?
+	snprintf(text, sizeof(text), "store format upgraded from version %u to 5: %s"
+		 "small objects are packed into data/pack; the checkpoint is indexed (objects "
+		 "load when used) and holds the slot map", old, old == 1 ?
 		 "every data block now carries a CRC32C checksum; " : "");
 	ck_assert_msg(logged(OSD_STORE_LOG_NOTICE, text), "%s", logged_text);
 	ck_assert_ptr_nonnull(strstr(osd_store_error(st), text));
@@ -1583,7 +1584,7 @@ static uint64_t upgrade_from(uint32_t old)
 	ck_assert_int_eq(access(path, F_OK), 0);
 	ck_assert_int_eq(pack_size(), OSD__FILE_HDR);
 	sb_read(&version, &flags, &created2);
-	ck_assert_uint_eq(version, 4);
+	ck_assert_uint_eq(version, 5);
 	ck_assert_uint_eq(created2, created);
 	expect_obj(O1, big, sizeof(big));
 	expect_obj(O1 + 1, small, sizeof(small));
@@ -1617,13 +1618,13 @@ START_TEST(t_upgrade)
 	osd_store_close(st);
 	st = NULL;
 	sb_read(&version, &flags, &created2);
-	sb_write(5, flags, created);
+	sb_write(6, flags, created);
 	struct osd_store *s = NULL;
 	ck_assert_int_eq(open_opts(&s, 1, 0, err, sizeof(err)), -EUCLEAN);
-	ck_assert_ptr_nonnull(strstr(err, "store format version 5"));
+	ck_assert_ptr_nonnull(strstr(err, "store format version 6"));
 	sb_read(&version, &flags, &created2);
-	ck_assert_uint_eq(version, 5);
-	sb_write(4, flags, created);
+	ck_assert_uint_eq(version, 6);
+	sb_write(5, flags, created);
 	st = open_store(0, 0);
 	ck_assert_int_eq(osd_store_object_type(st, P1, O1 + 2, NULL), 0);
 }

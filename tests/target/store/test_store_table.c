@@ -142,42 +142,86 @@ START_TEST(t_bytes)
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
 	ck_assert_int_eq(osd__store_compact(st), 0);
 	read_file("checkpoint", &b, &len);
-	ck_assert_uint_eq(len, 286);
+	ck_assert_uint_eq(len, 302);
 	ck_assert_int_eq(osd__file_hdr_get_ver(b, "OSDCKPT1", &ver, &flags, &epoch), 0);
-	ck_assert_uint_eq(ver, 2);
+	ck_assert_uint_eq(ver, 3);
 	ck_assert_uint_eq(flags, 0);
-	/* head: magic, nparts, nids, index at 136 (48 bytes), records at 184
-	 * (102 bytes), capacity 0, next generation, root at 218, 4 records
-	 * before END */
-	ck_assert_mem_eq(b + 32, "OSDINDX2", 8);
-	const uint64_t head[] = { 1, 1, 136, 48, 184, 102, 0, st->next_gen, 218, 4 };
-	for (size_t i = 0; i < 10; i++)
+	/* head: magic, nparts, nids, index at 152 (48 bytes), records at 200
+	 * (102 bytes), capacity 0, next generation, root at 234, 4 records
+	 * before END, no slot map or partition bytes (pack_off at END, 285) */
+	ck_assert_mem_eq(b + 32, "OSDINDX3", 8);
+	const uint64_t head[] = { 1, 1, 152, 48, 200, 102, 0, st->next_gen, 234, 4, 285 };
+	for (size_t i = 0; i < 11; i++)
 		ck_assert_msg(osd__get_be64(b + 40 + 8 * i) == head[i], "head field %zu", i);
-	ck_assert_uint_eq(osd__get_be32(b + 120), osd__crc32c(0, b + 136, 48));
-	ck_assert_uint_eq(osd__get_be32(b + 124), osd__crc32c(0, b + 184, 102));
-	ck_assert_uint_eq(osd__get_be32(b + 128), osd__crc32c(0, b + 32, 96));
-	ck_assert_uint_eq(osd__get_be32(b + 132), 0);
-	/* index: the partition (its records at 218), then the object's entry:
-	 * its records at 235, no data, a user object */
-	ck_assert_uint_eq(osd__get_be64(b + 136), P1);
-	ck_assert_uint_eq(osd__get_be64(b + 144), 218);
-	ck_assert_uint_eq(osd__get_be64(b + 152), 1);
-	ck_assert_uint_eq(osd__get_be64(b + 160), 0);
-	ck_assert_uint_eq(osd__get_be64(b + 168), O1);
-	ck_assert_uint_eq(osd__get_be64(b + 176), 235ull << 16 | OSD_OBJ_USER);
+	ck_assert_uint_eq(osd__get_be32(b + 128), osd__crc32c(0, b + 152, 48));
+	ck_assert_uint_eq(osd__get_be32(b + 132), osd__crc32c(0, b + 200, 102));
+	ck_assert_uint_eq(osd__get_be32(b + 136), osd__crc32c(0, b + 32, 104));
+	for (size_t i = 140; i < 152; i++)
+		ck_assert_uint_eq(b[i], 0);
+	/* index: the partition (its records at 234), then the object's entry:
+	 * its records at 251, no data, a user object */
+	ck_assert_uint_eq(osd__get_be64(b + 152), P1);
+	ck_assert_uint_eq(osd__get_be64(b + 160), 234);
+	ck_assert_uint_eq(osd__get_be64(b + 168), 1);
+	ck_assert_uint_eq(osd__get_be64(b + 176), 0);
+	ck_assert_uint_eq(osd__get_be64(b + 184), O1);
+	ck_assert_uint_eq(osd__get_be64(b + 192), 251ull << 16 | OSD_OBJ_USER);
 	/* records: CAPACITY, NEXT_GEN, PART_CREATE, OBJ_CREATE, END(4) */
 	const struct { size_t off; uint8_t type; uint32_t len; } recs[] = {
-		{ 184, 6, 8 }, { 201, 8, 8 }, { 218, 1, 8 }, { 235, 3, 25 }, { 269, 9, 8 } };
+		{ 200, 6, 8 }, { 217, 8, 8 }, { 234, 1, 8 }, { 251, 3, 25 }, { 285, 9, 8 } };
 	for (size_t i = 0; i < 5; i++) {
 		const uint8_t *r = b + recs[i].off;
 		ck_assert_uint_eq(osd__get_be32(r + 4), recs[i].len);
 		ck_assert_uint_eq(r[8], recs[i].type);
 		ck_assert_uint_eq(osd__get_be32(r), osd__crc32c(0, r + 4, 5 + recs[i].len));
 	}
-	ck_assert_uint_eq(osd__get_be64(b + 218 + 9), P1);
-	ck_assert_uint_eq(osd__get_be64(b + 235 + 9 + 8), O1);
-	ck_assert_uint_eq(b[235 + 9 + 24], OSD_OBJ_USER);
-	ck_assert_uint_eq(osd__get_be64(b + 269 + 9), 4);
+	ck_assert_uint_eq(osd__get_be64(b + 234 + 9), P1);
+	ck_assert_uint_eq(osd__get_be64(b + 251 + 9 + 8), O1);
+	ck_assert_uint_eq(b[251 + 9 + 24], OSD_OBJ_USER);
+	ck_assert_uint_eq(osd__get_be64(b + 285 + 9), 4);
+	free(b);
+}
+END_TEST
+
+/* A packed object's checkpoint (version 3), byte by byte where it differs
+ * from the one above: the PACK record, the index flag, the slot map and
+ * the partition's bytes in slots after the objects' records. */
+START_TEST(t_bytes_packed)
+{
+	uint8_t *b, data[100];
+	size_t len;
+	struct iovec iov = { data, sizeof(data) };
+	th_fill(data, sizeof(data), 5, 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_write(st, P1, O1, 0, &iov, 1, 0), 0);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	read_file("checkpoint", &b, &len);
+	ck_assert_uint_eq(len, 397);
+	/* head: records at 200 (197 bytes), root at 234, 7 records, pack_off 330 */
+	const uint64_t head[] = { 1, 1, 152, 48, 200, 197, 0, st->next_gen, 234, 7, 330 };
+	for (size_t i = 0; i < 11; i++)
+		ck_assert_msg(osd__get_be64(b + 40 + 8 * i) == head[i], "head field %zu", i);
+	/* the entry: records at 251, packed (0x2), a user object */
+	ck_assert_uint_eq(osd__get_be64(b + 192), 251ull << 16 | 0x2u << 8 | OSD_OBJ_USER);
+	/* OBJ_CREATE, PACK, PACK_MAP, PART_USED, END(7) */
+	const struct { size_t off; uint8_t type; uint32_t len; } recs[] = {
+		{ 251, 3, 25 }, { 285, 11, 36 }, { 330, 12, 16 }, { 355, 13, 16 }, { 380, 9, 8 } };
+	for (size_t i = 0; i < 5; i++) {
+		const uint8_t *r = b + recs[i].off;
+		ck_assert_uint_eq(osd__get_be32(r + 4), recs[i].len);
+		ck_assert_uint_eq(r[8], recs[i].type);
+		ck_assert_uint_eq(osd__get_be32(r), osd__crc32c(0, r + 4, 5 + recs[i].len));
+	}
+	/* PACK: slot 1, 100 bytes, the CRC32C of the whole slot */
+	ck_assert_uint_eq(osd__get_be64(b + 285 + 9 + 16), 1);
+	ck_assert_uint_eq(osd__get_be64(b + 285 + 9 + 24), 100);
+	/* PACK_MAP: from word 0, one word with slot 1 (the header's slot 0 is implied) */
+	ck_assert_uint_eq(osd__get_be64(b + 330 + 9), 0);
+	ck_assert_uint_eq(osd__get_be64(b + 330 + 9 + 8), 0x2);
+	/* PART_USED: P1, one slot */
+	ck_assert_uint_eq(osd__get_be64(b + 355 + 9), P1);
+	ck_assert_uint_eq(osd__get_be64(b + 355 + 9 + 8), 4096);
+	ck_assert_uint_eq(osd__get_be64(b + 380 + 9), 7);
 	free(b);
 }
 END_TEST
@@ -194,9 +238,10 @@ START_TEST(t_cold_open)
 	iov.iov_len = 100;
 	ck_assert_int_eq(osd_store_write(st, P1, 8, 0, &iov, 1, 0), 0);
 	reopen(CACHE);
-	/* root, the partition and the two objects holding data (a file, a slot) */
-	ck_assert_uint_eq(in_memory(), 4);
-	ck_assert(loaded(7) && loaded(8) && !loaded(O1));
+	/* root, the partition and the object holding a file; the packed one
+	 * stays on disk (the checkpoint's slot map counts its slot) */
+	ck_assert_uint_eq(in_memory(), 3);
+	ck_assert(loaded(7) && !loaded(8) && !loaded(O1));
 	uint64_t count = 0;
 	ck_assert_int_eq(osd_store_object_count(st, P1, 0, 0, &count), 0);
 	ck_assert_uint_eq(count, NOBJ + 2);
@@ -207,13 +252,15 @@ START_TEST(t_cold_open)
 			if (in_memory() > most)
 				most = in_memory();
 		}
-	/* cache, a quarter more before a trim, the four that stay */
-	ck_assert_uint_le(most, CACHE + CACHE / 4 + 4);
+	/* cache, a quarter more before a trim, the three that stay */
+	ck_assert_uint_le(most, CACHE + CACHE / 4 + 3);
 	ck_assert_uint_ge(most, CACHE);
-	ck_assert(loaded(7) && loaded(8));
+	ck_assert(loaded(7));
 	uint64_t len = 0;
 	ck_assert_int_eq(osd_store_length(st, P1, 7, &len), 0);
 	ck_assert_uint_eq(len, sizeof(big));
+	ck_assert_int_eq(osd_store_length(st, P1, 8, &len), 0);
+	ck_assert_uint_eq(len, 100);
 }
 END_TEST
 
@@ -557,14 +604,39 @@ START_TEST(t_file_of_cold_object)
 }
 END_TEST
 
-/* Objects that hold data are loaded by the open: the hash of objects grows
- * for them as they come (a lookup walks no chain longer than the load
- * allows), and each reads its own bytes back. */
+static void used_of(uint64_t pid, uint64_t oid, uint64_t *used)
+{
+	ck_assert_int_eq(osd_store_used(st, pid, oid, used), 0);
+}
+
+/* Each of @p n packed objects from O1 reads its own 16 bytes (one in 97). */
+static void expect_own_bytes(unsigned n)
+{
+	uint8_t want[16], got[16];
+	size_t len = 0;
+	struct iovec iov = { got, sizeof(got) };
+	for (unsigned i = 0; i < n; i += 97) {
+		osd__put_be64(want, O1 + i);
+		osd__put_be64(want + 8, ~(O1 + i));
+		ck_assert_int_eq(osd_store_read(st, P1, O1 + i, 0, &iov, 1, &len), 0);
+		ck_assert_uint_eq(len, sizeof(got));
+		ck_assert_mem_eq(got, want, sizeof(got));
+	}
+}
+
+/*
+ * Packed objects. From a checkpoint of version 2 (store format 4) the open
+ * loads them all, to count their slots: the hash of objects grows for them
+ * as they come (a lookup walks no chain longer than the load allows). From
+ * one of version 3 it loads none (the slot map and the partition's bytes
+ * are in it) and the used totals are the same; each reads its own bytes
+ * back either way.
+ */
 #define NDATA 3000u
 START_TEST(t_open_data_objects)
 {
-	uint8_t buf[16], got[16];
-	size_t n = 0;
+	uint8_t buf[16];
+	uint64_t part = 0, all = 0, v = 0;
 	struct iovec iov = { buf, sizeof(buf) };
 	for (unsigned i = 0; i < NDATA; i++) {
 		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + i, OSD_OBJ_USER, 0), 0);
@@ -572,17 +644,157 @@ START_TEST(t_open_data_objects)
 		osd__put_be64(buf + 8, ~(O1 + i));
 		ck_assert_int_eq(osd_store_write(st, P1, O1 + i, 0, &iov, 1, 0), 0);
 	}
+	used_of(P1, 0, &part);
+	used_of(0, 0, &all);
+	ck_assert_uint_eq(part, NDATA * 4096ull);
+	st->ckpt_version = OSD__CKPT_VERSION_INDEX; /* the close writes version 2 */
 	reopen(CACHE);
 	ck_assert_uint_eq(in_memory(), NDATA + 2); /* with the root and the partition */
 	ck_assert_uint_ge(st->hash_size, st->nobjs);
-	iov.iov_base = got;
-	for (unsigned i = 0; i < NDATA; i += 97) {
-		osd__put_be64(buf, O1 + i);
-		osd__put_be64(buf + 8, ~(O1 + i));
-		ck_assert_int_eq(osd_store_read(st, P1, O1 + i, 0, &iov, 1, &n), 0);
-		ck_assert_uint_eq(n, sizeof(got));
-		ck_assert_mem_eq(got, buf, sizeof(got));
+	used_of(P1, 0, &v);
+	ck_assert_uint_eq(v, part);
+	expect_own_bytes(NDATA);
+	reopen(CACHE);
+	ck_assert_uint_eq(in_memory(), 2);
+	used_of(P1, 0, &v);
+	ck_assert_uint_eq(v, part);
+	used_of(0, 0, &v);
+	ck_assert_uint_eq(v, all);
+	expect_own_bytes(NDATA);
+	used_of(P1, O1 + 97, &v);
+	ck_assert_uint_eq(v, 4096);
+	used_of(P1, 0, &v);
+	ck_assert_uint_eq(v, part); /* a load counts nothing again */
+}
+END_TEST
+
+/* ---- packed objects leave memory ----------------------------------------------- */
+
+#define NPK 600u
+#define SLOT 4096u
+
+/* Object i's bytes in version @p ver: 50 to 249 of them. */
+static size_t pk_content(unsigned i, uint32_t ver, uint8_t *buf)
+{
+	size_t len = 50 + i % 200;
+	th_fill(buf, len, (uint64_t)i * 7 + ver, 0);
+	return len;
+}
+
+static void pk_write(unsigned i, uint32_t ver)
+{
+	uint8_t buf[256];
+	struct iovec iov = { buf, pk_content(i, ver, buf) };
+	ck_assert_int_eq(osd_store_write(st, P1, O1 + i, 0, &iov, 1, 0), 0);
+}
+
+static void pk_expect(unsigned i, uint32_t ver)
+{
+	uint8_t want[256], got[512];
+	size_t len = pk_content(i, ver, want), n = 0;
+	struct iovec iov = { got, sizeof(got) };
+	ck_assert_int_eq(osd_store_read(st, P1, O1 + i, 0, &iov, 1, &n), 0);
+	ck_assert_msg(n == len && !memcmp(got, want, len), "object %u version %u", i, ver);
+}
+
+static int pk_removed(unsigned i)
+{
+	return i % 50 == 1 && i % 3 != 0; /* 8 of them, none rewritten */
+}
+
+/* Every third object rewritten, eight removed, in the child that crashes. */
+static void pk_change(void)
+{
+	for (unsigned i = 0; i < NPK; i += 3)
+		pk_write(i, 2);
+	for (unsigned i = 0; i < NPK; i++)
+		if (pk_removed(i))
+			ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + i, 0), 0);
+}
+
+static void pk_expect_all(void)
+{
+	uint8_t b[16];
+	size_t n;
+	for (unsigned i = 0; i < NPK; i++) {
+		if (!pk_removed(i))
+			pk_expect(i, i % 3 ? 1 : 2);
+		else
+			ck_assert_int_eq(osd_store_attr_get(st, P1, O1 + i, PAGE, 1, b, sizeof(b), &n),
+					 -ENOENT);
 	}
+}
+
+static uint64_t pack_slots(void)
+{
+	char path[4200];
+	struct stat sb;
+	th_path(path, sizeof(path), dir, "data/pack");
+	ck_assert_int_eq(stat(path, &sb), 0);
+	return ((uint64_t)sb.st_size + SLOT - 1) / SLOT;
+}
+
+/*
+ * Packed objects leave memory like any other and come back with their slot
+ * (osd__pack_adopt): reads across a cache of 64 objects, a crash after
+ * rewrites and removals of objects loaded again (the replay moves and frees
+ * slots the checkpoint's map counted), the used totals exact throughout,
+ * and no slot named twice: the freed slots are taken again by new objects,
+ * and every old object still reads its own bytes.
+ */
+START_TEST(t_packed_leave_memory)
+{
+	uint64_t used = 0, total = 0;
+	for (unsigned i = 0; i < NPK; i++) {
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + i, OSD_OBJ_USER, 0), 0);
+		pk_write(i, 1);
+	}
+	reopen(CACHE);
+	ck_assert_uint_eq(in_memory(), 2);
+	size_t most = 0;
+	for (unsigned i = 0; i < NPK; i++) {
+		pk_expect(i, 1);
+		most = in_memory() > most ? in_memory() : most;
+	}
+	ck_assert_uint_le(most, CACHE + CACHE / 4 + 2);
+	used_of(P1, 0, &used);
+	ck_assert_uint_eq(used, NPK * SLOT);
+	uint64_t slots = pack_slots();
+	ck_assert_uint_eq(slots, 1 + NPK);
+
+	crash_after(pk_change);
+	pk_expect_all();
+	used_of(P1, 0, &used);
+	used_of(0, 0, &total);
+	ck_assert_uint_eq(used, (NPK - 8) * SLOT);
+	ck_assert_uint_eq(total, used);
+	/* 200 slots the rewrites left and 8 of removed objects are free again */
+	slots = pack_slots();
+	ck_assert_uint_eq(slots, 1 + NPK + NPK / 3);
+	for (unsigned i = NPK; i < 2 * NPK; i++) {
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + i, OSD_OBJ_USER, 0), 0);
+		pk_write(i, 3);
+	}
+	ck_assert_uint_le(pack_slots(), slots + NPK - (NPK / 3 + 8));
+	/* a rewrite after the checkpoint, logged by the flush: the object
+	 * stays until a checkpoint holds its new slot (passes of reads over
+	 * the cache drop every other one) */
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	for (unsigned i = NPK; i < 2 * NPK; i += 5)
+		pk_write(i, 4);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		pk_expect_all();
+		for (unsigned i = NPK; i < 2 * NPK; i++)
+			pk_expect(i, (i - NPK) % 5 ? 3 : 4);
+	}
+	reopen(CACHE);
+	ck_assert_uint_eq(in_memory(), 2);
+	used_of(P1, 0, &used);
+	ck_assert_uint_eq(used, (2 * NPK - 8) * SLOT);
+	pk_expect_all();
+	for (unsigned i = NPK; i < 2 * NPK; i++)
+		pk_expect(i, (i - NPK) % 5 ? 3 : 4);
 }
 END_TEST
 
@@ -620,14 +832,14 @@ START_TEST(t_upgrade_v1_checkpoint)
 	close(fd);
 	logged_text[0] = 0;
 	st = open_cache(0, CACHE, 0);
-	ck_assert_msg(strstr(logged_text, "upgraded from version 3 to 4: the checkpoint is "
-			     "indexed"), "%s", logged_text);
+	ck_assert_msg(strstr(logged_text, "upgraded from version 3 to 5: the checkpoint is "
+			     "indexed (objects load when used) and holds the slot map"), "%s", logged_text);
 	ck_assert_int_ge(st->ckfd, 0);
 	for (unsigned i = 0; i < 200; i++)
 		expect_val(O1 + i, 1);
 	read_file("checkpoint", &b, &len);
 	ck_assert_int_eq(osd__file_hdr_get_ver(b, "OSDCKPT1", &ver, &flags, &epoch), 0);
-	ck_assert_uint_eq(ver, 2);
+	ck_assert_uint_eq(ver, 3);
 	free(b);
 	reopen(CACHE);
 	ck_assert_uint_eq(in_memory(), 2);
@@ -656,8 +868,8 @@ START_TEST(t_rotten_record)
 	read_file("checkpoint", &b, &len);
 	/* the 51st entry of the only partition: its OBJ_CREATE (34 bytes), then
 	 * its ATTR record, whose value gets a flipped bit */
-	uint64_t off = osd__get_be64(b + 136 + 32 + 50 * 16 + 8) >> 16;
-	ck_assert_uint_eq(osd__get_be64(b + 136 + 32 + 50 * 16), O1 + 50);
+	uint64_t off = osd__get_be64(b + 152 + 32 + 50 * 16 + 8) >> 16;
+	ck_assert_uint_eq(osd__get_be64(b + 152 + 32 + 50 * 16), O1 + 50);
 	ck_assert_uint_eq(b[off + 8], 3);
 	ck_assert_uint_eq(b[off + 34 + 8], 5);
 	b[off + 34 + 9 + 24 + 3] ^= 0x10;
@@ -753,6 +965,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, t_bytes);
+	tcase_add_test(tc, t_bytes_packed);
 	tcase_add_test(tc, t_cold_open);
 	tcase_add_test(tc, t_skewed_ids);
 	tcase_add_test(tc, t_replay_defers);
@@ -765,6 +978,7 @@ int main(void)
 	tcase_add_test(tc, t_upgrade_v1_checkpoint);
 	tcase_add_test(tc, t_rotten_record);
 	tcase_add_test(tc, t_threads);
+	tcase_add_test(tc, t_packed_leave_memory);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
