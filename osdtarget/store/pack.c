@@ -575,7 +575,7 @@ int osd__pack_adopt(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
 	set_packed(o, slot, damaged, b);
 	o->used = slot && !damaged ? OSD__PACK_SLOT : 0; /* in the totals already */
 	if (slot && !damaged && st->opening && slot >= st->pack_open_slots) {
-		/* the map lost it at the open (osd__pack_map_past) */
+		/* the map left it out at the open (osd__pack_map_load) */
 		o->sums_bad = 1;
 		osd__data_account(st, o, 0);
 		past_note(st, o);
