@@ -230,6 +230,7 @@ struct osd_store {
 	pthread_rwlock_t ns;
 	pthread_mutex_t hash_mu;   /* the hash, while objects load under st->ns held for reading */
 	int ckfd;                  /* the checkpoint objects load from (table.c); -1: none */
+	uint64_t ckpt_objs_end;    /* where the objects' records end in it (UINT64_MAX: at END) */
 	/* log records a replay left for their objects (pending.c) */
 	pthread_mutex_t pend_mu;
 	struct osd__pend_obj *pend;

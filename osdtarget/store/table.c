@@ -278,16 +278,19 @@ static int obj_apply(struct osd_store *st, struct osd__obj *o, const struct osd_
  * Where the records of entry @p e of @p p end at the latest: where the next
  * entry's on disk begin (records of objects removed since may lie between,
  * their owner tells), so a damaged record there is not taken for this
- * object's; UINT64_MAX when no entry on disk follows in the partition.
+ * object's; when no entry on disk follows in the partition, where the
+ * objects' records end (version 3: the slot map follows them; version 2:
+ * UINT64_MAX, END follows).
  */
-static uint64_t obj_end(const struct osd__part *p, struct osd__ids_pos pos)
+static uint64_t obj_end(const struct osd_store *st, const struct osd__part *p,
+			struct osd__ids_pos pos)
 {
 	const struct osd__id *n;
 	for (osd__ids_step(&p->ids, &pos); (n = osd__ids_at(&p->ids, pos));
 	     osd__ids_step(&p->ids, &pos))
 		if (n->off)
 			return n->off;
-	return UINT64_MAX;
+	return st->ckpt_objs_end;
 }
 
 /* Apply the records of @p o in [off, end); @return 0 or -errno, *bad the damage. */
@@ -351,7 +354,7 @@ static struct osd__obj *table_obj(struct osd_store *st, struct osd__part *p,
 	if (!o)
 		return NULL;
 	o->part = p;
-	int err = obj_read(st, r, e->off, obj_end(p, pos), o, &bad);
+	int err = obj_read(st, r, e->off, obj_end(st, p, pos), o, &bad);
 	if (!err && (e->flags & OSD__ID_NOTED))
 		in_log = (err = log_apply(st, o, &applied, &bad)) != 0;
 	if (err == -ENOMEM) {
@@ -583,7 +586,7 @@ static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
 {
 	int err = 0, packed = 0;
 	const struct osd__id *e = osd__ids_at(&p->ids, pos);
-	uint64_t off = e->off, end = obj_end(p, pos);
+	uint64_t off = e->off, end = obj_end(st, p, pos);
 	for (int first = 1; off < end; first = 0) {
 		struct osd__rec rec;
 		long n = obj_rec(r, off, p->pid, e->id, first, &rec, &err);
@@ -978,6 +981,25 @@ static int part_used(struct osd_store *st, const struct osd__rec *rec)
 }
 
 /*
+ * The slot map or a partition's total is damaged: they are what the packed
+ * objects' records say, so the open counts those instead (every packed
+ * object loaded, as from a version 2 checkpoint) rather than refusing; the
+ * next checkpoint writes them whole.
+ */
+static int recount_packed(struct osd_store *st, uint64_t bad)
+{
+	osd__pack_map_clear(st);
+	atomic_store(&st->used, 0); /* objects with files count theirs later (step 5) */
+	for (size_t i = 0; i < st->nparts; i++)
+		atomic_store(&st->parts[i]->used, 0);
+	st->pack_counted = 0;
+	osd__store_note(st, OSD_STORE_LOG_WARNING, "%s/checkpoint: its slot map of data/%s is "
+			"damaged at byte %" PRIu64 ": counted again from the packed objects' "
+			"records", st->path, OSD__PACK_NAME, bad);
+	return osd__table_load_packed(st);
+}
+
+/*
  * Version 3: the slot map and the partitions' bytes in slots, from the
  * records at the head's pack_off up to END. Slots past the end of
  * data/pack are damage: their objects are all loaded to be told.
@@ -992,7 +1014,7 @@ static int load_summary(struct osd_store *st, struct reader *rd, const struct he
 		*bad = off;
 		long n = rd_rec(rd, off, &rec, &err);
 		if (n < 0)
-			return err ? err : -EUCLEAN;
+			return err == -ENOMEM ? err : recount_packed(st, off);
 		if (rec.type == OSD__REC_END)
 			break;
 		if (rec.type == OSD__REC_PACK_MAP)
@@ -1002,7 +1024,7 @@ static int load_summary(struct osd_store *st, struct reader *rd, const struct he
 		else
 			err = -EUCLEAN;
 		if (err)
-			return err;
+			return err == -ENOMEM ? err : recount_packed(st, off);
 		off += (uint64_t)n;
 	}
 	return past ? osd__table_load_packed(st) : 0;
@@ -1025,6 +1047,7 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
 	st->ckfd = fd;
 	/* version 3: the map and totals come whole, objects count nothing */
 	st->pack_counted = h.version != OSD__CKPT_VERSION_INDEX;
+	st->ckpt_objs_end = st->pack_counted ? h.pack_off : UINT64_MAX;
 	r = h.root_off < h.records_off || h.root_off >= h.records_off + h.records_len ? -EUCLEAN :
 	    obj_read(st, &rd, h.root_off, UINT64_MAX, st->root, bad);
 	for (uint64_t i = 0; i < h.nparts && !r; i++)
@@ -1095,6 +1118,7 @@ int osd__table_reload(struct osd_store *st, int fd)
 	if (st->ckfd >= 0)
 		close(st->ckfd);
 	st->ckfd = fd;
+	st->ckpt_objs_end = h.version == OSD__CKPT_VERSION_INDEX ? UINT64_MAX : h.pack_off;
 	osd__ns_all_clean(st);
 	return 0;
 }
