@@ -966,15 +966,27 @@ START_TEST(t_rotten_record)
 }
 END_TEST
 
-/* Threads load, change and drop objects while another writes checkpoints;
- * each thread owns every fourth object and checks its last value. */
+/* Threads load, change and drop packed objects while another writes
+ * checkpoints; each thread owns every fourth object and checks its last
+ * value and bytes (slots taken and freed while others load theirs from the
+ * checkpoint). */
 #define THREADS 4
 #define TOBJ 400u
 
 struct worker {
 	unsigned idx;
-	uint32_t ver[TOBJ];
+	uint32_t ver[TOBJ], dver[TOBJ];
 };
+
+/* 0 if object i holds its bytes of version @p ver (no check(): a thread). */
+static int pk_holds(unsigned i, uint32_t ver)
+{
+	uint8_t want[256], got[512];
+	size_t len = pk_content(i, ver, want), n = 0;
+	struct iovec iov = { got, sizeof(got) };
+	return osd_store_read(st, P1, O1 + i, 0, &iov, 1, &n) != 0 || n != len ||
+	       memcmp(got, want, len) != 0;
+}
 
 static void *worker_run(void *arg)
 {
@@ -982,18 +994,27 @@ static void *worker_run(void *arg)
 	unsigned seed = w->idx + 1;
 	for (unsigned k = 0; k < 3000; k++) {
 		unsigned i = (unsigned)rand_r(&seed) % (TOBJ / THREADS) * THREADS + w->idx;
-		uint8_t v[12], got[16];
+		unsigned op = (unsigned)rand_r(&seed) % 8;
+		uint8_t v[12], got[16], data[256];
 		size_t len = 0;
-		if (rand_r(&seed) % 4 == 0) {
+		if (op < 2) {
 			val_of(O1 + i, ++w->ver[i], v);
 			if (osd_store_attr_set(st, P1, O1 + i, PAGE, 1, v, sizeof(v), 0) != 0)
 				return "set";
+			continue;
+		}
+		if (op == 2) {
+			struct iovec iov = { data, pk_content(i, ++w->dver[i], data) };
+			if (osd_store_write(st, P1, O1 + i, 0, &iov, 1, 0) != 0)
+				return "write";
 			continue;
 		}
 		val_of(O1 + i, w->ver[i], v);
 		if (osd_store_attr_get(st, P1, O1 + i, PAGE, 1, got, sizeof(got), &len) != 0 ||
 		    len != sizeof(v) || memcmp(got, v, sizeof(v)))
 			return "get";
+		if (pk_holds(i, w->dver[i]))
+			return "read";
 	}
 	return NULL;
 }
@@ -1003,11 +1024,13 @@ START_TEST(t_threads)
 	static struct worker ws[THREADS];
 	pthread_t th[THREADS];
 	make_objects(TOBJ);
+	for (unsigned i = 0; i < TOBJ; i++)
+		pk_write(i, 1);
 	reopen(8);
 	for (unsigned t = 0; t < THREADS; t++) {
 		ws[t].idx = t;
 		for (unsigned i = 0; i < TOBJ; i++)
-			ws[t].ver[i] = 1;
+			ws[t].ver[i] = ws[t].dver[i] = 1;
 		ck_assert_int_eq(pthread_create(&th[t], NULL, worker_run, &ws[t]), 0);
 	}
 	for (int k = 0; k < 5; k++)
@@ -1018,8 +1041,13 @@ START_TEST(t_threads)
 		ck_assert_msg(res == NULL, "thread %u: %s", t, (const char *)res);
 	}
 	reopen(8);
-	for (unsigned i = 0; i < TOBJ; i++)
+	uint64_t used = 0;
+	used_of(P1, 0, &used);
+	ck_assert_uint_eq(used, TOBJ * SLOT);
+	for (unsigned i = 0; i < TOBJ; i++) {
 		expect_val(O1 + i, ws[i % THREADS].ver[i]);
+		pk_expect(i, ws[i % THREADS].dver[i]);
+	}
 }
 END_TEST
 
