@@ -229,10 +229,12 @@ struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o)
 /* An object whose state is all in the checkpoint and that nobody uses (lazy
  * access times are not held: Access times). A packed object reloads from
  * its records without counting its slot again (osd__pack_adopt); one whose
- * slot is damaged stays, as a checkpoint of version 2 cannot say so. */
+ * slot is damaged stays, as a checkpoint of version 2 cannot say so. The
+ * references first: data I/O changes the rest under obj->mu alone, holding
+ * one, and none is taken while st->ns is held for writing. */
 static int evictable(const struct osd_store *st, const struct osd__obj *o)
 {
-	return o->ckpt_clean && atomic_load(&o->refs) == 1 && o->part &&
+	return atomic_load(&o->refs) == 1 && o->ckpt_clean && o->part &&
 	       !o->has_file && !o->has_sums && !o->pack_pending && !o->removed &&
 	       !(o->packed && (o->sums_bad || !st->pack_counted));
 }

@@ -338,6 +338,7 @@ END_TEST
 static void crash_after(void (*fn)(void))
 {
 	osd_store_close(st);
+	st = NULL;
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
