@@ -124,6 +124,8 @@ struct osd__obj {
 	uint8_t pack_pending;      /* packed/slot/length changed since the last PACK record */
 	uint8_t ckpt_clean;        /* its records in the checkpoint (st->ckfd) are its state:
 				      it may be dropped from memory (osd__ns_trim) */
+	uint8_t ckpt_written;      /* a checkpoint being written holds its pack state as it
+				      is (cleared by a change of it: osd__ns_all_clean) */
 	uint8_t meta_bad;          /* OSD__META_BAD_*: its records are damaged: all but its
 				      type and REMOVE fail with -EIO (table.c) */
 	uint32_t nattrs;           /* the array has room for more (attr_room, attr.c) */

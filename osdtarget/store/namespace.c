@@ -288,13 +288,22 @@ void osd__ns_trim(struct osd_store *st)
 	pthread_rwlock_unlock(&st->ns);
 }
 
-/* Every object in memory matches the checkpoint just written: those over
- * the cache go. st->ns held for writing. */
+/* Every object in memory matches the checkpoint just written, but for user
+ * objects whose data changed their pack state since it wrote them (data I/O
+ * does not wait for st->ns): those over the cache go. st->ns held for
+ * writing. */
 void osd__ns_all_clean(struct osd_store *st)
 {
 	for (size_t i = 0; i < st->hash_size; i++)
-		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext)
-			o->ckpt_clean = 1;
+		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext) {
+			if (o->type != OSD_OBJ_USER) {
+				o->ckpt_clean = 1;
+				continue;
+			}
+			pthread_mutex_lock(&o->mu);
+			o->ckpt_clean = o->ckpt_written;
+			pthread_mutex_unlock(&o->mu);
+		}
 	ns_evict(st);
 }
 

@@ -406,7 +406,7 @@ int osd__pack_store(struct osd_store *st, struct osd__obj *o,
 	o->length = length;
 	o->packed = 1;
 	o->pack_pending = 1;
-	o->ckpt_clean = 0; /* stays in memory until a checkpoint holds the new slot */
+	o->ckpt_clean = o->ckpt_written = 0; /* kept until a checkpoint holds the new slot */
 	slot_superseded(st, o, old);
 	osd__data_account(st, o, slot ? OSD__PACK_SLOT : 0);
 	return 0;
@@ -419,7 +419,7 @@ void osd__pack_unpacked(struct osd_store *st, struct osd__obj *o)
 	o->pcrc = 0;
 	o->packed = 0;
 	o->pack_pending = 1;
-	o->ckpt_clean = 0;
+	o->ckpt_clean = o->ckpt_written = 0;
 	slot_superseded(st, o, old);
 }
 

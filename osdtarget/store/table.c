@@ -530,6 +530,7 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 		pthread_mutex_lock(&o->mu);
 		int packed = st->packfd >= 0 && osd__pack_ckpt(st, o, pk);
 		flags = data_flags(st, o->has_file || o->has_sums, packed);
+		o->ckpt_written = 1;
 		if (packed && o->sums_bad && st->ckpt_version != OSD__CKPT_VERSION_INDEX)
 			osd__put_be64(pk + 16, OSD__PACK_DAMAGED | o->slot); /* not its slot */
 		else if (packed)
