@@ -130,6 +130,18 @@ static void read_file(const char *name, uint8_t **buf, size_t *len)
 	close(dfd);
 }
 
+/* Write @p b (read_file()'s, freed) over file @p name of the store. */
+static void write_back(const char *name, uint8_t *b, size_t len)
+{
+	char path[4200];
+	th_path(path, sizeof(path), dir, name);
+	int fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, b, len, 0), (ssize_t)len);
+	close(fd);
+	free(b);
+}
+
 /* The superblock of a closed store says format @p version (an older build's). */
 static void sb_set_version(uint32_t version)
 {
@@ -834,7 +846,6 @@ START_TEST(t_bad_slot_map)
 	uint8_t *b;
 	size_t len;
 	uint64_t used = 0;
-	char path[4200];
 	for (unsigned i = 0; i < 200; i++) {
 		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + i, OSD_OBJ_USER, 0), 0);
 		pk_write(i, 1);
@@ -844,13 +855,8 @@ START_TEST(t_bad_slot_map)
 	read_file("checkpoint", &b, &len);
 	uint64_t pack_off = osd__get_be64(b + 32 + 8 + 80);
 	ck_assert_uint_eq(b[pack_off + 8], 12); /* PACK_MAP */
-	b[pack_off + 9 + 8] ^= 0x04;             /* slot 2's bit */
-	th_path(path, sizeof(path), dir, "checkpoint");
-	int fd = open(path, O_WRONLY);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, b, len, 0), (ssize_t)len);
-	close(fd);
-	free(b);
+	b[pack_off + 9 + 8] ^= 0x04;             /* a bit of its first word */
+	write_back("checkpoint", b, len);
 	logged_text[0] = 0;
 	st = open_cache(0, CACHE, 0);
 	ck_assert_msg(strstr(logged_text, "/checkpoint: its slot map of data/pack is damaged at "
@@ -923,7 +929,6 @@ START_TEST(t_rotten_record)
 {
 	uint8_t *b;
 	size_t len;
-	char path[4200];
 	uint8_t got[16];
 	size_t vl;
 
@@ -939,12 +944,7 @@ START_TEST(t_rotten_record)
 	ck_assert_uint_eq(b[off + 8], 3);
 	ck_assert_uint_eq(b[off + 34 + 8], 5);
 	b[off + 34 + 9 + 24 + 3] ^= 0x10;
-	th_path(path, sizeof(path), dir, "checkpoint");
-	int fd = open(path, O_WRONLY);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, b, len, 0), (ssize_t)len);
-	close(fd);
-	free(b);
+	write_back("checkpoint", b, len);
 	logged_text[0] = 0;
 	st = open_cache(0, CACHE, 0);
 	expect_val(O1 + 49, 1);
