@@ -631,6 +631,10 @@ int osd__pack_adopt(struct osd_store *st, struct osd__obj *o, const uint8_t *b);
 /* "where" of a checkpoint's PACK record for a packed object whose slot is
  * not its own (damage): the number, with this bit (checkpoint version 3). */
 #define OSD__PACK_DAMAGED (1ULL << 32)
+/* The state the header of PACK record @p b names: in its file (0, nothing
+ * else set), or packed in *@p slot (1; *@p damaged: a number a checkpoint
+ * kept for an object whose slot is not its own). -EBADMSG for anything else. */
+int osd__pack_rec_where(const uint8_t *b, uint32_t *slot, int *damaged);
 /* Words of the slot map a PACK_MAP record carries at most (32 KiB). */
 #define OSD__PACK_MAP_WORDS 4096u
 /* 1 for a well-formed PACK_MAP or PART_USED record. */

@@ -276,10 +276,9 @@ void osd__pack_close(struct osd_store *st)
 	st->pack_words = 0;
 }
 
-void osd__pack_reset(struct osd_store *st)
+/* Every slot but the header's free, none waiting to be punched. pack_mu held. */
+static void map_empty(struct osd_store *st)
 {
-	pthread_mutex_lock(&st->pack_mu);
-	drop_frees(st);
 	if (st->pack_map) {
 		memset(st->pack_map, 0, st->pack_words * sizeof(*st->pack_map));
 		memset(st->pack_loose_map, 0, st->pack_words * sizeof(*st->pack_map));
@@ -287,6 +286,13 @@ void osd__pack_reset(struct osd_store *st)
 	st->pack_loose = 0;
 	(void)map_set(st, 0, 1);
 	st->pack_hint = 1;
+}
+
+void osd__pack_reset(struct osd_store *st)
+{
+	pthread_mutex_lock(&st->pack_mu);
+	drop_frees(st);
+	map_empty(st);
 	pthread_mutex_unlock(&st->pack_mu);
 	if (st->packfd >= 0 && ftruncate(st->packfd, OSD__PACK_SLOT) == 0)
 		(void)fallocate(st->packfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
@@ -526,12 +532,7 @@ void osd__pack_ckpt_done(struct osd_store *st, int ok)
 	st->pack_ckpt_n = 0;
 }
 
-/*
- * The state a PACK record names: in its file (0, nothing else set), or
- * packed in *@p slot (*@p damaged: a number a checkpoint kept for an object
- * whose slot is not its own). -EBADMSG for anything else.
- */
-static int rec_where(const uint8_t *b, uint32_t *slot, int *damaged)
+int osd__pack_rec_where(const uint8_t *b, uint32_t *slot, int *damaged)
 {
 	uint64_t where = osd__get_be64(b + 16), length = osd__get_be64(b + 24);
 	if (where == OSD__PACK_IN_FILE)
@@ -567,7 +568,7 @@ static void past_note(struct osd_store *st, const struct osd__obj *o)
 int osd__pack_adopt(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
 {
 	uint32_t slot = 0;
-	int damaged = 0, r = rec_where(b, &slot, &damaged);
+	int damaged = 0, r = osd__pack_rec_where(b, &slot, &damaged);
 	if (o->type != OSD_OBJ_USER)
 		return -EINVAL;
 	if (r <= 0)
@@ -587,7 +588,7 @@ int osd__pack_adopt(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
 int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
 {
 	uint32_t slot = 0;
-	int damaged = 0, r = rec_where(b, &slot, &damaged);
+	int damaged = 0, r = osd__pack_rec_where(b, &slot, &damaged);
 	if (o->type != OSD_OBJ_USER)
 		return -EINVAL;
 	if (r < 0)
@@ -672,10 +673,7 @@ int osd__pack_map_load(struct osd_store *st, const struct osd__rec *rec, uint64_
 void osd__pack_map_clear(struct osd_store *st)
 {
 	pthread_mutex_lock(&st->pack_mu);
-	if (st->pack_map)
-		memset(st->pack_map, 0, st->pack_words * sizeof(*st->pack_map));
-	(void)map_set(st, 0, 1);
-	st->pack_hint = 1;
+	map_empty(st);
 	pthread_mutex_unlock(&st->pack_mu);
 }
 

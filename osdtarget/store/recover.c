@@ -175,9 +175,10 @@ static int apply(struct osd_store *st, struct replay *rp, const struct osd__rec 
 {
 	if (rp->defer && defer(st, rec, off))
 		return 0;
+	uint32_t slot;
+	int damaged = 0;
 	if (rec->type == OSD__REC_PACK && !rp->ckpt && rec->len >= OSD__PACK_HDR &&
-	    osd__get_be64(rec->payload + 16) != OSD__PACK_IN_FILE &&
-	    (osd__get_be64(rec->payload + 16) & OSD__PACK_DAMAGED))
+	    osd__pack_rec_where(rec->payload, &slot, &damaged) > 0 && damaged)
 		return -EBADMSG; /* only a checkpoint keeps a damaged number */
 	if (rec->type == OSD__REC_OBJ_REMOVE && rec->len == 16) {
 		struct osd__obj *o = osd__ns_find(st, osd__get_be64(rec->payload),

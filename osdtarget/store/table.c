@@ -571,12 +571,14 @@ static int meta_bad_msg(struct osd_store *st, uint64_t pid, const struct osd__id
 /* A PACK record copied for an object on disk: its slot tallied; 1 if packed. */
 static int copy_pack(struct tally *t, const struct osd__rec *rec)
 {
-	uint64_t where = osd__get_be64(rec->payload + 16);
-	if (rec->len != OSD__PACK_HDR || where == OSD__PACK_IN_FILE)
+	uint32_t slot = 0;
+	int damaged = 0;
+	if (rec->len != OSD__PACK_HDR)
 		return 0;
-	if (!(where & OSD__PACK_DAMAGED) && where < UINT32_MAX)
-		tally_slot(t, (uint32_t)where);
-	return 1;
+	int r = osd__pack_rec_where(rec->payload, &slot, &damaged);
+	if (r > 0 && !damaged)
+		tally_slot(t, slot);
+	return r != 0;
 }
 
 /* The records of an object left on disk, copied from the current checkpoint;
@@ -866,6 +868,16 @@ static int read_ents(struct reader *rd, const struct head *h, uint64_t *pos,
 	return 0;
 }
 
+/* Members of @p p whose index entry has @p flag. */
+static size_t flagged(const struct osd__part *p, unsigned flag)
+{
+	size_t n = 0;
+	for (size_t c = 0; c < p->ids.nc; c++)
+		for (size_t k = 0; k < p->ids.cn[c]; k++)
+			n += (p->ids.c[c][k].flags & flag) != 0;
+	return n;
+}
+
 /*
  * Grow the hash of objects for the members of @p p that hold data, which
  * the open loads: osd__ns_adopt() never resizes it (readers walk it without
@@ -874,10 +886,7 @@ static int read_ents(struct reader *rd, const struct head *h, uint64_t *pos,
  */
 static void reserve_data(struct osd_store *st, const struct osd__part *p)
 {
-	size_t n = 0;
-	for (size_t c = 0; c < p->ids.nc; c++)
-		for (size_t k = 0; k < p->ids.cn[c]; k++)
-			n += (p->ids.c[c][k].flags & OSD__ID_DATA) != 0;
+	size_t n = flagged(p, OSD__ID_DATA);
 	if (n)
 		osd__ns_reserve(st, st->nobjs + n);
 }
@@ -1169,9 +1178,7 @@ int osd__table_load_packed(struct osd_store *st)
 	size_t n = 0;
 	const struct osd__id *e;
 	for (size_t i = 0; i < st->nparts; i++)
-		for (size_t c = 0; c < st->parts[i]->ids.nc; c++)
-			for (size_t k = 0; k < st->parts[i]->ids.cn[c]; k++)
-				n += (st->parts[i]->ids.c[c][k].flags & OSD__ID_PACKED) != 0;
+		n += flagged(st->parts[i], OSD__ID_PACKED);
 	osd__ns_reserve(st, st->nobjs + n); /* loads adopt without resizing */
 	for (size_t i = 0; i < st->nparts; i++) {
 		struct osd__part *p = st->parts[i];

@@ -161,6 +161,24 @@ static void sb_set_version(uint32_t version)
 	close(fd);
 }
 
+/* A record the byte tests expect: its offset, type and payload length. */
+struct rec_at {
+	size_t off;
+	uint8_t type;
+	uint32_t len;
+};
+
+/* Each of @p n records of checkpoint @p b where @p recs says, its CRC right. */
+static void expect_recs(const uint8_t *b, const struct rec_at *recs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *r = b + recs[i].off;
+		ck_assert_uint_eq(osd__get_be32(r + 4), recs[i].len);
+		ck_assert_uint_eq(r[8], recs[i].type);
+		ck_assert_uint_eq(osd__get_be32(r), osd__crc32c(0, r + 4, 5 + recs[i].len));
+	}
+}
+
 /* The checkpoint of one partition and one object without attributes, byte
  * by byte: file header, head, index, records. */
 START_TEST(t_bytes)
@@ -198,14 +216,9 @@ START_TEST(t_bytes)
 	ck_assert_uint_eq(osd__get_be64(b + 184), O1);
 	ck_assert_uint_eq(osd__get_be64(b + 192), 251ull << 16 | OSD_OBJ_USER);
 	/* records: CAPACITY, NEXT_GEN, PART_CREATE, OBJ_CREATE, END(4) */
-	const struct { size_t off; uint8_t type; uint32_t len; } recs[] = {
+	const struct rec_at recs[] = {
 		{ 200, 6, 8 }, { 217, 8, 8 }, { 234, 1, 8 }, { 251, 3, 25 }, { 285, 9, 8 } };
-	for (size_t i = 0; i < 5; i++) {
-		const uint8_t *r = b + recs[i].off;
-		ck_assert_uint_eq(osd__get_be32(r + 4), recs[i].len);
-		ck_assert_uint_eq(r[8], recs[i].type);
-		ck_assert_uint_eq(osd__get_be32(r), osd__crc32c(0, r + 4, 5 + recs[i].len));
-	}
+	expect_recs(b, recs, 5);
 	ck_assert_uint_eq(osd__get_be64(b + 234 + 9), P1);
 	ck_assert_uint_eq(osd__get_be64(b + 251 + 9 + 8), O1);
 	ck_assert_uint_eq(b[251 + 9 + 24], OSD_OBJ_USER);
@@ -235,14 +248,9 @@ START_TEST(t_bytes_packed)
 	/* the entry: records at 251, packed (0x2), a user object */
 	ck_assert_uint_eq(osd__get_be64(b + 192), 251ull << 16 | 0x2u << 8 | OSD_OBJ_USER);
 	/* OBJ_CREATE, PACK, PACK_MAP, PART_USED, END(7) */
-	const struct { size_t off; uint8_t type; uint32_t len; } recs[] = {
+	const struct rec_at recs[] = {
 		{ 251, 3, 25 }, { 285, 11, 36 }, { 330, 12, 16 }, { 355, 13, 16 }, { 380, 9, 8 } };
-	for (size_t i = 0; i < 5; i++) {
-		const uint8_t *r = b + recs[i].off;
-		ck_assert_uint_eq(osd__get_be32(r + 4), recs[i].len);
-		ck_assert_uint_eq(r[8], recs[i].type);
-		ck_assert_uint_eq(osd__get_be32(r), osd__crc32c(0, r + 4, 5 + recs[i].len));
-	}
+	expect_recs(b, recs, 5);
 	/* PACK: slot 1, 100 bytes, the CRC32C of the whole slot */
 	ck_assert_uint_eq(osd__get_be64(b + 285 + 9 + 16), 1);
 	ck_assert_uint_eq(osd__get_be64(b + 285 + 9 + 24), 100);
