@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proto/byteorder.h"
 #include "store/internal.h"
 
 /* Writes at least this large start their writeback at once (start_writeback). */
@@ -209,6 +210,14 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 		unsigned dir;
 		osd__data_path(o->gen, name, &dir);
 		int sfd = -1;
+		/* no file of a generation a durable GENS record does not cover:
+		 * the open after a crash looks for files no record names only
+		 * below it (osd__data_open_lazy) */
+		if (create && !(o->has_file && o->has_sums) && atomic_load(&st->log_files)) {
+			int g = osd__log_sync(&st->log, atomic_load(&st->gens_pos));
+			if (g)
+				return g;
+		}
 		if (st->sums) {
 			/* the sidecar first: no data file is ever without one */
 			int r = osd__sum_open(st, o, create, &sfd);
@@ -224,10 +233,13 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 			if (r)
 				return r;
 		}
-		int flags = O_RDWR | O_CLOEXEC | (o->has_file ? 0 : O_CREAT);
-		/* a recycled file is empty; O_TRUNC in case a crash undid that */
+		/* A file of an object that has none is a leftover (a move out of
+		 * the pack a crash undid, or a recycled file a crash left with
+		 * bytes): its bytes are not the object's. */
+		int flags = O_RDWR | O_CLOEXEC | (o->has_file ? 0 : O_CREAT | O_TRUNC);
 		if (!o->has_file && osd__pool_take(st, name) == 0)
 			flags = O_RDWR | O_CLOEXEC | O_TRUNC;
+
 		int f = osd__open_noatime(st->datafd, name, flags, 0600);
 		if (f < 0 && errno == ENOENT && !o->has_file) {
 			int r = make_dir(st, dir); /* the first file of its directory */
@@ -806,6 +818,85 @@ static void unnamed_report(struct osd_store *st, const struct unnamed *u)
 				u->failed);
 }
 
+/* The sidecar of @p o attached (@p have: its data file exists); a data file
+ * that attaching made (the sidecar's length) is accounted. */
+static int attach_sums(struct osd_store *st, struct osd__obj *o, int have,
+		       struct osd__sum_scan *sc)
+{
+	o->has_sums = 0;
+	int r = osd__sum_attach(st, o, have, sc);
+	if (!r && o->has_file && !have) {
+		struct stat sb;
+		char name[32];
+		unsigned dd;
+		osd__data_path(o->gen, name, &dd);
+		if (fstatat(st->datafd, name, &sb, 0) == 0)
+			osd__data_account(st, o, (uint64_t)sb.st_blocks * 512);
+	}
+	return r;
+}
+
+/* Open: remember a packed object whose file a DATA record named. */
+static void stale_push(struct osd_store *st, struct osd__obj *o)
+{
+	if (st->nstale == st->stale_cap) {
+		size_t cap = st->stale_cap ? 2 * st->stale_cap : 16;
+		struct osd__stale *v = realloc(st->stale, cap * sizeof(*v));
+		if (!v)
+			return; /* the file stays until the next move truncates it */
+		st->stale = v;
+		st->stale_cap = cap;
+	}
+	st->stale[st->nstale++] = (struct osd__stale){ o->pid, o->oid, o->gen };
+}
+
+int osd__data_attach(struct osd_store *st, struct osd__obj *o, struct osd__sum_scan *sc)
+{
+	o->attach = 0;
+	if (o->type != OSD_OBJ_USER)
+		return 0;
+	/* A file of a packed object is a move out of the pack a crash undid,
+	 * unless a later record of the replay logs the move: told at the end
+	 * of the open (osd__data_open_lazy). Otherwise the next move truncates
+	 * it (fd_get_locked). */
+	if (o->packed) {
+		if (sc && sc == st->attach_sc)
+			stale_push(st, o);
+		return 0;
+	}
+	uint64_t len = o->length, used = o->used;
+	int file = o->has_file, sums = o->has_sums, r = 0;
+	char name[32];
+	unsigned dir;
+	struct stat sb;
+	osd__data_path(o->gen, name, &dir);
+	int have = fstatat(st->datafd, name, &sb, 0) == 0;
+	if (!have && errno != ENOENT) {
+		r = -errno;
+		o->sums_bad = 1; /* its data cannot be told: every access fails */
+		osd__store_note(st, OSD_STORE_LOG_ERR, "%s: data/%s of object 0x%" PRIx64 " in "
+				"partition 0x%" PRIx64 " cannot be read: %s", st->path, name,
+				o->oid, o->pid, strerror(-r));
+		return r;
+	}
+	o->has_file = have;
+	o->length = have ? (uint64_t)sb.st_size : 0;
+	osd__data_account(st, o, have ? (uint64_t)sb.st_blocks * 512 : 0);
+	if (st->sums) {
+		struct osd__sum_scan one;
+		memset(&one, 0, sizeof(one));
+		r = attach_sums(st, o, have, sc ? sc : &one);
+		if (!sc) {
+			int e = osd__sum_settle(st, &one);
+			r = r ? r : e;
+			osd__sum_report(st, &one);
+		}
+	}
+	if (o->length != len || o->used != used || o->has_file != file || o->has_sums != sums)
+		o->ckpt_clean = 0; /* its FILE record is no longer its state */
+	return r;
+}
+
 /* Attach the checksum sidecars of the objects found (osd__sum_attach). */
 static int scan_sums(struct osd_store *st, struct gen_ent *map, size_t n)
 {
@@ -814,19 +905,8 @@ static int scan_sums(struct osd_store *st, struct gen_ent *map, size_t n)
 	memset(&sc, 0, sizeof(sc));
 	for (size_t i = 0; i < n && !r; i++) {
 		struct osd__obj *o = map[i].obj;
-		int had = o->has_sums, have = o->has_file;
-		if (!had && !have)
-			continue;
-		o->has_sums = 0;
-		r = osd__sum_attach(st, o, have, &sc);
-		if (!r && o->has_file && !have) {
-			struct stat sb;
-			char name[32];
-			unsigned dd;
-			osd__data_path(o->gen, name, &dd);
-			if (fstatat(st->datafd, name, &sb, 0) == 0)
-				osd__data_account(st, o, (uint64_t)sb.st_blocks * 512);
-		}
+		if (o->has_sums || o->has_file)
+			r = attach_sums(st, o, o->has_file, &sc);
 	}
 	int e = osd__sum_settle(st, &sc);
 	if (!r)
@@ -998,6 +1078,70 @@ int osd__data_scan(struct osd_store *st)
 	return r;
 }
 
+/* Generation @p gen's data file or sidecar (@p sidecar) that no record names
+ * is deleted (@p gone: a replayed REMOVE let go of it) or goes to
+ * quarantine/; @p u counts. */
+static void lazy_unnamed(struct osd_store *st, uint64_t gen, int sidecar, int gone,
+			 struct unnamed *u)
+{
+	char name[40];
+	unsigned dir;
+	if (sidecar)
+		osd__sum_path(gen, name);
+	else
+		osd__data_path(gen, name, &dir);
+	struct stat sb;
+	if (fstatat(st->datafd, name, &sb, 0) != 0)
+		return;
+	const char *base = strchr(name, '/') + 1;
+	int dfd = osd__data_open_dir(st, (unsigned)(gen & 0xFF));
+	if (dfd < 0) {
+		u->failed++;
+		return;
+	}
+	if (!gone)
+		unnamed_file(st, dfd, base, gen, u);
+	else if (unlinkat(dfd, base, 0) == 0)
+		u->deleted++;
+	close(dfd);
+}
+
+int osd__data_open_lazy(struct osd_store *st)
+{
+	struct unnamed u = { 0 };
+	/* the files of objects a replayed REMOVE let go and a crash kept */
+	for (size_t i = 0; i < st->ngone; i++)
+		for (int sc = 0; sc < 2; sc++)
+			lazy_unnamed(st, st->gone[i], sc, 1, &u);
+	/* Generations from the next on were never given to an object any
+	 * record names; a file of one is a creation whose records a crash lost.
+	 * No file exists above the highest GENS record (fd_get_locked). */
+	for (uint64_t g = st->next_gen; g < st->gens_reserved; g++)
+		for (int sc = 0; sc < 2; sc++)
+			lazy_unnamed(st, g, sc, 0, &u);
+	if (st->gens_reserved > st->next_gen)
+		st->next_gen = st->gens_reserved; /* never given: a quarantined name stays unique */
+	/* packed objects whose file a DATA record named, still packed: the
+	 * move out of the pack was never logged, so the file holds nothing
+	 * a flush made durable */
+	for (size_t i = 0; i < st->nstale; i++) {
+		struct osd__obj *o = osd__ns_lookup(st, st->stale[i].pid, st->stale[i].oid);
+		if (o && o->gen == st->stale[i].gen && o->packed)
+			for (int sc = 0; sc < 2; sc++)
+				lazy_unnamed(st, o->gen, sc, 0, &u);
+	}
+	free(st->stale);
+	st->stale = NULL;
+	st->nstale = st->stale_cap = 0;
+	unnamed_report(st, &u);
+	int r = 0;
+	if (st->attach_sc) {
+		r = osd__sum_settle(st, st->attach_sc);
+		osd__sum_report(st, st->attach_sc);
+	}
+	return r;
+}
+
 /* ---- public API ------------------------------------------------------------------- */
 
 /* A referenced user object, or -ENOENT / -EINVAL. */
@@ -1026,6 +1170,49 @@ static int iov_total(const struct iovec *iov, int iovcnt, uint64_t *total)
 	}
 	*total = t;
 	return 0;
+}
+
+/*
+ * Before a change of an object's data file: its first change under each
+ * value of st->data_epoch (one per checkpoint) logs a DATA record, so that
+ * an open after a crash reads the files of the objects the log names
+ * instead of every file (osd__data_attach). io->changing counts the change
+ * until data_unmark(): a checkpoint that bumps the epoch after this check
+ * sees it and names the object in its new log itself. Either this load of
+ * the epoch sees the bump, or the checkpoint sees the count (both atomics
+ * sequentially consistent). On error nothing is counted.
+ */
+static int data_mark(struct osd_store *st, struct osd__obj *o)
+{
+	atomic_fetch_add(&o->io->changing, 1);
+	uint32_t ep = atomic_load(&st->data_epoch);
+	if (!atomic_load(&st->log_files) || atomic_load(&o->data_epoch) == ep)
+		return 0;
+	uint8_t b[16];
+	int r = 0;
+	osd__put_be64(b, o->pid);
+	osd__put_be64(b + 8, o->oid);
+	pthread_rwlock_rdlock(&st->ns);
+	pthread_mutex_lock(&o->mu);
+	ep = atomic_load(&st->data_epoch); /* a checkpoint may have run meanwhile */
+	if (atomic_load(&o->data_epoch) != ep && !o->removed) {
+		r = osd__log_append(&st->log, OSD__REC_DATA, b, sizeof(b), NULL, 0, NULL);
+		if (!r) {
+			atomic_store(&o->data_epoch, ep);
+			o->ckpt_clean = o->ckpt_written = 0;
+		}
+	}
+	pthread_mutex_unlock(&o->mu);
+	pthread_rwlock_unlock(&st->ns);
+	if (r)
+		atomic_fetch_sub(&o->io->changing, 1);
+	return r;
+}
+
+/* The change data_mark() counted is accounted (length and used bytes set). */
+static void data_unmark(struct osd__obj *o)
+{
+	atomic_fetch_sub(&o->io->changing, 1);
 }
 
 /* Make a data change durable now when asked to (FUA or sync_writes). */
@@ -1276,6 +1463,8 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 		return r;
 	if (!obj_io(o))
 		return -ENOMEM;
+	if ((r = data_mark(st, o)) != 0)
+		return r;
 	if (st->sums)
 		pthread_mutex_lock(&o->io->wmu);
 	pthread_mutex_lock(&o->mu);
@@ -1285,6 +1474,7 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 		pthread_mutex_unlock(&o->mu);
 		if (st->sums)
 			pthread_mutex_unlock(&o->io->wmu);
+		data_unmark(o);
 		return -EFBIG;
 	}
 	r = o->removed ? -ENOENT : space_check_locked(st, o, off, off + total);
@@ -1332,6 +1522,7 @@ static int data_write(struct osd_store *st, struct osd__obj *o, int append, uint
 	} else if (hold) {
 		pthread_mutex_unlock(&o->mu);
 	}
+	data_unmark(o);
 	if (st->sums) {
 		atomic_fetch_add(&o->io->wseq, 1);
 		pthread_mutex_unlock(&o->io->wmu);
@@ -1637,9 +1828,9 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 	r = pack_change(st, o, PACK_TRUNCATE, length, 0, NULL, 0, flags, NULL, &bad, &handled);
 	if (r || handled)
 		return pack_done(st, o, r, bad, "truncate of", flags);
-	if (!obj_io(o)) {
+	if (!obj_io(o) || (r = data_mark(st, o)) != 0) {
 		osd__obj_put(st, o);
-		return -ENOMEM;
+		return r ? r : -ENOMEM;
 	}
 	if (st->sums)
 		pthread_mutex_lock(&o->io->wmu);
@@ -1660,6 +1851,7 @@ int osd_store_truncate(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_
 		account_fd_locked(st, o, fd);
 	}
 	pthread_mutex_unlock(&o->mu);
+	data_unmark(o);
 	if (st->sums) {
 		atomic_fetch_add(&o->io->wseq, 1);
 		pthread_mutex_unlock(&o->io->wmu);
@@ -1694,9 +1886,9 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 		r = pack_change(st, o, PACK_PUNCH, offset, len, NULL, 0, flags, NULL, &bad, &handled);
 	if (r || handled)
 		return pack_done(st, o, r, bad, "punch of", flags);
-	if (!obj_io(o)) {
+	if (!obj_io(o) || (r = data_mark(st, o)) != 0) {
 		osd__obj_put(st, o);
-		return -ENOMEM;
+		return r ? r : -ENOMEM;
 	}
 	if (st->sums)
 		pthread_mutex_lock(&o->io->wmu);
@@ -1719,6 +1911,7 @@ int osd_store_punch(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t o
 		account_fd_locked(st, o, fd);
 	}
 	pthread_mutex_unlock(&o->mu);
+	data_unmark(o);
 	if (st->sums) {
 		atomic_fetch_add(&o->io->wseq, 1);
 		pthread_mutex_unlock(&o->io->wmu);

@@ -83,6 +83,8 @@ struct osd__obj_io {
 	_Atomic uint64_t wseq;     /* data changes so far (a flush marks clean only if none raced) */
 	uint64_t armed_seq, armed_gen; /* wseq and st->flush_gen at the flush that left the
 				      range open (wmu) */
+	atomic_int changing;       /* data changes past data_mark() and not yet accounted: a
+				      checkpoint names such an object in its new log */
 	struct osd__obj *open_next; /* st->open list (st->open_mu) */
 	int on_open;               /* st->open_mu */
 
@@ -128,6 +130,8 @@ struct osd__obj {
 				      is (cleared by a change of it: osd__ns_all_clean) */
 	uint8_t meta_bad;          /* OSD__META_BAD_*: its records are damaged: all but its
 				      type and REMOVE fail with -EIO (table.c) */
+	uint8_t attach;            /* loaded from a FILE record: its files are read before
+				      anyone uses it (osd__ns_find, osd__data_attach) */
 	uint32_t nattrs;           /* the array has room for more (attr_room, attr.c) */
 	struct osd__attr *attrs;   /* sorted by (page, num) */
 	uint64_t length;           /* logical length = data file size */
@@ -136,6 +140,7 @@ struct osd__obj {
 	uint32_t slot;             /* pack slot of a packed object; 0 = none (pack.c) */
 	uint32_t slot_logged;      /* the slot the last record or checkpoint names */
 	uint32_t pcrc;             /* CRC32C of the whole slot */
+	_Atomic uint32_t data_epoch; /* st->data_epoch of its last DATA record (data_mark) */
 	pthread_mutex_t mu;
 };
 
@@ -151,7 +156,8 @@ struct osd__id {
 	uint64_t type : 8;         /* enum osd_obj_type */
 };
 /* The object holds data in a file or a sidecar (checkpoint version 2: or a
- * pack slot): the open rebuilds its state from them, so it loads it. */
+ * pack slot): the open rebuilds its state from them, so it loads it. In
+ * version 4 its records end with a FILE record, read when it loads. */
 #define OSD__ID_DATA 0x1u
 /* The object is packed (checkpoint version 3): its records and the
  * checkpoint's slot map are its state; it stays on disk at the open. */
@@ -257,6 +263,23 @@ struct osd_store {
 	_Atomic uint64_t ckpt_size; /* bytes of the last checkpoint */
 	int log_attrs;             /* the log is version 2: ATTRS records may go in it
 				      (changes under st->ns held for writing) */
+	atomic_int log_files;      /* the log is version 3: DATA and GENS records may go in it */
+	int files_counted;         /* a checkpoint of version 4 was loaded by its index: file
+				      objects stay on disk, the totals count their bytes,
+				      and one loads by reading its files (osd__data_attach) */
+	_Atomic uint32_t data_epoch; /* bumped by each checkpoint before it writes objects:
+				      a data change logs DATA once per value (data_mark) */
+	uint64_t gens_logged;      /* no data file of this or a higher generation may be
+				      made before a GENS record above it (st->ns) */
+	_Atomic uint64_t gens_pos; /* log position past the last GENS record: synced before
+				      a data file is made */
+	uint64_t gens_reserved;    /* open: the highest GENS record replayed */
+	struct osd__sum_scan *attach_sc; /* open: the attaches of the replay, settled at once */
+	struct osd__stale *stale;  /* open: packed objects a DATA record named (their
+				      file may be a move out of the pack a crash undid) */
+	size_t nstale, stale_cap;
+	struct osd__obj **carry;   /* checkpoint: objects with a change in flight */
+	size_t ncarry, carry_cap;
 
 	struct osd__log log;
 
@@ -321,13 +344,24 @@ struct osd_store {
 	size_t pack_ckpt_n, pack_ckpt_cap;
 };
 
+/* A packed object whose data file a replayed DATA record named. */
+struct osd__stale {
+	uint64_t pid, oid, gen;
+};
+
+/* A sidecar recomputed whose header is written clean once its entries are
+ * durable (osd__sum_settle). */
+struct osd__sum_settle {
+	uint64_t gen, length;
+};
+
 /* What the open's scan of checksum sidecars found (osd__sum_report). */
 struct osd__sum_scan {
 	uint64_t recomputed_objs, recomputed_blocks; /* dirty at a crash */
 	uint64_t built_objs, built_bytes;            /* upgrade or salvage */
 	uint64_t bad_objs;                           /* sidecar or data missing or damaged */
 	char bad_names[200];
-	struct osd__obj **settle;  /* recomputed, header still dirty (osd__sum_settle) */
+	struct osd__sum_settle *settle; /* recomputed, header still dirty */
 	size_t nsettle, settle_cap;
 };
 
@@ -440,9 +474,11 @@ int osd__pend_open(struct osd_store *st);
 /* Forget every record (a checkpoint holds them) and close the log. */
 void osd__pend_clear(struct osd_store *st);
 
-/* table.c: the indexed checkpoint (version 2; 3 adds the slot map) */
+/* table.c: the indexed checkpoint (version 2; 3 adds the slot map; 4 the FILE
+ * records of objects with a data file) */
 #define OSD__CKPT_VERSION_INDEX 2u
-#define OSD__CKPT_VERSION 3u
+#define OSD__CKPT_VERSION_PACKMAP 3u
+#define OSD__CKPT_VERSION 4u
 /* Write the namespace after the file header of @p fd (st->ns held for writing). */
 int osd__table_write(struct osd_store *st, int fd, uint64_t *size);
 /* Open: the index of checkpoint @p fd, every record verified; root,
@@ -497,6 +533,18 @@ void osd__data_close_ranges(struct osd_store *st, uint64_t gen);
 /* Set obj->used and adjust partition and store totals; obj->mu held. */
 void osd__data_account(struct osd_store *st, struct osd__obj *obj, uint64_t used);
 int osd__data_scan(struct osd_store *st);
+/* Read an object's data file and sidecar as they are: its length, used
+ * bytes (the totals adjusted) and sidecar state, as the scan of an open
+ * does; a dirty range a crash left is recomputed (settled in @p sc, or at
+ * once when NULL). obj->mu held, or the object not yet published. */
+int osd__data_attach(struct osd_store *st, struct osd__obj *o, struct osd__sum_scan *sc);
+/* Open of a store whose file objects stay on disk, instead of the scan:
+ * the files of replayed REMOVEs go, files of generations a GENS record
+ * reserved but no record names go to quarantine/, and the replay's
+ * attaches are settled. */
+int osd__data_open_lazy(struct osd_store *st);
+/* Generations reserved ahead of the next by a GENS record. */
+#define OSD__GENS_AHEAD 4096u
 /* The number a data or pool file is named by: exactly 16 lowercase hex
  * digits; -1 for any other name. */
 int osd__parse_hex16(const char *name, uint64_t *n);

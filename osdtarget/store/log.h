@@ -32,9 +32,19 @@ enum osd__rec_type {
 				     store format 3 (packed small objects) */
 	OSD__REC_PACK_MAP = 12,   /* first word(8), then words(8 each) of the slot map;
 				     checkpoint version 3 only */
-	OSD__REC_PART_USED = 13   /* pid, bytes(8) its packed objects use; checkpoint
-				     version 3 only */
+	OSD__REC_PART_USED = 13,  /* pid, bytes(8) its objects use (version 3: in pack
+				     slots; version 4: in slots and files); checkpoint only */
+	OSD__REC_FILE = 14,       /* pid, oid, length(8) used(8) flags(1): an object whose
+				     files are read when it loads; checkpoint version 4 */
+	OSD__REC_DATA = 15,       /* pid, oid: its data changed in this log's epoch; log v3 */
+	OSD__REC_GENS = 16        /* generation(8): no data file of this or a higher one
+				     exists; log v3 */
 };
+
+/* FILE record flags: the object had a data file, a sidecar. */
+#define OSD__FILE_HAS_DATA 0x1u
+#define OSD__FILE_HAS_SUMS 0x2u
+#define OSD__FILE_LEN 33u   /* pid oid length(8) used(8) flags(1) */
 
 /* ATTRS: the attribute changes of one object in one record, applied in order
  * (a first WRITE logs its pending access time and "data modified" at once). */
@@ -45,16 +55,18 @@ enum osd__rec_type {
 #define OSD__REC_MAX_PAYLOAD (24u + 0xFFFEu)
 #define OSD__FILE_HDR 32u
 #define OSD__FORMAT_VERSION 1u  /* checkpoint; a log without ATTRS records */
-#define OSD__LOG_VERSION 2u     /* a log that may hold ATTRS records */
+#define OSD__LOG_VERSION_ATTRS 2u /* a log that may hold ATTRS records */
+#define OSD__LOG_VERSION 3u     /* ...and DATA and GENS records (store format 6) */
 /* Superblock versions: 1 without data checksums, 2 with checksum sidecars
  * (docs/target-store.md, "Data checksums"), 3 with packed small objects
  * ("Packed small objects"), 4 with the indexed checkpoint ("Checkpoint
  * index"), 5 with the slot map in the checkpoint (packed objects load when
- * used). */
+ * used), 6 with file objects in the checkpoint (objects with a data file
+ * load when used: "Objects with a data file"). */
 #define OSD__SB_VERSION_NOSUMS 1u
 #define OSD__SB_VERSION_PACK 3u
 #define OSD__SB_VERSION_PACKMAP 5u
-#define OSD__SB_VERSION 5u
+#define OSD__SB_VERSION 6u
 #define OSD__SB_FLAG_NO_SUMS 0x1u /* made with checksums off (benchmarks) */
 
 /** A parsed record; payload points into the parsed buffer. */

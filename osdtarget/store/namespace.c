@@ -102,6 +102,8 @@ static struct osd__id *disk_entry(struct osd_store *st, uint64_t pid, uint64_t o
 	return e;
 }
 
+static struct osd__obj *ns_publish(struct osd_store *st, struct osd__obj *o);
+
 /*
  * The object, loaded from the checkpoint when only its index entry is in
  * memory. Callers hold st->ns (read or write), which keeps it there: only
@@ -116,14 +118,25 @@ struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 	if (!e)
 		return o;
 	o = osd__table_obj(st, p, pos);
-	if (o) {
-		struct osd__obj *in = osd__ns_adopt(st, o);
-		if (in == o && (e->flags & OSD__ID_NOTED))
-			osd__pend_take(st, pid, oid); /* published: what it applied is its own */
-		o = in;
-		atomic_fetch_add(&st->loads, 1);
-	}
-	return o;
+	if (!o)
+		return NULL;
+	/* An object whose files are read as it loads is published with its
+	 * mutex held until they are: anyone else waits for its state, and the
+	 * totals change once (a thread that loaded it too frees its copy). */
+	int attach = o->attach;
+	if (attach)
+		pthread_mutex_lock(&o->mu);
+	struct osd__obj *in = ns_publish(st, o);
+	if (in == o && (e->flags & OSD__ID_NOTED))
+		osd__pend_take(st, pid, oid); /* published: what it applied is its own */
+	if (in == o && attach)
+		(void)osd__data_attach(st, o, st->attach_sc); /* failures leave it unusable */
+	if (attach)
+		pthread_mutex_unlock(&o->mu);
+	if (in != o)
+		osd__ns_obj_free(o);
+	atomic_fetch_add(&st->loads, 1);
+	return in;
 }
 
 void osd__ns_prefetch_slot(struct osd_store *st, uint64_t pid, uint64_t oid)
@@ -208,8 +221,9 @@ static void ns_unlink(struct osd_store *st, struct osd__obj *o)
 }
 
 /* Put @p o, loaded under st->ns held for reading, into the hash: @return the
- * object there (another thread may have loaded it first; @p o is freed). */
-struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o)
+ * object there (another thread may have loaded it first: @p o is left to
+ * the caller). */
+static struct osd__obj *ns_publish(struct osd_store *st, struct osd__obj *o)
 {
 	pthread_mutex_lock(&st->hash_mu);
 	struct osd__obj **head = &st->hash[ns_slot(st, o->pid, o->oid)];
@@ -221,9 +235,15 @@ struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o)
 		st->nobjs++;
 	}
 	pthread_mutex_unlock(&st->hash_mu);
-	if (had)
-		osd__ns_obj_free(o);
 	return had ? had : o;
+}
+
+struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o)
+{
+	struct osd__obj *in = ns_publish(st, o);
+	if (in != o)
+		osd__ns_obj_free(o);
+	return in;
 }
 
 /* An object whose state is all in the checkpoint and that nobody uses (lazy
@@ -235,7 +255,8 @@ struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o)
 static int evictable(const struct osd_store *st, const struct osd__obj *o)
 {
 	return atomic_load(&o->refs) == 1 && o->ckpt_clean && o->part &&
-	       !o->has_file && !o->has_sums && !o->pack_pending && !o->removed &&
+	       !o->pack_pending && !o->removed &&
+	       (!(o->has_file || o->has_sums) || (st->files_counted && !o->sums_bad)) &&
 	       !(o->packed && (o->sums_bad || !st->pack_counted));
 }
 
@@ -571,7 +592,28 @@ static int ns_apply_attrs(struct osd_store *st, const uint8_t *b, uint32_t n, in
 	if (!o)
 		return -ENOENT;
 	int r = pack ? osd__pack_apply(st, o, b) : 0;
+	/* moved into its file: the file is the truth (a scan reads it otherwise) */
+	if (!r && pack && !o->packed && st->files_counted)
+		r = osd__data_attach(st, o, st->attach_sc);
 	return r ? r : attrs_put(o, b, n, pack ? OSD__PACK_HDR : OSD__ATTRS_HDR);
+}
+
+/* A DATA record: the object's files changed since the checkpoint, so they
+ * are read as they are now (a scan of every file reads them otherwise). */
+static int ns_apply_data(struct osd_store *st, const uint8_t *b, uint32_t n)
+{
+	if (n != 16)
+		return -EBADMSG;
+	uint64_t pid = osd__get_be64(b), oid = osd__get_be64(b + 8);
+	/* one with a FILE record reads its files as it loads */
+	const struct osd__id *e = osd__ns_on_disk(st, pid, oid);
+	int loads_attached = e && (e->flags & OSD__ID_DATA);
+	struct osd__obj *o = osd__ns_find(st, pid, oid);
+	if (!o)
+		return -ENOENT;
+	if (o->type != OSD_OBJ_USER)
+		return -EINVAL;
+	return st->files_counted && !loads_attached ? osd__data_attach(st, o, st->attach_sc) : 0;
 }
 
 int osd__ns_attrs_apply(struct osd__obj *o, const uint8_t *b, uint32_t n)
@@ -634,6 +676,17 @@ int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)
 		if (osd__get_be64(b) > st->next_gen)
 			st->next_gen = osd__get_be64(b);
 		return 0;
+	case OSD__REC_DATA:
+		return ns_apply_data(st, b, n);
+	case OSD__REC_GENS:
+		if (n != 8)
+			return -EBADMSG;
+		if (osd__get_be64(b) > st->gens_reserved)
+			st->gens_reserved = osd__get_be64(b);
+		return 0;
+	case OSD__REC_FILE:
+		/* a checkpoint read whole: the scan reads the files */
+		return n == OSD__FILE_LEN ? 0 : -EBADMSG;
 	case OSD__REC_PACK_MAP:
 	case OSD__REC_PART_USED:
 		/* a checkpoint read whole: its PACK records make the map and
@@ -751,6 +804,24 @@ int osd_store_partition_stats(struct osd_store *st, uint64_t *count, uint64_t *m
 
 /* ---- public API: objects ---------------------------------------------------- */
 
+/* A new object takes generation @p gen (st->ns held for writing): past the
+ * reservation, a GENS record reserves the next OSD__GENS_AHEAD, so that an
+ * open after a crash looks for files no record names among those only. */
+static int gens_reserve(struct osd_store *st, uint64_t gen)
+{
+	uint8_t b[8];
+	uint64_t pos;
+	if (gen < st->gens_logged || !atomic_load(&st->log_files))
+		return 0;
+	osd__put_be64(b, gen + OSD__GENS_AHEAD);
+	int r = osd__log_append(&st->log, OSD__REC_GENS, b, 8, NULL, 0, &pos);
+	if (!r) {
+		st->gens_logged = gen + OSD__GENS_AHEAD;
+		atomic_store(&st->gens_pos, pos);
+	}
+	return r;
+}
+
 int osd_store_object_create(struct osd_store *st, uint64_t pid, uint64_t oid,
 			    enum osd_obj_type type, unsigned flags)
 {
@@ -760,7 +831,9 @@ int osd_store_object_create(struct osd_store *st, uint64_t pid, uint64_t oid,
 	b[24] = (uint8_t)type;
 	pthread_rwlock_wrlock(&st->ns);
 	uint64_t gen = st->next_gen;
-	int r = ns_obj_create(st, pid, oid, type, gen);
+	int r = type == OSD_OBJ_USER ? gens_reserve(st, gen) : 0;
+	if (!r)
+		r = ns_obj_create(st, pid, oid, type, gen);
 	if (!r) {
 		osd__put_be64(b + 16, gen);
 		r = osd__log_append(&st->log, OSD__REC_OBJ_CREATE, b, 25, NULL, 0, &pos);

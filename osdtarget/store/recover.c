@@ -37,6 +37,7 @@ struct replay {
 	size_t len;
 	int ckpt;           /* a checkpoint: NEXT_GEN and END allowed, END required */
 	int attrs;          /* a log of version 2: ATTRS allowed */
+	int files;          /* a log of version 3: DATA and GENS allowed */
 	size_t applied;     /* records applied */
 	int damaged;
 	size_t bad;         /* offset of the first damage */
@@ -57,7 +58,9 @@ static int type_ok(const struct replay *rp, uint8_t t)
 		(t <= OSD__REC_QUOTA || (rp->ckpt && t <= OSD__REC_END))) ||
 	       (rp->attrs && t == OSD__REC_ATTRS) ||
 	       t == OSD__REC_PACK || /* the superblock (format 3) allows it */
-	       (rp->ckpt && (t == OSD__REC_PACK_MAP || t == OSD__REC_PART_USED));
+	       (rp->ckpt && (t == OSD__REC_PACK_MAP || t == OSD__REC_PART_USED ||
+			     t == OSD__REC_FILE)) ||
+	       (rp->files && (t == OSD__REC_DATA || t == OSD__REC_GENS));
 }
 
 /* Size of the intact record at @p off, 0 if there is none. */
@@ -548,9 +551,10 @@ static int load_log_strict(struct osd_store *st)
 	}
 	/* A version 1 log (an older build's) stays version 1 until the next
 	 * checkpoint: what is appended to it is what that build can read. */
-	st->log_attrs = version >= OSD__LOG_VERSION;
+	st->log_attrs = version >= OSD__LOG_VERSION_ATTRS;
+	atomic_store(&st->log_files, version >= OSD__LOG_VERSION);
 	struct replay rp = { .name = "log", .buf = buf, .len = len, .attrs = st->log_attrs,
-			     .defer = 1 };
+			     .files = version >= OSD__LOG_VERSION, .defer = 1 };
 	replay(st, &rp, 0);
 	int torn = rp.damaged && torn_tail(&rp);
 	free(buf);
@@ -612,7 +616,8 @@ static void salvage_file(struct osd_store *st, struct salvage *sv, const char *n
 		st->epoch = epoch;
 	}
 	struct replay rp = { .name = name, .buf = buf, .len = len, .ckpt = ckpt,
-			     .attrs = !ckpt && version >= OSD__LOG_VERSION,
+			     .attrs = !ckpt && version >= OSD__LOG_VERSION_ATTRS,
+			     .files = !ckpt && version >= OSD__LOG_VERSION,
 			     .start = ckpt ? records_start(buf, len) : 0 };
 	replay(st, &rp, 1);
 	free(buf);

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/byteorder.h"
 #include "store/internal.h"
 
 #define SB_MAGIC "OSDSTORE"
@@ -270,9 +271,38 @@ static int install_superblock(struct osd_store *st, uint64_t created)
 int osd__install_log(struct osd_store *st, uint64_t epoch, int *keep)
 {
 	int r = install_file_ver(st, "log", LOG_MAGIC, OSD__LOG_VERSION, 0, epoch, 0, keep, NULL);
-	if (!r)
+	if (!r) {
 		st->log_attrs = 1;
+		atomic_store(&st->log_files, 1);
+	}
 	return r;
+}
+
+/*
+ * The new log's first records (st->ns held for writing): a DATA record for
+ * each object whose data change was in flight while the checkpoint wrote it
+ * (data_mark() in data.c checked the old epoch), and the generations
+ * reserved so far (GENS), which the checkpoint does not hold.
+ */
+static void log_carry(struct osd_store *st)
+{
+	uint8_t b[16];
+	uint64_t pos;
+	for (size_t i = 0; i < st->ncarry; i++) {
+		struct osd__obj *o = st->carry[i];
+		osd__put_be64(b, o->pid);
+		osd__put_be64(b + 8, o->oid);
+		if (osd__log_append(&st->log, OSD__REC_DATA, b, 16, NULL, 0, NULL) == 0)
+			atomic_store(&o->data_epoch, atomic_load(&st->data_epoch));
+	}
+	st->ncarry = 0;
+	if (st->gens_logged > st->next_gen) {
+		osd__put_be64(b, st->gens_logged);
+		if (osd__log_append(&st->log, OSD__REC_GENS, b, 8, NULL, 0, &pos) == 0)
+			atomic_store(&st->gens_pos, pos);
+		else
+			st->gens_logged = st->next_gen; /* the next creation logs one */
+	}
 }
 
 /*
@@ -286,6 +316,10 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
 {
 	uint64_t epoch = st->epoch + 1, size = 0;
 	int logfd = -1, ckfd = -1;
+	/* a data change checking the epoch from now on logs its DATA record
+	 * in the new log; one checked before is in flight (data_mark) */
+	atomic_fetch_add(&st->data_epoch, 1);
+	st->ncarry = 0;
 	int r = install_checkpoint(st, epoch, keep_prev, &ckfd, &size);
 	osd__pack_ckpt_done(st, !r);
 	int e = r ? 0 : osd__table_reload(st, ckfd);
@@ -305,6 +339,10 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
 	st->epoch = epoch;
 	st->ckpt_size = size;
 	osd__log_switch(&st->log, logfd, OSD__FILE_HDR);
+	log_carry(st);
+	/* its totals count every file: file objects may leave memory now */
+	if (!e && st->ckpt_version >= OSD__CKPT_VERSION)
+		st->files_counted = 1;
 	/* objects load from the new checkpoint, which holds what the records a
 	 * replay left did; when it could not be read back they still load from
 	 * the old one, and the records stay readable through pend_fd */
@@ -521,6 +559,7 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	st->log_arg = o->log_arg;
 	st->opening = 1;
 	st->ckpt_version = OSD__CKPT_VERSION;
+	atomic_store(&st->data_epoch, 1); /* objects start at 0: their first change logs */
 	st->unlinks_tail = &st->unlinks;
 	/* Cache at most a quarter of the descriptor limit, 16..1024. */
 	struct rlimit rl;
@@ -698,10 +737,22 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 		return r == -ENOENT ? -EUCLEAN : r;
 	}
 	repair_modes(st);
-	if ((r = osd__recover_load(st)) != 0)
+	/* the sidecars the replay's attaches recompute are settled at once */
+	struct osd__sum_scan asc;
+	memset(&asc, 0, sizeof(asc));
+	st->attach_sc = &asc;
+	r = osd__recover_load(st);
+	/* file objects on disk (checkpoint version 4) are read when used: no
+	 * scan of every file (docs/target-store.md, "Objects with a data file") */
+	if (!r)
+		r = st->files_counted ? osd__data_open_lazy(st) : osd__data_scan(st);
+	st->attach_sc = NULL;
+	free(asc.settle);
+	if (r)
 		return r;
-	if ((r = osd__data_scan(st)) != 0)
-		return r;
+	if (st->gens_reserved > st->next_gen)
+		st->next_gen = st->gens_reserved; /* reserved before: maybe some file has it */
+	st->gens_logged = st->next_gen; /* the next creation reserves again */
 	/* slots named twice are judged among all their claimants: those the
 	 * checkpoint's map counted are still on disk */
 	if (st->pack_clash && st->pack_counted && (r = osd__table_load_packed(st)) != 0)
@@ -717,15 +768,17 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 			return r;
 		osd__store_note(st, OSD_STORE_LOG_NOTICE, "%s: store format upgraded from version "
 				"%u to %u:%s%s the checkpoint is indexed (objects load when used) "
-				"and holds the slot map (packed objects load when used)",
+				"and holds the slot map (packed objects load when used) and the "
+				"state of data files (objects with a data file load when used)",
 				dir, version, OSD__SB_VERSION, st->upgrading ? " every data block "
 				"now carries a CRC32C checksum;" : "", version < OSD__SB_VERSION_PACK ?
 				" small objects are packed into data/" OSD__PACK_NAME ";" : "");
 		st->upgrading = 0;
 	}
-	if (!st->salvage && st->ckfd < 0) {
+	if (!st->salvage && (st->ckfd < 0 || !st->files_counted)) {
 		/* a version 1 checkpoint (or one whose index was damaged) was read
-		 * whole: an indexed one lets the objects leave memory again */
+		 * whole, or one before version 4 loaded every file object: an
+		 * indexed one of version 4 lets the objects leave memory again */
 		if ((r = store_checkpoint(st, 1)) != 0)
 			return r;
 	}
@@ -835,6 +888,8 @@ void osd_store_close(struct osd_store *st)
 	pthread_mutex_destroy(&st->pack_mu);
 	pthread_mutex_destroy(&st->pack_sync_mu);
 	free(st->gone);
+	free(st->carry);
+	free(st->stale);
 	free(st->path);
 	free(st);
 }

@@ -607,17 +607,18 @@ static int data_extend(struct osd_store *st, struct osd__obj *o, uint64_t len)
 	return r;
 }
 
+/* By value: a replay may remove the object before the settle. */
 static int settle_add(struct osd__sum_scan *sc, struct osd__obj *o)
 {
 	if (sc->nsettle == sc->settle_cap) {
 		size_t cap = sc->settle_cap ? 2 * sc->settle_cap : 64;
-		struct osd__obj **v = realloc(sc->settle, cap * sizeof(*v));
+		struct osd__sum_settle *v = realloc(sc->settle, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		sc->settle = v;
 		sc->settle_cap = cap;
 	}
-	sc->settle[sc->nsettle++] = o;
+	sc->settle[sc->nsettle++] = (struct osd__sum_settle){ o->gen, o->length };
 	return 0;
 }
 
@@ -627,11 +628,12 @@ int osd__sum_settle(struct osd_store *st, struct osd__sum_scan *sc)
 	if (sc->nsettle && syncfs(st->datafd) != 0)
 		r = -errno;
 	for (size_t i = 0; !r && i < sc->nsettle; i++) {
-		struct osd__obj *o = sc->settle[i];
 		char name[40];
-		osd__sum_path(o->gen, name);
+		osd__sum_path(sc->settle[i].gen, name);
 		int sfd = openat(st->datafd, name, O_RDWR | O_CLOEXEC);
-		r = sfd < 0 ? -errno : osd__sum_hdr_write(sfd, o->length, 0, 0);
+		/* gone: its object was removed (a later record of the replay) */
+		r = sfd < 0 ? (errno == ENOENT ? 0 : -errno) :
+			      osd__sum_hdr_write(sfd, sc->settle[i].length, 0, 0);
 		if (sfd >= 0)
 			close(sfd);
 	}

@@ -26,7 +26,8 @@
 #include "store/internal.h"
 
 #define HEAD_MAGIC_V2 "OSDINDX2"
-#define HEAD_MAGIC "OSDINDX3"
+#define HEAD_MAGIC_V3 "OSDINDX3"
+#define HEAD_MAGIC "OSDINDX4"   /* the layout of version 3's */
 #define HEAD_LEN_V2 104u
 #define HEAD_LEN 120u       /* read whole: a version 2 head and what follows fit */
 #define PART_HDR 32u        /* pid(8) part_off(8) nids(8) ncoll(8) */
@@ -35,7 +36,7 @@
 
 /* The head after the file header: where the sections are, and their CRC32Cs. */
 struct head {
-	unsigned version;   /* OSD__CKPT_VERSION_INDEX or OSD__CKPT_VERSION */
+	unsigned version;   /* OSD__CKPT_VERSION_INDEX, _PACKMAP or OSD__CKPT_VERSION */
 	uint64_t nparts, nids;
 	uint64_t index_off, index_len, records_off, records_len;
 	uint64_t capacity, next_gen, root_off, nrecs;
@@ -55,7 +56,8 @@ static void head_put(uint8_t b[HEAD_LEN], const struct head *h)
 			       h->pack_off };
 	size_t nv = h->version == OSD__CKPT_VERSION_INDEX ? 10 : 11, at = 8 + 8 * nv;
 	memset(b, 0, HEAD_LEN);
-	memcpy(b, h->version == OSD__CKPT_VERSION_INDEX ? HEAD_MAGIC_V2 : HEAD_MAGIC, 8);
+	memcpy(b, h->version == OSD__CKPT_VERSION_INDEX ? HEAD_MAGIC_V2 :
+		  h->version == OSD__CKPT_VERSION_PACKMAP ? HEAD_MAGIC_V3 : HEAD_MAGIC, 8);
 	for (size_t i = 0; i < nv; i++)
 		osd__put_be64(b + 8 + 8 * i, v[i]);
 	osd__put_be32(b + at, h->index_crc);
@@ -65,15 +67,16 @@ static void head_put(uint8_t b[HEAD_LEN], const struct head *h)
 
 static int head_get(const uint8_t b[HEAD_LEN], struct head *h)
 {
-	int v2 = !memcmp(b, HEAD_MAGIC_V2, 8);
+	int v2 = !memcmp(b, HEAD_MAGIC_V2, 8), v3 = !memcmp(b, HEAD_MAGIC_V3, 8);
 	size_t nv = v2 ? 10 : 11, at = 8 + 8 * nv;
-	if ((!v2 && memcmp(b, HEAD_MAGIC, 8)) ||
+	if ((!v2 && !v3 && memcmp(b, HEAD_MAGIC, 8)) ||
 	    osd__get_be32(b + at + 8) != osd__crc32c(0, b, at + 8))
 		return -EUCLEAN;
 	uint64_t *v[] = { &h->nparts, &h->nids, &h->index_off, &h->index_len, &h->records_off,
 			  &h->records_len, &h->capacity, &h->next_gen, &h->root_off, &h->nrecs,
 			  &h->pack_off };
-	h->version = v2 ? OSD__CKPT_VERSION_INDEX : OSD__CKPT_VERSION;
+	h->version = v2 ? OSD__CKPT_VERSION_INDEX : v3 ? OSD__CKPT_VERSION_PACKMAP :
+		     OSD__CKPT_VERSION;
 	h->pack_off = 0;
 	for (size_t i = 0; i < nv; i++)
 		*v[i] = osd__get_be64(b + 8 + 8 * i);
@@ -233,6 +236,7 @@ static long obj_rec(struct reader *r, uint64_t off, uint64_t pid, uint64_t oid, 
 	case OSD__REC_ATTR:
 	case OSD__REC_QUOTA:
 	case OSD__REC_PACK:
+	case OSD__REC_FILE:
 		mine = mine && !(first && (pid || oid));
 		break;
 	default:
@@ -241,6 +245,28 @@ static long obj_rec(struct reader *r, uint64_t off, uint64_t pid, uint64_t oid, 
 	if (!mine && first && (pid || oid))
 		return *err = -EUCLEAN, -1; /* the index names no creation there */
 	return mine ? (long)n : 0;
+}
+
+/*
+ * A FILE record (version 4): the object's length, used bytes (in the totals
+ * already) and files as the checkpoint saw them; the files themselves are
+ * read before it is used (o->attach). Without files_counted (a checkpoint
+ * whose totals are counted again) the scan of the open reads them instead.
+ */
+static int file_apply(struct osd_store *st, struct osd__obj *o, const struct osd__rec *rec)
+{
+	const uint8_t *b = rec->payload;
+	if (rec->len != OSD__FILE_LEN || o->type != OSD_OBJ_USER ||
+	    (b[32] & ~(OSD__FILE_HAS_DATA | OSD__FILE_HAS_SUMS)))
+		return -EUCLEAN;
+	if (!st->files_counted)
+		return 0;
+	o->length = osd__get_be64(b + 16);
+	o->used = osd__get_be64(b + 24);
+	o->has_file = (b[32] & OSD__FILE_HAS_DATA) != 0;
+	o->has_sums = (b[32] & OSD__FILE_HAS_SUMS) != 0;
+	o->attach = 1;
+	return 0;
 }
 
 /* Apply a record of the object's own to @p o (its creation was checked). */
@@ -269,6 +295,8 @@ static int obj_apply(struct osd_store *st, struct osd__obj *o, const struct osd_
 		if (rec->len != OSD__PACK_HDR)
 			return -EUCLEAN;
 		return st->pack_counted ? osd__pack_adopt(st, o, b) : osd__pack_apply(st, o, b);
+	case OSD__REC_FILE:
+		return file_apply(st, o, rec);
 	default:
 		return 0;
 	}
@@ -502,6 +530,40 @@ static void tally_slot(struct tally *t, uint32_t slot)
 	t->part_bytes[t->part] += OSD__PACK_SLOT;
 }
 
+/* A FILE record of an object of the current partition names @p used bytes. */
+static void tally_used(struct tally *t, uint64_t used)
+{
+	if (t)
+		t->part_bytes[t->part] += used;
+}
+
+/* The FILE record of @p o (version 4): for an object with a file or sidecar,
+ * or with a data change in flight (it may be making its file now: @p
+ * changing). obj->mu held. */
+static void file_rec(const struct osd__obj *o, uint8_t b[OSD__FILE_LEN])
+{
+	put_ids(b, o->pid, o->oid);
+	osd__put_be64(b + 16, o->length);
+	osd__put_be64(b + 24, o->used);
+	b[32] = (uint8_t)((o->has_file ? OSD__FILE_HAS_DATA : 0) |
+			  (o->has_sums ? OSD__FILE_HAS_SUMS : 0));
+}
+
+/* Checkpoint: remember @p o to name in the new log (a change of its data
+ * is in flight). Without memory the totals may be off until it loads again. */
+static void carry_push(struct osd_store *st, struct osd__obj *o)
+{
+	if (st->ncarry == st->carry_cap) {
+		size_t cap = st->carry_cap ? 2 * st->carry_cap : 16;
+		struct osd__obj **a = realloc(st->carry, cap * sizeof(*a));
+		if (!a)
+			return;
+		st->carry = a;
+		st->carry_cap = cap;
+	}
+	st->carry[st->ncarry++] = o;
+}
+
 /* Index flags of an object that holds data in a file or sidecar (@p file) or
  * is packed (@p packed), in the version written. */
 static unsigned data_flags(const struct osd_store *st, int file, int packed)
@@ -525,16 +587,29 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 		b[24] = (uint8_t)o->type;
 		wr_rec(w, OSD__REC_OBJ_CREATE, b, 25, NULL, 0);
 	}
+	uint8_t fr[OSD__FILE_LEN];
+	int file = 0;
 	if (o->type == OSD_OBJ_USER) {
 		/* data I/O changes the pack and file state under obj->mu alone */
 		pthread_mutex_lock(&o->mu);
 		int packed = st->packfd >= 0 && osd__pack_ckpt(st, o, pk);
-		flags = data_flags(st, o->has_file || o->has_sums, packed);
-		o->ckpt_written = 1;
+		struct osd__obj_io *io = atomic_load(&o->io);
+		int changing = io && atomic_load(&io->changing);
+		file = st->ckpt_version >= OSD__CKPT_VERSION && !packed &&
+		       (o->has_file || o->has_sums || changing);
+		flags = data_flags(st, o->has_file || o->has_sums || file, packed);
+		/* a change past its DATA check: the new log names it */
+		o->ckpt_written = !changing;
+		if (changing && t)
+			carry_push(st, o);
 		if (packed && o->sums_bad && st->ckpt_version != OSD__CKPT_VERSION_INDEX)
 			osd__put_be64(pk + 16, OSD__PACK_DAMAGED | o->slot); /* not its slot */
 		else if (packed)
 			tally_slot(t, o->slot);
+		if (file) {
+			file_rec(o, fr);
+			tally_used(t, o->used);
+		}
 		pthread_mutex_unlock(&o->mu);
 		if (packed)
 			wr_rec(w, OSD__REC_PACK, pk, sizeof(pk), NULL, 0);
@@ -550,6 +625,8 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 		osd__put_be32(h + 20, o->attrs[i].num);
 		wr_rec(w, OSD__REC_ATTR, h, 24, osd__attr_val(&o->attrs[i]), o->attrs[i].len);
 	}
+	if (file) /* last: the load reads its files once its records are applied */
+		wr_rec(w, OSD__REC_FILE, fr, sizeof(fr), NULL, 0);
 	return flags;
 }
 
@@ -587,7 +664,7 @@ static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
 		    const struct osd__part *p, struct osd__ids_pos pos, unsigned *flags,
 		    struct tally *t)
 {
-	int err = 0, packed = 0;
+	int err = 0, packed = 0, file = 0;
 	const struct osd__id *e = osd__ids_at(&p->ids, pos);
 	uint64_t off = e->off, end = obj_end(st, p, pos);
 	for (int first = 1; off < end; first = 0) {
@@ -599,6 +676,10 @@ static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
 			return err == -ENOMEM ? err : meta_bad_msg(st, p->pid, e, OSD__META_BAD_CKPT);
 		if (rec.type == OSD__REC_PACK)
 			packed = copy_pack(t, &rec);
+		if (rec.type == OSD__REC_FILE && rec.len == OSD__FILE_LEN) {
+			file = 1;
+			tally_used(t, osd__get_be64(rec.payload + 24));
+		}
 		uint8_t *d = wr_room(w, (size_t)n);
 		if (d)
 			memcpy(d, rec.payload - OSD__REC_HDR, (size_t)n);
@@ -607,10 +688,11 @@ static int copy_obj(struct osd_store *st, struct writer *w, struct reader *r,
 	}
 	if (off > end)
 		return meta_bad_msg(st, p->pid, e, OSD__META_BAD_CKPT); /* a record runs past end */
-	/* objects with a file or sidecar never leave memory: one on disk holds
-	 * data only in a slot, whatever an index of version 2 said */
+	/* before version 4 objects with a file or sidecar never left memory:
+	 * one on disk holds data only in a slot, whatever an index of version 2
+	 * said; in version 4 its FILE record says so */
 	*flags = (e->flags & ~(OSD__ID_NOTED | OSD__ID_DATA | OSD__ID_PACKED)) |
-		 data_flags(st, 0, packed);
+		 data_flags(st, file, packed);
 	return 0;
 }
 
@@ -941,6 +1023,8 @@ static int load_part(struct osd_store *st, struct reader *rd, const struct head 
 	osd__ids_free(&ids);
 	if (po)
 		osd__ns_obj_free(po);
+	if (!r && st->files_counted)
+		return 0; /* version 4: file objects load when used */
 	if (!r)
 		reserve_data(st, p);
 	/* the records of neighbours in the index are neighbours in the file:
@@ -983,12 +1067,15 @@ static int part_used(struct osd_store *st, const struct osd__rec *rec)
 {
 	struct osd__part *p = osd__ns_part(st, osd__get_be64(rec->payload));
 	uint64_t bytes = osd__get_be64(rec->payload + 8);
-	if (!p || bytes % OSD__PACK_SLOT)
+	/* version 4 adds files' allocated bytes: st_blocks units */
+	if (!p || bytes % (st->files_counted ? 512 : OSD__PACK_SLOT))
 		return -EUCLEAN;
 	atomic_fetch_add(&p->used, bytes);
 	atomic_fetch_add(&st->used, bytes);
 	return 0;
 }
+
+static int load_flagged(struct osd_store *st, unsigned flag);
 
 /*
  * The slot map or a partition's total is damaged: they are what the packed
@@ -1005,8 +1092,16 @@ static int recount_packed(struct osd_store *st, uint64_t bad)
 	st->pack_counted = 0;
 	osd__store_note(st, OSD_STORE_LOG_WARNING, "%s/checkpoint: its slot map of data/%s is "
 			"damaged at byte %" PRIu64 ": counted again from the packed objects' "
-			"records", st->path, OSD__PACK_NAME, bad);
-	return osd__table_load_packed(st);
+			"records%s", st->path, OSD__PACK_NAME, bad, st->files_counted ?
+			" and the files of the others" : "");
+	int r = osd__table_load_packed(st);
+	if (!r && st->files_counted) {
+		/* the totals hold the files' bytes too: every file object is
+		 * loaded and the scan of the open reads its files */
+		st->files_counted = 0;
+		r = load_flagged(st, OSD__ID_DATA);
+	}
+	return r;
 }
 
 /*
@@ -1055,8 +1150,10 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
 	atomic_store(&st->capacity_set, h.capacity);
 	st->next_gen = h.next_gen;
 	st->ckfd = fd;
-	/* version 3: the map and totals come whole, objects count nothing */
+	/* version 3: the map and totals come whole, objects count nothing;
+	 * version 4: file objects too, and they stay on disk */
 	st->pack_counted = h.version != OSD__CKPT_VERSION_INDEX;
+	st->files_counted = h.version >= OSD__CKPT_VERSION;
 	st->ckpt_objs_end = st->pack_counted ? h.pack_off : UINT64_MAX;
 	r = h.root_off < h.records_off || h.root_off >= h.records_off + h.records_len ? -EUCLEAN :
 	    obj_read(st, &rd, h.root_off, UINT64_MAX, st->root, bad);
@@ -1069,6 +1166,7 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
 	rd_free(&rd);
 	if (r) {
 		st->ckfd = -1;
+		st->files_counted = 0;
 		return r;
 	}
 	st->root->ckpt_clean = 1;
@@ -1173,19 +1271,25 @@ int osd__table_find_gens(struct osd_store *st, uint64_t *gens, size_t n)
 	return r;
 }
 
-int osd__table_load_packed(struct osd_store *st)
+/* Load every object on disk whose index entry has @p flag. */
+static int load_flagged(struct osd_store *st, unsigned flag)
 {
 	size_t n = 0;
 	const struct osd__id *e;
 	for (size_t i = 0; i < st->nparts; i++)
-		n += flagged(st->parts[i], OSD__ID_PACKED);
+		n += flagged(st->parts[i], flag);
 	osd__ns_reserve(st, st->nobjs + n); /* loads adopt without resizing */
 	for (size_t i = 0; i < st->nparts; i++) {
 		struct osd__part *p = st->parts[i];
 		for (struct osd__ids_pos k = { 0, 0 }; (e = osd__ids_at(&p->ids, k));
 		     osd__ids_step(&p->ids, &k))
-			if ((e->flags & OSD__ID_PACKED) && !osd__ns_find(st, p->pid, e->id))
+			if ((e->flags & flag) && !osd__ns_find(st, p->pid, e->id))
 				return -ENOMEM;
 	}
 	return 0;
+}
+
+int osd__table_load_packed(struct osd_store *st)
+{
+	return load_flagged(st, OSD__ID_PACKED);
 }

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "store/internal.h"
 
 char *th_mkdtemp(void)
 {
@@ -91,4 +94,37 @@ void th_flip(const char *path, off_t at)
 	b ^= 0x40;
 	ck_assert_int_eq(pwrite(fd, &b, 1, at), 1);
 	close(fd);
+}
+
+void th_log_downgrade(const char *dir, uint32_t version, uint8_t *hdr)
+{
+	char p[4200];
+	struct stat sb;
+	th_path(p, sizeof(p), dir, "log");
+	int fd = open(p, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	size_t len = (size_t)sb.st_size, out = OSD__FILE_HDR;
+	uint8_t *b = malloc(len);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pread(fd, b, len, 0), (ssize_t)len);
+	uint32_t ver, flags;
+	uint64_t epoch;
+	ck_assert_int_eq(osd__file_hdr_get_ver(b, OSD__LOG_MAGIC, &ver, &flags, &epoch), 0);
+	osd__file_hdr_put_ver(hdr, OSD__LOG_MAGIC, version, flags, epoch);
+	memcpy(b, hdr, OSD__FILE_HDR);
+	for (size_t off = OSD__FILE_HDR; off < len;) {
+		struct osd__rec rec;
+		size_t n = osd__rec_parse(b + off, len - off, &rec);
+		ck_assert_uint_gt(n, 0);
+		if (rec.type != OSD__REC_GENS) {
+			memmove(b + out, b + off, n);
+			out += n;
+		}
+		off += n;
+	}
+	ck_assert_int_eq(pwrite(fd, b, out, 0), (ssize_t)out);
+	ck_assert_int_eq(ftruncate(fd, (off_t)out), 0);
+	close(fd);
+	free(b);
 }

@@ -1189,9 +1189,9 @@ START_TEST(t_attrs_record_bytes)
 	size_t len;
 	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
 	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
-	/* A new store's log is of version 2. */
+	/* A new store's log is of version 3. */
 	uint8_t *got = log_bytes(0, &len);
-	ck_assert_mem_eq(got, "OSDLOG01\0\0\0\2\0\0\0\0", 16);
+	ck_assert_mem_eq(got, "OSDLOG01\0\0\0\3\0\0\0\0", 16);
 	free(got);
 	off_t before = write_attrs_rec();
 	attrs_rec(exp);
@@ -1305,11 +1305,8 @@ START_TEST(t_attrs_old_log)
 	ck_assert_int_eq(osd_store_flush_all(st), 0);
 	osd_store_close(st);
 	st = NULL;
-	/* The header as version 1 writes it, then a version 1 ATTR record. */
-	uint8_t *old = log_bytes(0, &len);
-	osd__file_hdr_put_ver(hdr, OSD__LOG_MAGIC, 1, 0, osd__get_be64(old + 16));
-	free(old);
-	log_put(0, hdr, sizeof(hdr));
+	/* The log as version 1 writes it, then a version 1 ATTR record. */
+	th_log_downgrade(dir, 1, hdr);
 	put_crc(v1rec, sizeof(v1rec));
 	off_t at = log_size();
 	log_put(at, v1rec, sizeof(v1rec));
@@ -1354,7 +1351,7 @@ START_TEST(t_attrs_old_log)
 	/* A log of a later version is refused. */
 	osd_store_close(st);
 	st = NULL;
-	old = log_bytes(0, &len);
+	uint8_t *old = log_bytes(0, &len);
 	osd__file_hdr_put_ver(hdr, OSD__LOG_MAGIC, OSD__LOG_VERSION + 1, 0,
 			      osd__get_be64(old + 16));
 	free(old);

@@ -509,7 +509,7 @@ START_TEST(t_upgrade_v1)
 	last_log[0] = 0;
 	last_level = 99;
 	st = open_store(0);
-	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "upgraded from version 1 to 5"));
+	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "upgraded from version 1 to 6"));
 	ck_assert_ptr_nonnull(strstr(osd_store_error(st), "computed checksums"));
 	ck_assert_int_eq(rd(O1, 0, buf, sizeof(buf), &got), 0);
 	ck_assert_uint_eq(got, sizeof(data));
@@ -527,7 +527,7 @@ START_TEST(t_upgrade_v1)
 	ck_assert_int_eq(osd__read_file(st->dirfd, "superblock", &sbuf, &sblen), 0);
 	ck_assert_int_eq(osd__file_hdr_get_ver(sbuf, "OSDSTORE", &version, &flags, &created), 0);
 	free(sbuf);
-	ck_assert_uint_eq(version, 5);
+	ck_assert_uint_eq(version, 6);
 	ck_assert_uint_eq(flags, 0);
 	ck_assert_uint_eq(created, 1700000000);
 	osd_store_close(st);
@@ -548,14 +548,14 @@ START_TEST(t_newer_refused)
 
 	osd_store_close(st);
 	st = NULL;
-	osd__file_hdr_put_ver(sb, "OSDSTORE", 6, 0, 1);
+	osd__file_hdr_put_ver(sb, "OSDSTORE", 7, 0, 1);
 	th_path(path, sizeof(path), dir, "superblock");
 	int fd = open(path, O_WRONLY | O_TRUNC);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, sb, sizeof(sb)), sizeof(sb));
 	close(fd);
 	ck_assert_int_eq(osd_store_open(&s, dir, NULL, err, sizeof(err)), -EUCLEAN);
-	ck_assert_ptr_nonnull(strstr(err, "store format version 6"));
+	ck_assert_ptr_nonnull(strstr(err, "store format version 7"));
 	/* not made anew over it either */
 	struct osd_store_options o = { .create = 1 };
 	ck_assert_int_eq(osd_store_open(&s, dir, &o, err, sizeof(err)), -EUCLEAN);

@@ -193,12 +193,12 @@ START_TEST(t_bytes)
 	read_file("checkpoint", &b, &len);
 	ck_assert_uint_eq(len, 302);
 	ck_assert_int_eq(osd__file_hdr_get_ver(b, "OSDCKPT1", &ver, &flags, &epoch), 0);
-	ck_assert_uint_eq(ver, 3);
+	ck_assert_uint_eq(ver, 4);
 	ck_assert_uint_eq(flags, 0);
 	/* head: magic, nparts, nids, index at 152 (48 bytes), records at 200
 	 * (102 bytes), capacity 0, next generation, root at 234, 4 records
 	 * before END, no slot map or partition bytes (pack_off at END, 285) */
-	ck_assert_mem_eq(b + 32, "OSDINDX3", 8);
+	ck_assert_mem_eq(b + 32, "OSDINDX4", 8);
 	const uint64_t head[] = { 1, 1, 152, 48, 200, 102, 0, st->next_gen, 234, 4, 285 };
 	for (size_t i = 0; i < 11; i++)
 		ck_assert_msg(osd__get_be64(b + 40 + 8 * i) == head[i], "head field %zu", i);
@@ -224,6 +224,68 @@ START_TEST(t_bytes)
 	ck_assert_uint_eq(b[251 + 9 + 24], OSD_OBJ_USER);
 	ck_assert_uint_eq(osd__get_be64(b + 285 + 9), 4);
 	free(b);
+}
+END_TEST
+
+static void used_of(uint64_t pid, uint64_t oid, uint64_t *used)
+{
+	ck_assert_int_eq(osd_store_used(st, pid, oid, used), 0);
+}
+
+/* An object with a data file (checkpoint version 4), byte by byte where it
+ * differs from t_bytes: its FILE record (length, used bytes, data file and
+ * sidecar), the index flag, and the partition's bytes in PART_USED. */
+START_TEST(t_bytes_file)
+{
+	static uint8_t data[10000];
+	uint8_t *b;
+	size_t len;
+	uint64_t used = 0;
+	struct iovec iov = { data, sizeof(data) };
+	th_fill(data, sizeof(data), 6, 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_write(st, P1, O1, 0, &iov, 1, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	used_of(P1, O1, &used);
+	ck_assert_uint_ge(used, sizeof(data));
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	read_file("checkpoint", &b, &len);
+	ck_assert_uint_eq(len, 369);
+	/* head: records at 200 (169 bytes), root at 234, 6 records, pack_off 327 */
+	const uint64_t head[] = { 1, 1, 152, 48, 200, 169, 0, st->next_gen, 234, 6, 327 };
+	for (size_t i = 0; i < 11; i++)
+		ck_assert_msg(osd__get_be64(b + 40 + 8 * i) == head[i], "head field %zu", i);
+	/* the entry: records at 251, a FILE record (0x1), a user object */
+	ck_assert_uint_eq(osd__get_be64(b + 192), 251ull << 16 | 0x1u << 8 | OSD_OBJ_USER);
+	/* OBJ_CREATE, FILE, PART_USED, END(6) */
+	const struct rec_at recs[] = {
+		{ 251, 3, 25 }, { 285, 14, 33 }, { 327, 13, 16 }, { 352, 9, 8 } };
+	expect_recs(b, recs, 4);
+	/* FILE: P1, O1, length, used, data file and sidecar */
+	ck_assert_uint_eq(osd__get_be64(b + 285 + 9), P1);
+	ck_assert_uint_eq(osd__get_be64(b + 285 + 9 + 8), O1);
+	ck_assert_uint_eq(osd__get_be64(b + 285 + 9 + 16), sizeof(data));
+	ck_assert_uint_eq(osd__get_be64(b + 285 + 9 + 24), used);
+	ck_assert_uint_eq(b[285 + 9 + 32], 0x3);
+	/* PART_USED: P1, the file's bytes */
+	ck_assert_uint_eq(osd__get_be64(b + 327 + 9), P1);
+	ck_assert_uint_eq(osd__get_be64(b + 327 + 9 + 8), used);
+	ck_assert_uint_eq(osd__get_be64(b + 352 + 9), 6);
+	free(b);
+	/* it stays on disk at the open, and its files are read as it loads */
+	osd_store_close(st);
+	st = open_cache(0, CACHE, 0);
+	ck_assert(!loaded(O1));
+	uint64_t pu = 0;
+	used_of(P1, 0, &pu);
+	ck_assert_uint_eq(pu, used);
+	ck_assert(!loaded(O1));
+	uint8_t got[sizeof(data)];
+	size_t n = 0;
+	struct iovec rv = { got, sizeof(got) };
+	ck_assert_int_eq(osd_store_read(st, P1, O1, 0, &rv, 1, &n), 0);
+	ck_assert_uint_eq(n, sizeof(data));
+	ck_assert_mem_eq(got, data, sizeof(data));
 }
 END_TEST
 
@@ -277,10 +339,10 @@ START_TEST(t_cold_open)
 	iov.iov_len = 100;
 	ck_assert_int_eq(osd_store_write(st, P1, 8, 0, &iov, 1, 0), 0);
 	reopen(CACHE);
-	/* root, the partition and the object holding a file; the packed one
-	 * stays on disk (the checkpoint's slot map counts its slot) */
-	ck_assert_uint_eq(in_memory(), 3);
-	ck_assert(loaded(7) && !loaded(8) && !loaded(O1));
+	/* root and the partition: the object holding a file (its FILE record)
+	 * and the packed one (the checkpoint's slot map) stay on disk */
+	ck_assert_uint_eq(in_memory(), 2);
+	ck_assert(!loaded(7) && !loaded(8) && !loaded(O1));
 	uint64_t count = 0;
 	ck_assert_int_eq(osd_store_object_count(st, P1, 0, 0, &count), 0);
 	ck_assert_uint_eq(count, NOBJ + 2);
@@ -294,10 +356,11 @@ START_TEST(t_cold_open)
 	/* cache, a quarter more before a trim, the three that stay */
 	ck_assert_uint_le(most, CACHE + CACHE / 4 + 3);
 	ck_assert_uint_ge(most, CACHE);
-	ck_assert(loaded(7));
+	ck_assert(!loaded(7));
 	uint64_t len = 0;
 	ck_assert_int_eq(osd_store_length(st, P1, 7, &len), 0);
 	ck_assert_uint_eq(len, sizeof(big));
+	ck_assert(loaded(7));
 	ck_assert_int_eq(osd_store_length(st, P1, 8, &len), 0);
 	ck_assert_uint_eq(len, 100);
 }
@@ -608,11 +671,17 @@ START_TEST(t_compact_partitions)
 }
 END_TEST
 
-/* A data file of an object the index says holds none (its first write and
- * a crash): the records name its owner, nothing goes to quarantine. */
+static void write_hello(void)
+{
+	struct iovec iov = { "hello", 5 };
+	ck_assert_int_eq(osd_store_write(st, P1, O1 + 20, 0, &iov, 1, 0), 0);
+}
+
+/* The first write of an object on disk (its index entry says it holds no
+ * data) and a crash: the log's DATA record names it, so the open reads its
+ * new file; nothing goes to quarantine. */
 START_TEST(t_file_of_cold_object)
 {
-	char path[4200];
 	uint8_t buf[16];
 	size_t got = 0;
 
@@ -622,18 +691,8 @@ START_TEST(t_file_of_cold_object)
 	st = open_cache(1, CACHE, 1);
 	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
 	make_objects(50);
-	uint64_t gen = osd__ns_find(st, P1, O1 + 20)->gen;
-	osd_store_close(st);
-	th_obj_path(path, sizeof(path), dir, gen, 0);
-	char sub[4200];
-	snprintf(sub, sizeof(sub), "%.*s", (int)(strrchr(path, '/') - path), path);
-	(void)mkdir(sub, 0700);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, "hello", 5), 5);
-	close(fd);
-	logged_text[0] = 0;
-	st = open_cache(0, CACHE, 0);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	crash_after(write_hello);
 	ck_assert_msg(!strstr(logged_text, "quarantine"), "%s", logged_text);
 	ck_assert(loaded(O1 + 20));
 	struct iovec iov = { buf, sizeof(buf) };
@@ -644,10 +703,6 @@ START_TEST(t_file_of_cold_object)
 }
 END_TEST
 
-static void used_of(uint64_t pid, uint64_t oid, uint64_t *used)
-{
-	ck_assert_int_eq(osd_store_used(st, pid, oid, used), 0);
-}
 
 /* Each of @p n packed objects from O1 reads its own 16 bytes (one in 97). */
 static void expect_own_bytes(unsigned n)
@@ -693,7 +748,7 @@ START_TEST(t_open_data_objects)
 	sb_set_version(4);
 	logged_text[0] = 0;
 	st = open_cache(0, CACHE, 0);
-	ck_assert_msg(strstr(logged_text, "upgraded from version 4 to 5"), "%s", logged_text);
+	ck_assert_msg(strstr(logged_text, "upgraded from version 4 to 6"), "%s", logged_text);
 	ck_assert_uint_eq(in_memory(), NDATA + 2); /* with the root and the partition */
 	ck_assert_uint_ge(st->hash_size, st->nobjs);
 	used_of(P1, 0, &v);
@@ -869,7 +924,9 @@ START_TEST(t_bad_slot_map)
 	st = open_cache(0, CACHE, 0);
 	ck_assert_msg(strstr(logged_text, "/checkpoint: its slot map of data/pack is damaged at "
 			     "byte"), "%s", logged_text);
-	ck_assert_uint_eq(in_memory(), 2 + 200);
+	/* every packed object was loaded to count its slot, then a checkpoint
+	 * with a whole map let them go */
+	ck_assert_uint_eq(in_memory(), 2);
 	used_of(P1, 0, &used);
 	ck_assert_uint_eq(used, 200 * SLOT);
 	for (unsigned i = 200; i < 300; i++) {
@@ -912,14 +969,14 @@ START_TEST(t_upgrade_v1_checkpoint)
 	sb_set_version(3);
 	logged_text[0] = 0;
 	st = open_cache(0, CACHE, 0);
-	ck_assert_msg(strstr(logged_text, "upgraded from version 3 to 5: the checkpoint is "
+	ck_assert_msg(strstr(logged_text, "upgraded from version 3 to 6: the checkpoint is "
 			     "indexed (objects load when used) and holds the slot map"), "%s", logged_text);
 	ck_assert_int_ge(st->ckfd, 0);
 	for (unsigned i = 0; i < 200; i++)
 		expect_val(O1 + i, 1);
 	read_file("checkpoint", &b, &len);
 	ck_assert_int_eq(osd__file_hdr_get_ver(b, "OSDCKPT1", &ver, &flags, &epoch), 0);
-	ck_assert_uint_eq(ver, 3);
+	ck_assert_uint_eq(ver, 4);
 	free(b);
 	reopen(CACHE);
 	ck_assert_uint_eq(in_memory(), 2);
@@ -1076,6 +1133,7 @@ int main(void)
 	tcase_add_test(tc, t_compact_copies);
 	tcase_add_test(tc, t_compact_partitions);
 	tcase_add_test(tc, t_file_of_cold_object);
+	tcase_add_test(tc, t_bytes_file);
 	tcase_add_test(tc, t_open_data_objects);
 	tcase_add_test(tc, t_upgrade_v1_checkpoint);
 	tcase_add_test(tc, t_rotten_record);
