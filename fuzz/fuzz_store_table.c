@@ -31,7 +31,7 @@
 #define FZ_CAPACITY (1ULL << 20)
 #define FZ_MAX_INPUT (1u << 20)
 #define FZ_HEAD 32u       /* the head, after the file header */
-#define FZ_HEAD_LEN 104u  /* version 2; 120 in version 3, with pack_off */
+#define FZ_HEAD_LEN 104u  /* version 2; 120 in versions 3 and 4, with pack_off */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -104,8 +104,8 @@ static void fz_fix(uint8_t *b, size_t size)
 	if (size < FZ_HEAD + FZ_HEAD_LEN)
 		return;
 	uint8_t *h = b + FZ_HEAD;
-	/* the CRCs follow the head's fields: 10 of them, 11 in version 3 */
-	size_t at = memcmp(h, "OSDINDX3", 8) ? 88 : 96;
+	/* the CRCs follow the head's fields: 10 of them, 11 in versions 3 and 4 */
+	size_t at = memcmp(h, "OSDINDX2", 8) ? 96 : 88;
 	if (size < FZ_HEAD + at + 12)
 		return;
 	fz_fix_crc(b, size, FZ_HEAD + at, osd__get_be64(h + 24), osd__get_be64(h + 32));
@@ -178,6 +178,11 @@ static void fz_build(struct osd_store *st)
 				/* packed: a slot in the map, bytes in the partition's total */
 				struct iovec iov = { v, 100 + (size_t)o };
 				(void)osd_store_write(st, pids[p], 0x10000 + o, 0, &iov, 1, 0);
+			}
+			if (t == OSD_OBJ_USER && o % 4 == 2) {
+				/* a data file: a FILE record, its bytes in the total */
+				struct iovec iov = { v, sizeof(v) };
+				(void)osd_store_write(st, pids[p], 0x10000 + o, 20000, &iov, 1, 0);
 			}
 		}
 	}
