@@ -899,6 +899,159 @@ START_TEST(t_packed_leave_memory)
 }
 END_TEST
 
+/* ---- objects with a data file leave memory ------------------------------------- */
+
+#define NFL 300u
+#define FLMAX 13000u
+
+/* Object i's bytes in version @p ver: 5,000 to 12,999 of them (a data file),
+ * as many as another version's seldom. */
+static size_t fl_content(unsigned i, uint32_t ver, uint8_t *buf)
+{
+	size_t len = 5000 + ((size_t)i * 37 + ver * 1500) % 8000;
+	th_fill(buf, len, (uint64_t)i * 11 + ver, 0);
+	return len;
+}
+
+/* Object i made anew as version @p ver: truncated, then written. */
+static void fl_write(unsigned i, uint32_t ver)
+{
+	static uint8_t buf[FLMAX];
+	struct iovec iov = { buf, fl_content(i, ver, buf) };
+	ck_assert_int_eq(osd_store_truncate(st, P1, O1 + i, 0, 0), 0);
+	ck_assert_int_eq(osd_store_write(st, P1, O1 + i, 0, &iov, 1, 0), 0);
+}
+
+static void fl_expect(unsigned i, uint32_t ver)
+{
+	static uint8_t want[FLMAX], got[FLMAX + 16];
+	size_t len = fl_content(i, ver, want), n = 0;
+	uint64_t l = 0;
+	struct iovec iov = { got, sizeof(got) };
+	int rr = osd_store_read(st, P1, O1 + i, 0, &iov, 1, &n);
+	ck_assert_msg(rr == 0, "read %u: %d (%s)", i, rr, logged_text);
+	ck_assert_msg(n == len && !memcmp(got, want, len), "object %u version %u", i, ver);
+	ck_assert_int_eq(osd_store_length(st, P1, O1 + i, &l), 0);
+	ck_assert_uint_eq(l, len);
+}
+
+static int fl_removed(unsigned i)
+{
+	return i % 40 == 7; /* 8 of them */
+}
+
+/* In the child that crashes: every third object made anew, eight removed,
+ * one created after the checkpoint with a file of its own. */
+static void fl_change(void)
+{
+	for (unsigned i = 0; i < NFL; i += 3)
+		if (!fl_removed(i))
+			fl_write(i, 2);
+	for (unsigned i = 0; i < NFL; i++)
+		if (fl_removed(i))
+			ck_assert_int_eq(osd_store_object_remove(st, P1, O1 + i, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + NFL, OSD_OBJ_USER, 0), 0);
+	fl_write(NFL, 2);
+}
+
+static uint32_t fl_ver(unsigned i)
+{
+	return i % 3 && i != NFL ? 1 : 2;
+}
+
+/* Every object's bytes, and the totals (as they were before any object
+ * loaded: @p before) the sum of the objects' used bytes. */
+static void fl_expect_all(uint64_t before)
+{
+	uint64_t sum = 0, u = 0;
+	for (unsigned i = 0; i <= NFL; i++) {
+		if (fl_removed(i)) {
+			ck_assert_int_eq(osd_store_object_type(st, P1, O1 + i, NULL), -ENOENT);
+			continue;
+		}
+		fl_expect(i, fl_ver(i));
+		used_of(P1, O1 + i, &u);
+		ck_assert_uint_ge(u, 4096);
+		sum += u;
+	}
+	used_of(P1, 0, &u);
+	ck_assert_uint_eq(u, sum);
+	ck_assert_uint_eq(before, sum);
+	used_of(0, 0, &u);
+	ck_assert_uint_eq(u, sum);
+}
+
+/*
+ * Objects with a data file leave memory like any other (store format 6):
+ * the open loads none, reads through a cache of 64 (and 16 descriptors)
+ * bound what stays, and their FILE records and the partition totals hold
+ * their lengths and used bytes. A crash after some are made anew, some
+ * removed and one created: the log's DATA records name exactly those the
+ * open reads again, every object has its bytes and the totals are exact.
+ * A file of a generation reserved by a GENS record that no record names
+ * (a creation whose records a crash lost) goes to quarantine/, and the
+ * generations given after it are above it.
+ */
+START_TEST(t_files_leave_memory)
+{
+	char path[4200];
+	osd_store_close(st);
+	th_rmtree(dir);
+	dir = th_mkdtemp();
+	st = open_cache(1, CACHE, 0);
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	for (unsigned i = 0; i < NFL; i++) {
+		ck_assert_int_eq(osd_store_object_create(st, P1, O1 + i, OSD_OBJ_USER, 0), 0);
+		fl_write(i, 1);
+	}
+	reopen(CACHE);
+	st->max_fds = 16; /* each cached descriptor holds its object */
+	ck_assert_uint_eq(in_memory(), 2);
+	size_t most = 0;
+	for (unsigned i = 0; i < NFL; i++) {
+		fl_expect(i, 1);
+		most = in_memory() > most ? in_memory() : most;
+	}
+	ck_assert_uint_le(most, CACHE + CACHE / 4 + 2 + 16);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	crash_after(fl_change);
+	/* the replay read the files of the objects its DATA records name */
+	ck_assert_msg(!strstr(logged_text, "quarantine"), "%s", logged_text);
+	ck_assert_uint_le(in_memory(), 2 + NFL / 3 + 8 + 1);
+	st->max_fds = 16;
+	uint64_t before = 0;
+	used_of(P1, 0, &before);
+	fl_expect_all(before);
+	reopen(CACHE);
+	st->max_fds = 16;
+	ck_assert_uint_eq(in_memory(), 2);
+	used_of(P1, 0, &before);
+	fl_expect_all(before);
+
+	/* a file of a reserved generation no record names */
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1 + NFL + 1, OSD_OBJ_USER, 0), 0);
+	uint64_t gen = osd__ns_find(st, P1, O1 + NFL + 1)->gen;
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	osd_store_close(st);
+	th_obj_path(path, sizeof(path), dir, gen + 10, 0);
+	char sub[4200];
+	snprintf(sub, sizeof(sub), "%.*s", (int)(strrchr(path, '/') - path), path);
+	(void)mkdir(sub, 0700);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "lost", 4), 4);
+	close(fd);
+	logged_text[0] = 0;
+	st = open_cache(0, CACHE, 0);
+	ck_assert_msg(strstr(logged_text, "data file(s) no record names moved to quarantine/"),
+		      "%s", logged_text);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	ck_assert_uint_ge(st->next_gen, gen + OSD__GENS_AHEAD);
+	used_of(P1, 0, &before);
+	fl_expect_all(before);
+}
+END_TEST
+
 /* A slot map that rots in the checkpoint (a bit flipped in a PACK_MAP
  * record): the open counts the slots again from every packed object's
  * records, with a WARNING, instead of refusing; the totals are exact, each
@@ -1032,10 +1185,11 @@ START_TEST(t_rotten_record)
 }
 END_TEST
 
-/* Threads load, change and drop packed objects while another writes
- * checkpoints; each thread owns every fourth object and checks its last
- * value and bytes (slots taken and freed while others load theirs from the
- * checkpoint). */
+/* Threads load, change and drop packed objects and objects with a data file
+ * while another writes checkpoints; each thread owns every fourth object and
+ * checks its last value and bytes (slots taken and freed, files changed
+ * while a checkpoint writes their FILE records, while others load theirs
+ * from the checkpoint). The used totals after a reopen are the objects'. */
 #define THREADS 4
 #define TOBJ 400u
 
@@ -1044,11 +1198,23 @@ struct worker {
 	uint32_t ver[TOBJ], dver[TOBJ];
 };
 
+/* Object i's bytes in version @p ver for t_threads: odd objects hold a data
+ * file (always as long), even ones a pack slot. */
+#define TLEN (SLOT + 3000)
+static size_t tw_content(unsigned i, uint32_t ver, uint8_t *buf)
+{
+	if (!(i % 2))
+		return pk_content(i, ver, buf);
+	size_t len = SLOT + 1 + i % 2999;
+	th_fill(buf, len, (uint64_t)i * 13 + ver, 0);
+	return len;
+}
+
 /* 0 if object i holds its bytes of version @p ver (no check(): a thread). */
 static int pk_holds(unsigned i, uint32_t ver)
 {
-	uint8_t want[256], got[512];
-	size_t len = pk_content(i, ver, want), n = 0;
+	uint8_t want[TLEN], got[TLEN + 16];
+	size_t len = tw_content(i, ver, want), n = 0;
 	struct iovec iov = { got, sizeof(got) };
 	return osd_store_read(st, P1, O1 + i, 0, &iov, 1, &n) != 0 || n != len ||
 	       memcmp(got, want, len) != 0;
@@ -1061,7 +1227,7 @@ static void *worker_run(void *arg)
 	for (unsigned k = 0; k < 3000; k++) {
 		unsigned i = (unsigned)rand_r(&seed) % (TOBJ / THREADS) * THREADS + w->idx;
 		unsigned op = (unsigned)rand_r(&seed) % 8;
-		uint8_t v[12], got[16], data[256];
+		uint8_t v[12], got[16], data[TLEN];
 		size_t len = 0;
 		if (op < 2) {
 			val_of(O1 + i, ++w->ver[i], v);
@@ -1070,7 +1236,7 @@ static void *worker_run(void *arg)
 			continue;
 		}
 		if (op == 2) {
-			struct iovec iov = { data, pk_content(i, ++w->dver[i], data) };
+			struct iovec iov = { data, tw_content(i, ++w->dver[i], data) };
 			if (osd_store_write(st, P1, O1 + i, 0, &iov, 1, 0) != 0)
 				return "write";
 			continue;
@@ -1089,9 +1255,12 @@ START_TEST(t_threads)
 {
 	static struct worker ws[THREADS];
 	pthread_t th[THREADS];
+	static uint8_t data[TLEN];
 	make_objects(TOBJ);
-	for (unsigned i = 0; i < TOBJ; i++)
-		pk_write(i, 1);
+	for (unsigned i = 0; i < TOBJ; i++) {
+		struct iovec iov = { data, tw_content(i, 1, data) };
+		ck_assert_int_eq(osd_store_write(st, P1, O1 + i, 0, &iov, 1, 0), 0);
+	}
 	reopen(8);
 	for (unsigned t = 0; t < THREADS; t++) {
 		ws[t].idx = t;
@@ -1107,13 +1276,16 @@ START_TEST(t_threads)
 		ck_assert_msg(res == NULL, "thread %u: %s", t, (const char *)res);
 	}
 	reopen(8);
-	uint64_t used = 0;
-	used_of(P1, 0, &used);
-	ck_assert_uint_eq(used, TOBJ * SLOT);
+	uint64_t used = 0, sum = 0, u;
 	for (unsigned i = 0; i < TOBJ; i++) {
 		expect_val(O1 + i, ws[i % THREADS].ver[i]);
-		pk_expect(i, ws[i % THREADS].dver[i]);
+		ck_assert_msg(!pk_holds(i, ws[i % THREADS].dver[i]), "object %u", i);
+		used_of(P1, O1 + i, &u);
+		sum += u;
 	}
+	used_of(P1, 0, &used);
+	ck_assert_uint_eq(used, sum);
+	ck_assert_uint_ge(used, TOBJ / 2 * SLOT + TOBJ / 2 * (SLOT + 1));
 }
 END_TEST
 
@@ -1139,6 +1311,7 @@ int main(void)
 	tcase_add_test(tc, t_rotten_record);
 	tcase_add_test(tc, t_threads);
 	tcase_add_test(tc, t_packed_leave_memory);
+	tcase_add_test(tc, t_files_leave_memory);
 	tcase_add_test(tc, t_bad_slot_map);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
