@@ -239,7 +239,6 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 		int flags = O_RDWR | O_CLOEXEC | (o->has_file ? 0 : O_CREAT | O_TRUNC);
 		if (!o->has_file && osd__pool_take(st, name) == 0)
 			flags = O_RDWR | O_CLOEXEC | O_TRUNC;
-
 		int f = osd__open_noatime(st->datafd, name, flags, 0600);
 		if (f < 0 && errno == ENOENT && !o->has_file) {
 			int r = make_dir(st, dir); /* the first file of its directory */
@@ -917,9 +916,9 @@ static int scan_sums(struct osd_store *st, struct gen_ent *map, size_t n)
 
 /*
  * The user objects in memory sorted by generation, made when the scan meets
- * its first file. Objects that hold data are all in memory (the checkpoint
- * index loads them at the open); a file of any other is resolved through
- * the checkpoint's records (scan_unknown()).
+ * its first file. The scan runs only when objects that hold data are all in
+ * memory (a checkpoint before version 4 loads them at the open); a file of
+ * any other is resolved through the checkpoint's records (scan_unknown()).
  */
 static int gen_map(struct osd_store *st, struct gen_ent **mapp, size_t *np)
 {

@@ -8,12 +8,15 @@
  * bytes) of an object stays in memory. docs/target-store.md, "Checkpoint
  * index", has the layout:
  *
- *   file header (32) | head (104; 120 in version 3) | index | records | END
+ *   file header (32) | head (104; 120 in versions 3 and 4) | index | records | END
  *
  * Version 3 ends its records with the slot map of data/pack and each
  * partition's bytes in slots (PACK_MAP and PART_USED records, from the head's
  * pack_off): the open takes them as they are instead of loading every
- * packed object to count its slot.
+ * packed object to count its slot. Version 4 (format 6) ends the records of
+ * each object with a data file with a FILE record (its length, used bytes
+ * and files), and PART_USED counts the files' bytes too: such objects stay
+ * on disk as well, and read their files when they load.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -989,9 +992,10 @@ static uint64_t data_run_end(const struct osd__part *p, struct osd__ids_pos k)
 }
 
 /*
- * Partition at *@p pos of the index: its object and the objects that hold
- * data (their state is rebuilt from their files and data/pack at the
- * open, so they stay in memory) are loaded; the rest stay on disk.
+ * Partition at *@p pos of the index: its object is loaded and, before
+ * version 4, the objects that hold data (their state is rebuilt from their
+ * files and data/pack at the open, so they stay in memory); the rest stay
+ * on disk.
  */
 static int load_part(struct osd_store *st, struct reader *rd, const struct head *h,
 		     uint64_t *pos, uint64_t *prev, uint64_t *bad)
