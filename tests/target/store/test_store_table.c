@@ -179,6 +179,29 @@ static void expect_recs(const uint8_t *b, const struct rec_at *recs, size_t n)
 	}
 }
 
+/* The head of a checkpoint of partition P1 and one object: records at 200
+ * (@p records bytes), root at 234, @p nrecs records before END, @p pack_off. */
+static void expect_head(const uint8_t *b, uint64_t records, uint64_t nrecs, uint64_t pack_off)
+{
+	const uint64_t head[] = { 1, 1, 152, 48, 200, records, 0, st->next_gen, 234, nrecs,
+				  pack_off };
+	for (size_t i = 0; i < 11; i++)
+		ck_assert_msg(osd__get_be64(b + 40 + 8 * i) == head[i], "head field %zu", i);
+}
+
+/* The checkpoint (malloc'd, *@p len bytes) after object O1 is made and
+ * written with @p iov (and flushed). */
+static uint8_t *one_object_ckpt(struct iovec *iov, size_t *len)
+{
+	uint8_t *b;
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_write(st, P1, O1, 0, iov, 1, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	read_file("checkpoint", &b, len);
+	return b;
+}
+
 /* The checkpoint of one partition and one object without attributes, byte
  * by byte: file header, head, index, records. */
 START_TEST(t_bytes)
@@ -199,9 +222,7 @@ START_TEST(t_bytes)
 	 * (102 bytes), capacity 0, next generation, root at 234, 4 records
 	 * before END, no slot map or partition bytes (pack_off at END, 285) */
 	ck_assert_mem_eq(b + 32, "OSDINDX4", 8);
-	const uint64_t head[] = { 1, 1, 152, 48, 200, 102, 0, st->next_gen, 234, 4, 285 };
-	for (size_t i = 0; i < 11; i++)
-		ck_assert_msg(osd__get_be64(b + 40 + 8 * i) == head[i], "head field %zu", i);
+	expect_head(b, 102, 4, 285);
 	ck_assert_uint_eq(osd__get_be32(b + 128), osd__crc32c(0, b + 152, 48));
 	ck_assert_uint_eq(osd__get_be32(b + 132), osd__crc32c(0, b + 200, 102));
 	ck_assert_uint_eq(osd__get_be32(b + 136), osd__crc32c(0, b + 32, 104));
@@ -243,18 +264,12 @@ START_TEST(t_bytes_file)
 	uint64_t used = 0;
 	struct iovec iov = { data, sizeof(data) };
 	th_fill(data, sizeof(data), 6, 0);
-	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
-	ck_assert_int_eq(osd_store_write(st, P1, O1, 0, &iov, 1, 0), 0);
-	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	b = one_object_ckpt(&iov, &len);
 	used_of(P1, O1, &used);
 	ck_assert_uint_ge(used, sizeof(data));
-	ck_assert_int_eq(osd__store_compact(st), 0);
-	read_file("checkpoint", &b, &len);
 	ck_assert_uint_eq(len, 369);
 	/* head: records at 200 (169 bytes), root at 234, 6 records, pack_off 327 */
-	const uint64_t head[] = { 1, 1, 152, 48, 200, 169, 0, st->next_gen, 234, 6, 327 };
-	for (size_t i = 0; i < 11; i++)
-		ck_assert_msg(osd__get_be64(b + 40 + 8 * i) == head[i], "head field %zu", i);
+	expect_head(b, 169, 6, 327);
 	/* the entry: records at 251, a FILE record (0x1), a user object */
 	ck_assert_uint_eq(osd__get_be64(b + 192), 251ull << 16 | 0x1u << 8 | OSD_OBJ_USER);
 	/* OBJ_CREATE, FILE, PART_USED, END(6) */
@@ -298,15 +313,10 @@ START_TEST(t_bytes_packed)
 	size_t len;
 	struct iovec iov = { data, sizeof(data) };
 	th_fill(data, sizeof(data), 5, 0);
-	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
-	ck_assert_int_eq(osd_store_write(st, P1, O1, 0, &iov, 1, 0), 0);
-	ck_assert_int_eq(osd__store_compact(st), 0);
-	read_file("checkpoint", &b, &len);
+	b = one_object_ckpt(&iov, &len);
 	ck_assert_uint_eq(len, 397);
 	/* head: records at 200 (197 bytes), root at 234, 7 records, pack_off 330 */
-	const uint64_t head[] = { 1, 1, 152, 48, 200, 197, 0, st->next_gen, 234, 7, 330 };
-	for (size_t i = 0; i < 11; i++)
-		ck_assert_msg(osd__get_be64(b + 40 + 8 * i) == head[i], "head field %zu", i);
+	expect_head(b, 197, 7, 330);
 	/* the entry: records at 251, packed (0x2), a user object */
 	ck_assert_uint_eq(osd__get_be64(b + 192), 251ull << 16 | 0x2u << 8 | OSD_OBJ_USER);
 	/* OBJ_CREATE, PACK, PACK_MAP, PART_USED, END(7) */
