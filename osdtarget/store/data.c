@@ -1199,6 +1199,7 @@ static int data_mark(struct osd_store *st, struct osd__obj *o)
 		if (!r) {
 			atomic_store(&o->data_epoch, ep);
 			o->ckpt_clean = o->ckpt_written = 0;
+			atomic_fetch_add(&st->data_named, 1);
 		}
 	}
 	pthread_mutex_unlock(&o->mu);

@@ -269,6 +269,7 @@ struct osd_store {
 				      and one loads by reading its files (osd__data_attach) */
 	_Atomic uint32_t data_epoch; /* bumped by each checkpoint before it writes objects:
 				      a data change logs DATA once per value (data_mark) */
+	atomic_size_t data_named;  /* DATA records in the log (a compaction bounds them) */
 	uint64_t gens_logged;      /* no data file of this or a higher generation may be
 				      made before a GENS record above it (st->ns) */
 	_Atomic uint64_t gens_pos; /* log position past the last GENS record: synced before

@@ -613,6 +613,7 @@ static int ns_apply_data(struct osd_store *st, const uint8_t *b, uint32_t n)
 		return -ENOENT;
 	if (o->type != OSD_OBJ_USER)
 		return -EINVAL;
+	atomic_fetch_add(&st->data_named, 1); /* the log still names it */
 	return st->files_counted && !loads_attached ? osd__data_attach(st, o, st->attach_sc) : 0;
 }
 

@@ -650,19 +650,24 @@ int osd__sum_attach(struct osd_store *st, struct osd__obj *o, int have_data,
 	unsigned dir;
 	osd__data_path(o->gen, dname, &dir);
 	osd__sum_path(o->gen, base);
-	int dfd = st->datafd;
-	int fd = have_data ? openat(dfd, dname, O_RDONLY | O_CLOEXEC) : -1;
-	if (have_data && fd < 0)
-		return -errno;
-	/* no readahead: it would leave readahead marks in the page cache, and
-	 * a later READ crossing one would read pages ahead unseen by read
-	 * trust (trust.c) */
-	if (fd >= 0)
-		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	int dfd = st->datafd, fd = -1;
 	int sfd = openat(dfd, base, O_RDWR | O_CLOEXEC);
 	uint64_t len = 0, lo = 0, hi = 0;
 	int r = sfd < 0 ? -errno : hdr_read(sfd, &len, &lo, &hi);
 	int64_t n;
+	/* the data only when it is read (a clean header needs none: an open
+	 * after a crash attaches each object the log names) */
+	if (have_data && (r || lo < hi)) {
+		fd = openat(dfd, dname, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			r = -errno;
+			goto out;
+		}
+		/* no readahead: it would leave readahead marks in the page cache,
+		 * and a later READ crossing one would read pages ahead unseen by
+		 * read trust (trust.c) */
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	}
 	if (r == -EUCLEAN && have_data && hdr_unwritten(sfd)) {
 		/* made, written to, and a crash before its header (unsynced, see
 		 * osd__sum_open) reached the disk: as dirty over everything */
