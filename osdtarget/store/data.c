@@ -213,7 +213,8 @@ static int fd_get_locked(struct osd_store *st, struct osd__obj *o, int create, i
 		/* no file of a generation a durable GENS record does not cover:
 		 * the open after a crash looks for files no record names only
 		 * below it (osd__data_open_lazy) */
-		if (create && !(o->has_file && o->has_sums) && atomic_load(&st->log_files)) {
+		int makes = !o->has_file || (st->sums && !o->has_sums);
+		if (create && makes && atomic_load(&st->log_files)) {
 			int g = osd__log_sync(&st->log, atomic_load(&st->gens_pos));
 			if (g)
 				return g;
@@ -1085,23 +1086,23 @@ static void lazy_unnamed(struct osd_store *st, uint64_t gen, int sidecar, int go
 {
 	char name[40];
 	unsigned dir;
+	struct stat sb;
 	if (sidecar)
 		osd__sum_path(gen, name);
 	else
 		osd__data_path(gen, name, &dir);
-	struct stat sb;
+	if (gone) {
+		u->deleted += unlinkat(st->datafd, name, 0) == 0;
+		return;
+	}
 	if (fstatat(st->datafd, name, &sb, 0) != 0)
 		return;
-	const char *base = strchr(name, '/') + 1;
 	int dfd = osd__data_open_dir(st, (unsigned)(gen & 0xFF));
 	if (dfd < 0) {
 		u->failed++;
 		return;
 	}
-	if (!gone)
-		unnamed_file(st, dfd, base, gen, u);
-	else if (unlinkat(dfd, base, 0) == 0)
-		u->deleted++;
+	unnamed_file(st, dfd, strchr(name, '/') + 1, gen, u);
 	close(dfd);
 }
 
@@ -1118,8 +1119,6 @@ int osd__data_open_lazy(struct osd_store *st)
 	for (uint64_t g = st->next_gen; g < st->gens_reserved; g++)
 		for (int sc = 0; sc < 2; sc++)
 			lazy_unnamed(st, g, sc, 0, &u);
-	if (st->gens_reserved > st->next_gen)
-		st->next_gen = st->gens_reserved; /* never given: a quarantined name stays unique */
 	/* packed objects whose file a DATA record named, still packed: the
 	 * move out of the pack was never logged, so the file holds nothing
 	 * a flush made durable */
@@ -1187,25 +1186,30 @@ static int data_mark(struct osd_store *st, struct osd__obj *o)
 	uint32_t ep = atomic_load(&st->data_epoch);
 	if (!atomic_load(&st->log_files) || atomic_load(&o->data_epoch) == ep)
 		return 0;
-	uint8_t b[16];
 	int r = 0;
-	osd__put_be64(b, o->pid);
-	osd__put_be64(b + 8, o->oid);
 	pthread_rwlock_rdlock(&st->ns);
 	pthread_mutex_lock(&o->mu);
-	ep = atomic_load(&st->data_epoch); /* a checkpoint may have run meanwhile */
-	if (atomic_load(&o->data_epoch) != ep && !o->removed) {
-		r = osd__log_append(&st->log, OSD__REC_DATA, b, sizeof(b), NULL, 0, NULL);
-		if (!r) {
-			atomic_store(&o->data_epoch, ep);
-			o->ckpt_clean = o->ckpt_written = 0;
-			atomic_fetch_add(&st->data_named, 1);
-		}
-	}
+	/* a checkpoint may have run meanwhile */
+	if (atomic_load(&o->data_epoch) != atomic_load(&st->data_epoch) && !o->removed &&
+	    (r = osd__data_name(st, o)) == 0)
+		o->ckpt_clean = o->ckpt_written = 0;
 	pthread_mutex_unlock(&o->mu);
 	pthread_rwlock_unlock(&st->ns);
 	if (r)
 		atomic_fetch_sub(&o->io->changing, 1);
+	return r;
+}
+
+int osd__data_name(struct osd_store *st, struct osd__obj *o)
+{
+	uint8_t b[16];
+	osd__put_be64(b, o->pid);
+	osd__put_be64(b + 8, o->oid);
+	int r = osd__log_append(&st->log, OSD__REC_DATA, b, sizeof(b), NULL, 0, NULL);
+	if (!r) {
+		atomic_store(&o->data_epoch, atomic_load(&st->data_epoch));
+		atomic_fetch_add(&st->data_named, 1);
+	}
 	return r;
 }
 

@@ -544,6 +544,9 @@ int osd__data_attach(struct osd_store *st, struct osd__obj *o, struct osd__sum_s
  * reserved but no record names go to quarantine/, and the replay's
  * attaches are settled. */
 int osd__data_open_lazy(struct osd_store *st);
+/* Append a DATA record naming @p o in the current epoch (st->ns held, for
+ * reading with obj->mu, or for writing): counted, its epoch set. */
+int osd__data_name(struct osd_store *st, struct osd__obj *o);
 /* Generations reserved ahead of the next by a GENS record. */
 #define OSD__GENS_AHEAD 4096u
 /* The number a data or pool file is named by: exactly 16 lowercase hex

@@ -622,6 +622,16 @@ int osd__ns_attrs_apply(struct osd__obj *o, const uint8_t *b, uint32_t n)
 	return attrs_valid(b, n, 0) ? attrs_put(o, b, n, OSD__ATTRS_HDR) : -EUCLEAN;
 }
 
+/* NEXT_GEN and GENS: a generation (payload @p b, @p n bytes) raises *@p to. */
+static int raise_to(uint64_t *to, const uint8_t *b, uint32_t n)
+{
+	if (n != 8)
+		return -EBADMSG;
+	if (osd__get_be64(b) > *to)
+		*to = osd__get_be64(b);
+	return 0;
+}
+
 int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)
 {
 	const uint8_t *b = rec->payload;
@@ -672,19 +682,11 @@ int osd__ns_apply(struct osd_store *st, const struct osd__rec *rec)
 		return ns_set_quota(st, osd__get_be64(b), osd__get_be64(b + 8),
 				    osd__get_be64(b + 16));
 	case OSD__REC_NEXT_GEN:
-		if (n != 8)
-			return -EBADMSG;
-		if (osd__get_be64(b) > st->next_gen)
-			st->next_gen = osd__get_be64(b);
-		return 0;
+		return raise_to(&st->next_gen, b, n);
 	case OSD__REC_DATA:
 		return ns_apply_data(st, b, n);
 	case OSD__REC_GENS:
-		if (n != 8)
-			return -EBADMSG;
-		if (osd__get_be64(b) > st->gens_reserved)
-			st->gens_reserved = osd__get_be64(b);
-		return 0;
+		return raise_to(&st->gens_reserved, b, n);
 	case OSD__REC_FILE:
 		/* a checkpoint read whole: the scan reads the files */
 		return n == OSD__FILE_LEN ? 0 : -EBADMSG;

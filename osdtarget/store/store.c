@@ -293,18 +293,11 @@ int osd__install_log(struct osd_store *st, uint64_t epoch, int *keep)
  */
 static void log_carry(struct osd_store *st)
 {
-	uint8_t b[16];
+	uint8_t b[8];
 	uint64_t pos;
 	atomic_store(&st->data_named, 0);
-	for (size_t i = 0; i < st->ncarry; i++) {
-		struct osd__obj *o = st->carry[i];
-		osd__put_be64(b, o->pid);
-		osd__put_be64(b + 8, o->oid);
-		if (osd__log_append(&st->log, OSD__REC_DATA, b, 16, NULL, 0, NULL) == 0) {
-			atomic_store(&o->data_epoch, atomic_load(&st->data_epoch));
-			atomic_fetch_add(&st->data_named, 1);
-		}
-	}
+	for (size_t i = 0; i < st->ncarry; i++)
+		(void)osd__data_name(st, st->carry[i]); /* without it: totals off until a load */
 	st->ncarry = 0;
 	if (st->gens_logged > st->next_gen) {
 		osd__put_be64(b, st->gens_logged);
@@ -762,8 +755,10 @@ static int store_open(struct osd_store *st, const char *dir, const struct osd_st
 	free(asc.settle);
 	if (r)
 		return r;
+	/* reserved before, maybe given to a file a crash left: a quarantined
+	 * name stays unique */
 	if (st->gens_reserved > st->next_gen)
-		st->next_gen = st->gens_reserved; /* reserved before: maybe some file has it */
+		st->next_gen = st->gens_reserved;
 	st->gens_logged = st->next_gen; /* the next creation reserves again */
 	/* slots named twice are judged among all their claimants: those the
 	 * checkpoint's map counted are still on disk */
