@@ -117,7 +117,7 @@ void th_log_downgrade(const char *dir, uint32_t version, uint8_t *hdr)
 		struct osd__rec rec;
 		size_t n = osd__rec_parse(b + off, len - off, &rec);
 		ck_assert_uint_gt(n, 0);
-		if (rec.type != OSD__REC_GENS) {
+		if (rec.type != OSD__REC_GENS && rec.type != OSD__REC_DATA) {
 			memmove(b + out, b + off, n);
 			out += n;
 		}

@@ -28,7 +28,8 @@ void th_obj_path(char *out, size_t outlen, const char *dir, uint64_t gen, int su
 /** Flip bits of the byte at @p at of file @p path (damage), or fail the test. */
 void th_flip(const char *path, off_t at);
 /** Rewrite the log of (closed) store @p dir as an older build wrote it: its
- *  header of version @p version, its GENS records (version 3) left out.
+ *  header of version @p version, its DATA and GENS records (version 3) left
+ *  out.
  *  @return the header written (OSD__FILE_HDR bytes into @p hdr). */
 void th_log_downgrade(const char *dir, uint32_t version, uint8_t *hdr);
 
