@@ -132,16 +132,29 @@ void osd__attr_free_all(struct osd__obj *obj)
 	obj->nattrs = 0;
 }
 
-/* The object, st->ns held for reading (a trim first, when due); NULL with
- * *r -ENOENT, or -EIO when its records are damaged (Checkpoint index). */
-static struct osd__obj *attr_obj(struct osd_store *st, uint64_t pid, uint64_t oid, int *r)
+static void attr_done(struct osd_store *st, int change)
+{
+	if (change)
+		osd__change_unlock(st);
+	else
+		pthread_rwlock_unlock(&st->ns);
+}
+
+/* The object, st->ns held for reading (a trim first, when due), and for a
+ * logged @p change st->gate too; NULL with *r -ENOENT, or -EIO when its
+ * records are damaged (Checkpoint index). attr_done() lets them go. */
+static struct osd__obj *attr_obj(struct osd_store *st, uint64_t pid, uint64_t oid, int change,
+				 int *r)
 {
 	osd__ns_trim(st);
-	pthread_rwlock_rdlock(&st->ns);
+	if (change)
+		osd__change_lock(st, 0);
+	else
+		pthread_rwlock_rdlock(&st->ns);
 	struct osd__obj *o = osd__ns_find(st, pid, oid);
 	if (o && !o->meta_bad)
 		return o;
-	pthread_rwlock_unlock(&st->ns);
+	attr_done(st, change);
 	*r = o ? -EIO : -ENOENT;
 	return NULL;
 }
@@ -152,7 +165,7 @@ int osd_store_attr_get(struct osd_store *st, uint64_t pid, uint64_t oid,
 {
 	int r = -ENODATA;
 	int e;
-	struct osd__obj *o = attr_obj(st, pid, oid, &e);
+	struct osd__obj *o = attr_obj(st, pid, oid, 0, &e);
 	if (!o)
 		return e;
 	pthread_mutex_lock(&o->mu);
@@ -339,7 +352,7 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 	if (len > OSD_STORE_ATTR_MAX || (len && !val))
 		return -EINVAL;
 	int e;
-	struct osd__obj *o = attr_obj(st, pid, oid, &e);
+	struct osd__obj *o = attr_obj(st, pid, oid, !lazy, &e);
 	if (!o)
 		return e;
 	pthread_mutex_lock(&o->mu);
@@ -355,7 +368,7 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		if (!lazy && (o->has_lazy || o->pack_pending))
 			r = attr_log_lazy(st, o, &pos);
 		pthread_mutex_unlock(&o->mu);
-		pthread_rwlock_unlock(&st->ns);
+		attr_done(st, !lazy);
 		return r || !pos ? r : osd__store_commit(st, pos, flags);
 	}
 	if (lazy) {
@@ -369,7 +382,7 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 			o->ckpt_clean = clean;
 		}
 		pthread_mutex_unlock(&o->mu);
-		pthread_rwlock_unlock(&st->ns);
+		attr_done(st, !lazy);
 		return r; /* in memory only: no record, no commit */
 	}
 	/*
@@ -397,7 +410,7 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		attr_lazy_logged(o);
 	batch_free(&b);
 	pthread_mutex_unlock(&o->mu);
-	pthread_rwlock_unlock(&st->ns);
+	attr_done(st, !lazy);
 	return r ? r : osd__store_commit(st, pos, flags);
 }
 
@@ -406,7 +419,7 @@ int osd_store_attr_iterate(struct osd_store *st, uint64_t pid, uint64_t oid,
 {
 	int r = 0;
 	int e;
-	struct osd__obj *o = attr_obj(st, pid, oid, &e);
+	struct osd__obj *o = attr_obj(st, pid, oid, 0, &e);
 	if (!o)
 		return e;
 	pthread_mutex_lock(&o->mu);

@@ -1187,14 +1187,14 @@ static int data_mark(struct osd_store *st, struct osd__obj *o)
 	if (!atomic_load(&st->log_files) || atomic_load(&o->data_epoch) == ep)
 		return 0;
 	int r = 0;
-	pthread_rwlock_rdlock(&st->ns);
+	osd__change_lock(st, 0);
 	pthread_mutex_lock(&o->mu);
 	/* a checkpoint may have run meanwhile */
 	if (atomic_load(&o->data_epoch) != atomic_load(&st->data_epoch) && !o->removed &&
 	    (r = osd__data_name(st, o)) == 0)
 		o->ckpt_clean = o->ckpt_written = 0;
 	pthread_mutex_unlock(&o->mu);
-	pthread_rwlock_unlock(&st->ns);
+	osd__change_unlock(st);
 	if (r)
 		atomic_fetch_sub(&o->io->changing, 1);
 	return r;

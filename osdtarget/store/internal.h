@@ -128,6 +128,8 @@ struct osd__obj {
 				      it may be dropped from memory (osd__ns_trim) */
 	uint8_t ckpt_written;      /* a checkpoint being written holds its pack state as it
 				      is (cleared by a change of it: osd__ns_all_clean) */
+	uint8_t ckpt_seen;         /* the checkpoint being written took it from memory; one
+				      loaded meanwhile has the records it was loaded from */
 	uint8_t meta_bad;          /* OSD__META_BAD_*: its records are damaged: all but its
 				      type and REMOVE fail with -EIO (table.c) */
 	uint8_t attach;            /* loaded from a FILE record: its files are read before
@@ -235,10 +237,21 @@ struct osd_store {
 	int sync_writes;
 	char *path;
 
+	/* Changes of the metadata hold it for reading, before st->ns; a checkpoint
+	   made while the store serves holds it for writing, so reads go on while
+	   it is written and changes wait (store.c, osd__change_lock) */
+	pthread_rwlock_t gate;
+	atomic_int ckpt_online;    /* such a checkpoint is being written (osd__ns_find) */
+	/* tests only: called by such a checkpoint once it took the objects in
+	   memory, before it writes any (table.c) */
+	void (*ckpt_hook)(void *arg);
+	void *ckpt_hook_arg;
 	pthread_rwlock_t ns;
 	pthread_mutex_t hash_mu;   /* the hash, while objects load under st->ns held for reading */
 	int ckfd;                  /* the checkpoint objects load from (table.c); -1: none */
 	uint64_t ckpt_objs_end;    /* where the objects' records end in it (UINT64_MAX: at END) */
+	int gone_fd[2];            /* the checkpoint.prev and log.prev a checkpoint replaced, held
+				      so their blocks are freed after st->ns is let go (store.c) */
 	/* log records a replay left for their objects (pending.c) */
 	pthread_mutex_t pend_mu;
 	struct osd__pend_obj *pend;
@@ -385,6 +398,12 @@ int osd__store_commit(struct osd_store *st, uint64_t pos, unsigned flags);
 void osd__store_maybe_compact(struct osd_store *st);
 /* Write a checkpoint and start a new log now (tests; normally automatic). */
 int osd__store_compact(struct osd_store *st);
+/* Close the files a checkpoint replaced (st->gone_fd), freeing their blocks. */
+void osd__store_free_gone(struct osd_store *st);
+/* A change of the metadata: st->gate for reading, then st->ns for writing
+ * (@p excl) or reading; osd__change_unlock() lets both go. */
+void osd__change_lock(struct osd_store *st, int excl);
+void osd__change_unlock(struct osd_store *st);
 
 /* recover.c */
 #define OSD__CKPT_MAGIC "OSDCKPT1"
@@ -426,8 +445,10 @@ struct osd__resident {
 	uint64_t pid, oid;
 	struct osd__obj *o;
 };
-/* The objects in memory sorted by (pid, oid), *n of them: a malloc'd array,
- * NULL without memory or when they outnumber nobjs (st->ns held for writing). */
+/* The objects in memory sorted by (pid, oid), *n of them, each with a
+ * reference the caller puts: a malloc'd array, NULL without memory or when
+ * they outnumber nobjs. st->ns held for writing, or taken here for reading by
+ * a checkpoint made while the store serves (st->ckpt_online). */
 struct osd__resident *osd__ns_resident(struct osd_store *st, size_t *n);
 /* Size the hash for @p n objects now (the open, before a replay): growing
  * it one doubling at a time rehashed every object again and again. */

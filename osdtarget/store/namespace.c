@@ -127,8 +127,13 @@ struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid)
 	if (attach)
 		pthread_mutex_lock(&o->mu);
 	struct osd__obj *in = ns_publish(st, o);
-	if (in == o && (e->flags & OSD__ID_NOTED))
-		osd__pend_take(st, pid, oid); /* published: what it applied is its own */
+	/* published: what it applied is its own. Not while a checkpoint is
+	 * written beside it: one that missed it in memory loads it again from
+	 * the records (write_pending() in table.c), and its install clears them
+	 * all. (The checkpoint sets the flag before it looks at the hash, under
+	 * hash_mu as the publication: one that sees it unset was published first.) */
+	if (in == o && (e->flags & OSD__ID_NOTED) && !atomic_load(&st->ckpt_online))
+		osd__pend_take(st, pid, oid);
 	if (in == o && attach)
 		(void)osd__data_attach(st, o, st->attach_sc); /* failures leave it unusable */
 	if (attach)
@@ -322,7 +327,9 @@ void osd__ns_all_clean(struct osd_store *st)
 				continue;
 			}
 			pthread_mutex_lock(&o->mu);
-			o->ckpt_clean = o->ckpt_written;
+			if (o->ckpt_seen) /* else loaded meanwhile: as clean as its load left it */
+				o->ckpt_clean = o->ckpt_written;
+			o->ckpt_seen = 0;
 			pthread_mutex_unlock(&o->mu);
 		}
 	ns_evict(st);
@@ -343,6 +350,10 @@ static int resident_cmp(const void *a, const void *b)
 struct osd__resident *osd__ns_resident(struct osd_store *st, size_t *n)
 {
 	size_t k = 0;
+	int online = atomic_load(&st->ckpt_online);
+	if (online)
+		pthread_rwlock_rdlock(&st->ns);
+	pthread_mutex_lock(&st->hash_mu); /* objects load under st->ns held for reading */
 	struct osd__resident *v = malloc((st->nobjs ? st->nobjs : 1) * sizeof(*v));
 	for (size_t i = 0; v && i < st->hash_size; i++) {
 		for (struct osd__obj *o = st->hash[i]; v && o; o = o->hnext) {
@@ -354,6 +365,11 @@ struct osd__resident *osd__ns_resident(struct osd_store *st, size_t *n)
 			}
 		}
 	}
+	for (size_t i = 0; v && i < k; i++)
+		atomic_fetch_add(&v[i].o->refs, 1); /* no trim drops them meanwhile */
+	pthread_mutex_unlock(&st->hash_mu);
+	if (online)
+		pthread_rwlock_unlock(&st->ns);
 	if (!v)
 		return NULL;
 	qsort(v, k, sizeof(*v), resident_cmp);
@@ -749,11 +765,11 @@ int osd_store_partition_create(struct osd_store *st, uint64_t pid, unsigned flag
 	uint8_t b[8];
 	uint64_t pos = 0;
 	osd__put_be64(b, pid);
-	pthread_rwlock_wrlock(&st->ns);
+	osd__change_lock(st, 1);
 	int r = ns_part_create(st, pid);
 	if (!r)
 		r = osd__log_append(&st->log, OSD__REC_PART_CREATE, b, 8, NULL, 0, &pos);
-	pthread_rwlock_unlock(&st->ns);
+	osd__change_unlock(st);
 	return r ? r : osd__store_commit(st, pos, flags);
 }
 
@@ -762,11 +778,11 @@ int osd_store_partition_remove(struct osd_store *st, uint64_t pid, unsigned flag
 	uint8_t b[8];
 	uint64_t pos = 0;
 	osd__put_be64(b, pid);
-	pthread_rwlock_wrlock(&st->ns);
+	osd__change_lock(st, 1);
 	int r = ns_part_remove(st, pid);
 	if (!r)
 		r = osd__log_append(&st->log, OSD__REC_PART_REMOVE, b, 8, NULL, 0, &pos);
-	pthread_rwlock_unlock(&st->ns);
+	osd__change_unlock(st);
 	return r ? r : osd__store_commit(st, pos, flags);
 }
 
@@ -832,7 +848,7 @@ int osd_store_object_create(struct osd_store *st, uint64_t pid, uint64_t oid,
 	uint64_t pos = 0;
 	put_ids(b, pid, oid);
 	b[24] = (uint8_t)type;
-	pthread_rwlock_wrlock(&st->ns);
+	osd__change_lock(st, 1);
 	uint64_t gen = st->next_gen;
 	int r = type == OSD_OBJ_USER ? gens_reserve(st, gen) : 0;
 	if (!r)
@@ -841,7 +857,7 @@ int osd_store_object_create(struct osd_store *st, uint64_t pid, uint64_t oid,
 		osd__put_be64(b + 16, gen);
 		r = osd__log_append(&st->log, OSD__REC_OBJ_CREATE, b, 25, NULL, 0, &pos);
 	}
-	pthread_rwlock_unlock(&st->ns);
+	osd__change_unlock(st);
 	return r ? r : osd__store_commit(st, pos, flags);
 }
 
@@ -855,7 +871,7 @@ int osd_store_object_remove(struct osd_store *st, uint64_t pid, uint64_t oid,
 	if (oid == 0)
 		return -EINVAL;
 	int had_file = 0;
-	pthread_rwlock_wrlock(&st->ns);
+	osd__change_lock(st, 1);
 	struct osd__obj *o = ns_obj_remove(st, pid, oid);
 	if (!o) {
 		r = -ENOENT;
@@ -872,7 +888,7 @@ int osd_store_object_remove(struct osd_store *st, uint64_t pid, uint64_t oid,
 		osd__pack_forget(st, o, r ? UINT64_MAX : pos);
 		pthread_mutex_unlock(&o->mu);
 	}
-	pthread_rwlock_unlock(&st->ns);
+	osd__change_unlock(st);
 	if (!o)
 		return r;
 	osd__data_close_fd(st, o);
@@ -1022,11 +1038,11 @@ int osd_store_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid,
 	uint64_t pos = 0;
 	put_ids(b, pid, oid);
 	osd__put_be64(b + 16, quota);
-	pthread_rwlock_rdlock(&st->ns);
+	osd__change_lock(st, 0);
 	int r = ns_set_quota(st, pid, oid, quota);
 	if (!r)
 		r = osd__log_append(&st->log, OSD__REC_QUOTA, b, 24, NULL, 0, &pos);
-	pthread_rwlock_unlock(&st->ns);
+	osd__change_unlock(st);
 	return r ? r : osd__store_commit(st, pos, flags);
 }
 

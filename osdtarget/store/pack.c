@@ -462,12 +462,12 @@ int osd__pack_log_pending(struct osd_store *st, struct osd__obj *o)
 {
 	uint64_t pos = 0;
 	int r = 0;
-	pthread_rwlock_rdlock(&st->ns);
+	osd__change_lock(st, 0);
 	pthread_mutex_lock(&o->mu);
 	if (o->pack_pending && !o->removed)
 		r = osd__pack_log_locked(st, o, &pos);
 	pthread_mutex_unlock(&o->mu);
-	pthread_rwlock_unlock(&st->ns);
+	osd__change_unlock(st);
 	return r;
 }
 

@@ -19,6 +19,7 @@
  * on disk as well, and read their files when they load.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,12 +442,16 @@ struct writer {
 	uint64_t off;       /* file offset of buf[0] */
 	uint32_t crc;
 	uint64_t count;     /* records */
+	uint64_t kicked;    /* written back up to here (wr_flush) */
 	int err;
 };
 
+/* Bytes a writer leaves to the page cache before it starts their writeback. */
+#define WB_STEP (32u << 20)
+
 static int wr_init(struct writer *w, int fd, uint64_t off, size_t cap)
 {
-	*w = (struct writer){ .fd = fd, .off = off, .cap = cap };
+	*w = (struct writer){ .fd = fd, .off = off, .cap = cap, .kicked = off };
 	w->buf = malloc(cap);
 	return w->buf ? 0 : -ENOMEM;
 }
@@ -458,6 +463,13 @@ static void wr_flush(struct writer *w)
 	w->crc = osd__crc32c(w->crc, w->buf, w->len);
 	w->off += w->len;
 	w->len = 0;
+	/* The checkpoint is synced before anyone may use the store again: its
+	 * pages go to disk while the rest is made, not all at that fsync. */
+	if (!w->err && w->off - w->kicked >= WB_STEP) {
+		(void)sync_file_range(w->fd, (off_t)w->kicked, (off_t)(w->off - w->kicked),
+				      SYNC_FILE_RANGE_WRITE);
+		w->kicked = w->off;
+	}
 }
 
 static uint8_t *wr_room(struct writer *w, size_t n)
@@ -553,7 +565,8 @@ static void file_rec(const struct osd__obj *o, uint8_t b[OSD__FILE_LEN])
 }
 
 /* Checkpoint: remember @p o to name in the new log (a change of its data
- * is in flight). Without memory the totals may be off until it loads again. */
+ * is in flight), holding a reference until then (log_carry() in store.c).
+ * Without memory the totals may be off until it loads again. */
 static void carry_push(struct osd_store *st, struct osd__obj *o)
 {
 	if (st->ncarry == st->carry_cap) {
@@ -564,6 +577,7 @@ static void carry_push(struct osd_store *st, struct osd__obj *o)
 		st->carry = a;
 		st->carry_cap = cap;
 	}
+	atomic_fetch_add(&o->refs, 1);
 	st->carry[st->ncarry++] = o;
 }
 
@@ -576,12 +590,16 @@ static unsigned data_flags(const struct osd_store *st, int file, int packed)
 	return (file ? OSD__ID_DATA : 0) | (packed ? OSD__ID_PACKED : 0);
 }
 
-/* The records of an object in memory; @return its index flags. */
+/* The records of an object in memory; @return its index flags. Under
+ * obj->mu: data I/O changes the pack and file state under it alone, and
+ * reads set lazy access times while a checkpoint runs beside them. */
 static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__obj *o,
 			  struct tally *t)
 {
-	uint8_t b[25], pk[OSD__PACK_HDR];
+	uint8_t b[25], pk[OSD__PACK_HDR], fr[OSD__FILE_LEN];
 	unsigned flags = 0;
+	int file = 0, packed = 0;
+	pthread_mutex_lock(&o->mu);
 	put_ids(b, o->pid, o->oid);
 	if (o->type == OSD_OBJ_PARTITION) {
 		wr_rec(w, OSD__REC_PART_CREATE, b, 8, NULL, 0);
@@ -590,12 +608,8 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 		b[24] = (uint8_t)o->type;
 		wr_rec(w, OSD__REC_OBJ_CREATE, b, 25, NULL, 0);
 	}
-	uint8_t fr[OSD__FILE_LEN];
-	int file = 0;
 	if (o->type == OSD_OBJ_USER) {
-		/* data I/O changes the pack and file state under obj->mu alone */
-		pthread_mutex_lock(&o->mu);
-		int packed = st->packfd >= 0 && osd__pack_ckpt(st, o, pk);
+		packed = st->packfd >= 0 && osd__pack_ckpt(st, o, pk);
 		struct osd__obj_io *io = atomic_load(&o->io);
 		int changing = io && atomic_load(&io->changing);
 		file = st->ckpt_version >= OSD__CKPT_VERSION && !packed &&
@@ -603,6 +617,7 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 		flags = data_flags(st, o->has_file || o->has_sums || file, packed);
 		/* a change past its DATA check: the new log names it */
 		o->ckpt_written = !changing;
+		o->ckpt_seen = 1;
 		if (changing && t)
 			carry_push(st, o);
 		if (packed && o->sums_bad && st->ckpt_version != OSD__CKPT_VERSION_INDEX)
@@ -613,7 +628,6 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 			file_rec(o, fr);
 			tally_used(t, o->used);
 		}
-		pthread_mutex_unlock(&o->mu);
 		if (packed)
 			wr_rec(w, OSD__REC_PACK, pk, sizeof(pk), NULL, 0);
 	}
@@ -630,6 +644,7 @@ static unsigned write_obj(struct osd_store *st, struct writer *w, struct osd__ob
 	}
 	if (file) /* last: the load reads its files once its records are applied */
 		wr_rec(w, OSD__REC_FILE, fr, sizeof(fr), NULL, 0);
+	pthread_mutex_unlock(&o->mu);
 	return flags;
 }
 
@@ -768,6 +783,10 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x,
 	struct reader r;
 	int err = 0;
 	rw.v = osd__ns_resident(st, &rw.n);
+	if (!rw.v && atomic_load(&st->ckpt_online))
+		return -ENOMEM; /* the hash changes meanwhile: no lookups in it */
+	if (st->ckpt_hook && atomic_load(&st->ckpt_online))
+		st->ckpt_hook(st->ckpt_hook_arg);
 	rd_init(&r, st->ckfd, IO_CHUNK);
 	for (size_t i = 0; i < st->nparts && !err && !w->err && !x->err; i++) {
 		struct osd__part *p = st->parts[i];
@@ -800,6 +819,8 @@ static int write_parts(struct osd_store *st, struct writer *w, struct writer *x,
 		}
 	}
 	rd_free(&r);
+	for (size_t i = 0; rw.v && i < rw.n; i++)
+		osd__obj_put(st, rw.v[i].o);
 	free(rw.v);
 	return err ? err : t->err ? t->err : w->err ? w->err : x->err;
 }

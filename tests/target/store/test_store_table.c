@@ -530,6 +530,160 @@ START_TEST(t_replay_defers)
 }
 END_TEST
 
+/* A checkpoint made while the store serves (online_checkpoint in store.c):
+ * reads go on while it is written, changes wait for it and land in its new
+ * log. The object and its bytes t_online_ckpt writes beside a checkpoint. */
+#define ON_FILE (O1 + NDEF + 1)
+#define ON_SET (O1 + 1)
+
+struct online {
+	pthread_t reader, setter, writer;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int read_done;
+	void *read_res;
+};
+static struct online on;
+
+/* Reads the first half of the objects (version 2 after change_all). */
+static void *online_read(void *arg)
+{
+	void *res = NULL;
+	(void)arg;
+	for (unsigned i = 0; i < NDEF / 2 && !res; i++) {
+		uint8_t v[12], got[16];
+		size_t len = 0;
+		val_of(O1 + i, 2, v);
+		if (i != 5 && (osd_store_attr_get(st, P1, O1 + i, PAGE, 1, got, sizeof(got),
+						  &len) != 0 ||
+			       len != sizeof(v) || memcmp(got, v, sizeof(v))))
+			res = (void *)(uintptr_t)(i + 1);
+	}
+	pthread_mutex_lock(&on.mu);
+	on.read_res = res;
+	on.read_done = 1;
+	pthread_cond_signal(&on.cv);
+	pthread_mutex_unlock(&on.mu);
+	return NULL;
+}
+
+static void *online_set(void *arg)
+{
+	uint8_t v[12];
+	(void)arg;
+	val_of(ON_SET, 9, v);
+	return (void *)(intptr_t)osd_store_attr_set(st, P1, ON_SET, PAGE, 1, v, sizeof(v), 0);
+}
+
+static void *online_write(void *arg)
+{
+	static uint8_t b[7000];
+	(void)arg;
+	th_fill(b, sizeof(b), 2, 0);
+	struct iovec iov = { b, sizeof(b) };
+	return (void *)(intptr_t)osd_store_write(st, P1, ON_FILE, 0, &iov, 1, 0);
+}
+
+/* Once the checkpoint took the objects in memory: a thread reads half the
+ * objects, all on disk with records the replay left (each loads, applies
+ * them and is published while the checkpoint has not written it), and must
+ * finish before the checkpoint goes on; two more change an attribute and
+ * an object's data, and must wait for it. */
+static void online_hook(void *arg)
+{
+	struct timespec t;
+	int r = 0;
+	(void)arg;
+	ck_assert_int_eq(pthread_create(&on.reader, NULL, online_read, NULL), 0);
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += 60;
+	pthread_mutex_lock(&on.mu);
+	while (!on.read_done && r == 0)
+		r = pthread_cond_timedwait(&on.cv, &on.mu, &t);
+	pthread_mutex_unlock(&on.mu);
+	ck_assert_msg(on.read_done, "a read waited for the checkpoint");
+	ck_assert_msg(on.read_res == NULL, "read object %u wrong",
+		      (unsigned)(uintptr_t)on.read_res - 1);
+	ck_assert_int_eq(pthread_create(&on.setter, NULL, online_set, NULL), 0);
+	ck_assert_int_eq(pthread_create(&on.writer, NULL, online_write, NULL), 0);
+}
+
+static void online_compact(void)
+{
+	void *rs, *rw;
+	pthread_mutex_init(&on.mu, NULL);
+	pthread_cond_init(&on.cv, NULL);
+	st->ckpt_hook = online_hook;
+	ck_assert_int_eq(osd__store_compact(st), 0);
+	pthread_join(on.reader, NULL);
+	pthread_join(on.setter, &rs);
+	pthread_join(on.writer, &rw);
+	ck_assert_int_eq((int)(intptr_t)rs, 0);
+	ck_assert_int_eq((int)(intptr_t)rw, 0);
+}
+
+/* The checkpoint in a process that then dies: what the replay left for the
+ * objects the reader loaded is in it (it loads them apart), and the change
+ * and the write that waited are in its log. */
+START_TEST(t_online_ckpt)
+{
+	static uint8_t b[7000];
+	size_t got = 0;
+	make_objects(NDEF);
+	ck_assert_int_eq(osd_store_object_create(st, P1, ON_FILE, OSD_OBJ_USER, 0), 0);
+	th_fill(b, 6000, 1, 0);
+	struct iovec iov = { b, 6000 };
+	ck_assert_int_eq(osd_store_write(st, P1, ON_FILE, 0, &iov, 1, 0), 0);
+	reopen(CACHE);
+	crash_after(change_all);
+	crash_after(online_compact);
+	for (unsigned i = 0; i < NDEF; i++)
+		if (i != 5)
+			expect_val(O1 + i, O1 + i == ON_SET ? 9 : 2);
+	uint64_t q = 0;
+	ck_assert_int_eq(osd_store_get_quota(st, P1, O1 + 7, &q), 0);
+	ck_assert_uint_eq(q, QUOTA_OF_7);
+	iov = (struct iovec){ b, sizeof(b) };
+	ck_assert_int_eq(osd_store_read(st, P1, ON_FILE, 0, &iov, 1, &got), 0);
+	ck_assert_uint_eq(got, sizeof(b));
+	ck_assert(th_check(b, sizeof(b), 2, 0));
+	ck_assert_ptr_null(strstr(logged_text, "cannot be read back"));
+}
+END_TEST
+
+/* Descriptors of this process to files of the store that are deleted. */
+static unsigned deleted_held(void)
+{
+	char link[64], to[4096];
+	unsigned n = 0;
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t len = readlink(link, to, sizeof(to) - 1);
+		if (len <= 0)
+			continue;
+		to[len] = 0;
+		n += strncmp(to, dir, strlen(dir)) == 0 && strstr(to, "(deleted)") != NULL;
+	}
+	return n;
+}
+
+/* A checkpoint holds the checkpoint.prev and log.prev it replaces open until
+ * it lets the locks go, then closes them: none stays held. */
+START_TEST(t_compact_frees_replaced)
+{
+	make_objects(50);
+	for (int k = 0; k < 3; k++) {
+		set_val(O1 + k, 2);
+		ck_assert_int_eq(osd__store_compact(st), 0);
+		ck_assert_uint_eq(deleted_held(), 0);
+	}
+	ck_assert_int_eq(st->gone_fd[0], -1);
+	ck_assert_int_eq(st->gone_fd[1], -1);
+	reopen(CACHE);
+	expect_val(O1 + 2, 2);
+}
+END_TEST
+
 /* A record a replay left for its object that no longer reads back (the
  * log rotted under the open store): the object fails whole with -EIO and
  * an ERROR, its neighbours load, and a checkpoint refuses to hold it. */
@@ -1310,6 +1464,8 @@ int main(void)
 	tcase_add_test(tc, t_cold_open);
 	tcase_add_test(tc, t_skewed_ids);
 	tcase_add_test(tc, t_replay_defers);
+	tcase_add_test(tc, t_online_ckpt);
+	tcase_add_test(tc, t_compact_frees_replaced);
 	tcase_add_test(tc, t_replay_deferred_rot);
 	tcase_add_test(tc, t_changed_kept);
 	tcase_add_test(tc, t_compact_copies);
