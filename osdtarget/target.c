@@ -147,6 +147,8 @@ int osd_target_open(osd_target **out, const char *dir, const struct osd_target_o
 		so.verify_reads = opts->verify_reads;
 	if (opts->version >= 6)
 		so.meta_cache = opts->meta_cache;
+	if (opts->version >= 7)
+		so.scan_data = opts->scan_data;
 	tgt->sync_writes = opts->sync_writes;
 	tgt->quirks = opts->version >= 3 ? opts->quirks : 0;
 	tgt->start_ms = osd_now_ms();

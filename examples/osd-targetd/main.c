@@ -37,6 +37,7 @@ struct config {
 	const char *port_file;
 	int create;
 	int salvage;          /* --salvage: open damaged stores, keeping what is intact */
+	int scan_data;        /* --scan-data: read every data file against the records */
 	int verify_reads;     /* --verify-reads: check every READ against the checksums */
 	size_t meta_cache;    /* --meta-cache N: objects kept in memory once used */
 	int insecure;         /* --insecure: serve a NOSEC root beyond loopback */
@@ -71,6 +72,10 @@ static void usage(FILE *f)
 		"                             damaged: keep every intact record, skip the damage,\n"
 		"                             move data files no record names to quarantine/,\n"
 		"                             recompute missing data checksums from the data\n"
+		"      --scan-data            read every data file of each store against its\n"
+		"                             objects' records at the open: count the space used\n"
+		"                             again, move files no object names (a crash's\n"
+		"                             leftovers) to quarantine/ (slow at millions of files)\n"
 		"      --verify-reads         check every READ against the data checksums (by\n"
 		"                             default a block verified once is trusted while\n"
 		"                             its page stays in the page cache)\n"
@@ -253,7 +258,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 {
 	enum { OPT_CHAP_USER = 256, OPT_CHAP_SECRET, OPT_PORT_FILE, OPT_ALLOW, OPT_LIMIT,
 	       OPT_INSECURE, OPT_SALVAGE, OPT_QUIRK, OPT_SYSLOG, OPT_VERIFY_READS,
-	       OPT_META_CACHE };
+	       OPT_META_CACHE, OPT_SCAN_DATA };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "iqn", required_argument, NULL, 'n' },
@@ -264,6 +269,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "create", no_argument, NULL, 'c' },
 		{ "insecure", no_argument, NULL, OPT_INSECURE },
 		{ "salvage", no_argument, NULL, OPT_SALVAGE },
+		{ "scan-data", no_argument, NULL, OPT_SCAN_DATA },
 		{ "verify-reads", no_argument, NULL, OPT_VERIFY_READS },
 		{ "meta-cache", required_argument, NULL, OPT_META_CACHE },
 		{ "quirk", required_argument, NULL, OPT_QUIRK },
@@ -300,6 +306,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case 'c': cfg->create = 1; break;
 		case OPT_INSECURE: cfg->insecure = 1; break;
 		case OPT_SALVAGE: cfg->salvage = 1; break;
+		case OPT_SCAN_DATA: cfg->scan_data = 1; break;
 		case OPT_VERIFY_READS: cfg->verify_reads = 1; break;
 		case OPT_META_CACHE:
 			if (parse_count(optarg, &cfg->meta_cache))
@@ -478,6 +485,7 @@ static int open_targets(const struct config *cfg, osd_target **luns)
 	struct osd_target_options topts = OSD_TARGET_OPTIONS_INIT;
 	topts.create = cfg->create;
 	topts.salvage = cfg->salvage;
+	topts.scan_data = cfg->scan_data;
 	topts.verify_reads = cfg->verify_reads;
 	topts.meta_cache = cfg->meta_cache;
 	topts.quirks = cfg->quirks;

@@ -78,6 +78,15 @@ struct osd_target_options {
 	 * index"). 0: the default, 65,536.
 	 */
 	size_t meta_cache;
+	/**
+	 * Version 7: 1 = this open reads every data file of the store against
+	 * its objects' records (what `osd-targetd --scan-data` does): objects
+	 * with data load, the capacity used is counted again from the files,
+	 * and files no object names (what a crash can leave behind: space, never
+	 * data) go to quarantine/, told to @ref log_event. Slow at millions of
+	 * objects with data.
+	 */
+	int scan_data;
 };
 
 /** @name Quirks (osd_target_options.quirks): emulation for testing initiators */
@@ -114,13 +123,14 @@ struct osd_target_options {
 #define OSD_TARGET_LOG_NOTICE 5  /**< a condition cleared, salvage found nothing */
 /** @} */
 
-#define OSD_TARGET_OPTIONS_VERSION 6 /**< current options version (1: without salvage
+#define OSD_TARGET_OPTIONS_VERSION 7 /**< current options version (1: without salvage
 					  and log_event; 2: without quirks;
 					  3: without no_checksums; 4: without
-					  verify_reads; 5: without meta_cache) */
+					  verify_reads; 5: without meta_cache;
+					  6: without scan_data) */
 /** Default options: create if missing, FLUSH/FUA-level durability, no quirks,
  *  checksums. */
-#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0, 0, 0, 0 }
+#define OSD_TARGET_OPTIONS_INIT { OSD_TARGET_OPTIONS_VERSION, 1, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0 }
 
 /**
  * Open (and with opts->create, create) the store in @p dir. Only one process

@@ -248,6 +248,7 @@ struct osd_store {
 	void *ckpt_hook_arg;
 	pthread_rwlock_t ns;
 	pthread_mutex_t hash_mu;   /* the hash, while objects load under st->ns held for reading */
+	int scan_data;             /* osd_store_options.scan_data: this open reads every file */
 	int ckfd;                  /* the checkpoint objects load from (table.c); -1: none */
 	uint64_t ckpt_objs_end;    /* where the objects' records end in it (UINT64_MAX: at END) */
 	int gone_fd[2];            /* the checkpoint.prev and log.prev a checkpoint replaced, held
@@ -510,7 +511,11 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs);
 /* Where the records of the version 2 checkpoint in @p buf start (-EUCLEAN
  * when its head is damaged): read whole, they load as version 1's do. */
 int osd__table_records(const uint8_t *buf, size_t len, size_t *records_off);
-/* After checkpoint @p fd was installed: objects load from it (takes @p fd). */
+/* Checkpoint @p fd, just written, read back: its head, its index's CRC32C,
+ * and the same ids as the namespace (-EIO otherwise: a bug). Changes nothing. */
+int osd__table_check(struct osd_store *st, int fd);
+/* After checkpoint @p fd was checked and installed, st->ns held for writing:
+ * objects load from it (takes @p fd). */
 int osd__table_reload(struct osd_store *st, int fd);
 /* Load an object from its entry, with the log records a replay left for it
  * (pending.c): damaged records give an object with meta_bad set (told

@@ -341,26 +341,29 @@ static void log_carry(struct osd_store *st)
  * (data_mark). Nothing that changes the metadata runs meanwhile (st->ns held
  * for writing, or st->gate held for writing and st->ns for reading).
  */
-static int ckpt_write(struct osd_store *st, int keep_prev, int *ckfd, uint64_t *size)
+static int ckpt_write(struct osd_store *st, int keep_prev, int *ckfd, uint64_t *size,
+		      int *chk)
 {
 	atomic_fetch_add(&st->data_epoch, 1);
 	st->ncarry = 0;
-	return install_checkpoint(st, st->epoch + 1, keep_prev, ckfd, size);
+	int r = install_checkpoint(st, st->epoch + 1, keep_prev, ckfd, size);
+	*chk = r ? 0 : osd__table_check(st, *ckfd);
+	return r;
 }
 
 /*
  * Its second part, st->ns held for writing: objects load from the new
- * checkpoint (@p r its writing's result) and an empty log of its epoch
- * starts. A crash between the checkpoint's rename and the log's leaves a log
+ * checkpoint (@p r its writing's result, @p chk its read back) and an empty
+ * log of its epoch starts. A crash between the checkpoint's rename and the log's leaves a log
  * of the old epoch, which open then ignores: the checkpoint already holds
  * everything it had.
  */
-static int ckpt_install(struct osd_store *st, int r, int ckfd, uint64_t size)
+static int ckpt_install(struct osd_store *st, int r, int ckfd, uint64_t size, int chk)
 {
 	uint64_t epoch = st->epoch + 1;
 	int logfd = -1;
 	osd__pack_ckpt_done(st, !r);
-	int e = r ? 0 : osd__table_reload(st, ckfd);
+	int e = r ? 0 : chk ? chk : osd__table_reload(st, ckfd);
 	if (e) {
 		/* objects keep loading from the previous checkpoint, still open */
 		close(ckfd);
@@ -396,10 +399,10 @@ static int ckpt_install(struct osd_store *st, int r, int ckfd, uint64_t size)
  */
 static int store_checkpoint(struct osd_store *st, int keep_prev)
 {
-	int ckfd = -1;
+	int ckfd = -1, chk = 0;
 	uint64_t size = 0;
-	int r = ckpt_write(st, keep_prev, &ckfd, &size);
-	return ckpt_install(st, r, ckfd, size);
+	int r = ckpt_write(st, keep_prev, &ckfd, &size, &chk);
+	return ckpt_install(st, r, ckfd, size, chk);
 }
 
 /*
@@ -412,14 +415,14 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
  */
 static int online_checkpoint(struct osd_store *st)
 {
-	int ckfd = -1;
+	int ckfd = -1, chk = 0;
 	uint64_t size = 0;
 	pthread_rwlock_wrlock(&st->gate);
 	atomic_store(&st->ckpt_online, 1);
-	int r = ckpt_write(st, 1, &ckfd, &size);
+	int r = ckpt_write(st, 1, &ckfd, &size, &chk);
 	pthread_rwlock_wrlock(&st->ns);
 	atomic_store(&st->ckpt_online, 0);
-	r = ckpt_install(st, r, ckfd, size);
+	r = ckpt_install(st, r, ckfd, size, chk);
 	pthread_rwlock_unlock(&st->ns);
 	pthread_rwlock_unlock(&st->gate);
 	osd__store_free_gone(st);
@@ -639,6 +642,7 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	st->path = strdup(dir);
 	st->sync_writes = o->sync_writes;
 	st->salvage = o->salvage;
+	st->scan_data = o->scan_data;
 	st->verify_reads = o->verify_reads;
 	st->log_cb = o->log;
 	st->log_arg = o->log_arg;

@@ -71,6 +71,13 @@ struct osd_store_options {
 	   16-byte index entry each in memory (docs/target-store.md, "Checkpoint
 	   index"). 0: OSD_STORE_META_CACHE. Not persisted. */
 	size_t meta_cache;
+	/* 1: read every data file and sidecar of the store against its objects'
+	   records, as opens before store format 6 did: the open loads every
+	   object with data, counts the capacity used again from the files, and
+	   moves files no object names to quarantine/ (what a crash can leave
+	   behind: docs/target-store.md, Limits). Slow at millions of objects
+	   with data; a checkpoint is written after it. Not persisted. */
+	int scan_data;
 };
 
 /** Default osd_store_options.meta_cache (objects). */

@@ -1103,30 +1103,36 @@ static int part_used(struct osd_store *st, const struct osd__rec *rec)
 static int load_flagged(struct osd_store *st, unsigned flag);
 
 /*
- * The slot map or a partition's total is damaged: they are what the packed
- * objects' records say, so the open counts those instead (every packed
- * object loaded, as from a version 2 checkpoint) rather than refusing; the
- * next checkpoint writes them whole.
+ * The slot map and the partitions' totals counted from the objects
+ * themselves, not taken from the checkpoint: every packed object loads (as
+ * from a version 2 checkpoint), and every object with a file, whose files
+ * the scan of the open then reads (step 5). The next checkpoint writes them
+ * whole.
  */
-static int recount_packed(struct osd_store *st, uint64_t bad)
+static int recount(struct osd_store *st)
 {
 	osd__pack_map_clear(st);
 	atomic_store(&st->used, 0); /* objects with files count theirs later (step 5) */
 	for (size_t i = 0; i < st->nparts; i++)
 		atomic_store(&st->parts[i]->used, 0);
 	st->pack_counted = 0;
-	osd__store_note(st, OSD_STORE_LOG_WARNING, "%s/checkpoint: its slot map of data/%s is "
-			"damaged at byte %" PRIu64 ": counted again from the packed objects' "
-			"records%s", st->path, OSD__PACK_NAME, bad, st->files_counted ?
-			" and the files of the others" : "");
 	int r = osd__table_load_packed(st);
 	if (!r && st->files_counted) {
-		/* the totals hold the files' bytes too: every file object is
-		 * loaded and the scan of the open reads its files */
 		st->files_counted = 0;
 		r = load_flagged(st, OSD__ID_DATA);
 	}
 	return r;
+}
+
+/* The slot map or a partition's total is damaged: the open counts them
+ * again rather than refusing. */
+static int recount_packed(struct osd_store *st, uint64_t bad)
+{
+	osd__store_note(st, OSD_STORE_LOG_WARNING, "%s/checkpoint: its slot map of data/%s is "
+			"damaged at byte %" PRIu64 ": counted again from the packed objects' "
+			"records%s", st->path, OSD__PACK_NAME, bad, st->files_counted ?
+			" and the files of the others" : "");
+	return recount(st);
 }
 
 /*
@@ -1186,8 +1192,9 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
 		r = load_part(st, &rd, &h, &pos, &prev, bad);
 	if (!r && pos != h.records_off)
 		r = -EUCLEAN; /* the partitions' members are not the head's count */
+	/* a scan of data/ (osd_store_options.scan_data) counts it all again */
 	if (!r && st->pack_counted)
-		r = load_summary(st, &rd, &h, bad);
+		r = st->scan_data && st->files_counted ? recount(st) : load_summary(st, &rd, &h, bad);
 	rd_free(&rd);
 	if (r) {
 		st->ckfd = -1;
@@ -1201,51 +1208,63 @@ int osd__table_load(struct osd_store *st, int fd, uint64_t *bad, size_t *nrecs)
 }
 
 /*
- * After a checkpoint was written and installed: its index (the namespace
- * the caller, holding st->ns for writing, still has) gives every object's
- * new offset, and every object in memory matches its records now.
+ * A pass over the index of checkpoint @p fd beside the namespace's: with
+ * @p take, each entry's offset and flags replace the namespace's, which must
+ * hold the same ids and types (-EIO otherwise).
  */
-int osd__table_reload(struct osd_store *st, int fd)
+static int index_pass(struct osd_store *st, int fd, const struct head *h, int take)
+{
+	struct reader rd;
+	int r = 0;
+	uint64_t pos = h->index_off;
+	rd_init(&rd, fd, IO_CHUNK);
+	for (size_t i = 0; i < st->nparts && !r; i++) {
+		struct osd__part *p = st->parts[i];
+		int err = 0;
+		const uint8_t *d = rd_at(&rd, pos, PART_HDR, &err);
+		if (!d || osd__get_be64(d) != p->pid || osd__get_be64(d + 16) != p->ids.n) {
+			r = d ? -EIO : err;
+			break;
+		}
+		pos += PART_HDR;
+		struct osd__id *m;
+		for (struct osd__ids_pos k = { 0, 0 }; !r && (m = osd__ids_at(&p->ids, k));
+		     osd__ids_step(&p->ids, &k), pos += ENT_LEN) {
+			struct osd__id e;
+			if (!(d = rd_at(&rd, pos, ENT_LEN, &err))) {
+				r = err;
+				break;
+			}
+			ent_get(d, &e);
+			if (e.id != m->id || e.type != m->type)
+				r = -EIO;
+			else if (take)
+				*m = e;
+		}
+	}
+	rd_free(&rd);
+	return r;
+}
+
+int osd__table_check(struct osd_store *st, int fd)
 {
 	struct head h;
 	uint64_t bad;
 	int r = head_read(fd, &h, &bad);
-	if (r)
-		return r;
-	if (h.nparts != st->nparts)
-		return -EIO;
-	struct reader rd;
-	rd_init(&rd, fd, IO_CHUNK);
-	/* twice: the first pass checks that the file is the namespace's, the
-	 * second takes its offsets (an error leaves the old ones whole) */
-	for (int pass = 0; pass < 2 && !r; pass++) {
-		uint64_t pos = h.index_off;
-		for (size_t i = 0; i < st->nparts && !r; i++) {
-			struct osd__part *p = st->parts[i];
-			int err = 0;
-			const uint8_t *d = rd_at(&rd, pos, PART_HDR, &err);
-			if (!d || osd__get_be64(d) != p->pid || osd__get_be64(d + 16) != p->ids.n) {
-				r = d ? -EIO : err;
-				break;
-			}
-			pos += PART_HDR;
-			struct osd__id *m;
-			for (struct osd__ids_pos k = { 0, 0 }; !r && (m = osd__ids_at(&p->ids, k));
-			     osd__ids_step(&p->ids, &k), pos += ENT_LEN) {
-				struct osd__id e;
-				if (!(d = rd_at(&rd, pos, ENT_LEN, &err))) {
-					r = err;
-					break;
-				}
-				ent_get(d, &e);
-				if (e.id != m->id || e.type != m->type)
-					r = -EIO;
-				else if (pass)
-					*m = e;
-			}
-		}
-	}
-	rd_free(&rd);
+	if (!r && h.nparts != st->nparts)
+		r = -EIO;
+	return r ? r : index_pass(st, fd, &h, 0);
+}
+
+int osd__table_reload(struct osd_store *st, int fd)
+{
+	uint8_t hb[HEAD_LEN];
+	struct head h;
+	int r = pread_all(fd, hb, HEAD_LEN, OSD__FILE_HDR);
+	if (!r)
+		r = head_get(hb, &h);
+	if (!r)
+		r = index_pass(st, fd, &h, 1);
 	if (r)
 		return r;
 	if (st->ckfd >= 0)
