@@ -252,7 +252,7 @@ struct osd_store {
 	int ckfd;                  /* the checkpoint objects load from (table.c); -1: none */
 	uint64_t ckpt_objs_end;    /* where the objects' records end in it (UINT64_MAX: at END) */
 	int gone_fd[2];            /* the checkpoint.prev and log.prev a checkpoint replaced, held
-				      so their blocks are freed after st->ns is let go (store.c) */
+				      so their blocks are freed once it let its locks go (store.c) */
 	/* log records a replay left for their objects (pending.c) */
 	pthread_mutex_t pend_mu;
 	struct osd__pend_obj *pend;

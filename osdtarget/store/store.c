@@ -184,7 +184,7 @@ static int link_as(struct osd_store *st, const char *from, const char *to)
  * Freeing the blocks of a file of a whole checkpoint is the unlink of its
  * last name (about 0.1 s per 400 MB on ext4): the files that keep_previous()
  * replaces are held open so that happens at osd__store_free_gone(), once
- * st->ns is let go.
+ * the checkpoint let its locks go.
  */
 static void hold_gone(struct osd_store *st)
 {
@@ -309,6 +309,14 @@ int osd__install_log(struct osd_store *st, uint64_t epoch, int *keep)
 	return r;
 }
 
+/* Forget the objects a checkpoint carried (table.c), letting their references go. */
+static void carry_drop(struct osd_store *st)
+{
+	for (size_t i = 0; i < st->ncarry; i++)
+		osd__obj_put(st, st->carry[i]);
+	st->ncarry = 0;
+}
+
 /*
  * The new log's first records (st->ns held for writing): a DATA record for
  * each object whose data change was in flight while the checkpoint wrote it
@@ -320,11 +328,9 @@ static void log_carry(struct osd_store *st)
 	uint8_t b[8];
 	uint64_t pos;
 	atomic_store(&st->data_named, 0);
-	for (size_t i = 0; i < st->ncarry; i++) {
+	for (size_t i = 0; i < st->ncarry; i++)
 		(void)osd__data_name(st, st->carry[i]); /* without it: totals off until a load */
-		osd__obj_put(st, st->carry[i]);
-	}
-	st->ncarry = 0;
+	carry_drop(st);
 	if (st->gens_logged > st->next_gen) {
 		osd__put_be64(b, st->gens_logged);
 		if (osd__log_append(&st->log, OSD__REC_GENS, b, 8, NULL, 0, &pos) == 0)
@@ -335,17 +341,17 @@ static void log_carry(struct osd_store *st)
 }
 
 /*
- * A checkpoint's first part: the new checkpoint written, synced and
- * installed, under a new epoch. A data change checking the epoch from now
- * on logs its DATA record in the new log; one checked before is in flight
- * (data_mark). Nothing that changes the metadata runs meanwhile (st->ns held
- * for writing, or st->gate held for writing and st->ns for reading).
+ * A checkpoint's first part: the new checkpoint written, synced, installed
+ * and read back (*@p chk), under a new epoch. A data change checking the
+ * epoch from now on logs its DATA record in the new log; one checked before
+ * is in flight (data_mark). Nothing that changes the metadata runs meanwhile
+ * (st->ns or st->gate held for writing).
  */
 static int ckpt_write(struct osd_store *st, int keep_prev, int *ckfd, uint64_t *size,
 		      int *chk)
 {
 	atomic_fetch_add(&st->data_epoch, 1);
-	st->ncarry = 0;
+	carry_drop(st);
 	int r = install_checkpoint(st, st->epoch + 1, keep_prev, ckfd, size);
 	*chk = r ? 0 : osd__table_check(st, *ckfd);
 	return r;
@@ -354,9 +360,9 @@ static int ckpt_write(struct osd_store *st, int keep_prev, int *ckfd, uint64_t *
 /*
  * Its second part, st->ns held for writing: objects load from the new
  * checkpoint (@p r its writing's result, @p chk its read back) and an empty
- * log of its epoch starts. A crash between the checkpoint's rename and the log's leaves a log
- * of the old epoch, which open then ignores: the checkpoint already holds
- * everything it had.
+ * log of its epoch starts. A crash between the checkpoint's rename and the
+ * log's leaves a log of the old epoch, which open then ignores: the
+ * checkpoint already holds everything it had.
  */
 static int ckpt_install(struct osd_store *st, int r, int ckfd, uint64_t size, int chk)
 {
@@ -375,6 +381,7 @@ static int ckpt_install(struct osd_store *st, int r, int ckfd, uint64_t size, in
 	if (r) {
 		if (r != -EUCLEAN) /* damaged records: the writer named them */
 			osd__store_msg(st, "writing checkpoint failed: %s", strerror(-r));
+		carry_drop(st);
 		return r;
 	}
 	st->epoch = epoch;
