@@ -601,7 +601,7 @@ static osdfs *fs_mount(osd_dev *dev)
 {
 	struct osdfs_mount_options mo = OSDFS_MOUNT_OPTIONS_INIT;
 	osdfs_backend *be;
-	osdfs *fs;
+	osdfs *fs = NULL; /* fs_die() exits, which clang does not see */
 	int rc = osdfs_backend_osd_new(&be, dev, PID);
 
 	if (rc == 0 && (rc = osdfs_mount(&fs, be, &mo)))
