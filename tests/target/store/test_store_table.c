@@ -691,14 +691,14 @@ END_TEST
 /* Copy data/@p from (a generation's file or sidecar name) to data/@p to. */
 static void data_copy(const char *from, const char *to)
 {
-	char path[4096], dpath[4200];
+	char name[64], path[4200];
 	uint8_t *b;
 	size_t len;
-	snprintf(dpath, sizeof(dpath), "data/%s", from);
-	read_file(dpath, &b, &len);
-	th_path(path, sizeof(path), dir, "data");
-	snprintf(dpath, sizeof(dpath), "%s/%s", path, to);
-	int fd = open(dpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	snprintf(name, sizeof(name), "data/%s", from);
+	read_file(name, &b, &len);
+	snprintf(name, sizeof(name), "data/%s", to);
+	th_path(path, sizeof(path), dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, b, len), (ssize_t)len);
 	close(fd);
@@ -707,10 +707,10 @@ static void data_copy(const char *from, const char *to)
 
 static int data_exists(const char *name)
 {
-	char path[4200], d[4096];
+	char d[64], path[4200];
 	struct stat sb;
-	th_path(d, sizeof(d), dir, "data");
-	snprintf(path, sizeof(path), "%s/%s", d, name);
+	snprintf(d, sizeof(d), "data/%s", name);
+	th_path(path, sizeof(path), dir, d);
 	return stat(path, &sb) == 0;
 }
 
