@@ -2,6 +2,7 @@
 #include "store_helpers.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -72,6 +73,29 @@ int th_check(const uint8_t *buf, size_t len, uint64_t seed, uint64_t off)
 		if (buf[i] != th_byte(seed, off + i))
 			return 0;
 	return 1;
+}
+
+unsigned th_dir_entries(const char *path, int (*keep)(const char *name))
+{
+	DIR *d = opendir(path);
+	unsigned n = 0;
+	if (!d)
+		return 0;
+	for (struct dirent *de; (de = readdir(d)) != NULL;)
+		n += de->d_name[0] != '.' && (!keep || keep(de->d_name));
+	closedir(d);
+	return n;
+}
+
+unsigned th_data_entries(const char *dir, int (*keep)(const char *name))
+{
+	char p[4200];
+	unsigned n = 0;
+	for (unsigned d = 0; d < OSD__FANOUT; d++) {
+		snprintf(p, sizeof(p), "%s/data/%02x", dir, d);
+		n += th_dir_entries(p, keep);
+	}
+	return n;
 }
 
 void th_path(char *out, size_t outlen, const char *dir, const char *name)

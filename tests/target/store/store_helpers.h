@@ -25,6 +25,11 @@ int th_check(const uint8_t *buf, size_t len, uint64_t seed, uint64_t off);
 void th_path(char *out, size_t outlen, const char *dir, const char *name);
 /** Path of the data file of generation @p gen in store @p dir (@p sums: its sidecar). */
 void th_obj_path(char *out, size_t outlen, const char *dir, uint64_t gen, int sums);
+/** Entries of directory @p path whose names do not start with '.', and, when
+ *  @p keep is not NULL, for which keep(name) is true; 0 if @p path is absent. */
+unsigned th_dir_entries(const char *path, int (*keep)(const char *name));
+/** th_dir_entries() summed over the fan-out directories data/00..ff of store @p dir. */
+unsigned th_data_entries(const char *dir, int (*keep)(const char *name));
 /** Flip bits of the byte at @p at of file @p path (damage), or fail the test. */
 void th_flip(const char *path, off_t at);
 /** Rewrite the log of (closed) store @p dir as an older build wrote it: its

@@ -305,31 +305,19 @@ static off_t damage(const char *dir, enum dmg c, unsigned *rs)
 	return pos;
 }
 
-static int count_files(const char *path, int skip_meta)
+/* A file salvage moved to quarantine/, not a report it wrote there. */
+static int not_salvage_report(const char *name)
 {
-	DIR *d = opendir(path);
-	struct dirent *de;
-	int n = 0;
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.' && !(skip_meta && strstr(de->d_name, "salvaged")))
-			n++;
-	closedir(d);
-	return n;
+	return strstr(name, "salvaged") == NULL;
 }
 
 /* Files in data/00..ff, and in quarantine/ (data files only). */
 static void data_files(const char *dir, int *live, int *quar)
 {
 	char p[4200];
-	*live = 0;
-	for (unsigned d = 0; d < 256; d++) {
-		snprintf(p, sizeof(p), "%s/data/%02x", dir, d);
-		*live += count_files(p, 0);
-	}
+	*live = (int)th_data_entries(dir, NULL);
 	snprintf(p, sizeof(p), "%s/quarantine", dir);
-	*quar = count_files(p, 1);
+	*quar = (int)th_dir_entries(p, not_salvage_report);
 }
 
 /*

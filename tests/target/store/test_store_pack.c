@@ -172,22 +172,15 @@ static void pack_read(uint64_t off, void *out, size_t len)
 	close(fd);
 }
 
+static int is_data_file(const char *name)
+{
+	return strlen(name) == 16;
+}
+
 /* Data files (not sidecars) in the fan-out directories. */
 static int data_files(void)
 {
-	char path[4200];
-	int n = 0;
-	for (unsigned d = 0; d < OSD__FANOUT; d++) {
-		snprintf(path, sizeof(path), "%s/data/%02x", dir, d);
-		DIR *dh = opendir(path);
-		if (!dh)
-			continue;
-		struct dirent *de;
-		while ((de = readdir(dh)) != NULL)
-			n += strlen(de->d_name) == 16;
-		closedir(dh);
-	}
-	return n;
+	return (int)th_data_entries(dir, is_data_file);
 }
 
 static void data_file_path(char *out, size_t n, uint64_t gen)

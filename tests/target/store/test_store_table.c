@@ -717,14 +717,8 @@ static int data_exists(const char *name)
 static unsigned quarantined(void)
 {
 	char path[4096];
-	unsigned n = 0;
 	th_path(path, sizeof(path), dir, "quarantine");
-	DIR *d = opendir(path);
-	for (struct dirent *de; d && (de = readdir(d)) != NULL;)
-		n += de->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
+	return th_dir_entries(path, NULL);
 }
 
 /* Both leftovers a crash can leave in store format 6 (docs/target-store.md,
