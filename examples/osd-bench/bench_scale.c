@@ -58,6 +58,7 @@ struct figures {
 	double build_s, fs_build_s;
 	double open_s, open_kill_s;
 	double open_upd_s, upd_rss_mib, upd_log_mib; /* after the killed updater */
+	double upd_hwm_mib;        /* the updater's peak resident memory */
 	double remove_us, recreate_us; /* REMOVE of random objects, CREATE of them again */
 	double rss_mib, hwm_mib;
 	double list_s;
@@ -440,6 +441,18 @@ static void measure_small(struct scale *s, unsigned n, struct figures *f)
 }
 
 /* A writer killed with SIGKILL in the middle of its work, then a timed open. */
+/* A child about to be killed says it is ready, with its peak resident
+ * memory, and waits. */
+static void tell_ready(int ready)
+{
+	double hwm = proc_mib("VmHWM");
+
+	if (write(ready, &hwm, sizeof(hwm)) != (ssize_t)sizeof(hwm))
+		_exit(1);
+	for (;;)
+		pause();
+}
+
 static void killed_writer(struct scale *s, unsigned n, int ready)
 {
 	char dir[600];
@@ -457,10 +470,7 @@ static void killed_writer(struct scale *s, unsigned n, int ready)
 			flush_osd(dev);
 	}
 	/* the last objects unflushed: their records are in the log file or lost */
-	if (write(ready, "k", 1) != 1)
-		_exit(1);
-	for (;;)
-		pause();
+	tell_ready(ready);
 }
 
 /* An updater killed with SIGKILL once it has sent --updates SET ATTRIBUTES to
@@ -488,19 +498,17 @@ static void killed_updater(struct scale *s, unsigned n, int ready)
 		bench_exec_or_die(MODE, dev, req, "set attributes");
 	}
 	flush_osd(dev);
-	if (write(ready, "k", 1) != 1)
-		_exit(1);
-	for (;;)
-		pause();
+	tell_ready(ready);
 }
 
-/* Runs @p child until it says it is ready, kills it with SIGKILL and times
- * the open of the store it left; the target stays open in *tgt, *dev. */
+/* Runs @p child until it says it is ready (*@p hwm: its peak resident
+ * memory), kills it with SIGKILL and times the open of the store it left;
+ * the target stays open in *tgt, *dev. */
 static double open_after_kill(struct scale *s, unsigned n,
 			      void (*child)(struct scale *, unsigned, int), osd_target **tgt,
-			      osd_dev **dev)
+			      osd_dev **dev, double *hwm)
 {
-	char dir[600], c;
+	char dir[600];
 	int pfd[2];
 
 	if (pipe(pfd))
@@ -514,7 +522,7 @@ static double open_after_kill(struct scale *s, unsigned n,
 		child(s, n, pfd[1]);
 	}
 	close(pfd[1]);
-	if (read(pfd[0], &c, 1) != 1)
+	if (read(pfd[0], hwm, sizeof(*hwm)) != (ssize_t)sizeof(*hwm))
 		bench_die(MODE, "killed process", -EIO, NULL);
 	close(pfd[0]);
 	kill(pid, SIGKILL);
@@ -530,8 +538,9 @@ static void measure_open_after_kill(struct scale *s, unsigned n, struct figures 
 {
 	osd_target *tgt;
 	osd_dev *dev;
+	double hwm;
 
-	f->open_kill_s = open_after_kill(s, n, killed_writer, &tgt, &dev);
+	f->open_kill_s = open_after_kill(s, n, killed_writer, &tgt, &dev, &hwm);
 	close_dev(tgt, dev);
 }
 
@@ -581,7 +590,7 @@ static void measure_open_after_updates(struct scale *s, unsigned n, struct figur
 	osd_target *tgt;
 	osd_dev *dev;
 
-	f->open_upd_s = open_after_kill(s, n, killed_updater, &tgt, &dev);
+	f->open_upd_s = open_after_kill(s, n, killed_updater, &tgt, &dev, &f->upd_hwm_mib);
 	f->upd_rss_mib = proc_mib("VmRSS");
 	path_of(dir, sizeof(dir), s, n, "objects");
 	f->upd_log_mib = (double)file_size(dir, "log") / (1 << 20);
@@ -781,6 +790,8 @@ static void report(struct scale *s)
 		{ "peak resident memory (VmHWM) <= 256 MiB", "MiB", AT_MOST, 256, OFF(hwm_mib) },
 		{ "open after a clean close <= 1 s", "s", AT_MOST, 1, OFF(open_s) },
 		{ "open after kill -9 of a writer <= 1 s", "s", AT_MOST, 1, OFF(open_kill_s) },
+		{ "peak resident memory of that updater <= 256 MiB", "MiB", AT_MOST, 256,
+		  OFF(upd_hwm_mib) },
 		{ "open after kill -9 of an updater (see above) <= 1 s", "s", AT_MOST, 1,
 		  OFF(open_upd_s) },
 		{ "resident memory after that open <= 256 MiB", "MiB", AT_MOST, 256,

@@ -75,7 +75,7 @@ int osd__attr_put(struct osd__obj *obj, uint32_t page, uint32_t num,
 {
 	if (len > OSD_STORE_ATTR_MAX)
 		return -EINVAL;
-	obj->ckpt_clean = 0; /* the checkpoint's records no longer hold its state */
+	osd__obj_changed(obj); /* the checkpoint's records no longer hold its state */
 	size_t i = attr_lower(obj, page, num);
 	int found = i < obj->nattrs && attr_cmp(&obj->attrs[i], page, num) == 0;
 	if (len == 0) {
@@ -217,6 +217,8 @@ struct attr_batch {
 	size_t len, cap;
 	unsigned n;                /* entries in buf */
 	int pack;                  /* buf starts with the object's pending PACK state */
+	int unnoted;               /* it logged a record that no note can hold (PACK), or
+				      could not note one */
 	uint8_t local[256];        /* a few timestamps need no malloc */
 };
 
@@ -230,6 +232,7 @@ static void batch_init(struct attr_batch *b, struct osd_store *st, struct osd__o
 	b->cap = sizeof(b->local);
 	b->len = OSD__ATTRS_HDR;
 	b->n = 0;
+	b->unnoted = 0;
 	b->pack = o->pack_pending && st->log_attrs;
 	if (b->pack) {
 		osd__pack_rec(o, b->buf);
@@ -256,14 +259,19 @@ static int batch_log(struct attr_batch *b, uint64_t *pos)
 			return r;
 		osd__pack_logged(b->st, b->o, *pos);
 		b->pack = 0; /* what follows is ATTRS: pid and oid start both */
+		b->unnoted = 1;
 	} else if (b->n == 1) {
 		const uint8_t *e = b->buf + OSD__ATTRS_HDR;
 		uint8_t h[24];
+		uint16_t len = osd__get_be16(e + 8);
 		attr_hdr(h, b->o->pid, b->o->oid, osd__get_be32(e), osd__get_be32(e + 4));
-		r = osd__log_append(&b->st->log, OSD__REC_ATTR, h, 24, e + OSD__ATTRS_ENT,
-				    osd__get_be16(e + 8), pos);
+		r = osd__log_append(&b->st->log, OSD__REC_ATTR, h, 24, e + OSD__ATTRS_ENT, len, pos);
+		if (!r && osd__obj_note(b->st, b->o, *pos, OSD__REC_HDR + 24 + (size_t)len))
+			b->unnoted = 1;
 	} else if (b->n) {
 		r = osd__log_append(&b->st->log, OSD__REC_ATTRS, b->buf, b->len, NULL, 0, pos);
+		if (!r && osd__obj_note(b->st, b->o, *pos, OSD__REC_HDR + b->len))
+			b->unnoted = 1;
 	}
 	b->len = OSD__ATTRS_HDR;
 	b->n = 0;
@@ -331,7 +339,8 @@ static void attr_lazy_logged(struct osd__obj *o)
 static int attr_log_lazy(struct osd_store *st, struct osd__obj *o, uint64_t *pos)
 {
 	struct attr_batch b;
-	int r = o->pack_pending && !st->log_attrs ? osd__pack_log_locked(st, o, pos) : 0;
+	int pack = o->pack_pending && !st->log_attrs;
+	int r = pack ? osd__pack_log_locked(st, o, pos) : 0;
 	batch_init(&b, st, o);
 	if (!r)
 		r = batch_add_lazy(&b, o, 0, 0, 0, pos);
@@ -339,6 +348,8 @@ static int attr_log_lazy(struct osd_store *st, struct osd__obj *o, uint64_t *pos
 		r = batch_log(&b, pos);
 	if (!r)
 		attr_lazy_logged(o);
+	if (pack || b.unnoted)
+		o->unnoted = 1;
 	batch_free(&b);
 	return r;
 }
@@ -374,12 +385,13 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 	if (lazy) {
 		/* not a change the checkpoint must hold: an object dropped from
 		 * memory loses it as a close or a crash does (Access times) */
-		uint8_t clean = o->ckpt_clean;
+		uint8_t clean = o->ckpt_clean, unnoted = o->unnoted;
 		int r = osd__attr_put(o, page, num, val, len);
 		if (!r) {
 			o->attrs[attr_lower(o, page, num)].lazy = 1;
 			o->has_lazy = 1;
 			o->ckpt_clean = clean;
+			o->unnoted = unnoted;
 		}
 		pthread_mutex_unlock(&o->mu);
 		attr_done(st, !lazy);
@@ -394,9 +406,13 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 	 */
 	struct attr_batch b;
 	int r = 0;
+	/* this change is noted with its record; what came before stays as it was */
+	uint8_t unnoted = o->unnoted;
 	/* an older build's log takes no PACK record with entries: one alone */
-	if (o->pack_pending && !st->log_attrs)
+	if (o->pack_pending && !st->log_attrs) {
 		r = osd__pack_log_locked(st, o, &pos);
+		unnoted = 1;
+	}
 	batch_init(&b, st, o);
 	if (!r && o->has_lazy)
 		r = batch_add_lazy(&b, o, 1, page, num, &pos);
@@ -408,6 +424,8 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		r = batch_log(&b, &pos);
 	if (!r && o->has_lazy)
 		attr_lazy_logged(o);
+	if (!r)
+		o->unnoted = unnoted || b.unnoted;
 	batch_free(&b);
 	pthread_mutex_unlock(&o->mu);
 	attr_done(st, !lazy);

@@ -893,7 +893,7 @@ int osd__data_attach(struct osd_store *st, struct osd__obj *o, struct osd__sum_s
 		}
 	}
 	if (o->length != len || o->used != used || o->has_file != file || o->has_sums != sums)
-		o->ckpt_clean = 0; /* its FILE record is no longer its state */
+		osd__obj_changed(o); /* its FILE record is no longer its state */
 	return r;
 }
 
@@ -1191,8 +1191,10 @@ static int data_mark(struct osd_store *st, struct osd__obj *o)
 	pthread_mutex_lock(&o->mu);
 	/* a checkpoint may have run meanwhile */
 	if (atomic_load(&o->data_epoch) != atomic_load(&st->data_epoch) && !o->removed &&
-	    (r = osd__data_name(st, o)) == 0)
-		o->ckpt_clean = o->ckpt_written = 0;
+	    (r = osd__data_name(st, o)) == 0) {
+		osd__obj_changed(o);
+		o->ckpt_written = 0;
+	}
 	pthread_mutex_unlock(&o->mu);
 	osd__change_unlock(st);
 	if (r)

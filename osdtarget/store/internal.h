@@ -130,6 +130,14 @@ struct osd__obj {
 				      is (cleared by a change of it: osd__ns_all_clean) */
 	uint8_t ckpt_seen;         /* the checkpoint being written took it from memory; one
 				      loaded meanwhile has the records it was loaded from */
+	uint8_t unnoted;           /* changed since the checkpoint in a way that its notes do
+				      not hold: it stays in memory until the next checkpoint */
+	uint32_t nnotes, cnotes;   /* its notes: count, room */
+	uint64_t *notes;           /* log offsets of the records that changed it since the
+				      checkpoint, in log order (attribute sets: Dirty objects
+				      leave memory); it may leave memory with them noted */
+	uint64_t note_end;         /* log position just past the last of them */
+	uint32_t ids_c, ids_k;     /* where its index entry was when it loaded (a hint) */
 	uint8_t meta_bad;          /* OSD__META_BAD_*: its records are damaged: all but its
 				      type and REMOVE fail with -EIO (table.c) */
 	uint8_t attach;            /* loaded from a FILE record: its files are read before
@@ -259,7 +267,11 @@ struct osd_store {
 	size_t pend_cap, pend_used;
 	struct osd__pend_off *pend_offs;
 	size_t pend_noffs, pend_offs_cap;
+	uint32_t pend_free;        /* 1-based first note of a taken object, free for reuse */
+	size_t pend_nfree;
 	int pend_fd;               /* the log they are in, read-only; -1: none */
+	int pend_stale;            /* they are in a log a checkpoint replaced (one that could
+				      not be read back): no object leaves memory noted */
 	size_t cache_max;          /* objects kept in memory beyond those that must be */
 	atomic_size_t loads;       /* objects loaded since the last trim */
 	atomic_size_t trim_step;   /* ...from which the next call trims (osd__ns_trim) */
@@ -397,7 +409,8 @@ int osd__install_log(struct osd_store *st, uint64_t epoch, int *keep);
 uint64_t osd__store_capacity(struct osd_store *st);
 int osd__store_commit(struct osd_store *st, uint64_t pos, unsigned flags);
 void osd__store_maybe_compact(struct osd_store *st);
-/* Write a checkpoint and start a new log now (tests; normally automatic). */
+/* Write a checkpoint and start a new log now, while the store serves
+ * (maybe_compact, close, tests). */
 int osd__store_compact(struct osd_store *st);
 /* Close the files a checkpoint replaced (st->gone_fd), freeing their blocks. */
 void osd__store_free_gone(struct osd_store *st);
@@ -429,6 +442,17 @@ struct osd__obj *osd__ns_find(struct osd_store *st, uint64_t pid, uint64_t oid);
 /* The object if it is in memory (no load). */
 struct osd__obj *osd__ns_lookup(struct osd_store *st, uint64_t pid, uint64_t oid);
 struct osd__obj *osd__ns_obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type type);
+/* A change of @p o that neither the checkpoint nor its notes hold (obj->mu). */
+static inline void osd__obj_changed(struct osd__obj *o)
+{
+	o->ckpt_clean = 0;
+	o->unnoted = 1;
+}
+/* The record of a change of @p o just logged, at log position @p end (past
+ * it) and @p len bytes long, is noted in @p o (obj->mu): with all its
+ * changes so noted, it may leave memory before the next checkpoint. -ENOMEM
+ * leaves it marked unnoted. */
+int osd__obj_note(struct osd_store *st, struct osd__obj *o, uint64_t end, size_t len);
 void osd__ns_obj_free(struct osd__obj *o);
 /* Put a loaded object into the hash; @return the one there (@p o or an
  * object another thread loaded first, @p o then freed). */
@@ -476,9 +500,14 @@ void osd__ns_prefetch(struct osd_store *st, uint64_t pid, uint64_t oid);
  * objects whose index entries it holds). */
 void osd__ns_prefetch_slot(struct osd_store *st, uint64_t pid, uint64_t oid);
 
-/* pending.c: log records a replay left for their objects */
-/* Note the record at log offset @p off for (pid, oid) (the replay only). */
+/* pending.c: log records a replay left for their objects, and those of changed
+ * objects that left memory */
+/* Note the record at log offset @p off for (pid, oid) (the replay). */
 int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off);
+/* Note the @p n records at log offsets @p offs (log order) for (pid, oid): all
+ * or, without memory, none (-ENOMEM). st->ns held for writing. */
+int osd__pend_add_all(struct osd_store *st, uint64_t pid, uint64_t oid, const uint64_t *offs,
+		      size_t n);
 /* Room for @p n notes before the replay (a hint: without memory they grow). */
 void osd__pend_reserve(struct osd_store *st, size_t n);
 /* Start the cache miss of the note slot of (pid, oid). */

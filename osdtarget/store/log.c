@@ -209,6 +209,22 @@ uint64_t osd__log_end(struct osd__log *lg)
 	return end;
 }
 
+uint64_t osd__log_written(struct osd__log *lg)
+{
+	pthread_mutex_lock(&lg->mu);
+	uint64_t end = lg->base + lg->file_end;
+	pthread_mutex_unlock(&lg->mu);
+	return end;
+}
+
+uint64_t osd__log_file_off(struct osd__log *lg, uint64_t pos)
+{
+	pthread_mutex_lock(&lg->mu);
+	uint64_t off = pos - lg->base;
+	pthread_mutex_unlock(&lg->mu);
+	return off;
+}
+
 /*
  * A failed write-out or fdatasync. Running out of space heals: after a
  * failed fdatasync the bytes not known durable are written again before the

@@ -149,6 +149,10 @@ int osd__log_write_out(struct osd__log *lg);
 
 /** Logical position past the last appended record. */
 uint64_t osd__log_end(struct osd__log *lg);
+/** Logical position up to which records are in the file (readable by pread). */
+uint64_t osd__log_written(struct osd__log *lg);
+/** File offset of logical position @p pos of the current file. */
+uint64_t osd__log_file_off(struct osd__log *lg, uint64_t pos);
 
 /** Make everything up to logical @p pos durable (UINT64_MAX: everything appended so far). */
 int osd__log_sync(struct osd__log *lg, uint64_t pos);

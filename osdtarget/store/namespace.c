@@ -183,6 +183,7 @@ void osd__ns_obj_free(struct osd__obj *o)
 {
 	osd__obj_io_free(o);
 	osd__attr_free_all(o);
+	free(o->notes);
 	pthread_mutex_destroy(&o->mu);
 	free(o);
 }
@@ -203,9 +204,25 @@ struct osd__obj *osd__ns_obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type t
 	o->oid = oid;
 	o->type = (uint8_t)type;
 	o->quota = OSD_STORE_NO_QUOTA;
+	o->unnoted = 1; /* until a load from the checkpoint says otherwise */
 	atomic_init(&o->refs, 1);
 	pthread_mutex_init(&o->mu, NULL);
 	return o;
+}
+
+int osd__obj_note(struct osd_store *st, struct osd__obj *o, uint64_t end, size_t len)
+{
+	if (o->nnotes == o->cnotes) {
+		uint32_t cap = o->cnotes ? 2 * o->cnotes : 4;
+		uint64_t *n = cap > o->cnotes ? realloc(o->notes, (size_t)cap * sizeof(*n)) : NULL;
+		if (!n)
+			return -ENOMEM;
+		o->notes = n;
+		o->cnotes = cap;
+	}
+	o->notes[o->nnotes++] = osd__log_file_off(&st->log, end - len);
+	o->note_end = end;
+	return 0;
 }
 
 static void ns_insert(struct osd_store *st, struct osd__obj *o)
@@ -251,18 +268,57 @@ struct osd__obj *osd__ns_adopt(struct osd_store *st, struct osd__obj *o)
 	return in;
 }
 
-/* An object whose state is all in the checkpoint and that nobody uses (lazy
- * access times are not held: Access times). A packed object reloads from
- * its records without counting its slot again (osd__pack_adopt); one whose
- * slot is damaged stays, as a checkpoint of version 2 cannot say so. The
- * references first: data I/O changes the rest under obj->mu alone, holding
- * one, and none is taken while st->ns is held for writing. */
+/* An object that nobody uses and whose state is all in the checkpoint, or in
+ * the checkpoint and the records its notes name (lazy access times are not
+ * held: Access times). A packed object reloads from its records without
+ * counting its slot again (osd__pack_adopt); one whose slot is damaged
+ * stays, as a checkpoint of version 2 cannot say so. The references first:
+ * data I/O changes the rest under obj->mu alone, holding one, and none is
+ * taken while st->ns is held for writing. */
 static int evictable(const struct osd_store *st, const struct osd__obj *o)
 {
-	return atomic_load(&o->refs) == 1 && o->ckpt_clean && o->part &&
+	return atomic_load(&o->refs) == 1 && (o->ckpt_clean || !o->unnoted) && o->part &&
 	       !o->pack_pending && !o->removed &&
 	       (!(o->has_file || o->has_sums) || (st->files_counted && !o->sums_bad)) &&
 	       !(o->packed && (o->sums_bad || !st->pack_counted));
+}
+
+/*
+ * Let a changed object go with its notes (Dirty objects leave memory): each
+ * record is noted as a replay would have, and its next load applies them.
+ * Not while a checkpoint is written (it reads the notes of the objects it
+ * did not find in memory: it must see these in memory or noted, not
+ * noted twice), nor before its records are in the log file, which loads
+ * read. 0 if it may go.
+ */
+/* The index entry of @p o with records in the checkpoint, or NULL: where it
+ * was when @p o loaded, unless creates and removes moved it since. */
+static struct osd__id *entry_of(struct osd_store *st, const struct osd__obj *o)
+{
+	const struct osd__ids *x = &o->part->ids;
+	struct osd__id *e = NULL;
+	if (st->ckfd < 0)
+		return NULL;
+	if (o->ids_c < x->nc && o->ids_k < x->cn[o->ids_c] && x->c[o->ids_c][o->ids_k].id == o->oid)
+		e = &x->c[o->ids_c][o->ids_k];
+	else
+		e = osd__ids_find(x, o->oid, NULL);
+	return e && e->off ? e : NULL;
+}
+
+static int note_dirty(struct osd_store *st, struct osd__obj *o)
+{
+	if (o->ckpt_clean)
+		return 0;
+	if (!o->nnotes || atomic_load(&st->ckpt_online) || st->pend_stale ||
+	    o->note_end > osd__log_written(&st->log))
+		return -EAGAIN;
+	struct osd__id *e = entry_of(st, o);
+	if (!e || osd__pend_open(st) ||
+	    osd__pend_add_all(st, o->pid, o->oid, o->notes, o->nnotes))
+		return -EAGAIN;
+	e->flags |= OSD__ID_NOTED;
+	return 0;
 }
 
 /* Drop every object evictable() allows. st->ns held for writing. */
@@ -272,7 +328,7 @@ static void ns_drop_unused(struct osd_store *st)
 		struct osd__obj **pp = &st->hash[i];
 		while (*pp) {
 			struct osd__obj *o = *pp;
-			if (!evictable(st, o)) {
+			if (!evictable(st, o) || note_dirty(st, o)) {
 				pp = &o->hnext;
 				continue;
 			}
@@ -292,8 +348,12 @@ static void ns_drop_unused(struct osd_store *st)
 static void ns_evict(struct osd_store *st)
 {
 	osd__ns_reserve(st, st->nobjs); /* loads may have filled it (a hint) */
-	if (st->nobjs > st->cache_max)
+	if (st->nobjs > st->cache_max) {
+		/* the records of changed objects into the file, where their
+		 * loads read them (a failure keeps those objects) */
+		(void)osd__log_write_out(&st->log);
 		ns_drop_unused(st);
+	}
 	size_t step = (st->nobjs > st->cache_max ? st->nobjs : st->cache_max) / 4;
 	atomic_store(&st->trim_step, step ? step : 1);
 }
@@ -322,14 +382,17 @@ void osd__ns_all_clean(struct osd_store *st)
 {
 	for (size_t i = 0; i < st->hash_size; i++)
 		for (struct osd__obj *o = st->hash[i]; o; o = o->hnext) {
-			if (o->type != OSD_OBJ_USER) {
-				o->ckpt_clean = 1;
-				continue;
-			}
 			pthread_mutex_lock(&o->mu);
-			if (o->ckpt_seen) /* else loaded meanwhile: as clean as its load left it */
+			if (o->type != OSD_OBJ_USER)
+				o->ckpt_clean = 1;
+			else if (o->ckpt_seen) /* else loaded meanwhile: as clean as its load left it */
 				o->ckpt_clean = o->ckpt_written;
 			o->ckpt_seen = 0;
+			/* notes name the log just replaced: one still changed stays */
+			free(o->notes);
+			o->notes = NULL;
+			o->nnotes = o->cnotes = 0;
+			o->unnoted = !o->ckpt_clean;
 			pthread_mutex_unlock(&o->mu);
 		}
 	ns_evict(st);
@@ -550,7 +613,7 @@ static int ns_set_quota(struct osd_store *st, uint64_t pid, uint64_t oid, uint64
 		return -EIO;
 	pthread_mutex_lock(&o->mu);
 	o->quota = quota;
-	o->ckpt_clean = 0;
+	osd__obj_changed(o);
 	pthread_mutex_unlock(&o->mu);
 	return 0;
 }

@@ -412,7 +412,8 @@ int osd__pack_store(struct osd_store *st, struct osd__obj *o,
 	o->length = length;
 	o->packed = 1;
 	o->pack_pending = 1;
-	o->ckpt_clean = o->ckpt_written = 0; /* kept until a checkpoint holds the new slot */
+	osd__obj_changed(o); /* kept until a checkpoint holds the new slot */
+	o->ckpt_written = 0;
 	slot_superseded(st, o, old);
 	osd__data_account(st, o, slot ? OSD__PACK_SLOT : 0);
 	return 0;
@@ -425,7 +426,8 @@ void osd__pack_unpacked(struct osd_store *st, struct osd__obj *o)
 	o->pcrc = 0;
 	o->packed = 0;
 	o->pack_pending = 1;
-	o->ckpt_clean = o->ckpt_written = 0;
+	osd__obj_changed(o);
+	o->ckpt_written = 0;
 	slot_superseded(st, o, old);
 }
 
@@ -595,7 +597,7 @@ int osd__pack_apply(struct osd_store *st, struct osd__obj *o, const uint8_t *b)
 		return r;
 	osd__pack_drop(st, o); /* the slot an earlier record gave it */
 	o->pcrc = 0;
-	o->ckpt_clean = 0;
+	osd__obj_changed(o);
 	if (!r) {
 		o->packed = 0;
 		return 0;

@@ -7,11 +7,17 @@
  * reads the log once and loads nothing for it, and the objects the log
  * changed do not all sit in memory at once.
  *
+ * An object changed by attribute sets alone may leave memory the same way:
+ * its records are noted as the replay would have (osd__pend_add_all, Dirty
+ * objects leave memory in docs/target-store.md).
+ *
  * A hash of objects (open addressing, linear probing; a taken object is a
- * tombstone) with a chain of log offsets each, in log order. Written only by
- * the replay (one thread) and emptied by a checkpoint (st->ns held for
- * writing); loads under st->ns held for reading read and take entries under
- * st->pend_mu.
+ * tombstone) with a chain of log offsets each, in log order. Written by the
+ * replay (one thread) and by trims (st->ns held for writing), emptied by a
+ * checkpoint (the same); loads under st->ns held for reading read and take
+ * entries under st->pend_mu. The notes of a taken object are reused: an
+ * object that loads and leaves again and again notes its records anew each
+ * time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -106,17 +112,46 @@ void osd__pend_prefetch(const struct osd_store *st, uint64_t pid, uint64_t oid)
 		__builtin_prefetch(&st->pend[pend_slot(st, pid, oid)]);
 }
 
-int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off)
+/* A note (1-based): a taken object's, or a new one (room made by offs_room). */
+static uint32_t note_new(struct osd_store *st)
 {
-	if (offs_room(st, st->pend_noffs + 1) || pend_grow(st))
-		return -ENOMEM;
+	uint32_t k = st->pend_free;
+	if (!k)
+		return (uint32_t)++st->pend_noffs;
+	st->pend_free = st->pend_offs[k - 1].next;
+	st->pend_nfree--;
+	return k;
+}
+
+/* Add a note, room made. */
+static void note_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off)
+{
 	struct osd__pend_obj *e = pend_at(st, pid, oid);
-	uint32_t k = (uint32_t)++st->pend_noffs;
+	uint32_t k = note_new(st);
 	st->pend_offs[k - 1] = (struct osd__pend_off){ off, e->head };
 	if (!e->head && !e->pid && !e->oid)
 		st->pend_used++;
 	*e = (struct osd__pend_obj){ pid, oid, k };
+}
+
+int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off)
+{
+	if (offs_room(st, st->pend_noffs + 1) || pend_grow(st))
+		return -ENOMEM;
+	note_add(st, pid, oid, off);
 	return 0;
+}
+
+int osd__pend_add_all(struct osd_store *st, uint64_t pid, uint64_t oid, const uint64_t *offs,
+		      size_t n)
+{
+	pthread_mutex_lock(&st->pend_mu);
+	size_t fresh = n > st->pend_nfree ? n - st->pend_nfree : 0;
+	int r = offs_room(st, st->pend_noffs + fresh) || pend_grow(st) ? -ENOMEM : 0;
+	for (size_t i = 0; !r && i < n; i++)
+		note_add(st, pid, oid, offs[i]);
+	pthread_mutex_unlock(&st->pend_mu);
+	return r;
 }
 
 int osd__pend_has(struct osd_store *st, uint64_t pid, uint64_t oid)
@@ -156,7 +191,16 @@ void osd__pend_take(struct osd_store *st, uint64_t pid, uint64_t oid)
 	if (!st->pend_cap)
 		return;
 	pthread_mutex_lock(&st->pend_mu);
-	pend_at(st, pid, oid)->head = 0; /* a tombstone: probing goes past it */
+	struct osd__pend_obj *e = pend_at(st, pid, oid);
+	uint32_t k = e->head;
+	e->head = 0; /* a tombstone: probing goes past it */
+	while (k) {
+		uint32_t next = st->pend_offs[k - 1].next;
+		st->pend_offs[k - 1].next = st->pend_free;
+		st->pend_free = k;
+		st->pend_nfree++;
+		k = next;
+	}
 	pthread_mutex_unlock(&st->pend_mu);
 }
 
@@ -174,7 +218,9 @@ void osd__pend_clear(struct osd_store *st)
 	free(st->pend_offs);
 	st->pend = NULL;
 	st->pend_offs = NULL;
-	st->pend_cap = st->pend_used = st->pend_noffs = st->pend_offs_cap = 0;
+	st->pend_cap = st->pend_used = st->pend_noffs = st->pend_offs_cap = st->pend_nfree = 0;
+	st->pend_free = 0;
+	st->pend_stale = 0;
 	if (st->pend_fd >= 0)
 		close(st->pend_fd);
 	st->pend_fd = -1;

@@ -396,6 +396,8 @@ static int ckpt_install(struct osd_store *st, int r, int ckfd, uint64_t size, in
 	 * the old one, and the records stay readable through pend_fd */
 	if (!e)
 		osd__pend_clear(st);
+	else
+		st->pend_stale = 1;
 	return 0;
 }
 
@@ -420,7 +422,7 @@ static int store_checkpoint(struct osd_store *st, int keep_prev)
  * writer holds a reference to each object that was in memory when it began
  * (osd__ns_resident). Only the install holds st->ns for writing.
  */
-static int online_checkpoint(struct osd_store *st)
+int osd__store_compact(struct osd_store *st)
 {
 	int ckfd = -1, chk = 0;
 	uint64_t size = 0;
@@ -471,16 +473,11 @@ void osd__store_maybe_compact(struct osd_store *st)
 		return;
 	if (atomic_exchange(&st->compacting, 1))
 		return;
-	int r = online_checkpoint(st);
+	int r = osd__store_compact(st);
 	/* a failed one (damaged records, a full disk) is not tried again on
 	 * every commit: each reads and writes the whole checkpoint */
 	atomic_store(&st->compact_after, r ? logsz + COMPACT_MIN_LOG : 0);
 	atomic_store(&st->compacting, 0);
-}
-
-int osd__store_compact(struct osd_store *st)
-{
-	return online_checkpoint(st);
 }
 
 int osd__store_commit(struct osd_store *st, uint64_t pos, unsigned flags)

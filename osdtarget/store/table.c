@@ -356,6 +356,8 @@ static int log_apply(struct osd_store *st, struct osd__obj *o, int *applied, uin
 	size_t n = 0;
 	int err = 0;
 	uint64_t *offs = osd__pend_offsets(st, o->pid, o->oid, &n, &err);
+	if (n > UINT32_MAX)
+		err = -ENOMEM;
 	struct reader r;
 	rd_init(&r, st->pend_fd, 0);
 	for (size_t i = 0; i < n && !err; i++) {
@@ -370,7 +372,9 @@ static int log_apply(struct osd_store *st, struct osd__obj *o, int *applied, uin
 			err = obj_apply(st, o, &rec);
 	}
 	rd_free(&r);
-	free(offs);
+	/* they stay its notes: it may leave memory again with them (pending.c) */
+	o->notes = offs;
+	o->nnotes = o->cnotes = (uint32_t)n;
 	*applied = n > 0;
 	return err;
 }
@@ -386,6 +390,8 @@ static struct osd__obj *table_obj(struct osd_store *st, struct osd__part *p,
 	if (!o)
 		return NULL;
 	o->part = p;
+	o->ids_c = (uint32_t)pos.c;
+	o->ids_k = (uint32_t)pos.k;
 	int err = obj_read(st, r, e->off, obj_end(st, p, pos), o, &bad);
 	if (!err && (e->flags & OSD__ID_NOTED))
 		in_log = (err = log_apply(st, o, &applied, &bad)) != 0;
@@ -419,6 +425,7 @@ static struct osd__obj *table_obj(struct osd_store *st, struct osd__part *p,
 		return o;
 	}
 	o->ckpt_clean = !applied; /* log records applied: no longer the checkpoint's state */
+	o->unnoted = 0;           /* ...but that and its notes */
 	return o;
 }
 
