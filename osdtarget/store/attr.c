@@ -217,6 +217,8 @@ struct attr_batch {
 	size_t len, cap;
 	unsigned n;                /* entries in buf */
 	int pack;                  /* buf starts with the object's pending PACK state */
+	int note;                  /* note its records in the object: it had no change that
+				      no note holds (when it had, they would not serve) */
 	int unnoted;               /* it logged a record that no note can hold (PACK), or
 				      could not note one */
 	uint8_t local[256];        /* a few timestamps need no malloc */
@@ -233,6 +235,7 @@ static void batch_init(struct attr_batch *b, struct osd_store *st, struct osd__o
 	b->len = OSD__ATTRS_HDR;
 	b->n = 0;
 	b->unnoted = 0;
+	b->note = !o->unnoted;
 	b->pack = o->pack_pending && st->log_attrs;
 	if (b->pack) {
 		osd__pack_rec(o, b->buf);
@@ -266,11 +269,12 @@ static int batch_log(struct attr_batch *b, uint64_t *pos)
 		uint16_t len = osd__get_be16(e + 8);
 		attr_hdr(h, b->o->pid, b->o->oid, osd__get_be32(e), osd__get_be32(e + 4));
 		r = osd__log_append(&b->st->log, OSD__REC_ATTR, h, 24, e + OSD__ATTRS_ENT, len, pos);
-		if (!r && osd__obj_note(b->st, b->o, *pos, OSD__REC_HDR + 24 + (size_t)len))
+		if (!r && b->note &&
+		    osd__obj_note(b->st, b->o, *pos, OSD__REC_HDR + 24 + (size_t)len))
 			b->unnoted = 1;
 	} else if (b->n) {
 		r = osd__log_append(&b->st->log, OSD__REC_ATTRS, b->buf, b->len, NULL, 0, pos);
-		if (!r && osd__obj_note(b->st, b->o, *pos, OSD__REC_HDR + b->len))
+		if (!r && b->note && osd__obj_note(b->st, b->o, *pos, OSD__REC_HDR + b->len))
 			b->unnoted = 1;
 	}
 	b->len = OSD__ATTRS_HDR;

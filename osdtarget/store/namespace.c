@@ -283,14 +283,6 @@ static int evictable(const struct osd_store *st, const struct osd__obj *o)
 	       !(o->packed && (o->sums_bad || !st->pack_counted));
 }
 
-/*
- * Let a changed object go with its notes (Dirty objects leave memory): each
- * record is noted as a replay would have, and its next load applies them.
- * Not while a checkpoint is written (it reads the notes of the objects it
- * did not find in memory: it must see these in memory or noted, not
- * noted twice), nor before its records are in the log file, which loads
- * read. 0 if it may go.
- */
 /* The index entry of @p o with records in the checkpoint, or NULL: where it
  * was when @p o loaded, unless creates and removes moved it since. */
 static struct osd__id *entry_of(struct osd_store *st, const struct osd__obj *o)
@@ -306,6 +298,14 @@ static struct osd__id *entry_of(struct osd_store *st, const struct osd__obj *o)
 	return e && e->off ? e : NULL;
 }
 
+/*
+ * Let a changed object go with its notes (Dirty objects leave memory): each
+ * record is noted as a replay would have, and its next load applies them.
+ * Not while a checkpoint is written (it reads the notes of the objects it
+ * did not find in memory: it must see these in memory or noted, not
+ * noted twice), nor before its records are in the log file, which loads
+ * read. 0 if it may go.
+ */
 static int note_dirty(struct osd_store *st, struct osd__obj *o)
 {
 	if (o->ckpt_clean)
