@@ -27,6 +27,7 @@ for goal in "resident memory after open \+ LIST <= 256 MiB" \
 	"peak resident memory \(VmHWM\) <= 256 MiB" \
 	"open after a clean close <= 1 s" \
 	"open after kill -9 of a writer <= 1 s" \
+	"peak resident memory of that updater <= 256 MiB" \
 	"open after kill -9 of an updater \(see above\) <= 1 s" \
 	"resident memory after that open <= 256 MiB" \
 	"full LIST walk: <= 12x the time per 10x objects" \
