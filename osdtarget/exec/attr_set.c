@@ -76,8 +76,19 @@ static int validate(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj
 	}
 }
 
-static int apply(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_type t,
-		 const struct osd_attr *a)
+static int store_fail(struct osd__cmd *c, const struct osd_obj_id *o, int rc)
+{
+	if (rc == -EDQUOT)
+		return osd__fail(c, OSD_SK_DATA_PROTECT, OSD_ASC_QUOTA_ERROR);
+	if (rc < 0)
+		return osd__fail_store(c, rc, o->id ? OSD__FP_OBJECT : OSD__FP_PARTITION);
+	return 0;
+}
+
+/* Apply an attribute that is not a stored value (the logical length, the
+ * quota); 1 if @p a is a stored value, left to the caller. */
+static int apply_special(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_type t,
+			 const struct osd_attr *a)
 {
 	uint16_t need;
 	uint64_t v;
@@ -96,15 +107,40 @@ static int apply(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_ty
 					 c->fua);
 		break;
 	default:
-		rc = osd_store_attr_set(c->st, o->partition, o->id, a->page, a->number, a->value,
-					a->length, c->fua);
-		break;
+		return 1;
 	}
-	if (rc == -EDQUOT)
-		return osd__fail(c, OSD_SK_DATA_PROTECT, OSD_ASC_QUOTA_ERROR);
-	if (rc < 0)
-		return osd__fail_store(c, rc, o->id ? OSD__FP_OBJECT : OSD__FP_PARTITION);
-	return 0;
+	return store_fail(c, o, rc);
+}
+
+/*
+ * Apply validated attributes: the length and quota first, then the stored
+ * values with the attributes-modified timestamp, logged as one record by
+ * the store (a SET ATTRIBUTES of one value wrote two). They are distinct
+ * attributes, so the order between the two kinds does not matter.
+ */
+static int apply_all(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_type t,
+		     const struct osd_attr *v, size_t n)
+{
+	struct osd_store_attr *s = malloc((n + 1) * sizeof(*s));
+	uint8_t ts[OSD__TS_LEN];
+	size_t k = 0;
+	int rc = 0;
+
+	if (!s)
+		return osd__fail(c, OSD_SK_HARDWARE_ERROR, OSD_ASC_SYSTEM_RESOURCE_FAILURE);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if ((rc = apply_special(c, o, t, &v[i])) == 1) {
+			s[k++] = (struct osd_store_attr){ v[i].page, v[i].number, v[i].value,
+							  v[i].length };
+			rc = 0;
+		}
+	if (rc == 0 && n)
+		k += (size_t)osd__ts_attr_write(c, o->partition, o->id, &s[k], ts);
+	if (rc == 0 && k)
+		rc = store_fail(c, o, osd_store_attrs_set(c->st, o->partition, o->id, s, k,
+							  c->fua));
+	free(s);
+	return rc;
 }
 
 /* Validate then apply @p n attributes on one object. */
@@ -121,12 +157,7 @@ static int set_attrs(struct osd__cmd *c, const struct osd_obj_id *o, const struc
 	for (size_t i = 0; i < n; i++)
 		if ((rc = validate(c, o, t, &v[i])))
 			return rc;
-	for (size_t i = 0; i < n; i++)
-		if ((rc = apply(c, o, t, &v[i])))
-			return rc;
-	if (n)
-		osd__touch(c, o->partition, o->id, OSD__TS_ATTR_WRITE);
-	return 0;
+	return apply_all(c, o, t, v, n);
 }
 
 /* Parse a type-09h list into a vector of entries pointing into @p list. */

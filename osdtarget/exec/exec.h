@@ -128,6 +128,12 @@ void osd__bump_generation(struct osd__cmd *c);
 /* ---- timestamps (exec/timestamps.c) ---- */
 enum osd__ts_event { OSD__TS_ATTR_READ, OSD__TS_ATTR_WRITE, OSD__TS_DATA_READ, OSD__TS_DATA_WRITE };
 void osd__touch(struct osd__cmd *c, uint64_t pid, uint64_t oid, enum osd__ts_event ev);
+#define OSD__TS_LEN 6
+/* The attributes-modified timestamp osd__touch(OSD__TS_ATTR_WRITE) would set,
+ * as an entry of osd_store_attrs_set() (its value in @p v): 0 when it is
+ * bypassed, else 1. */
+int osd__ts_attr_write(struct osd__cmd *c, uint64_t pid, uint64_t oid,
+		       struct osd_store_attr *a, uint8_t v[OSD__TS_LEN]);
 /* Flags of a store data call followed by osd__touch(OSD__TS_DATA_WRITE):
  * the stamp, unless bypassed, logs a packed object's new state with it. */
 static inline unsigned osd__data_flags(const struct osd__cmd *c)

@@ -11,7 +11,6 @@
 
 #include "proto/byteorder.h"
 
-#define TS_LEN 6
 
 static uint32_t ts_page(uint64_t pid, uint64_t oid)
 {
@@ -40,10 +39,21 @@ static uint32_t page_for(struct osd__cmd *c, uint64_t pid, uint64_t oid)
 static void put_ts(struct osd__cmd *c, uint64_t pid, uint64_t oid, uint32_t page,
 		   uint32_t num, unsigned flags)
 {
-	uint8_t v[TS_LEN];
+	uint8_t v[OSD__TS_LEN];
 
 	osd__put_be48(v, c->now);
-	osd_store_attr_set(c->st, pid, oid, page, num, v, TS_LEN, flags);
+	osd_store_attr_set(c->st, pid, oid, page, num, v, OSD__TS_LEN, flags);
+}
+
+int osd__ts_attr_write(struct osd__cmd *c, uint64_t pid, uint64_t oid,
+		       struct osd_store_attr *a, uint8_t v[OSD__TS_LEN])
+{
+	if (c->bypass_ts)
+		return 0;
+	osd__put_be48(v, c->now);
+	*a = (struct osd_store_attr){ page_for(c, pid, oid), OSD_ATTR_TS_ATTR_MODIFIED, v,
+				      OSD__TS_LEN };
+	return 1;
 }
 
 void osd__stamp_created(struct osd__cmd *c, uint64_t pid, uint64_t oid)

@@ -436,6 +436,62 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 	return r ? r : osd__store_commit(st, pos, flags);
 }
 
+/* Add v and make the change, or (-ENOMEM) neither. Caller holds obj->mu. */
+static int batch_put(struct attr_batch *b, const struct osd_store_attr *v, uint64_t *pos)
+{
+	int r = batch_add(b, v->page, v->num, v->val, v->len, pos);
+	if (!r && (r = osd__attr_put(b->o, v->page, v->num, v->val, v->len)) != 0) {
+		b->len -= OSD__ATTRS_ENT + v->len; /* batch_add left it last */
+		b->n--;
+	}
+	return r;
+}
+
+int osd_store_attrs_set(struct osd_store *st, uint64_t pid, uint64_t oid,
+			const struct osd_store_attr *v, size_t n, unsigned flags)
+{
+	uint64_t pos = 0;
+	int e;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].len > OSD_STORE_ATTR_MAX || (v[i].len && !v[i].val))
+			return -EINVAL;
+	struct osd__obj *o = attr_obj(st, pid, oid, 1, &e);
+	if (!o)
+		return e;
+	pthread_mutex_lock(&o->mu);
+	/* as in osd_store_attr_set(): lazy values first, replaced by what follows */
+	struct attr_batch b;
+	uint8_t unnoted = o->unnoted;
+	int r = 0, put = 0;
+	if (o->pack_pending && !st->log_attrs) {
+		r = osd__pack_log_locked(st, o, &pos);
+		unnoted = 1;
+	}
+	batch_init(&b, st, o);
+	if (!r && o->has_lazy)
+		r = batch_add_lazy(&b, o, 0, 0, 0, &pos);
+	int lazy = !r && o->has_lazy; /* all of them in the batch */
+	for (size_t i = 0; i < n && !r; i++) {
+		if (!(flags & OSD_STORE_FUA) &&
+		    attr_unchanged(o, v[i].page, v[i].num, v[i].val, v[i].len, 0))
+			continue;
+		r = batch_put(&b, &v[i], &pos);
+		put |= !r;
+	}
+	/* what was set is logged, also before a failure */
+	int l = put || lazy || b.pack ? batch_log(&b, &pos) : 0;
+	if (!l && lazy)
+		attr_lazy_logged(o);
+	if (!r && !l)
+		o->unnoted = unnoted || b.unnoted;
+	batch_free(&b);
+	pthread_mutex_unlock(&o->mu);
+	attr_done(st, 1);
+	if (!r)
+		r = l;
+	return r || !pos ? r : osd__store_commit(st, pos, flags);
+}
+
 int osd_store_attr_iterate(struct osd_store *st, uint64_t pid, uint64_t oid,
 			   uint32_t page, osd_store_attr_cb cb, void *payload)
 {

@@ -28,6 +28,14 @@
 
 /* Data files live in data/<gen & 0xFF as 2 hex>/<gen as 16 hex>. */
 #define OSD__FANOUT 256
+/* The notes of objects that leave memory (Dirty objects leave memory) may
+ * grow the hash of notes to this many slots (40 MB) and the notes to this
+ * many (24 MB), no further: past them such objects stay and a checkpoint
+ * comes. At 10M objects that keeps the store within 256 MB beside the
+ * index (160 MB) and the cache. A replay notes what its log holds
+ * regardless. */
+#define OSD__EVICT_MAX_SLOTS (1u << 21)
+#define OSD__EVICT_MAX_NOTES (1u << 21)
 
 /* Values up to this size live in the entry itself: the timestamps every
  * object has (6 bytes each) then cost no allocation of their own. */
@@ -272,6 +280,10 @@ struct osd_store {
 	int pend_fd;               /* the log they are in, read-only; -1: none */
 	int pend_stale;            /* they are in a log a checkpoint replaced (one that could
 				      not be read back): no object leaves memory noted */
+	atomic_int pend_full;      /* an object could not leave memory noted: the notes are at
+				      their bound; the next commit compacts */
+	size_t pend_max_slots;     /* ...which is the hash at this many slots, or this many */
+	size_t pend_max_notes;     /* notes (OSD__EVICT_MAX_*; tests lower them) */
 	size_t cache_max;          /* objects kept in memory beyond those that must be */
 	atomic_size_t loads;       /* objects loaded since the last trim */
 	atomic_size_t trim_step;   /* ...from which the next call trims (osd__ns_trim) */
@@ -505,7 +517,8 @@ void osd__ns_prefetch_slot(struct osd_store *st, uint64_t pid, uint64_t oid);
 /* Note the record at log offset @p off for (pid, oid) (the replay). */
 int osd__pend_add(struct osd_store *st, uint64_t pid, uint64_t oid, uint64_t off);
 /* Note the @p n records at log offsets @p offs (log order) for (pid, oid): all
- * or, without memory, none (-ENOMEM). st->ns held for writing. */
+ * or none (-ENOMEM; -ENOSPC past the bound of such notes, which asks for a
+ * checkpoint). st->ns held for writing. */
 int osd__pend_add_all(struct osd_store *st, uint64_t pid, uint64_t oid, const uint64_t *offs,
 		      size_t n);
 /* Room for @p n notes before the replay (a hint: without memory they grow). */

@@ -147,7 +147,12 @@ int osd__pend_add_all(struct osd_store *st, uint64_t pid, uint64_t oid, const ui
 {
 	pthread_mutex_lock(&st->pend_mu);
 	size_t fresh = n > st->pend_nfree ? n - st->pend_nfree : 0;
-	int r = offs_room(st, st->pend_noffs + fresh) || pend_grow(st) ? -ENOMEM : 0;
+	int full = st->pend_noffs + fresh > st->pend_max_notes ||
+		   (st->pend_cap >= st->pend_max_slots && 4 * (st->pend_used + 1) > 3 * st->pend_cap);
+	if (full)
+		atomic_store(&st->pend_full, 1);
+	int r = full ? -ENOSPC :
+		offs_room(st, st->pend_noffs + fresh) || pend_grow(st) ? -ENOMEM : 0;
 	for (size_t i = 0; !r && i < n; i++)
 		note_add(st, pid, oid, offs[i]);
 	pthread_mutex_unlock(&st->pend_mu);
@@ -221,6 +226,7 @@ void osd__pend_clear(struct osd_store *st)
 	st->pend_cap = st->pend_used = st->pend_noffs = st->pend_offs_cap = st->pend_nfree = 0;
 	st->pend_free = 0;
 	st->pend_stale = 0;
+	atomic_store(&st->pend_full, 0);
 	if (st->pend_fd >= 0)
 		close(st->pend_fd);
 	st->pend_fd = -1;

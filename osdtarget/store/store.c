@@ -468,7 +468,8 @@ void osd__store_maybe_compact(struct osd_store *st)
 	uint64_t logsz = log_size(st);
 	int big = logsz >= COMPACT_MIN_LOG &&
 		  (logsz >= 2 * st->ckpt_size || logsz >= COMPACT_MAX_LOG);
-	if ((!big && atomic_load(&st->data_named) < COMPACT_DATA_NAMED) ||
+	if ((!big && atomic_load(&st->data_named) < COMPACT_DATA_NAMED &&
+	     !atomic_load(&st->pend_full)) ||
 	    logsz < atomic_load(&st->compact_after))
 		return;
 	if (atomic_exchange(&st->compacting, 1))
@@ -672,6 +673,8 @@ static int store_init(struct osd_store *st, const char *dir, const struct osd_st
 	st->ckfd = -1;
 	st->gone_fd[0] = st->gone_fd[1] = -1;
 	st->cache_max = o->meta_cache ? o->meta_cache : OSD_STORE_META_CACHE;
+	st->pend_max_slots = OSD__EVICT_MAX_SLOTS;
+	st->pend_max_notes = OSD__EVICT_MAX_NOTES;
 	atomic_init(&st->trim_step, st->cache_max / 4 ? st->cache_max / 4 : 1);
 	pthread_mutex_init(&st->lru_mu, NULL);
 	pthread_mutex_init(&st->dirty_mu, NULL);

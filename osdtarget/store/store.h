@@ -320,6 +320,26 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		       uint32_t page, uint32_t num, const void *val, size_t len,
 		       unsigned flags);
 
+/** One attribute value of osd_store_attrs_set(). */
+struct osd_store_attr {
+	uint32_t page, num;
+	const void *val;
+	size_t len;                /* 0 deletes */
+};
+
+/**
+ * Set @p n attributes of object (pid, oid) in that order, logged together
+ * as one record with the object's pending OSD_STORE_LAZY values (a command's
+ * values and its timestamp: one record where osd_store_attr_set() wrote one
+ * each). Without OSD_STORE_FUA, values the attributes already hold are
+ * left out, and nothing is logged when all are. On -ENOMEM the values before
+ * the one that failed are set and logged.
+ * @return 0, -ENOENT (no object), -EIO (damaged records), -EINVAL (a len
+ *         > OSD_STORE_ATTR_MAX), -ENOMEM, or a log write error.
+ */
+int osd_store_attrs_set(struct osd_store *st, uint64_t pid, uint64_t oid,
+			const struct osd_store_attr *v, size_t n, unsigned flags);
+
 /**
  * Called for each attribute; return 0 to continue, anything else stops the
  * iteration and becomes osd_store_attr_iterate()'s return value. The value

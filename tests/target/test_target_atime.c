@@ -21,6 +21,7 @@
 #define O1 0x10000ULL
 #define UTS (OSD_APAGE_USER_BASE + OSD_APAGE_TIMESTAMPS)
 #define UINFO (OSD_APAGE_USER_BASE + OSD_APAGE_INFORMATION)
+#define APP_PAGE 0x10010u /* an application page of user objects */
 #define NREADS 50
 
 static struct h_target ht;
@@ -246,6 +247,54 @@ START_TEST(write_persists_access_times)
 }
 END_TEST
 
+/*
+ * A SET ATTRIBUTES of one value appends one record: an ATTRS record of the
+ * value and the attributes-modified timestamp (9 B header, pid and oid,
+ * two entries of 10 B and their values), where each was a record of its own.
+ */
+START_TEST(set_attributes_one_record)
+{
+	enum osd_version v = ver(_i);
+	uint8_t *b;
+	size_t len, before;
+	struct h_req r;
+	const uint8_t *rec;
+
+	h_create_partition(&ht, v, P1);
+	h_create_object(&ht, v, P1, O1);
+	flush_osd(v);
+	free(read_log(&before));
+	tick_past(ts(v, OSD_ATTR_TS_ATTR_MODIFIED)); /* a stamp that changes */
+	h_req(&r, v, OSD_ACT_SET_ATTRIBUTES, P1, O1);
+	h_set(&r, APP_PAGE, 1, "value-16-bytes!!", 16);
+	h_run(&ht, &r);
+	h_expect_good(&r);
+	h_req_free(&r);
+	flush_osd(v);
+	b = read_log(&len);
+	ck_assert_uint_eq(len - before, 9 + 16 + 10 + 16 + 10 + 6);
+	rec = b + before; /* CRC(4) | payload length(4) | type(1) = ATTRS (10) */
+	ck_assert_uint_eq(osd__get_be32(rec + 4), 16 + 10 + 16 + 10 + 6);
+	ck_assert_uint_eq(rec[8], 10);
+	ck_assert_uint_eq(osd__get_be32(rec + 9 + 16), APP_PAGE);
+	ck_assert_mem_eq(rec + 9 + 16 + 10, "value-16-bytes!!", 16);
+	ck_assert_uint_eq(osd__get_be32(rec + 9 + 16 + 26), UTS);
+	ck_assert_uint_eq(osd__get_be32(rec + 9 + 16 + 26 + 4), OSD_ATTR_TS_ATTR_MODIFIED);
+	free(b);
+	h_target_reopen(&ht);
+	h_req(&r, v, OSD_ACT_GET_ATTRIBUTES, P1, O1);
+	h_get(&r, APP_PAGE, 1);
+	h_run(&ht, &r);
+	h_expect_good(&r);
+	const uint8_t *val;
+	uint16_t vlen;
+	ck_assert_int_eq(h_attr(&r, APP_PAGE, 1, &val, &vlen), 1);
+	ck_assert_uint_eq(vlen, 16);
+	ck_assert_mem_eq(val, "value-16-bytes!!", 16);
+	h_req_free(&r);
+}
+END_TEST
+
 static Suite *atime_suite(void)
 {
 	Suite *s = suite_create("target_atime");
@@ -255,6 +304,7 @@ static Suite *atime_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, reads_do_not_write, 0, 2);
 	tcase_add_loop_test(tc, write_persists_access_times, 0, 2);
+	tcase_add_loop_test(tc, set_attributes_one_record, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1229,6 +1229,63 @@ START_TEST(t_file_records_replay)
 }
 END_TEST
 
+/*
+ * osd_store_attrs_set() logs a command's values as one record, after the
+ * object's lazy values (an ATTRS record, byte for byte); values the
+ * attributes hold are left out, and all of them unchanged log nothing.
+ */
+START_TEST(t_attrs_set_batch)
+{
+	static const uint8_t b[OSD__REC_HDR + 16 + 3 * 12] = {
+		0, 0, 0, 0, 0, 0, 0, 52, 10,
+		0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0,
+		0, 0, 0, 3, 0, 0, 0, 2, 0, 2, 'a', '1',
+		0, 0, 0, 3, 0, 0, 0, 5, 0, 2, 'm', '1',
+		0, 0, 0, 3, 0, 0, 0, 6, 0, 2, 'x', '1' };
+	uint8_t exp[sizeof(b)];
+	const struct osd_store_attr v[2] = { { 0x3, 5, "m1", 2 }, { 0x3, 6, "x1", 2 } };
+	const struct osd_store_attr w[2] = { { 0x3, 5, "m1", 2 }, { 0x3, 6, "x2", 2 } };
+	const struct osd_store_attr bad = { 0x3, 7, "z", OSD_STORE_ATTR_MAX + 1 };
+	size_t len;
+	ck_assert_int_eq(osd_store_partition_create(st, P1, 0), 0);
+	ck_assert_int_eq(osd_store_object_create(st, P1, O1, OSD_OBJ_USER, 0), 0);
+	ck_assert_int_eq(osd_store_attr_set(st, P1, O1, 0x3, 2, "a1", 2, OSD_STORE_LAZY), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	off_t before = log_size();
+	ck_assert_int_eq(osd_store_attrs_set(st, P1, O1, v, 2, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	memcpy(exp, b, sizeof(b));
+	put_crc(exp, sizeof(exp));
+	uint8_t *got = log_bytes(before, &len);
+	ck_assert_uint_eq(len, sizeof(exp));
+	ck_assert_mem_eq(got, exp, sizeof(exp));
+	free(got);
+	/* the same values: nothing; one changed: that one alone (an ATTR record) */
+	before = log_size();
+	ck_assert_int_eq(osd_store_attrs_set(st, P1, O1, v, 2, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_eq(log_size(), before);
+	ck_assert_int_eq(osd_store_attrs_set(st, P1, O1, w, 2, 0), 0);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	got = log_bytes(before, &len);
+	ck_assert_uint_eq(len, OSD__REC_HDR + 24 + 2);
+	ck_assert_uint_eq(got[8], OSD__REC_ATTR);
+	ck_assert_mem_eq(got + OSD__REC_HDR + 16, "\0\0\0\3\0\0\0\6x2", 10);
+	free(got);
+	/* refused whole: a value too long, no object */
+	before = log_size();
+	ck_assert_int_eq(osd_store_attrs_set(st, P1, O1, &bad, 1, 0), -EINVAL);
+	ck_assert_int_eq(osd_store_attrs_set(st, P1, O1 + 1, w, 2, 0), -ENOENT);
+	ck_assert_int_eq(osd_store_flush_all(st), 0);
+	ck_assert_int_eq(log_size(), before);
+	reopen();
+	get2(O1, 2, "a1");
+	get2(O1, 5, "m1");
+	get2(O1, 6, "x2");
+	get2(O1, 7, NULL);
+}
+END_TEST
+
 START_TEST(t_attrs_record_bytes)
 {
 	uint8_t exp[ATTRS_REC_LEN];
@@ -2009,6 +2066,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_torn_log);
 	tcase_add_test(tc, t_garbage_log);
 	tcase_add_test(tc, t_attrs_record_bytes);
+	tcase_add_test(tc, t_attrs_set_batch);
 	tcase_add_test(tc, t_attrs_record_replay);
 	tcase_add_test(tc, t_file_records_replay);
 	tcase_add_test(tc, t_attrs_old_log);

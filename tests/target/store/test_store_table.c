@@ -906,6 +906,24 @@ START_TEST(t_dirty_leave)
 }
 END_TEST
 
+/* The notes of objects that left memory are bounded: at the bound (500
+ * notes here) the next change compacts, and memory stays near the cache. */
+START_TEST(t_dirty_bound)
+{
+	make_objects(NDEF);
+	reopen(CACHE);
+	uint64_t epoch = st->epoch;
+	st->pend_max_notes = 500;
+	set_round(2);
+	ck_assert_uint_ge(st->epoch, epoch + NDEF / 500 - 1);
+	ck_assert_uint_le(st->pend_noffs, 500);
+	ck_assert_uint_le(in_memory(), 2 * CACHE);
+	expect_round(2);
+	reopen(CACHE);
+	expect_round(2);
+}
+END_TEST
+
 /* A checkpoint copies the records of objects left on disk; removes and
  * creates since are applied around them. */
 START_TEST(t_compact_copies)
@@ -1637,6 +1655,7 @@ int main(void)
 	tcase_add_test(tc, t_replay_deferred_rot);
 	tcase_add_test(tc, t_changed_kept);
 	tcase_add_test(tc, t_dirty_leave);
+	tcase_add_test(tc, t_dirty_bound);
 	tcase_add_test(tc, t_compact_copies);
 	tcase_add_test(tc, t_compact_partitions);
 	tcase_add_test(tc, t_file_of_cold_object);
