@@ -11,7 +11,6 @@
 
 #include "proto/byteorder.h"
 
-
 static uint32_t ts_page(uint64_t pid, uint64_t oid)
 {
 	struct osd_obj_id o = { pid, oid };
