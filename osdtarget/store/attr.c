@@ -317,15 +317,24 @@ static int batch_add(struct attr_batch *b, uint32_t page, uint32_t num, const vo
 	return 0;
 }
 
-/* Add the object's lazy values; with @p except not (page, num), which the
- * caller's own change replaces. Caller holds obj->mu. */
-static int batch_add_lazy(struct attr_batch *b, const struct osd__obj *o, int except,
-			  uint32_t page, uint32_t num, uint64_t *pos)
+/* Is (page, num) among the @p n values of @p v? */
+static int attr_among(const struct osd_store_attr *v, size_t n, uint32_t page, uint32_t num)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].page == page && v[i].num == num)
+			return 1;
+	return 0;
+}
+
+/* Add the object's lazy values but those the @p n values of @p v replace.
+ * Caller holds obj->mu. */
+static int batch_add_lazy(struct attr_batch *b, const struct osd__obj *o,
+			  const struct osd_store_attr *v, size_t n, uint64_t *pos)
 {
 	int r = 0;
 	for (size_t i = 0; i < o->nattrs && !r; i++) {
 		const struct osd__attr *a = &o->attrs[i];
-		if (a->lazy && !(except && attr_cmp(a, page, num) == 0))
+		if (a->lazy && !attr_among(v, n, a->page, a->num))
 			r = batch_add(b, a->page, a->num, osd__attr_val(a), a->len, pos);
 	}
 	return r;
@@ -339,23 +348,57 @@ static void attr_lazy_logged(struct osd__obj *o)
 	o->has_lazy = 0;
 }
 
-/* An unchanged logged set: log the pending lazy values alone. Caller holds obj->mu. */
-static int attr_log_lazy(struct osd_store *st, struct osd__obj *o, uint64_t *pos)
+/* Add v and make the change, or (-ENOMEM) neither. Caller holds obj->mu. */
+static int batch_put(struct attr_batch *b, const struct osd_store_attr *v, uint64_t *pos)
+{
+	int r = batch_add(b, v->page, v->num, v->val, v->len, pos);
+	if (!r && (r = osd__attr_put(b->o, v->page, v->num, v->val, v->len)) != 0) {
+		b->len -= OSD__ATTRS_ENT + v->len; /* batch_add left it last */
+		b->n--;
+	}
+	return r;
+}
+
+/*
+ * A logged set of @p n values of @p o (obj->mu held), @p n 0 for the lazy
+ * values alone: a pending pack state and the lazy values (replay applies
+ * them first; those the values replace left out), then the values but those
+ * the attributes already hold (unless OSD_STORE_FUA), in one record. Each
+ * entry is added to the record before its change is made, so running out of
+ * memory leaves that change unmade; what was made before is logged. The
+ * record is logged under obj->mu, so records of one object are in apply
+ * order. *@p pos: where it ends.
+ */
+static int attr_log_set(struct osd_store *st, struct osd__obj *o, const struct osd_store_attr *v,
+			size_t n, unsigned flags, uint64_t *pos)
 {
 	struct attr_batch b;
-	int pack = o->pack_pending && !st->log_attrs;
-	int r = pack ? osd__pack_log_locked(st, o, pos) : 0;
+	/* these changes are noted with their record; what came before stays as it was */
+	uint8_t unnoted = o->unnoted;
+	int r = 0, put = 0;
+	/* an older build's log takes no PACK record with entries: one alone */
+	if (o->pack_pending && !st->log_attrs) {
+		r = osd__pack_log_locked(st, o, pos);
+		unnoted = 1;
+	}
 	batch_init(&b, st, o);
-	if (!r)
-		r = batch_add_lazy(&b, o, 0, 0, 0, pos);
-	if (!r)
-		r = batch_log(&b, pos);
-	if (!r)
+	if (!r && o->has_lazy)
+		r = batch_add_lazy(&b, o, v, n, pos);
+	int lazy = !r && o->has_lazy; /* all of them in the batch */
+	for (size_t i = 0; i < n && !r; i++) {
+		if (!(flags & OSD_STORE_FUA) &&
+		    attr_unchanged(o, v[i].page, v[i].num, v[i].val, v[i].len, 0))
+			continue;
+		r = batch_put(&b, &v[i], pos);
+		put |= !r;
+	}
+	int l = put || lazy || b.pack ? batch_log(&b, pos) : 0;
+	if (!l && lazy)
 		attr_lazy_logged(o);
-	if (pack || b.unnoted)
-		o->unnoted = 1;
+	if (!r && !l)
+		o->unnoted = unnoted || b.unnoted;
 	batch_free(&b);
-	return r;
+	return r ? r : l;
 }
 
 int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
@@ -381,7 +424,7 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 	if (!(flags & OSD_STORE_FUA) && attr_unchanged(o, page, num, val, len, lazy)) {
 		int r = 0;
 		if (!lazy && (o->has_lazy || o->pack_pending))
-			r = attr_log_lazy(st, o, &pos);
+			r = attr_log_set(st, o, NULL, 0, flags, &pos);
 		pthread_mutex_unlock(&o->mu);
 		attr_done(st, !lazy);
 		return r || !pos ? r : osd__store_commit(st, pos, flags);
@@ -401,50 +444,11 @@ int osd_store_attr_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 		attr_done(st, !lazy);
 		return r; /* in memory only: no record, no commit */
 	}
-	/*
-	 * Lazy values go first: replay applies them before this change. A lazy
-	 * value of (page, num) itself is replaced by this change. The record is
-	 * built before the change is made, so running out of memory changes
-	 * nothing; it is logged under obj->mu so records of one object are in
-	 * apply order.
-	 */
-	struct attr_batch b;
-	int r = 0;
-	/* this change is noted with its record; what came before stays as it was */
-	uint8_t unnoted = o->unnoted;
-	/* an older build's log takes no PACK record with entries: one alone */
-	if (o->pack_pending && !st->log_attrs) {
-		r = osd__pack_log_locked(st, o, &pos);
-		unnoted = 1;
-	}
-	batch_init(&b, st, o);
-	if (!r && o->has_lazy)
-		r = batch_add_lazy(&b, o, 1, page, num, &pos);
-	if (!r)
-		r = batch_add(&b, page, num, val, len, &pos);
-	if (!r)
-		r = osd__attr_put(o, page, num, val, len);
-	if (!r)
-		r = batch_log(&b, &pos);
-	if (!r && o->has_lazy)
-		attr_lazy_logged(o);
-	if (!r)
-		o->unnoted = unnoted || b.unnoted;
-	batch_free(&b);
+	const struct osd_store_attr one = { page, num, val, len };
+	int r = attr_log_set(st, o, &one, 1, flags, &pos);
 	pthread_mutex_unlock(&o->mu);
 	attr_done(st, !lazy);
 	return r ? r : osd__store_commit(st, pos, flags);
-}
-
-/* Add v and make the change, or (-ENOMEM) neither. Caller holds obj->mu. */
-static int batch_put(struct attr_batch *b, const struct osd_store_attr *v, uint64_t *pos)
-{
-	int r = batch_add(b, v->page, v->num, v->val, v->len, pos);
-	if (!r && (r = osd__attr_put(b->o, v->page, v->num, v->val, v->len)) != 0) {
-		b->len -= OSD__ATTRS_ENT + v->len; /* batch_add left it last */
-		b->n--;
-	}
-	return r;
 }
 
 int osd_store_attrs_set(struct osd_store *st, uint64_t pid, uint64_t oid,
@@ -459,36 +463,9 @@ int osd_store_attrs_set(struct osd_store *st, uint64_t pid, uint64_t oid,
 	if (!o)
 		return e;
 	pthread_mutex_lock(&o->mu);
-	/* as in osd_store_attr_set(): lazy values first, replaced by what follows */
-	struct attr_batch b;
-	uint8_t unnoted = o->unnoted;
-	int r = 0, put = 0;
-	if (o->pack_pending && !st->log_attrs) {
-		r = osd__pack_log_locked(st, o, &pos);
-		unnoted = 1;
-	}
-	batch_init(&b, st, o);
-	if (!r && o->has_lazy)
-		r = batch_add_lazy(&b, o, 0, 0, 0, &pos);
-	int lazy = !r && o->has_lazy; /* all of them in the batch */
-	for (size_t i = 0; i < n && !r; i++) {
-		if (!(flags & OSD_STORE_FUA) &&
-		    attr_unchanged(o, v[i].page, v[i].num, v[i].val, v[i].len, 0))
-			continue;
-		r = batch_put(&b, &v[i], &pos);
-		put |= !r;
-	}
-	/* what was set is logged, also before a failure */
-	int l = put || lazy || b.pack ? batch_log(&b, &pos) : 0;
-	if (!l && lazy)
-		attr_lazy_logged(o);
-	if (!r && !l)
-		o->unnoted = unnoted || b.unnoted;
-	batch_free(&b);
+	int r = attr_log_set(st, o, v, n, flags, &pos);
 	pthread_mutex_unlock(&o->mu);
 	attr_done(st, 1);
-	if (!r)
-		r = l;
 	return r || !pos ? r : osd__store_commit(st, pos, flags);
 }
 

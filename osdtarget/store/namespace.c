@@ -288,14 +288,14 @@ static int evictable(const struct osd_store *st, const struct osd__obj *o)
 static struct osd__id *entry_of(struct osd_store *st, const struct osd__obj *o)
 {
 	const struct osd__ids *x = &o->part->ids;
-	struct osd__id *e = NULL;
-	if (st->ckfd < 0)
-		return NULL;
-	if (o->ids_c < x->nc && o->ids_k < x->cn[o->ids_c] && x->c[o->ids_c][o->ids_k].id == o->oid)
-		e = &x->c[o->ids_c][o->ids_k];
-	else
-		e = osd__ids_find(x, o->oid, NULL);
-	return e && e->off ? e : NULL;
+	struct osd__part *p;
+	struct osd__ids_pos pos;
+	if (st->ckfd >= 0 && o->ids_c < x->nc && o->ids_k < x->cn[o->ids_c]) {
+		struct osd__id *e = &x->c[o->ids_c][o->ids_k];
+		if (e->id == o->oid)
+			return e->off ? e : NULL;
+	}
+	return disk_entry(st, o->pid, o->oid, &p, &pos);
 }
 
 /*
