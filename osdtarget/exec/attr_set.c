@@ -121,7 +121,9 @@ static int apply_special(struct osd__cmd *c, const struct osd_obj_id *o, enum os
 static int apply_all(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_type t,
 		     const struct osd_attr *v, size_t n)
 {
-	struct osd_store_attr *s = malloc((n + 1) * sizeof(*s));
+	/* A command sets a few values as a rule: those go on the stack. */
+	struct osd_store_attr local[8];
+	struct osd_store_attr *s = n < 8 ? local : malloc((n + 1) * sizeof(*s));
 	uint8_t ts[OSD__TS_LEN];
 	size_t k = 0;
 	int rc = 0;
@@ -139,7 +141,8 @@ static int apply_all(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_ob
 	if (rc == 0 && k)
 		rc = store_fail(c, o, osd_store_attrs_set(c->st, o->partition, o->id, s, k,
 							  c->fua));
-	free(s);
+	if (s != local)
+		free(s);
 	return rc;
 }
 

@@ -255,6 +255,7 @@ static void batch_free(struct attr_batch *b)
 /* Log what the batch holds: one entry as an ATTR record, more as one ATTRS. */
 static int batch_log(struct attr_batch *b, uint64_t *pos)
 {
+	uint64_t at = UINT64_MAX; /* where an ATTR or ATTRS record starts in the file */
 	int r = 0;
 	if (b->pack) {
 		r = osd__log_append(&b->st->log, OSD__REC_PACK, b->buf, b->len, NULL, 0, pos);
@@ -268,15 +269,14 @@ static int batch_log(struct attr_batch *b, uint64_t *pos)
 		uint8_t h[24];
 		uint16_t len = osd__get_be16(e + 8);
 		attr_hdr(h, b->o->pid, b->o->oid, osd__get_be32(e), osd__get_be32(e + 4));
-		r = osd__log_append(&b->st->log, OSD__REC_ATTR, h, 24, e + OSD__ATTRS_ENT, len, pos);
-		if (!r && b->note &&
-		    osd__obj_note(b->st, b->o, *pos, OSD__REC_HDR + 24 + (size_t)len))
-			b->unnoted = 1;
+		r = osd__log_append_at(&b->st->log, OSD__REC_ATTR, h, 24, e + OSD__ATTRS_ENT, len,
+				       pos, &at);
 	} else if (b->n) {
-		r = osd__log_append(&b->st->log, OSD__REC_ATTRS, b->buf, b->len, NULL, 0, pos);
-		if (!r && b->note && osd__obj_note(b->st, b->o, *pos, OSD__REC_HDR + b->len))
-			b->unnoted = 1;
+		r = osd__log_append_at(&b->st->log, OSD__REC_ATTRS, b->buf, b->len, NULL, 0, pos,
+				       &at);
 	}
+	if (!r && at != UINT64_MAX && b->note && osd__obj_note(b->o, at, *pos))
+		b->unnoted = 1;
 	b->len = OSD__ATTRS_HDR;
 	b->n = 0;
 	return r;

@@ -460,11 +460,11 @@ static inline void osd__obj_changed(struct osd__obj *o)
 	o->ckpt_clean = 0;
 	o->unnoted = 1;
 }
-/* The record of a change of @p o just logged, at log position @p end (past
- * it) and @p len bytes long, is noted in @p o (obj->mu): with all its
+/* The record of a change of @p o just logged, at @p file_off of the log file
+ * and ending at log position @p end, is noted in @p o (obj->mu): with all its
  * changes so noted, it may leave memory before the next checkpoint. -ENOMEM
  * leaves it marked unnoted. */
-int osd__obj_note(struct osd_store *st, struct osd__obj *o, uint64_t end, size_t len);
+int osd__obj_note(struct osd__obj *o, uint64_t file_off, uint64_t end);
 void osd__ns_obj_free(struct osd__obj *o);
 /* Put a loaded object into the hash; @return the one there (@p o or an
  * object another thread loaded first, @p o then freed). */

@@ -172,6 +172,12 @@ static int log_room(struct osd__log *lg, size_t need)
 int osd__log_append(struct osd__log *lg, uint8_t type, const void *p1, size_t l1,
 		    const void *p2, size_t l2, uint64_t *pos)
 {
+	return osd__log_append_at(lg, type, p1, l1, p2, l2, pos, NULL);
+}
+
+int osd__log_append_at(struct osd__log *lg, uint8_t type, const void *p1, size_t l1,
+		       const void *p2, size_t l2, uint64_t *pos, uint64_t *file_off)
+{
 	size_t need = OSD__REC_HDR + l1 + l2;
 	if (l1 + l2 > OSD__REC_MAX_PAYLOAD)
 		return -EINVAL;
@@ -181,6 +187,8 @@ int osd__log_append(struct osd__log *lg, uint8_t type, const void *p1, size_t l1
 		lg->err = r; /* the caller changed memory already: this record is lost */
 	if (!r) {
 		osd__rec_encode(lg->buf + lg->len, type, p1, l1, p2, l2);
+		if (file_off)
+			*file_off = lg->file_end + lg->len;
 		lg->len += need;
 		if (pos)
 			*pos = lg->base + lg->file_end + lg->len;
@@ -215,14 +223,6 @@ uint64_t osd__log_written(struct osd__log *lg)
 	uint64_t end = lg->base + lg->file_end;
 	pthread_mutex_unlock(&lg->mu);
 	return end;
-}
-
-uint64_t osd__log_file_off(struct osd__log *lg, uint64_t pos)
-{
-	pthread_mutex_lock(&lg->mu);
-	uint64_t off = pos - lg->base;
-	pthread_mutex_unlock(&lg->mu);
-	return off;
 }
 
 /*

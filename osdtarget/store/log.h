@@ -132,6 +132,10 @@ void osd__log_destroy(struct osd__log *lg);
  */
 int osd__log_append(struct osd__log *lg, uint8_t type, const void *p1, size_t l1,
 		    const void *p2, size_t l2, uint64_t *pos);
+/** osd__log_append() that also says where in the current file the record
+ * starts (@p file_off), for a note that reads it back (osd__obj_note()). */
+int osd__log_append_at(struct osd__log *lg, uint8_t type, const void *p1, size_t l1,
+		       const void *p2, size_t l2, uint64_t *pos, uint64_t *file_off);
 
 /**
  * Hand the buffered records to the kernel (no fdatasync). Called before a
@@ -151,8 +155,6 @@ int osd__log_write_out(struct osd__log *lg);
 uint64_t osd__log_end(struct osd__log *lg);
 /** Logical position up to which records are in the file (readable by pread). */
 uint64_t osd__log_written(struct osd__log *lg);
-/** File offset of logical position @p pos of the current file. */
-uint64_t osd__log_file_off(struct osd__log *lg, uint64_t pos);
 
 /** Make everything up to logical @p pos durable (UINT64_MAX: everything appended so far). */
 int osd__log_sync(struct osd__log *lg, uint64_t pos);

@@ -210,7 +210,7 @@ struct osd__obj *osd__ns_obj_new(uint64_t pid, uint64_t oid, enum osd_obj_type t
 	return o;
 }
 
-int osd__obj_note(struct osd_store *st, struct osd__obj *o, uint64_t end, size_t len)
+int osd__obj_note(struct osd__obj *o, uint64_t file_off, uint64_t end)
 {
 	if (o->nnotes == o->cnotes) {
 		uint32_t cap = o->cnotes ? 2 * o->cnotes : 4;
@@ -220,7 +220,7 @@ int osd__obj_note(struct osd_store *st, struct osd__obj *o, uint64_t end, size_t
 		o->notes = n;
 		o->cnotes = cap;
 	}
-	o->notes[o->nnotes++] = osd__log_file_off(&st->log, end - len);
+	o->notes[o->nnotes++] = file_off;
 	o->note_end = end;
 	return 0;
 }
