@@ -17,6 +17,7 @@
 static int visit(struct fsck *f, struct fsck_inode *dp, uint64_t **queue, size_t *qn,
 		 size_t *qcap)
 {
+	struct fsck_dir *d = dp->dir;
 	int rc;
 
 	/* a directory outside the tree, scanned from the list of those, may be
@@ -26,27 +27,27 @@ static int visit(struct fsck *f, struct fsck_inode *dp, uint64_t **queue, size_t
 	dp->scanned = 1;
 	if ((rc = osdfs__fsck_scan_dir(f, dp)) < 0)
 		return rc;
-	osdfs__fsck_resolve(f, dp);
+	osdfs__fsck_resolve(f, d);
 	f->dirs_read++;
 	osdfs__fsck_progress(f, "directories", f->dirs_read,
 		       f->ndirs > f->dirs_read ? f->ndirs : f->dirs_read);
-	for (size_t i = 0; i < dp->nents; i++) {
-		struct fsck_inode *t = fsck_ent_inode(dp, i);
+	for (size_t i = 0; i < d->nents; i++) {
+		struct fsck_inode *t = fsck_ent_inode(d, i);
 		int score, first;
 
 		/* an entry naming its own directory is no parent of it (it is
 		 * dropped as another link to the directory, check_entries()) */
-		if (!t || t->bad || !S_ISDIR(t->d.mode) || t->ino == OSDFS_ROOT_INO || t == dp)
+		if (!t || !t->dir || t->ino == OSDFS_ROOT_INO || t == dp)
 			continue;
 		/* of several entries naming a directory, keep the one typed as a
 		 * directory in the directory its parent pointer names */
-		score = 1 + (dp->ents[i].ft == OSDFS__FT_DIR) * 2 + (t->d.parent == dp->ino);
-		if (score <= t->pscore)
+		score = 1 + (d->ents[i].ft == OSDFS__FT_DIR) * 2 + (t->d.parent == dp->ino);
+		if (score <= t->dir->pscore)
 			continue;
-		first = t->pscore == 0;
-		t->pscore = score;
-		t->found_parent = dp->ino;
-		t->name = fsck_ent_name(dp, &dp->ents[i]);
+		first = t->dir->pscore == 0;
+		t->dir->pscore = score;
+		t->dir->found_parent = dp->ino;
+		t->dir->name = fsck_ent_name(d, &d->ents[i]);
 		if (!first)
 			continue;
 		if (*qn == *qcap) {
@@ -71,8 +72,8 @@ static int scan_all_dirs(struct fsck *f, struct fsck_inode *root)
 
 	for (size_t i = 0; i < f->ninodes; i++)
 		f->ndirs += !f->inodes[i].bad && S_ISDIR(f->inodes[i].d.mode);
-	root->found_parent = root->ino;
-	root->pscore = 100;
+	root->dir->found_parent = root->ino;
+	root->dir->pscore = 100;
 	rc = visit(f, root, &queue, &qn, &qcap);
 	while (rc == 0 && head < qn)
 		rc = visit(f, osdfs__fsck_find(f, queue[head++]), &queue, &qn, &qcap);
@@ -80,7 +81,7 @@ static int scan_all_dirs(struct fsck *f, struct fsck_inode *root)
 	for (size_t i = 0; rc == 0 && i < f->ninodes; i++) {
 		struct fsck_inode *ip = &f->inodes[i];
 
-		if (!ip->bad && S_ISDIR(ip->d.mode) && !ip->found_parent && ip != root) {
+		if (ip->dir && !ip->dir->found_parent && ip != root) {
 			rc = visit(f, ip, &queue, &qn, &qcap);
 			while (rc == 0 && head < qn)
 				rc = visit(f, osdfs__fsck_find(f, queue[head++]), &queue, &qn, &qcap);
@@ -93,30 +94,31 @@ static int scan_all_dirs(struct fsck *f, struct fsck_inode *root)
 /* Counts kept entries; plans removal of dangling ones and extra directory links. */
 static void check_entries(struct fsck *f, struct fsck_inode *dp)
 {
+	struct fsck_dir *d = dp->dir;
 	char path[512];
 
 	osdfs__fsck_dir_path(f, dp, path, sizeof(path));
-	for (size_t i = 0; i < dp->nents; i++) {
-		struct fsck_entry *e = &dp->ents[i];
-		struct fsck_inode *t = fsck_ent_inode(dp, i);
+	for (size_t i = 0; i < d->nents; i++) {
+		struct fsck_entry *e = &d->ents[i];
+		struct fsck_inode *t = fsck_ent_inode(d, i);
 
 		if (t && t->bad_link) {
 			e->drop = 1;
 		} else if (!t || t->bad) {
 			osdfs__fsck_finding(f, OSDFS_FSCK_DANGLING_ENTRY,
-				      "%s/%s: entry names %s inode %llu", path, fsck_ent_name(dp, e),
+				      "%s/%s: entry names %s inode %llu", path, fsck_ent_name(d, e),
 				      t ? "unreadable" : "missing", (unsigned long long)e->ino);
 			e->drop = 1;
-		} else if (S_ISDIR(t->d.mode) && (t->found_parent != dp->ino ||
-						  strcmp(t->name ? t->name : "", fsck_ent_name(dp, e)) != 0)) {
+		} else if (t->dir && (t->dir->found_parent != dp->ino ||
+				      strcmp(t->dir->name ? t->dir->name : "", fsck_ent_name(d, e)))) {
 			osdfs__fsck_finding(f, OSDFS_FSCK_DUPLICATE_ENTRY,
 				      "%s/%s: another link to directory inode %llu",
-				      path, fsck_ent_name(dp, e), (unsigned long long)e->ino);
+				      path, fsck_ent_name(d, e), (unsigned long long)e->ino);
 			e->drop = 1;
 		} else {
 			t->links++;
-			if (S_ISDIR(t->d.mode))
-				dp->subdirs++;
+			if (t->dir)
+				d->subdirs++;
 			continue;
 		}
 		if (!dp->dir_rebuild)
@@ -134,15 +136,15 @@ static void mark_reached(struct fsck *f, struct fsck_inode *root)
 	root->reached = 1;
 	stack[n++] = root;
 	while (n > 0) {
-		struct fsck_inode *dp = stack[--n];
+		struct fsck_dir *d = stack[--n]->dir;
 
-		for (size_t i = 0; i < dp->nents; i++) {
+		for (size_t i = 0; i < d->nents; i++) {
 			struct fsck_inode *t;
 
-			if (dp->ents[i].drop || !(t = fsck_ent_inode(dp, i)) || t->reached)
+			if (d->ents[i].drop || !(t = fsck_ent_inode(d, i)) || t->reached)
 				continue;
 			t->reached = 1;
-			if (S_ISDIR(t->d.mode))
+			if (t->dir)
 				stack[n++] = t;
 		}
 	}
@@ -153,7 +155,7 @@ static void mark_reached(struct fsck *f, struct fsck_inode *root)
 static int orphan_empty(const struct fsck_inode *ip)
 {
 	if (S_ISDIR(ip->d.mode))
-		return ip->nents == 0;
+		return fsck_nents(ip) == 0;
 	if (ip->d.nlink == 0)
 		return 1;
 	return S_ISREG(ip->d.mode) && ip->d.size == 0 && ip->objlen == 0;
@@ -193,7 +195,7 @@ static void check_unreached(struct fsck *f)
 			continue;
 		/* reached once its orphaned ancestor is linked into lost+found? */
 		for (int depth = 0; p && depth < 4096 && !p->to_lost_found && !p->reached; depth++)
-			p = S_ISDIR(p->d.mode) ? osdfs__fsck_find(f, p->found_parent) : NULL;
+			p = p->dir ? osdfs__fsck_find(f, p->dir->found_parent) : NULL;
 		if (p && (p->to_lost_found || p->reached))
 			continue;
 		if (!S_ISDIR(ip->d.mode))
@@ -212,18 +214,18 @@ static void check_inode(struct fsck *f, struct fsck_inode *ip, uint64_t lost_fou
 
 	if (ip->bad || ip->remove)
 		return;
-	if (S_ISDIR(ip->d.mode)) {
+	if (ip->dir) {
 		uint64_t parent = ip->ino == OSDFS_ROOT_INO ? ip->ino :
-				  ip->to_lost_found ? lost_found : ip->found_parent;
+				  ip->to_lost_found ? lost_found : ip->dir->found_parent;
 
-		want = 2 + ip->subdirs;
+		want = 2 + ip->dir->subdirs;
 		if (parent && ip->d.parent != parent) {
 			osdfs__fsck_finding(f, OSDFS_FSCK_PARENT, "directory %s (inode %llu): parent "
 				      "pointer %llu, should be %llu",
 				      osdfs__fsck_dir_path(f, ip, path, sizeof(path)),
 				      (unsigned long long)ip->ino, (unsigned long long)ip->d.parent,
 				      (unsigned long long)parent);
-			ip->want_parent = parent;
+			ip->dir->want_parent = parent;
 			ip->fix_inode = 1;
 		}
 	} else {
@@ -298,15 +300,15 @@ void osdfs__fsck_check(struct fsck *f)
 		return;
 	}
 	for (size_t i = 0; i < f->ninodes; i++)
-		if (!f->inodes[i].bad && S_ISDIR(f->inodes[i].d.mode))
+		if (f->inodes[i].dir && !f->inodes[i].bad)
 			check_entries(f, &f->inodes[i]);
 	mark_reached(f, root);
 	plan_orphans(f);
 	check_unreached(f);
-	for (size_t i = 0; i < root->nents; i++)
-		if (strcmp(fsck_ent_name(root, &root->ents[i]), "lost+found") == 0 &&
-		    !root->ents[i].drop)
-			lost_found = root->ents[i].ino;
+	for (size_t i = 0; i < root->dir->nents; i++)
+		if (strcmp(fsck_ent_name(root->dir, &root->dir->ents[i]), "lost+found") == 0 &&
+		    !root->dir->ents[i].drop)
+			lost_found = root->dir->ents[i].ino;
 	for (size_t i = 0; i < f->ninodes; i++)
 		check_inode(f, &f->inodes[i], lost_found);
 }

@@ -106,7 +106,7 @@ bad:
 
 static int add_entry(struct dscan *s, const struct osdfs__rec *r)
 {
-	struct fsck_inode *dp = s->dp;
+	struct fsck_dir *dp = s->dp->dir;
 	struct fsck_entry *e;
 
 	/* with a sound index a name can only repeat inside its one block */
@@ -115,9 +115,9 @@ static int add_entry(struct dscan *s, const struct osdfs__rec *r)
 		    memcmp(fsck_ent_name(dp, &dp->ents[i]), r->name, r->name_len) == 0) {
 			osdfs__fsck_finding(s->f, OSDFS_FSCK_DUPLICATE_ENTRY,
 				      "directory %s (inode %llu): name '%.*s' stored twice",
-				      s->path, (unsigned long long)dp->ino, (int)r->name_len,
+				      s->path, (unsigned long long)s->dp->ino, (int)r->name_len,
 				      r->name);
-			dp->dir_rebuild = 1;
+			s->dp->dir_rebuild = 1;
 			return 0;
 		}
 	}
@@ -198,7 +198,7 @@ static int scan_block(struct dscan *s, uint32_t blk, const uint8_t *buf)
 {
 	size_t off = OSDFS__BLOCK_HDR_LEN;
 
-	s->block_first = s->dp->nents;
+	s->block_first = s->dp->dir->nents;
 	if (osdfs__dirblk_hdr_check(buf, s->dp->ino) != OSDFS__DIRBLK_OK) {
 		corrupt(s, "%s %llu", "bad header in block", blk);
 		return 0;
@@ -322,11 +322,11 @@ int osdfs__fsck_scan_dir(struct fsck *f, struct fsck_inode *dp)
 		sums_finding(&s, what);
 	}
 	if (rc == 0 && !dp->dir_bad && s.table) {
-		if (s.dh.nentries != dp->nents) {
+		if (s.dh.nentries != dp->dir->nents) {
 			osdfs__fsck_finding(f, OSDFS_FSCK_COUNTERS,
 				      "directory %s (inode %llu): index counts %llu entries, found %zu",
 				      s.path, (unsigned long long)dp->ino,
-				      (unsigned long long)s.dh.nentries, dp->nents);
+				      (unsigned long long)s.dh.nentries, dp->dir->nents);
 			dp->dir_rebuild = 1;
 		}
 		if (dp->d.size != (uint64_t)s.dh.nblocks * s.bsize) {
@@ -344,6 +344,6 @@ out:
 	free(s.sums);
 	free(s.table);
 	f->rep->directories++;
-	f->rep->entries += dp->nents;
+	f->rep->entries += dp->dir->nents;
 	return rc;
 }

@@ -90,7 +90,7 @@ struct fsck_inode *osdfs__fsck_find(struct fsck *f, uint64_t ino)
 	return i == SIZE_MAX ? NULL : &f->inodes[i];
 }
 
-void osdfs__fsck_resolve(struct fsck *f, struct fsck_inode *dp)
+void osdfs__fsck_resolve(struct fsck *f, struct fsck_dir *dp)
 {
 	for (size_t i = 0; i < dp->nents; i++) {
 		/* The table finds an inode without reading it (the walks after
@@ -112,9 +112,9 @@ const char *osdfs__fsck_dir_path(struct fsck *f, const struct fsck_inode *ip, ch
 	const char *parts[64];
 	size_t n = 0, len = 0;
 
-	while (ip && ip->ino != f->sb.root_ino && ip->name && n < 64) {
-		parts[n++] = ip->name;
-		ip = osdfs__fsck_find(f, ip->found_parent);
+	while (ip && ip->ino != f->sb.root_ino && ip->dir && ip->dir->name && n < 64) {
+		parts[n++] = ip->dir->name;
+		ip = osdfs__fsck_find(f, ip->dir->found_parent);
 	}
 	if (!ip || (ip->ino != f->sb.root_ino)) {
 		len = (size_t)snprintf(buf, size, "#%llu", ip ? (unsigned long long)ip->ino : 0ULL);
@@ -132,8 +132,13 @@ const char *osdfs__fsck_dir_path(struct fsck *f, const struct fsck_inode *ip, ch
 static void state_free(struct fsck *f)
 {
 	for (size_t i = 0; i < f->ninodes; i++) {
-		free(f->inodes[i].ents);
-		free(f->inodes[i].names);
+		struct fsck_dir *d = f->inodes[i].dir;
+
+		if (d) {
+			free(d->ents);
+			free(d->names);
+			free(d);
+		}
 	}
 	free(f->inodes);
 	free(f->slot);

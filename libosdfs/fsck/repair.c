@@ -92,8 +92,8 @@ static int fix_inode(osdfs *fs, const struct fsck_inode *fi)
 		return rc;
 	if (fi->want_nlink)
 		ip->d.nlink = fi->want_nlink;
-	if (fi->want_parent)
-		ip->d.parent = fi->want_parent;
+	if (fi->dir && fi->dir->want_parent)
+		ip->d.parent = fi->dir->want_parent;
 	if (fi->fix_size)
 		ip->d.size = fi->objlen;
 	rc = osdfs__iwrite(fs, ip);
@@ -181,14 +181,14 @@ static int fix_dir(osdfs *fs, const struct fsck_inode *fi)
 		return rc;
 	if (fi->dir_rebuild)
 		rc = dir_reset(fs, dp);
-	for (size_t i = 0; rc == 0 && i < fi->nents; i++) {
-		const struct fsck_entry *e = &fi->ents[i];
+	for (size_t i = 0; rc == 0 && i < fsck_nents(fi); i++) {
+		const struct fsck_entry *e = &fi->dir->ents[i];
 
 		if (fi->dir_rebuild && !e->drop)
-			rc = osdfs__dir_add(fs, dp, fsck_ent_name(fi, e), e->namelen, e->ino,
+			rc = osdfs__dir_add(fs, dp, fsck_ent_name(fi->dir, e), e->namelen, e->ino,
 					    entry_ft(e));
 		else if (!fi->dir_rebuild && e->drop)
-			rc = osdfs__dir_remove(fs, dp, fsck_ent_name(fi, e), e->namelen);
+			rc = osdfs__dir_remove(fs, dp, fsck_ent_name(fi->dir, e), e->namelen);
 		if (rc == -EEXIST || rc == -ENOENT)
 			rc = 0;
 	}

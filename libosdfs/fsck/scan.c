@@ -95,12 +95,12 @@ static int link_check(struct fsck *f, struct fsck_inode *ip)
 	ssize_t n;
 
 	if (ip->d.size == 0 || ip->d.size > OSDFS_SYMLINK_MAX ||
-	    (ip->d.inline_len && ip->d.inline_len != ip->d.size) ||
-	    (!ip->d.inline_len && ip->objlen != ip->d.size)) {
+	    (ip->inline_len && ip->inline_len != ip->d.size) ||
+	    (!ip->inline_len && ip->objlen != ip->d.size)) {
 		ip->bad_link = 1;
 		return 0;
 	}
-	if (ip->d.inline_len)
+	if (ip->inline_len)
 		return 0;
 	n = f->ops->read(f->impl, OSDFS__OID_BASE + ip->ino, 0, &iov, 1);
 	if (n < 0)
@@ -142,9 +142,10 @@ static int add_inode(struct fsck *f, uint64_t ino)
 		return rc;
 	if (a[0].len == 0 || a[0].len > sizeof(buf) || osdfs__inode_decode(&di, buf, a[0].len) < 0)
 		ip->bad = 1;
-	else
-		ip->d = (struct fsck_dinode){ di.mode, di.nlink, di.size, di.generation, di.parent,
-					      di.inline_len };
+	else {
+		ip->d = (struct fsck_dinode){ di.size, di.generation, di.parent, di.mode, di.nlink };
+		ip->inline_len = di.inline_len;
+	}
 	ip->bad_xattr = a[1].len != 0 && osdfs__xattr_check(f->xbuf, a[1].len) < 0;
 	rc = f->ops->size(f->impl, OSDFS__OID_BASE + ino, &ip->objlen);
 	if (rc < 0)
@@ -153,6 +154,8 @@ static int add_inode(struct fsck *f, uint64_t ino)
 		rc = link_check(f, ip);
 	if (rc < 0)
 		return rc;
+	if (!ip->bad && S_ISDIR(ip->d.mode) && !(ip->dir = calloc(1, sizeof(*ip->dir))))
+		return -ENOMEM;
 	f->ninodes++;
 	if (ino > f->max_ino)
 		f->max_ino = ino;

@@ -23,8 +23,8 @@ static const char *file_path(struct fsck *f, const struct fsck_inode *ip, char *
 	for (size_t i = 0; i < f->ninodes; i++) {
 		const struct fsck_inode *dp = &f->inodes[i];
 
-		for (size_t j = 0; j < dp->nents; j++) {
-			const struct fsck_entry *e = &dp->ents[j];
+		for (size_t j = 0; j < fsck_nents(dp); j++) {
+			const struct fsck_entry *e = &dp->dir->ents[j];
 			size_t n;
 
 			if (e->ino != ip->ino || e->drop)
@@ -32,7 +32,7 @@ static const char *file_path(struct fsck *f, const struct fsck_inode *ip, char *
 			osdfs__fsck_dir_path(f, dp, buf, size);
 			n = strlen(buf);
 			snprintf(buf + n, size - n, "%s%s", n == 1 ? "" : "/",
-				 fsck_ent_name(dp, e));
+				 fsck_ent_name(dp->dir, e));
 			return buf;
 		}
 	}
