@@ -700,13 +700,6 @@ static void measure_fsck(struct scale *s, unsigned n, struct figures *f)
 	close_dev(tgt, dev);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The median of FSCK_RUNS fscks, each in a fresh process: one run of
  * 0.4 s at 100k files moved the ratio to 10M by a tenth from run to run. */
 static void measure_fsck_median(struct scale *s, unsigned n, struct figures *f)
@@ -717,8 +710,7 @@ static void measure_fsck_median(struct scale *s, unsigned n, struct figures *f)
 		in_child(measure_fsck, s, n, f);
 		t[i] = f->fsck_s;
 	}
-	qsort(t, FSCK_RUNS, sizeof(t[0]), cmp_double);
-	f->fsck_s = t[FSCK_RUNS / 2];
+	f->fsck_s = bench_median(t, FSCK_RUNS);
 }
 
 static void measure_fs(struct scale *s, unsigned n, struct figures *f)

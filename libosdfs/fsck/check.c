@@ -71,7 +71,7 @@ static int scan_all_dirs(struct fsck *f, struct fsck_inode *root)
 	int rc;
 
 	for (size_t i = 0; i < f->ninodes; i++)
-		f->ndirs += !f->inodes[i].bad && S_ISDIR(f->inodes[i].d.mode);
+		f->ndirs += f->inodes[i].dir != NULL;
 	root->dir->found_parent = root->ino;
 	root->dir->pscore = 100;
 	rc = visit(f, root, &queue, &qn, &qcap);

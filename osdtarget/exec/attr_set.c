@@ -121,9 +121,11 @@ static int apply_special(struct osd__cmd *c, const struct osd_obj_id *o, enum os
 static int apply_all(struct osd__cmd *c, const struct osd_obj_id *o, enum osd_obj_type t,
 		     const struct osd_attr *v, size_t n)
 {
-	/* A command sets a few values as a rule: those go on the stack. */
+	/* A command sets a few values as a rule: those (and the timestamp) go
+	 * on the stack. */
 	struct osd_store_attr local[8];
-	struct osd_store_attr *s = n < 8 ? local : malloc((n + 1) * sizeof(*s));
+	struct osd_store_attr *s = n + 1 <= sizeof(local) / sizeof(local[0]) ?
+				   local : malloc((n + 1) * sizeof(*s));
 	uint8_t ts[OSD__TS_LEN];
 	size_t k = 0;
 	int rc = 0;
